@@ -1,0 +1,1 @@
+"""Exact privacy analysis: sensitivities, pairwise losses and worst-case ε."""

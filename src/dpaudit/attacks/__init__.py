@@ -1,0 +1,1 @@
+"""Attacks on privatised text encodings (HoHo and optimal likelihood-ratio attacks)."""

@@ -1,0 +1,1 @@
+"""Auditors: turn samples into sufficient statistics, bounds and verdicts."""

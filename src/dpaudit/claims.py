@@ -1,0 +1,172 @@
+"""Immutable descriptions of what a mechanism *claims* and what is analytically *true*.
+
+These are plain values, separate from the code that samples or audits, in the
+spirit of dp_accounting's ``DpEvent``: a claim can be printed, compared,
+serialised and handed to any auditor.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dpaudit.errors import InvalidArgumentError
+from dpaudit.validation import as_finite_array, check_delta, check_epsilon
+
+
+class Definition(enum.StrEnum):
+    """Which privacy definition a claim is made under."""
+
+    PURE = "pure"  # ε-DP: Pr[M(x)∈S] ≤ e^ε Pr[M(x')∈S]
+    APPROXIMATE = "approximate"  # (ε, δ)-DP
+    METRIC = "metric"  # d_X-privacy: the bound scales with the distance of x and x'
+
+
+@dataclass(frozen=True)
+class InputDomain:
+    """The set of inputs a mechanism accepts; in local DP any two of them are neighbours.
+
+    ``shape`` is the input's array shape.  Every coordinate lies in ``[low, high]``;
+    ``integer=True`` restricts coordinates to the integers of that interval
+    (categorical inputs ``0..k-1``).  Bounds may be infinite (e.g. ADePT clips
+    arbitrary real vectors).
+    """
+
+    shape: tuple[int, ...]
+    low: float
+    high: float
+    integer: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.low < self.high:
+            raise InvalidArgumentError("domain", (self.low, self.high), "LOW < HIGH")
+
+    @property
+    def size(self) -> int:
+        """Number of coordinates of one input."""
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def bounded(self) -> bool:
+        """True when both ends are finite."""
+        return math.isfinite(self.low) and math.isfinite(self.high)
+
+    def describe(self) -> str:
+        """Human-readable form such as ``[0, 1]^8`` or ``{0..4}^1``."""
+        n = "×".join(str(s) for s in self.shape) or "1"
+        if self.integer:
+            return f"{{{int(self.low)}..{int(self.high)}}}^{n}"
+        return f"[{_fmt(self.low)}, {_fmt(self.high)}]^{n}"
+
+    def validate(self, x: Any, name: str = "x") -> np.ndarray:
+        """Return ``x`` as a float64 array of this domain's shape, or raise naming ``name``.
+
+        A scalar is accepted for a one-coordinate domain.
+        """
+        arr = as_finite_array(name, x)
+        if arr.shape != self.shape:
+            if arr.size == self.size and arr.ndim <= 1 and self.size == 1:
+                arr = arr.reshape(self.shape)
+            else:
+                raise InvalidArgumentError(
+                    name, f"<array of shape {arr.shape}>", f"an array of shape {self.shape}"
+                )
+        if np.any(arr < self.low) or np.any(arr > self.high):
+            raise InvalidArgumentError(
+                name, _preview(arr), f"values in the input domain {self.describe()}"
+            )
+        if self.integer and np.any(arr != np.round(arr)):
+            raise InvalidArgumentError(name, _preview(arr), f"integers in {self.describe()}")
+        return arr
+
+
+def _fmt(v: float) -> str:
+    if math.isinf(v):
+        return "∞" if v > 0 else "-∞"
+    return f"{v:g}"
+
+
+def _preview(arr: np.ndarray) -> str:
+    flat = arr.ravel()
+    head = ", ".join(f"{v:g}" for v in flat[:4])
+    return f"[{head}{', ...' if flat.size > 4 else ''}]"
+
+
+@dataclass(frozen=True)
+class PrivacyClaim:
+    """What a mechanism promises.
+
+    ``neighbouring`` states in words which inputs are neighbours (for local DP:
+    any two inputs of ``domain``).  ``sensitivity``/``sensitivity_norm`` record
+    the sensitivity the mechanism's *calibration assumes*, which may differ from
+    the true one — that gap is exactly what ADePT got wrong.
+    """
+
+    definition: Definition
+    epsilon: float
+    domain: InputDomain
+    delta: float = 0.0
+    neighbouring: str = "any two inputs of the domain (local DP)"
+    sensitivity: float | None = None
+    sensitivity_norm: str | None = None
+
+    def __post_init__(self) -> None:
+        check_epsilon(self.epsilon)
+        check_delta(self.delta)
+        if self.definition is Definition.PURE and self.delta != 0.0:
+            raise InvalidArgumentError("delta", self.delta, "0 for a pure ε-DP claim")
+
+    def describe(self) -> str:
+        """One line such as ``(1, 1e-05)-DP on [0, 1]^8, assumed L1 sensitivity 8``."""
+        if self.definition is Definition.APPROXIMATE:
+            head = f"({self.epsilon:g}, {self.delta:g})-DP"
+        elif self.definition is Definition.METRIC:
+            head = f"{self.epsilon:g}·d-privacy"
+        else:
+            head = f"{self.epsilon:g}-DP"
+        text = f"{head} on {self.domain.describe()}"
+        if self.sensitivity is not None:
+            text += f", assumed {self.sensitivity_norm or ''} sensitivity {self.sensitivity:g}"
+        return text
+
+
+@dataclass(frozen=True)
+class WitnessPair:
+    """A pair of neighbouring inputs and what they prove."""
+
+    x: tuple[float, ...]
+    x_prime: tuple[float, ...]
+    privacy_loss: float
+    explanation: str = ""
+
+    def __post_init__(self) -> None:
+        # Normalise numpy scalars/arrays to plain tuples of floats (hashable, JSON-ready).
+        object.__setattr__(self, "x", tuple(float(v) for v in np.ravel(self.x)))
+        object.__setattr__(self, "x_prime", tuple(float(v) for v in np.ravel(self.x_prime)))
+        object.__setattr__(self, "privacy_loss", float(self.privacy_loss))
+
+
+@dataclass(frozen=True)
+class AnalyticTruth:
+    """What is provably true about a mechanism, computed by :mod:`dpaudit.analysis`.
+
+    ``true_epsilon`` is the exact worst case over the claimed domain (``inf``
+    when the privacy loss is unbounded); ``method`` says how it was obtained
+    (``closed form``, ``exhaustive search over codes``, ``support argument``...).
+    """
+
+    true_epsilon: float
+    method: str
+    true_delta: float = 0.0
+    true_sensitivity: float | None = None
+    sensitivity_norm: str | None = None
+    witness: WitnessPair | None = None
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def violates(self, claim: PrivacyClaim, rtol: float = 1e-9) -> bool:
+        """True when the exact ε exceeds the claimed ε (beyond rounding)."""
+        return self.true_epsilon > claim.epsilon * (1 + rtol)

@@ -1,0 +1,172 @@
+"""Conventions shared by every sub-command.
+
+* ``--json`` prints exactly one JSON object on stdout (infinite values as "inf");
+* ``--seed`` wherever randomness is involved;
+* mechanism parameters as ``-p NAME=VALUE``; ε is ``--epsilon``, δ ``--delta``,
+  the input domain ``--domain LOW,HIGH``;
+* exit 0 = ran, 2 = usage or input error (one line on stderr, no traceback),
+  1 = ``--fail-on-violation`` found a violation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import shutil
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from dpaudit.audit.executor import BACKENDS, ExecutionConfig
+from dpaudit.errors import InvalidArgumentError
+from dpaudit.mechanisms import Mechanism, make_mechanism
+from dpaudit.mechanisms.registry import mechanism_class, parameter_fields
+from dpaudit.serialization import dumps
+
+EXIT_OK = 0
+EXIT_VIOLATION = 1
+EXIT_USAGE = 2
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse parser whose usage errors are one line on stderr and exit 2."""
+
+    def error(self, message: str) -> Any:  # type: ignore[override]
+        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        raise SystemExit(EXIT_USAGE)
+
+
+def add_json(parser: argparse.ArgumentParser) -> None:
+    """``--json``: print one JSON object instead of text."""
+    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+
+
+def add_seed(parser: argparse.ArgumentParser, default: int = 0) -> None:
+    """``--seed S``: root seed of every random stream."""
+    parser.add_argument(
+        "--seed", type=int, default=default, help=f"root random seed (default {default})"
+    )
+
+
+def add_mechanism_args(parser: argparse.ArgumentParser, epsilon_required: bool = True) -> None:
+    """Positional MECHANISM plus ``-p NAME=VALUE``, ``--epsilon``, ``--delta``, ``--domain``."""
+    parser.add_argument(
+        "mechanism", metavar="MECHANISM", help="registered name (see `dpaudit mechanisms`)"
+    )
+    parser.add_argument(
+        "-p",
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="mechanism parameter, e.g. -p dim=8 -p lambda=10 (repeatable)",
+    )
+    parser.add_argument("--epsilon", type=float, required=epsilon_required, help="claimed ε (> 0)")
+    parser.add_argument("--delta", type=float, default=None, help="claimed δ in [0, 1)")
+    parser.add_argument(
+        "--domain",
+        default=None,
+        metavar="LOW,HIGH",
+        help="input domain per coordinate, e.g. -10,10",
+    )
+
+
+def add_execution_args(parser: argparse.ArgumentParser) -> None:
+    """``--backend``, ``--workers``, ``--ray-address``."""
+    parser.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default="local",
+        help="execution engine (default local processes)",
+    )
+    parser.add_argument(
+        "--workers", type=int, default=None, help="number of worker processes (default: core count)"
+    )
+    parser.add_argument(
+        "--ray-address",
+        default=None,
+        metavar="ADDR",
+        help="join an existing Ray cluster (with --backend ray)",
+    )
+
+
+def execution_config(args: argparse.Namespace) -> ExecutionConfig:
+    """The :class:`ExecutionConfig` described by :func:`add_execution_args` options."""
+    if args.ray_address and args.backend != "ray":
+        raise InvalidArgumentError("--ray-address", args.ray_address, "used with --backend ray")
+    return ExecutionConfig(backend=args.backend, workers=args.workers, ray_address=args.ray_address)
+
+
+def parse_params(items: list[str]) -> dict[str, str]:
+    """Turn ``["dim=8", "lambda=10"]`` into a dict, rejecting malformed items."""
+    out: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise InvalidArgumentError("-p", item, "NAME=VALUE")
+        out[name.strip()] = value
+    return out
+
+
+def build_mechanism(args: argparse.Namespace) -> Mechanism:
+    """Construct the mechanism named on the command line with its ``-p`` parameters."""
+    params: dict[str, Any] = parse_params(args.param)
+    if getattr(args, "epsilon", None) is not None:
+        params["epsilon"] = args.epsilon
+    cls = mechanism_class(args.mechanism)
+    fields = parameter_fields(cls)
+    for option, key in (("delta", "delta"), ("domain", "domain")):
+        value = getattr(args, option, None)
+        if value is None:
+            continue
+        if key not in fields:
+            raise InvalidArgumentError(f"--{option}", value, f"no --{option} for {cls.name}")
+        params[key] = value
+    return make_mechanism(args.mechanism, **params)
+
+
+def emit(args: argparse.Namespace, result: Any, render_text: Callable[[Any], str]) -> None:
+    """Print ``result`` as one JSON object (``--json``) or as text."""
+    if getattr(args, "json", False):
+        sys.stdout.write(dumps(result) + "\n")
+    else:
+        sys.stdout.write(render_text(result).rstrip("\n") + "\n")
+
+
+def add_output_dir(parser: argparse.ArgumentParser) -> None:
+    """``--out DIR`` (run directory) with ``--force`` and ``--resume``."""
+    parser.add_argument("--out", default=None, metavar="DIR", help="run directory for results")
+    parser.add_argument("--force", action="store_true", help="overwrite a non-empty --out")
+    parser.add_argument(
+        "--resume", action="store_true", help="continue an interrupted run in --out"
+    )
+
+
+def prepare_output_dir(path: str, *, force: bool, resume: bool = False) -> Path:
+    """Check that ``path`` is a usable output directory and create it.
+
+    An existing non-empty directory needs ``force`` (wipe) or ``resume`` (keep).
+    """
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise InvalidArgumentError("--out", path, "a directory path (it is a file)")
+    if out.exists() and any(out.iterdir()) and not (force or resume):
+        raise InvalidArgumentError("--out", path, "an empty or new directory (or pass --force)")
+    if out.exists() and force and not resume:
+        shutil.rmtree(out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise InvalidArgumentError(
+            "--out", path, f"a writable directory ({exc.strerror})"
+        ) from None
+    return out
+
+
+def as_dict(obj: Any) -> dict[str, Any]:
+    """A dataclass as a shallow dict (for text rendering)."""
+    return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}

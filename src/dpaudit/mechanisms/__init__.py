@@ -1,0 +1,27 @@
+"""Mechanisms: how to sample and what they claim.
+
+Importing this package registers every built-in mechanism; list them with
+:func:`mechanism_names` and build one with :func:`make_mechanism`.
+"""
+
+from dpaudit.mechanisms.base import Mechanism, parameter
+from dpaudit.mechanisms.registry import (
+    from_spec,
+    make_mechanism,
+    mechanism_class,
+    mechanism_names,
+    register,
+)
+
+# Built-in mechanisms register themselves on import.
+from dpaudit.mechanisms import laplace  # noqa: F401  isort: skip
+
+__all__ = [
+    "Mechanism",
+    "from_spec",
+    "make_mechanism",
+    "mechanism_class",
+    "mechanism_names",
+    "parameter",
+    "register",
+]

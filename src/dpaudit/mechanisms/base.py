@@ -1,0 +1,158 @@
+"""The one small interface every mechanism implements.
+
+A mechanism is an immutable value (a frozen dataclass) that knows
+
+* how to **sample**: ``sample(x, n, rng)`` returns ``n`` independent outputs for
+  one input ``x`` as an array of shape ``(n, *output_shape)``, vectorised, from
+  the ``numpy.random.Generator`` it is given and nothing else;
+* what it **claims**: :attr:`claim`, a :class:`~dpaudit.claims.PrivacyClaim`;
+* where the maths is known, what is **true**: :meth:`truth` and
+  :meth:`privacy_loss`, computed by :mod:`dpaudit.analysis`;
+* where it exists, its **log-density or log-pmf**: :meth:`log_prob`, used by the
+  likelihood-ratio attacks of the auditors.
+
+Subclasses implement :meth:`_sample` on an input that has already been
+validated; :meth:`sample` does the checking.  Parameters are dataclass fields
+declared with :func:`parameter`, so the registry and the CLI can list and
+validate them without any per-mechanism glue.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import numpy as np
+
+from dpaudit.claims import AnalyticTruth, InputDomain, PrivacyClaim
+from dpaudit.errors import InvalidTypeError, MechanismError
+from dpaudit.validation import check_int
+
+#: Output kinds: real vectors, bit vectors, or category indices.
+OUTPUT_KINDS = ("real", "binary", "categorical")
+
+
+def parameter(
+    default: Any = dataclasses.MISSING,
+    *,
+    doc: str,
+    cli: str | None = None,
+    choices: tuple[str, ...] | None = None,
+) -> Any:
+    """Declare a mechanism parameter.
+
+    ``doc`` is shown by ``dpaudit mechanisms``; ``cli`` is the ``-p NAME=VALUE``
+    name when it differs from the field name (``lambda`` is a Python keyword);
+    ``choices`` restricts a string parameter.
+    """
+    meta = {"doc": doc, "cli": cli, "choices": choices}
+    return dataclasses.field(default=default, metadata=meta)
+
+
+@dataclasses.dataclass(frozen=True)
+class Mechanism(ABC):
+    """Base class of all mechanisms; see the module docstring for the contract."""
+
+    #: Registry name, e.g. ``"laplace"``.
+    name: ClassVar[str] = ""
+    #: Paper and equation the implementation follows.
+    reference: ClassVar[str] = ""
+    #: One-line summary for listings.
+    summary: ClassVar[str] = ""
+    #: True when the published guarantee is known to be false.
+    known_flawed: ClassVar[bool] = False
+    #: One of :data:`OUTPUT_KINDS`.
+    output_kind: ClassVar[str] = "real"
+
+    epsilon: float
+
+    # ----------------------------------------------------------------- contract
+    @property
+    @abstractmethod
+    def claim(self) -> PrivacyClaim:
+        """What the mechanism promises."""
+
+    @property
+    @abstractmethod
+    def output_shape(self) -> tuple[int, ...]:
+        """Shape of one output."""
+
+    @abstractmethod
+    def _sample(self, x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+        """Draw ``n`` outputs for the validated input ``x``; shape ``(n, *output_shape)``."""
+
+    # ---------------------------------------------------------- optional maths
+    def log_prob(self, x: np.ndarray, outputs: np.ndarray) -> np.ndarray:
+        """Log-density (continuous) or log-pmf (discrete) of each output row under input ``x``.
+
+        Returns shape ``(len(outputs),)``; ``-inf`` outside the support.
+        """
+        raise NotImplementedError(f"{self.name} exposes no log-density")
+
+    @property
+    def has_log_prob(self) -> bool:
+        """Whether :meth:`log_prob` is implemented."""
+        return type(self).log_prob is not Mechanism.log_prob
+
+    def truth(self) -> AnalyticTruth | None:
+        """Exact worst-case privacy over the claimed domain, or None if not known in closed form."""
+        return None
+
+    def privacy_loss(self, x: Any, x_prime: Any) -> float:
+        """Exact ``sup_y |ln p(y|x) − ln p(y|x')|`` for one input pair (``inf`` if unbounded)."""
+        raise NotImplementedError(f"{self.name} has no exact pairwise privacy loss")
+
+    # -------------------------------------------------------------- machinery
+    @property
+    def input_domain(self) -> InputDomain:
+        """The claimed input domain."""
+        return self.claim.domain
+
+    @property
+    def input_shape(self) -> tuple[int, ...]:
+        """Shape of one input."""
+        return self.input_domain.shape
+
+    #: NaN policy the mechanism declares itself (only DPText has one).
+    allows_nan_output: ClassVar[bool] = False
+
+    def validate_input(self, x: Any, name: str = "x") -> np.ndarray:
+        """Check ``x`` against the input domain and return it as an array."""
+        return self.input_domain.validate(x, name)
+
+    def sample(self, x: Any, n: int, rng: np.random.Generator) -> np.ndarray:
+        """Draw ``n`` independent outputs of the mechanism on input ``x``.
+
+        ``rng`` must be a :class:`numpy.random.Generator`; it is the only source
+        of randomness, so equal generator states give equal outputs.
+        """
+        arr = self.validate_input(x)
+        n = check_int("n", n, minimum=1)
+        if not isinstance(rng, np.random.Generator):
+            raise InvalidTypeError("rng", rng, "a numpy.random.Generator")
+        out = self._sample(arr, n, rng)
+        expected = (n, *self.output_shape)
+        if not isinstance(out, np.ndarray) or out.shape != expected:
+            raise MechanismError(
+                f"mechanism {self.name!r} returned shape "
+                f"{getattr(out, 'shape', type(out).__name__)} for input {arr.tolist()}: "
+                f"expected {expected}"
+            )
+        return out
+
+    def params(self) -> dict[str, Any]:
+        """The mechanism's parameters (including ε) as a dict keyed by CLI names."""
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            key = f.metadata.get("cli") or f.name
+            out[key] = getattr(self, f.name)
+        return out
+
+    def spec(self) -> dict[str, Any]:
+        """A JSON-ready description that :func:`dpaudit.mechanisms.from_spec` turns back."""
+        return {"mechanism": self.name, "params": self.params()}
+
+
+MechanismFactory = Callable[..., Mechanism]

@@ -1,0 +1,138 @@
+"""Registry of mechanisms by name, and construction from names and ``-p`` parameters."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import types
+import typing
+from typing import Any
+
+from dpaudit.errors import InvalidArgumentError, InvalidTypeError, UnknownNameError
+from dpaudit.mechanisms.base import Mechanism
+
+_REGISTRY: dict[str, type[Mechanism]] = {}
+
+
+def register(cls: type[Mechanism]) -> type[Mechanism]:
+    """Class decorator adding a mechanism class to the registry under ``cls.name``."""
+    if not cls.name:
+        raise ValueError(f"{cls.__qualname__} has no name")
+    if cls.name in _REGISTRY and _REGISTRY[cls.name] is not cls:
+        raise ValueError(f"mechanism name {cls.name!r} registered twice")
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def mechanism_names() -> list[str]:
+    """All registered mechanism names, sorted."""
+    _load_builtin()
+    return sorted(_REGISTRY)
+
+
+def mechanism_class(name: str) -> type[Mechanism]:
+    """The class registered under ``name``."""
+    _load_builtin()
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise UnknownNameError("mechanism", name, list(_REGISTRY)) from None
+
+
+def parameter_fields(cls: type[Mechanism]) -> dict[str, dataclasses.Field[Any]]:
+    """Parameter fields of ``cls`` keyed by their CLI name (``epsilon`` included)."""
+    return {(f.metadata.get("cli") or f.name): f for f in dataclasses.fields(cls)}
+
+
+def make_mechanism(name: str, **params: Any) -> Mechanism:
+    """Build mechanism ``name`` from keyword parameters named as on the CLI.
+
+    Values may be strings (as from ``-p NAME=VALUE``); they are converted to the
+    field's type.  Unknown parameters raise :class:`UnknownNameError`.
+    """
+    cls = mechanism_class(name)
+    fields = parameter_fields(cls)
+    hints = typing.get_type_hints(cls)
+    kwargs: dict[str, Any] = {}
+    for key, value in params.items():
+        if key not in fields:
+            raise UnknownNameError(f"parameter of {name}", key, list(fields))
+        f = fields[key]
+        kwargs[f.name] = _convert(key, value, f, hints[f.name])
+    try:
+        return cls(**kwargs)
+    except TypeError as exc:
+        if isinstance(exc, InvalidTypeError):
+            raise
+        missing = [k for k, f in fields.items() if _required(f) and f.name not in kwargs]
+        if missing:
+            raise InvalidArgumentError(
+                missing[0], None, f"a value (required parameter of {name})"
+            ) from None
+        raise
+
+
+def from_spec(spec: dict[str, Any]) -> Mechanism:
+    """Inverse of :meth:`Mechanism.spec`."""
+    return make_mechanism(spec["mechanism"], **spec["params"])
+
+
+def _required(f: dataclasses.Field[Any]) -> bool:
+    return f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+
+
+def _convert(key: str, value: Any, f: dataclasses.Field[Any], hint: Any) -> Any:
+    choices = f.metadata.get("choices")
+    target = _base_type(hint)
+    if value is None:
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        if target is str:
+            value = text
+        elif target is int:
+            try:
+                value = int(text)
+            except ValueError:
+                raise InvalidArgumentError(key, value, "an integer") from None
+        elif target is float:
+            try:
+                value = float(text)
+            except ValueError:
+                raise InvalidArgumentError(key, value, "a number") from None
+            if not math.isfinite(value):
+                raise InvalidArgumentError(key, text, "a finite number")
+        elif target is tuple:
+            value = parse_range(key, text)
+    if choices is not None and value not in choices:
+        raise InvalidArgumentError(key, value, f"one of {', '.join(choices)}")
+    return value
+
+
+def parse_range(key: str, text: str) -> tuple[float, float]:
+    """Parse ``LOW,HIGH`` into a pair of floats with LOW < HIGH."""
+    parts = text.split(",")
+    try:
+        if len(parts) != 2:
+            raise ValueError
+        low, high = float(parts[0]), float(parts[1])
+    except ValueError:
+        raise InvalidArgumentError(key, text, "LOW,HIGH with two numbers") from None
+    if math.isnan(low) or math.isnan(high) or not low < high:
+        raise InvalidArgumentError(key, text, "LOW,HIGH with LOW < HIGH")
+    return (low, high)
+
+
+def _base_type(tp: Any) -> Any:
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        return _base_type(args[0]) if args else tp
+    if origin is tuple:
+        return tuple
+    return tp
+
+
+def _load_builtin() -> None:
+    # Importing the package registers every built-in mechanism exactly once.
+    import dpaudit.mechanisms  # noqa: F401

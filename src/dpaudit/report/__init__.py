@@ -1,0 +1,1 @@
+"""Human-readable audit reports (Markdown and self-contained HTML)."""

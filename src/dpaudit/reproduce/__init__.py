@@ -1,0 +1,1 @@
+"""Reproduction of every figure of the three seed papers."""

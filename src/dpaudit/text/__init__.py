@@ -1,0 +1,1 @@
+"""Text side: corpora, tokenisation and sentence embeddings."""

@@ -1,0 +1,33 @@
+"""CLI conventions: one JSON object, exit 2 with one line for bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dpaudit.cli.main import main
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:  # argparse usage errors
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_mechanisms_json_is_one_object(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, "mechanisms", "--json")
+    assert code == 0
+    data = json.loads(out)
+    names = {row["name"] for row in data["mechanisms"]}
+    assert "laplace" in names
+
+
+def test_unknown_command_exits_2_with_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(capsys, "no-such-command")
+    assert code == 2
+    assert out == ""
+    assert len(err.strip().splitlines()) == 1
