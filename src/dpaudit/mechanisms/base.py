@@ -91,6 +91,22 @@ class Mechanism(ABC):
         """
         raise NotImplementedError(f"{self.name} exposes no log-density")
 
+    def noise_from_uniform(self, u: np.ndarray) -> np.ndarray:
+        """The mechanism's own noise transform ``T`` for additive mechanisms.
+
+        Mechanisms of the form ``M(x) = x + T(U)``, ``U ~ U(0, 1)`` i.i.d. per
+        coordinate, implement this with *exactly* the transform their sampler
+        uses (including any defect, e.g. DPText's NaN branch).  Auditors use it to
+        fuse sampling with a per-coordinate threshold attack without building the
+        ``N × n`` output array.  Elementwise on any shape.
+        """
+        raise NotImplementedError(f"{self.name} is not an additive-noise mechanism")
+
+    @property
+    def is_additive(self) -> bool:
+        """Whether :meth:`noise_from_uniform` is implemented."""
+        return type(self).noise_from_uniform is not Mechanism.noise_from_uniform
+
     @property
     def has_log_prob(self) -> bool:
         """Whether :meth:`log_prob` is implemented."""

@@ -93,6 +93,11 @@ class LaplaceMechanism(Mechanism):
         out += x
         return out
 
+    def noise_from_uniform(self, u: np.ndarray) -> np.ndarray:
+        # Correct inverse CDF of Lap(b): for v = u − 1/2, −b·sgn(v)·ln(1 − 2|v|).
+        v = np.asarray(u, dtype=np.float64) - 0.5
+        return -self.scale * np.sign(v) * np.log1p(-2.0 * np.abs(v))
+
     def log_prob(self, x: Any, outputs: np.ndarray) -> np.ndarray:
         return laplace_log_density(self.validate_input(x), outputs, self.scale)
 
