@@ -1,0 +1,46 @@
+"""``dpaudit report DIR``: write DIR/report.html (self-contained) and DIR/report.md for a run."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from dpaudit.cli.common import add_json, emit
+
+
+def register(sub: Any) -> None:
+    """Add the ``report`` sub-command."""
+    p = sub.add_parser(
+        "report",
+        help="write a self-contained HTML and a Markdown report for a run directory",
+        description=__doc__,
+    )
+    p.add_argument("directory", metavar="DIR", help="run directory written by `dpaudit reproduce`")
+    add_json(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Render and write both reports; print where they are."""
+    from dpaudit.report.build import write_report
+    from dpaudit.report.collect import load_run
+
+    md_path, html_path = write_report(args.directory)
+    run_contents = load_run(args.directory)
+    payload = {
+        "report_html": str(html_path),
+        "report_markdown": str(md_path),
+        "complete": run_contents.complete,
+        "figures": [f.name for f in run_contents.figures],
+        "audits": len(run_contents.audits()),
+    }
+
+    def render(p: dict[str, Any]) -> str:
+        state = "complete run" if p["complete"] else "INCOMPLETE run"
+        return (
+            f"{state}: {len(p['figures'])} figure(s), {p['audits']} audit(s)\n"
+            f"{p['report_html']}\n{p['report_markdown']}"
+        )
+
+    emit(args, payload, render)
+    return 0

@@ -1,0 +1,121 @@
+"""Read a run directory back into one value that the Markdown and HTML renderers share."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dpaudit.errors import InvalidArgumentError
+
+#: File names shared with :mod:`dpaudit.reproduce` (kept literal here so that the
+#: report does not import the figure machinery).
+RUN_STATUS = "run-status.json"
+RESULTS_JSON = "results.json"
+FIGURE_PNG = "figure.png"
+
+
+@dataclass(frozen=True)
+class FigureEntry:
+    """One reproduced figure as read from ``DIR/<figure>/``."""
+
+    name: str
+    directory: Path
+    result: dict[str, Any]
+    png: bytes | None
+
+    @property
+    def title(self) -> str:
+        """The figure's title."""
+        return str(self.result.get("title", self.name))
+
+
+@dataclass(frozen=True)
+class RunContents:
+    """Everything a report shows about one run directory."""
+
+    directory: Path
+    status: dict[str, Any] | None
+    figures: tuple[FigureEntry, ...]
+
+    @property
+    def complete(self) -> bool:
+        """True only when the run finished every figure it was asked for."""
+        if self.status is None or self.status.get("status") != "complete":
+            return False
+        wanted = self.status.get("config", {}).get("figures", [])
+        present = {f.name for f in self.figures}
+        return all(name in present for name in wanted)
+
+    @property
+    def missing_figures(self) -> list[str]:
+        """Figures the run was asked for that have no results on disk."""
+        wanted = [] if self.status is None else self.status.get("config", {}).get("figures", [])
+        present = {f.name for f in self.figures}
+        return [name for name in wanted if name not in present]
+
+    def audits(self) -> list[tuple[str, dict[str, Any]]]:
+        """Every audited mechanism of every figure, as ``(figure, audit record)``."""
+        return [(f.name, a) for f in self.figures for a in f.result.get("audits", [])]
+
+
+def load_run(directory: str | Path) -> RunContents:
+    """Read ``run-status.json`` and every ``<figure>/results.json`` under ``directory``.
+
+    Raises :class:`InvalidArgumentError` when ``directory`` is not a directory
+    or holds no figure results at all.
+    """
+    root = Path(directory)
+    if not root.is_dir():
+        raise InvalidArgumentError("DIR", str(directory), "an existing run directory")
+    status = _read_json(root / RUN_STATUS)
+    order = [] if status is None else list(status.get("config", {}).get("figures", []))
+    found = sorted(p.parent for p in root.glob(f"*/{RESULTS_JSON}"))
+    found.sort(key=lambda p: (order.index(p.name) if p.name in order else len(order), p.name))
+    figures = []
+    for sub in found:
+        result = _read_json(sub / RESULTS_JSON)
+        if result is None:
+            continue
+        png_path = sub / FIGURE_PNG
+        png = png_path.read_bytes() if png_path.is_file() else None
+        figures.append(FigureEntry(sub.name, sub, result, png))
+    if not figures:
+        raise InvalidArgumentError(
+            "DIR", str(directory), "a run directory written by `dpaudit reproduce` (no results)"
+        )
+    return RunContents(root, status, tuple(figures))
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def as_float(value: Any) -> float | None:
+    """A JSON number back to float (``"inf"``/``"-inf"``/``"nan"`` strings included)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    return float(value)
+
+
+def fmt(value: Any, digits: int = 4) -> str:
+    """Format a JSON number for a table: ``∞``, ``—`` for missing, ``digits`` significant."""
+    v = as_float(value) if not isinstance(value, bool) else None
+    if v is None:
+        return "—" if value is None else str(value)
+    if math.isnan(v):
+        return "nan"
+    if math.isinf(v):
+        return "∞" if v > 0 else "-∞"
+    return f"{v:.{digits}g}"

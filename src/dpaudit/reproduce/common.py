@@ -1,0 +1,306 @@
+"""What every reproduced figure shares: scales, the result record, audit summaries, output files.
+
+Each figure module computes a :class:`FigureResult` — a frozen record with the
+figure's parameters, seed, library versions, sample counts, timings, a tidy
+table of rows (one CSV line each), the paper's numbers set beside ours, the
+qualitative findings checked, and one :class:`AuditRecord` per audited
+mechanism (what the report lists).  :func:`write_figure_outputs` then writes
+``results.json``, ``results.csv``, ``figure.png`` and ``README.md`` into the
+figure's directory, each atomically (:mod:`dpaudit.io`), so a file is either
+complete or absent.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import platform
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dpaudit.errors import InvalidArgumentError, OptionalDependencyError
+from dpaudit.io import atomic_write_bytes, atomic_write_text
+from dpaudit.serialization import dumps
+
+#: Scales offered on the command line.  ``paper`` uses the papers' sample
+#: sizes; ``quick`` is sized so that ``reproduce all`` fits in 10 minutes on 2
+#: cores while every qualitative finding still shows; ``tiny`` is a smoke test
+#: of the pipeline (used by the test suite) whose numbers prove nothing.
+SCALES = ("tiny", "quick", "paper")
+
+#: Name of each figure's result files inside ``DIR/<figure>/``.
+RESULTS_JSON = "results.json"
+RESULTS_CSV = "results.csv"
+FIGURE_PNG = "figure.png"
+FIGURE_README = "README.md"
+
+
+def check_scale(scale: str) -> str:
+    """Return ``scale`` if it is one of :data:`SCALES`, else raise naming the allowed values."""
+    if scale not in SCALES:
+        raise InvalidArgumentError("--scale", scale, f"one of {', '.join(SCALES)}")
+    return scale
+
+
+def library_versions() -> dict[str, str]:
+    """Versions of Python, dpaudit and the numerical libraries a result depends on."""
+    import numpy
+    import scipy
+
+    from dpaudit import __version__
+
+    versions = {
+        "python": platform.python_version(),
+        "dpaudit": __version__,
+        "numpy": numpy.__version__,
+        "scipy": scipy.__version__,
+    }
+    for optional in ("sklearn", "matplotlib"):
+        try:
+            module = __import__(optional)
+        except ImportError:
+            continue
+        versions[optional] = str(getattr(module, "__version__", "unknown"))
+    return versions
+
+
+@dataclass(frozen=True)
+class AuditRecord:
+    """One audited mechanism as the report shows it.
+
+    ``epsilon_lower_bound`` holds with probability ``confidence`` (one-sided);
+    ``verdict`` is a one-sided sentence ("violation: ..." or "no violation
+    found: ..."), never a statement that the mechanism is private.
+    ``witness`` says what proves the bound (inputs, attack, counts).
+    """
+
+    mechanism: str
+    parameters: Mapping[str, Any]
+    claim: str
+    claimed_epsilon: float
+    true_epsilon: float | None
+    truth_method: str | None
+    epsilon_lower_bound: float
+    confidence: float
+    method: str
+    violation: bool
+    verdict: str
+    witness: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A qualitative finding of the paper and whether our run shows it."""
+
+    statement: str
+    holds: bool
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class FigureResult:
+    """Everything one reproduced figure computed; serialises to ``results.json``.
+
+    ``rows`` is the tidy table (one dict per CSV line); ``comparison`` sets
+    the paper's numbers beside ours (dicts with at least ``quantity``,
+    ``paper`` and ``ours``); ``extra`` carries figure-specific data that the
+    plot or the README needs but that does not fit a row.
+    """
+
+    figure: str
+    title: str
+    paper: str
+    scale: str
+    seed: int
+    parameters: Mapping[str, Any]
+    sample_counts: Mapping[str, Any]
+    timings: Mapping[str, float]
+    versions: Mapping[str, str]
+    rows: tuple[Mapping[str, Any], ...]
+    comparison: tuple[Mapping[str, Any], ...] = ()
+    findings: tuple[Finding, ...] = ()
+    audits: tuple[AuditRecord, ...] = ()
+    notes: tuple[str, ...] = ()
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def all_findings_hold(self) -> bool:
+        """True when every qualitative finding checked shows in this run."""
+        return all(f.holds for f in self.findings)
+
+
+class Stopwatch:
+    """Named wall-clock timings of the stages of one figure."""
+
+    def __init__(self) -> None:
+        self._start = time.perf_counter()
+        self.timings: dict[str, float] = {}
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        """Time the enclosed block under ``name`` (seconds, accumulated)."""
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - t0
+
+    def total(self) -> dict[str, float]:
+        """The stage timings plus ``total_s`` since construction, rounded to ms."""
+        out = {k: round(v, 3) for k, v in self.timings.items()}
+        out["total_s"] = round(time.perf_counter() - self._start, 3)
+        return out
+
+
+class FigureProgress:
+    """How a figure reports progress to the runner's overall bar.
+
+    A figure declares how many steps it has (:meth:`start`) and calls
+    :meth:`advance` after each; the runner turns these into a share of the
+    figure's estimated run time, so the overall bar's ETA covers every figure.
+    """
+
+    def __init__(self, on_fraction: Callable[[float], None] | None = None) -> None:
+        self._on_fraction = on_fraction
+        self._total = 1
+        self._done = 0
+
+    def start(self, total_steps: int) -> None:
+        """Announce the number of steps (>= 1)."""
+        self._total = max(1, int(total_steps))
+        self._done = 0
+
+    def advance(self, steps: int = 1) -> None:
+        """Record that ``steps`` more steps are done."""
+        self._done = min(self._total, self._done + steps)
+        if self._on_fraction is not None:
+            self._on_fraction(self._done / self._total)
+
+
+def fmt_number(value: Any, digits: int = 4) -> str:
+    """A number for tables: ``∞`` for infinity, ``—`` for missing, else ``digits`` significant."""
+    if value is None:
+        return "—"
+    if isinstance(value, str):
+        return value
+    v = float(value)
+    if math.isnan(v):
+        return "nan"
+    if math.isinf(v):
+        return "∞" if v > 0 else "-∞"
+    return f"{v:.{digits}g}"
+
+
+def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A GitHub-flavoured Markdown table; numbers formatted with :func:`fmt_number`."""
+
+    def cell(v: Any) -> str:
+        text = v if isinstance(v, str) else fmt_number(v)
+        return text.replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def rows_to_csv(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The tidy rows as CSV (columns in first-seen order; ``inf`` written as ``inf``)."""
+    columns: list[str] = []
+    for row in rows:
+        for key in row:
+            if key not in columns:
+                columns.append(key)
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: _csv_value(row.get(k)) for k in columns})
+    return buf.getvalue()
+
+
+def _csv_value(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return ";".join(str(_csv_value(v)) for v in value)
+    return value
+
+
+def require_matplotlib() -> Any:
+    """``matplotlib.pyplot`` on the non-interactive Agg backend, or an error naming the extra."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise OptionalDependencyError("matplotlib", "plot", "drawing figure.png") from None
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save_figure(fig: Any, path: Path) -> None:
+    """Render a matplotlib figure to PNG bytes and write them atomically."""
+    plt = require_matplotlib()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    atomic_write_bytes(path, buf.getvalue())
+
+
+def write_figure_outputs(
+    result: FigureResult,
+    directory: Path,
+    plot: Callable[[FigureResult, Path], None],
+    readme: Callable[[FigureResult], str],
+) -> None:
+    """Write results.json, results.csv, figure.png and README.md for one figure.
+
+    ``results.json`` is written last: its presence marks the figure as done
+    (a resumed run skips figures whose ``results.json`` matches its settings).
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(directory / RESULTS_CSV, rows_to_csv(result.rows))
+    plot(result, directory / FIGURE_PNG)
+    atomic_write_text(directory / FIGURE_README, readme(result).rstrip("\n") + "\n")
+    atomic_write_text(directory / RESULTS_JSON, dumps(result) + "\n")
+
+
+def findings_markdown(result: FigureResult) -> str:
+    """The qualitative findings as a Markdown bullet list with ✓/✗."""
+    if not result.findings:
+        return ""
+    lines = []
+    for f in result.findings:
+        mark = "✓ shows" if f.holds else "✗ does NOT show"
+        detail = f" — {f.detail}" if f.detail else ""
+        lines.append(f"- {mark}: {f.statement}{detail}")
+    return "\n".join(lines)
+
+
+def provenance_markdown(result: FigureResult) -> str:
+    """Scale, seed, sample counts, timings and versions as a short Markdown section."""
+    counts = ", ".join(f"{k} = {fmt_number(v, 10)}" for k, v in result.sample_counts.items())
+    times = ", ".join(f"{k} {v:.1f} s" for k, v in result.timings.items())
+    versions = ", ".join(f"{k} {v}" for k, v in result.versions.items())
+    return "\n".join(
+        [
+            "## Run",
+            "",
+            f"- scale `{result.scale}`, root seed {result.seed}",
+            f"- sample counts: {counts}",
+            f"- timings: {times}",
+            f"- versions: {versions}",
+            "- reproduce with: "
+            f"`dpaudit reproduce {result.figure} --scale {result.scale} --seed {result.seed} "
+            "--out DIR`",
+        ]
+    )

@@ -1,0 +1,238 @@
+"""Run one figure or all of them into a run directory, then write the report.
+
+Layout of a run directory ``DIR``::
+
+    DIR/run-status.json          running | complete | failed | interrupted
+    DIR/<figure>/results.json    (+ results.csv, figure.png, README.md)
+    DIR/report.md, DIR/report.html
+
+``run-status.json`` is written first (``running``) and rewritten after every
+figure; ``complete`` is written only after every figure is on disk, and the
+report — written last, atomically — says "complete" only when the status
+does.  Any report left from an earlier run is removed when a run starts, so an
+interrupted run never leaves a report that claims to be complete.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from dpaudit.audit.executor import ExecutionConfig
+from dpaudit.errors import InvalidArgumentError
+from dpaudit.io import atomic_write_text
+from dpaudit.progress import progress
+from dpaudit.reproduce.common import (
+    RESULTS_JSON,
+    FigureProgress,
+    check_scale,
+    require_matplotlib,
+    write_figure_outputs,
+)
+from dpaudit.reproduce.registry import get_figure, resolve_figures
+from dpaudit.serialization import dumps
+from dpaudit.validation import check_seed
+
+RUN_STATUS = "run-status.json"
+STATUS_RUNNING = "running"
+STATUS_COMPLETE = "complete"
+STATUS_FAILED = "failed"
+STATUS_INTERRUPTED = "interrupted"
+
+#: Weight of a figure in the overall progress bar when it gives no estimate.
+_DEFAULT_WEIGHT_S = 10.0
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """What determines a run's results (the execution backend and workers do not)."""
+
+    figures: tuple[str, ...]
+    scale: str
+    seed: int
+    data: str | None = None
+
+
+@dataclass(frozen=True)
+class FigureOutcome:
+    """One figure of a run: where it was written and whether its findings showed."""
+
+    figure: str
+    directory: str
+    findings_hold: bool
+    seconds: float
+    resumed: bool = False
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """The result of :func:`reproduce`."""
+
+    directory: str
+    status: str
+    config: RunConfig
+    figures: tuple[FigureOutcome, ...]
+    report_markdown: str
+    report_html: str
+    seconds: float
+
+
+def read_run_status(directory: Path) -> dict[str, Any] | None:
+    """The parsed ``run-status.json`` of ``directory``, or None if absent or unreadable."""
+    path = Path(directory) / RUN_STATUS
+    try:
+        return json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _write_status(directory: Path, config: RunConfig, status: str, **extra: Any) -> None:
+    record = {
+        "status": status,
+        "config": asdict(config),
+        "updated": datetime.now(UTC).isoformat(timespec="seconds"),
+        **extra,
+    }
+    atomic_write_text(directory / RUN_STATUS, dumps(record) + "\n")
+
+
+def _figure_done(directory: Path, config: RunConfig) -> bool:
+    """Whether a previous run left this figure complete with the same settings."""
+    try:
+        previous = json.loads((directory / RESULTS_JSON).read_text("utf-8"))
+    except (OSError, ValueError):
+        return False
+    return previous.get("scale") == config.scale and previous.get("seed") == config.seed
+
+
+def reproduce(
+    figure: str,
+    out: Path,
+    *,
+    scale: str = "quick",
+    seed: int = 0,
+    execution: ExecutionConfig | None = None,
+    data: str | None = None,
+    resume: bool = False,
+) -> RunSummary:
+    """Compute ``figure`` (or ``all``) into the prepared directory ``out`` and write the report.
+
+    ``out`` must exist and be writable (the CLI checks it with
+    :func:`dpaudit.cli.common.prepare_output_dir`).  With ``resume``, figures
+    already complete under the same scale and seed are kept, and the run
+    refuses a directory written with a different configuration.
+    """
+    from dpaudit.report.build import write_report
+
+    names = resolve_figures(figure)
+    scale = check_scale(scale)
+    seed = check_seed(seed)
+    execution = execution or ExecutionConfig()
+    if data is not None:
+        data = str(Path(data).resolve())
+    require_matplotlib()  # fail before any work if figure.png cannot be drawn
+    out = Path(out)
+    config = RunConfig(tuple(names), scale, seed, data)
+    _check_resume(out, config, resume)
+    for stale in ("report.html", "report.md"):
+        (out / stale).unlink(missing_ok=True)
+
+    specs = [get_figure(name) for name in names]
+    weights = [float(s.expected_seconds.get(scale, _DEFAULT_WEIGHT_S)) for s in specs]
+    started = time.perf_counter()
+    outcomes: list[FigureOutcome] = []
+    _write_status(out, config, STATUS_RUNNING, figures_done=[])
+    try:
+        with progress(round(sum(weights)), "reproduce", unit="s(est)") as bar:
+            for index, (spec, weight) in enumerate(zip(specs, weights, strict=True)):
+                bar.set_description(f"reproduce {spec.name} [{index + 1}/{len(specs)}]")
+                directory = out / spec.name
+                t0 = time.perf_counter()
+                if resume and _figure_done(directory, config):
+                    held = json.loads((directory / RESULTS_JSON).read_text("utf-8"))
+                    holds = all(f.get("holds", False) for f in held.get("findings", []))
+                    outcomes.append(FigureOutcome(spec.name, str(directory), holds, 0.0, True))
+                    bar.update(round(weight))
+                    continue
+                shown = [0]
+
+                def on_fraction(frac: float, weight: float = weight, shown: list[int] = shown):
+                    target = round(frac * weight)
+                    if target > shown[0]:
+                        bar.update(target - shown[0])
+                        shown[0] = target
+
+                result = spec.compute(
+                    scale, seed, execution, FigureProgress(on_fraction), data=data
+                )
+                write_figure_outputs(result, directory, spec.plot, spec.readme)
+                on_fraction(1.0)
+                outcomes.append(
+                    FigureOutcome(
+                        spec.name,
+                        str(directory),
+                        result.all_findings_hold,
+                        round(time.perf_counter() - t0, 3),
+                    )
+                )
+                _write_status(
+                    out, config, STATUS_RUNNING, figures_done=[o.figure for o in outcomes]
+                )
+    except KeyboardInterrupt:
+        _write_status(out, config, STATUS_INTERRUPTED, figures_done=[o.figure for o in outcomes])
+        raise
+    except BaseException as exc:
+        _write_status(
+            out,
+            config,
+            STATUS_FAILED,
+            figures_done=[o.figure for o in outcomes],
+            error=f"{type(exc).__name__}: {exc}",
+        )
+        raise
+    seconds = round(time.perf_counter() - started, 3)
+    _write_status(
+        out,
+        config,
+        STATUS_COMPLETE,
+        figures_done=[o.figure for o in outcomes],
+        seconds=seconds,
+    )
+    md_path, html_path = write_report(out)
+    return RunSummary(
+        str(out), STATUS_COMPLETE, config, tuple(outcomes), str(md_path), str(html_path), seconds
+    )
+
+
+def _check_resume(out: Path, config: RunConfig, resume: bool) -> None:
+    if not resume:
+        return
+    previous = read_run_status(out)
+    if previous is None:
+        return
+    old = previous.get("config", {})
+    same = (
+        tuple(old.get("figures", ())) == config.figures
+        and old.get("scale") == config.scale
+        and old.get("seed") == config.seed
+        and old.get("data") == config.data
+    )
+    if not same:
+        raise InvalidArgumentError(
+            "--resume",
+            str(out),
+            f"the configuration of the run in that directory ({_describe(old)}); "
+            "use a new --out or --force to start over",
+        )
+
+
+def _describe(config: dict[str, Any]) -> str:
+    figures = ",".join(config.get("figures", ()))
+    text = f"figures {figures}, scale {config.get('scale')}, seed {config.get('seed')}"
+    if config.get("data"):
+        text += f", data {config['data']}"
+    return text

@@ -1,0 +1,322 @@
+"""The reproduce runner, output files, run status and CLI bad-input handling.
+
+A small figure defined here (a real, seeded computation: the coverage of a
+Clopper–Pearson interval) exercises the runner without the cost of the papers'
+figures; the real figures are covered end to end in test_reproduce_figures.py.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dpaudit.audit.executor import ExecutionConfig
+from dpaudit.cli.main import main
+from dpaudit.errors import InvalidArgumentError, UnknownNameError
+from dpaudit.report.build import write_report
+from dpaudit.reproduce import registry
+from dpaudit.reproduce.common import (
+    AuditRecord,
+    FigureProgress,
+    FigureResult,
+    Finding,
+    Stopwatch,
+    library_versions,
+    require_matplotlib,
+    rows_to_csv,
+    save_figure,
+)
+from dpaudit.reproduce.runner import read_run_status, reproduce
+
+CORPUS_LIKE = "<script>alert('x')</script> & \"quoted\" <b>bold</b>"
+
+
+def _compute(scale, seed, execution, progress, *, data=None):
+    """Coverage of a 95% interval for a coin's bias: a small seeded experiment."""
+    clock = Stopwatch()
+    rng = np.random.default_rng(seed)
+    trials = {"tiny": 50, "quick": 200, "paper": 1000}[scale]
+    progress.start(3)
+    rows = []
+    for step, p in enumerate((0.1, 0.5, 0.9)):
+        with clock.stage("simulate"):
+            k = rng.binomial(100, p, size=trials)
+        hat = k / 100
+        se = np.sqrt(hat * (1 - hat) / 100)
+        covered = float(np.mean(np.abs(hat - p) <= 1.96 * se + 1e-12))
+        rows.append({"p": p, "coverage": covered, "trials": trials})
+        progress.advance()
+        assert step < 3
+    if os.environ.get("DPAUDIT_TEST_FAIL_FIGURE") == "1":
+        raise KeyboardInterrupt
+    return FigureResult(
+        figure="test-fig",
+        title="Coverage of a Wald interval",
+        paper="test paper",
+        scale=scale,
+        seed=seed,
+        parameters={"n": 100},
+        sample_counts={"trials": trials},
+        timings=clock.total(),
+        versions=library_versions(),
+        rows=tuple(rows),
+        comparison=({"quantity": "coverage at p=0.5", "paper": 0.95, "ours": rows[1]["coverage"]},),
+        findings=(Finding("coverage is near 95% at p = 0.5", rows[1]["coverage"] > 0.8),),
+        audits=(
+            AuditRecord(
+                mechanism="laplace",
+                parameters={"dim": 1},
+                claim="1-DP on [0, 1]^1",
+                claimed_epsilon=1.0,
+                true_epsilon=1.0,
+                truth_method="closed form",
+                epsilon_lower_bound=0.5,
+                confidence=0.95,
+                method="test",
+                violation=False,
+                verdict="no violation found: ε_lcb = 0.5 ≤ 1",
+                witness={"x": [0.0], "x_prime": [1.0], "example": CORPUS_LIKE},
+            ),
+        ),
+        notes=(f"corpus text: {CORPUS_LIKE}",),
+    )
+
+
+def _plot(result: FigureResult, path: Path) -> None:
+    plt = require_matplotlib()
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.plot([r["p"] for r in result.rows], [r["coverage"] for r in result.rows], "o-")
+    ax.set_xlabel("p")
+    ax.set_ylabel("coverage")
+    save_figure(fig, path)
+
+
+def _readme(result: FigureResult) -> str:
+    return f"# {result.title}\n\nscale {result.scale}\n"
+
+
+@pytest.fixture()
+def fake_figure(monkeypatch: pytest.MonkeyPatch) -> str:
+    module = types.ModuleType("dpaudit_tests.fake_figure")
+    module.FIGURE = registry.FigureSpec(  # type: ignore[attr-defined]
+        name="test-fig",
+        title="Coverage of a Wald interval",
+        paper="test paper",
+        compute=_compute,
+        plot=_plot,
+        readme=_readme,
+        expected_seconds={"tiny": 1},
+    )
+    monkeypatch.setitem(sys.modules, "dpaudit_tests.fake_figure", module)
+    monkeypatch.setattr(registry, "FIGURE_MODULES", {"test-fig": "dpaudit_tests.fake_figure"})
+    return "test-fig"
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    try:
+        code = main(["--quiet", *argv])
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_run_writes_every_output_and_a_complete_report(fake_figure: str, tmp_path: Path) -> None:
+    summary = reproduce(
+        fake_figure, tmp_path, scale="tiny", seed=3, execution=ExecutionConfig(workers=1)
+    )
+    fig_dir = tmp_path / "test-fig"
+    for name in ("results.json", "results.csv", "figure.png", "README.md"):
+        assert (fig_dir / name).is_file(), name
+    data = json.loads((fig_dir / "results.json").read_text())
+    assert data["seed"] == 3 and data["scale"] == "tiny"
+    assert {"python", "dpaudit", "numpy", "scipy"} <= set(data["versions"])
+    assert data["sample_counts"] == {"trials": 50}
+    assert "total_s" in data["timings"]
+    with (fig_dir / "results.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert [float(r["p"]) for r in rows] == [0.1, 0.5, 0.9]
+    assert (fig_dir / "figure.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert read_run_status(tmp_path)["status"] == "complete"
+    assert summary.status == "complete"
+    md = (tmp_path / "report.md").read_text()
+    html_text = (tmp_path / "report.html").read_text()
+    assert "Complete run" in md and "INCOMPLETE" not in md
+    assert "Complete run" in html_text and "INCOMPLETE" not in html_text
+
+
+def test_same_seed_gives_identical_results(fake_figure: str, tmp_path: Path) -> None:
+    for sub in ("a", "b"):
+        reproduce(fake_figure, tmp_path / sub, scale="tiny", seed=11)
+    a = json.loads((tmp_path / "a/test-fig/results.json").read_text())
+    b = json.loads((tmp_path / "b/test-fig/results.json").read_text())
+    assert a["rows"] == b["rows"]
+
+
+def test_report_escapes_corpus_text_and_embeds_images(fake_figure: str, tmp_path: Path) -> None:
+    reproduce(fake_figure, tmp_path, scale="tiny", seed=0)
+    html_text = (tmp_path / "report.html").read_text()
+    assert "<script>" not in html_text
+    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in html_text
+    assert "<b>bold</b>" not in html_text
+    assert 'src="data:image/png;base64,' in html_text
+    md = (tmp_path / "report.md").read_text()
+    assert "<script>" not in md and "&lt;script&gt;" in md
+
+
+def test_interrupted_run_leaves_no_complete_report(
+    fake_figure: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reproduce(fake_figure, tmp_path, scale="tiny", seed=0)
+    assert (tmp_path / "report.html").exists()
+    monkeypatch.setenv("DPAUDIT_TEST_FAIL_FIGURE", "1")
+    with pytest.raises(KeyboardInterrupt):
+        reproduce(fake_figure, tmp_path, scale="tiny", seed=1, resume=False)
+    # The old report is gone and the status says the run was interrupted.
+    assert not (tmp_path / "report.html").exists()
+    assert not (tmp_path / "report.md").exists()
+    assert read_run_status(tmp_path)["status"] == "interrupted"
+    # A report regenerated from this directory says it is incomplete.
+    md_path, html_path = write_report(tmp_path)
+    assert "INCOMPLETE RUN (status: interrupted)" in md_path.read_text()
+    assert "INCOMPLETE RUN" in html_path.read_text()
+
+
+def test_resume_keeps_finished_figures_and_refuses_other_settings(
+    fake_figure: str, tmp_path: Path
+) -> None:
+    reproduce(fake_figure, tmp_path, scale="tiny", seed=5)
+    before = (tmp_path / "test-fig/results.json").read_text()
+    summary = reproduce(fake_figure, tmp_path, scale="tiny", seed=5, resume=True)
+    assert summary.figures[0].resumed
+    assert (tmp_path / "test-fig/results.json").read_text() == before
+    with pytest.raises(InvalidArgumentError, match="--resume"):
+        reproduce(fake_figure, tmp_path, scale="tiny", seed=6, resume=True)
+
+
+def test_progress_fractions_reach_one() -> None:
+    seen: list[float] = []
+    prog = FigureProgress(seen.append)
+    prog.start(4)
+    for _ in range(6):  # over-advancing is clamped
+        prog.advance()
+    assert seen[-1] == 1.0 and seen == sorted(seen)
+
+
+def test_csv_writes_infinity_and_lists() -> None:
+    text = rows_to_csv([{"a": float("inf"), "b": [1, 2]}, {"a": 0.5, "c": None}])
+    assert text.splitlines() == ["a,b,c", "inf,1;2,", "0.5,,"]
+
+
+def test_unknown_figure_is_rejected() -> None:
+    with pytest.raises(UnknownNameError, match="figure"):
+        registry.resolve_figures("fig-99")
+    assert registry.resolve_figures("all") == registry.figure_names()
+
+
+# ---------------------------------------------------------------- CLI bad input
+def test_cli_unknown_figure_exits_2_and_writes_nothing(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    code, stdout, err = run_cli(capsys, "reproduce", "no-such-figure", "--out", str(out))
+    assert code == 2 and stdout == ""
+    assert len(err.strip().splitlines()) == 1 and "figure" in err
+    assert not out.exists()
+
+
+def test_cli_unknown_scale_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = run_cli(
+        capsys, "reproduce", "all", "--scale", "huge", "--out", str(tmp_path / "o")
+    )
+    assert code == 2 and "--scale" in err and len(err.strip().splitlines()) == 1
+
+
+def test_cli_non_empty_out_without_force_exits_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "keep.txt").write_text("precious")
+    code, _, err = run_cli(capsys, "reproduce", "habernal2021-fig1", "--out", str(tmp_path))
+    assert code == 2 and "--force" in err and len(err.strip().splitlines()) == 1
+    assert (tmp_path / "keep.txt").read_text() == "precious"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root can write anywhere")
+def test_cli_unwritable_out_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        code, _, err = run_cli(
+            capsys, "reproduce", "habernal2021-fig1", "--out", str(locked / "sub")
+        )
+    finally:
+        locked.chmod(0o700)
+    assert code == 2 and "--out" in err
+
+
+def test_cli_out_that_is_a_file_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    target = tmp_path / "file.txt"
+    target.write_text("x")
+    code, _, err = run_cli(capsys, "reproduce", "habernal2021-fig1", "--out", str(target))
+    assert code == 2 and "--out" in err and len(err.strip().splitlines()) == 1
+
+
+def test_cli_out_under_a_file_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # Unwritable even for root: a path below a regular file cannot be created.
+    target = tmp_path / "file.txt"
+    target.write_text("x")
+    code, _, err = run_cli(capsys, "reproduce", "habernal2021-fig1", "--out", str(target / "d"))
+    assert code == 2 and "--out" in err and len(err.strip().splitlines()) == 1
+
+
+def test_cli_missing_data_file_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = run_cli(
+        capsys,
+        "reproduce",
+        "hoho-fig1",
+        "--data",
+        str(tmp_path / "missing.txt"),
+        "--out",
+        str(tmp_path / "o"),
+    )
+    assert code == 2 and "--data" in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_cli_report_on_missing_or_empty_dir_exits_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, _, err = run_cli(capsys, "report", str(tmp_path / "nope"))
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    code, _, err = run_cli(capsys, "report", str(tmp_path))
+    assert code == 2 and "no results" in err
+    assert not (tmp_path / "report.html").exists()
+
+
+def test_cli_reproduce_and_report_json(
+    fake_figure: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    out = tmp_path / "run"
+    code, stdout, _ = run_cli(
+        capsys, "reproduce", fake_figure, "--scale", "tiny", "--out", str(out), "--json"
+    )
+    assert code == 0
+    payload = json.loads(stdout)
+    assert payload["status"] == "complete" and payload["figures"][0]["figure"] == "test-fig"
+    code, stdout, _ = run_cli(capsys, "report", str(out), "--json")
+    assert code == 0
+    data = json.loads(stdout)
+    assert data["complete"] is True and data["audits"] == 1
+    # --force wipes and reruns.
+    code, _, _ = run_cli(
+        capsys, "reproduce", fake_figure, "--scale", "tiny", "--out", str(out), "--force"
+    )
+    assert code == 0
