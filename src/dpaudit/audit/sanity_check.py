@@ -1,0 +1,731 @@
+"""Reconstruction sanity check (Habernal, ACL 2022, §4), for any mechanism with real-vector output.
+
+The experiment
+--------------
+Two neighbouring local-DP inputs: ``n`` zeros and ``n`` ones.  Each is given
+to the mechanism ``N`` times (one run = one individual).  The attacker rounds
+every output coordinate (``1`` iff value ``>= 0.5``; NaN rounds to 0) and takes
+a majority vote over the coordinates of the row — ``round(mean(row))`` in the
+paper's code, i.e. round-half-to-even, so a tie becomes 0 (``tie_rule``
+changes that).  The counts form the 2×2 table ``f[true][guess]``.
+
+Two numbers come out of the table:
+
+* the paper's **empirical loss** (maximum-likelihood estimate, uniform prior):
+  ``max(|ln(f00/f10)|, |ln(f01/f11)|)``, infinite when exactly one count of a
+  column is zero (a column with no hits at all carries no evidence and is
+  skipped).  It is a point estimate with no error bar.
+* a **one-sided ε lower bound** at ``confidence``: for the event ``S = {guess = g}``
+  and the direction ``(a, b)``, DP requires ``Pr[S | a] ≤ e^ε Pr[S | b]``, so
+  ``ε ≥ ln(P_lower(S | a)) − ln(P_upper(S | b))`` with exact Clopper–Pearson
+  bounds.  Four candidates are tried (two guesses × two directions); the
+  confidence is corrected by **Bonferroni over all 8 one-sided bounds** (α/8
+  each), so the reported maximum holds with probability ≥ ``confidence``.  With
+  a zero count in the denominator the bound is finite and limited by ``N`` —
+  which is how DPText and copy-input show up.  Verdict: violation iff
+  ``ε_lcb > claimed ε`` (one-sided: a pass never proves privacy).
+
+Counts accumulate over all chunks.  **The reference code did not**: for
+``n > 16`` it ran 10 chunks of 1,000,000 runs and *assigned* each chunk's
+counts, so the published cells for n ∈ {32, 64, 128} rest on the last 1M runs
+only (see :func:`reference_effective_runs`).  That behaviour is not offered.
+
+Speed: the fused path
+---------------------
+Mechanisms of the form ``M(x) = x + T(U)`` (``mech.is_additive``) expose their
+sampler's own transform ``T``.  The per-coordinate decision ``[x + T(u) >= 0.5]``
+is then a function of the uniform ``u`` alone.  The fused path draws ``u`` on
+the 32-bit grid ``u_k = (k + 1/2)·2⁻³²``, ``k`` uniform on ``{0, …, 2³²−1}`` (two
+``k`` per raw 64-bit output of the generator), and precomputes **exactly** the
+set of ``k`` whose decision is 1 by evaluating ``x + T(u_k) >= 0.5`` in float64
+(the same arithmetic as the sampler): on a coarse grid, then by bisection on
+``T`` itself to the single grid point where the decision flips.  This handles
+monotone transforms (Laplace: one threshold) and piecewise ones (DPText's NaN→0
+branch: ``T = 0`` for ``u > 1/2``) alike.  The set is then checked against
+direct evaluation at 2¹⁸ further points; if it disagrees anywhere (a transform
+with features narrower than a coarse cell) the generic path is used instead.
+The only approximation is the 2⁻³² resolution of ``u``: each decision
+probability is off by at most 2⁻³² per flip point (the generic samplers use 53
+bits).  Sampling is then a wrapping subtraction and one comparison per
+coordinate, counted per row in cache-sized blocks; no ``N × n`` array and no
+float intermediate exists.  Every coordinate is still an independent draw of
+the mechanism's output — no binomial short-cut.
+
+Other mechanisms go through the generic path: ``mech.sample`` in chunks, with
+every output checked (shape, dtype, NaN, inf) before the attack.
+
+Reproducibility: work units are (mechanism, input, chunk index, rows, seed);
+each draws from :func:`dpaudit.random.unit_rng` keyed by the mechanism spec,
+input and chunk, and counts merge by addition, so results are bit-identical for
+any number of workers or backend.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dpaudit.audit.executor import ExecutionConfig, run_units
+from dpaudit.audit.statistics import (
+    clopper_pearson_lower,
+    clopper_pearson_upper,
+    log_ratio_lower_bound,
+)
+from dpaudit.errors import DPAuditError, InvalidArgumentError, MechanismError
+from dpaudit.mechanisms.base import Mechanism
+from dpaudit.random import stable_hash, unit_rng
+from dpaudit.serialization import to_jsonable
+from dpaudit.validation import check_int, check_probability_open, check_seed
+
+#: How a tie (exactly half the coordinates rounded to 1) is voted.
+#: ``half-even`` is numpy's ``round(0.5) = 0`` as in the reference; ``half-up``
+#: votes 1; ``random`` flips a fair coin per tie from the unit's generator.
+TIE_RULES = ("half-even", "half-up", "random")
+#: ``auto`` uses the fused path when the mechanism is additive.
+PATHS = ("auto", "fused", "generic")
+
+#: Coordinates per block inside a unit (≈ 4 MB of 32-bit uniforms + 1 MB of flags).
+_BLOCK_COORDS = 1 << 20
+#: Output coordinates per work unit (≈ 0.1 s on the fused path).
+_UNIT_COORDS = 1 << 26
+#: Fused path: coarse grid of 2^18 cells of 2^14 points, plus 2^18 check points.
+_COARSE_BITS = 18
+_CHECK_POINTS = 1 << 18
+_MAX_FLIPS = 64
+_GRID = 1 << 32
+_U64_MAX = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
+_SEED_TAG = stable_hash("dpaudit.sanity-check")
+
+
+# --------------------------------------------------------------- decision set
+@dataclass(frozen=True)
+class DecisionSet:
+    """Exactly which 32-bit uniforms ``k`` make one coordinate round to 1.
+
+    The decision starts as ``first`` at ``k = 0`` and flips at every entry of
+    ``flips`` (sorted, each in ``1..2³²−1``).
+    """
+
+    first: bool
+    flips: tuple[int, ...]
+
+    @property
+    def probability(self) -> float:
+        """Probability that one coordinate rounds to 1 (exact for the 32-bit grid)."""
+        edges = [0, *self.flips, _GRID]
+        on = self.first
+        mass = 0
+        for lo, hi in itertools.pairwise(edges):
+            if on:
+                mass += hi - lo
+            on = not on
+        return mass / _GRID
+
+    @property
+    def constant(self) -> bool:
+        """True when every uniform gives the same decision."""
+        return not self.flips
+
+    def cyclic_interval(self) -> tuple[int, int] | None:
+        """``(lo, width)`` with decision 1 iff ``(k − lo) mod 2³² < width``, if one exists."""
+        f = self.flips
+        if len(f) == 1:
+            return (f[0], _GRID - f[0]) if not self.first else (0, f[0])
+        if len(f) == 2:
+            return (f[0], f[1] - f[0]) if not self.first else (f[1], _GRID - f[1] + f[0])
+        return None
+
+    def contains(self, k: np.ndarray) -> np.ndarray:
+        """Vectorised membership test for integer ``k`` (any integer dtype)."""
+        k = np.asarray(k, dtype=np.int64)
+        crossings = np.searchsorted(np.asarray(self.flips, dtype=np.int64), k, side="right")
+        return (crossings % 2 == 1) ^ self.first
+
+
+def _uniform_at(k: np.ndarray) -> np.ndarray:
+    """Grid uniform ``(k + 1/2)·2⁻³²``; exact in float64 and strictly inside (0, 1)."""
+    return (np.asarray(k, dtype=np.float64) + 0.5) * 2.0**-32
+
+
+def _decide(mech: Mechanism, x_value: float, k: np.ndarray) -> np.ndarray:
+    """The attack's per-coordinate decision ``x + T(u_k) >= 0.5``, as the sampler computes it."""
+    u = _uniform_at(k)
+    try:
+        noise = mech.noise_from_uniform(u)
+    except DPAuditError:
+        raise
+    except Exception as exc:
+        raise MechanismError(
+            f"mechanism {mech.name!r}: noise_from_uniform raised "
+            f"{type(exc).__name__}: {exc} (input: all {x_value:g})"
+        ) from exc
+    noise = np.asarray(noise)
+    if noise.shape != u.shape or noise.dtype.kind != "f":
+        raise MechanismError(
+            f"mechanism {mech.name!r}: noise_from_uniform returned {noise.dtype} of shape "
+            f"{noise.shape} for {u.shape} uniforms: expected floats of the same shape"
+        )
+    if np.isinf(noise).any() or (not mech.allows_nan_output and np.isnan(noise).any()):
+        raise MechanismError(
+            f"mechanism {mech.name!r}: noise_from_uniform returned NaN or inf inside (0, 1) "
+            f"(input: all {x_value:g})"
+        )
+    out = noise + x_value  # same float64 operation as x + noise in the sampler
+    return out >= 0.5  # NaN (declared policy) rounds to 0, as in the generic attack
+
+
+def attack_decision_set(mech: Mechanism, x_value: float) -> DecisionSet | None:
+    """Exact decision set of the rounding attack for an additive mechanism on input ``x_value``.
+
+    Returns None when the transform has structure finer than the coarse grid
+    (the verification at extra points disagrees) or flips more than 64 times;
+    the caller then falls back to sampling.
+    """
+    step = _GRID >> _COARSE_BITS
+    coarse = np.append(np.arange(0, _GRID, step, dtype=np.int64), _GRID - 1)
+    d = _decide(mech, x_value, coarse)
+    cells = np.flatnonzero(d[:-1] != d[1:])
+    if cells.size > _MAX_FLIPS:
+        return None
+    lo = coarse[cells].copy()  # decision there: d[cells]
+    hi = coarse[cells + 1].copy()  # decision there: the opposite
+    left = d[cells]
+    while cells.size and np.any(hi - lo > 1):
+        mid = (lo + hi) // 2
+        same = _decide(mech, x_value, mid) == left
+        lo = np.where(same, mid, lo)
+        hi = np.where(same, hi, mid)
+    result = DecisionSet(first=bool(d[0]), flips=tuple(int(v) for v in hi))
+    # Verify: around every flip, and at fixed pseudo-random points (independent of the audit seed).
+    probe = np.random.default_rng(0x5A17C).integers(0, _GRID, _CHECK_POINTS, dtype=np.int64)
+    near = np.concatenate([hi + o for o in (-2, -1, 0, 1)]) if cells.size else np.empty(0)
+    probe = np.concatenate([probe, np.clip(near, 0, _GRID - 1).astype(np.int64)])
+    if not np.array_equal(_decide(mech, x_value, probe), result.contains(probe)):
+        return None
+    return result
+
+
+# ----------------------------------------------------------------- the kernels
+def _count_dtype(n: int) -> type[np.unsignedinteger[Any]]:
+    if n < 256:
+        return np.uint8
+    return np.uint16 if n < 65536 else np.uint32
+
+
+def _vote_ones(counts: np.ndarray, n: int, tie_rule: str, rng: np.random.Generator) -> int:
+    """Rows whose majority vote is 1, given per-row counts of coordinates rounded to 1."""
+    half = n // 2
+    ones = int(np.count_nonzero(counts > half))
+    if n % 2 == 0 and tie_rule != "half-even":
+        ties = int(np.count_nonzero(counts == half))
+        ones += ties if tie_rule == "half-up" else int(rng.binomial(ties, 0.5))
+    return ones
+
+
+def _fused_ones(
+    decision: DecisionSet, n: int, rows: int, rng: np.random.Generator, tie_rule: str
+) -> int:
+    """Majority votes equal to 1 among ``rows`` runs, drawing ``n`` 32-bit uniforms per run."""
+    if decision.constant:
+        return rows if decision.first else 0  # counts are 0 or n: no tie, nothing to draw
+    interval = decision.cyclic_interval()
+    flips = np.asarray(decision.flips, dtype=np.uint32)
+    block_rows = max(2, (_BLOCK_COORDS // n) & ~1)
+    flags = np.empty(n * block_rows, dtype=bool)
+    dtype = _count_dtype(n)
+    ones = 0
+    for start in range(0, rows, block_rows):
+        r = min(block_rows, rows - start)
+        m = n * r
+        raw = rng.integers(0, _U64_MAX, size=(m + 1) // 2, dtype=np.uint64, endpoint=True)
+        # Layout (coordinate, run): summing over axis 0 adds contiguous rows (fast for any n).
+        k = raw.view(np.uint32)[:m].reshape(n, r)
+        hit = flags[:m].reshape(n, r)
+        if interval is not None:
+            lo, width = interval
+            np.subtract(k, np.uint32(lo), out=k)  # wraps modulo 2^32
+            np.less(k, np.uint32(width), out=hit)
+        else:
+            crossings = np.searchsorted(flips, k, side="right")
+            np.not_equal(crossings & 1, int(decision.first), out=hit)
+        counts = hit.sum(axis=0, dtype=dtype)
+        ones += _vote_ones(counts, n, tie_rule, rng)
+    return ones
+
+
+def _describe_input(x: np.ndarray) -> str:
+    return f"x = all {x.flat[0]:g} (shape {x.shape})"
+
+
+def checked_sample(
+    mech: Mechanism, x: np.ndarray, rows: int, rng: np.random.Generator
+) -> np.ndarray:
+    """``mech.sample`` with every output checked: raises :class:`MechanismError` naming the problem.
+
+    Rejected: an exception inside the mechanism, a non-array, the wrong shape,
+    a non-numeric dtype, inf, and NaN unless the mechanism declares a NaN policy
+    (``allows_nan_output``).
+    """
+    where = f"mechanism {mech.name!r} on {_describe_input(x)}"
+    try:
+        out = mech.sample(x, rows, rng)
+    except MechanismError:
+        raise
+    except Exception as exc:
+        raise MechanismError(f"{where} raised {type(exc).__name__}: {exc}") from exc
+    if not isinstance(out, np.ndarray) or out.dtype.kind not in "fiub":
+        kind = getattr(out, "dtype", type(out).__name__)
+        raise MechanismError(f"{where} returned {kind}: expected a real or integer array")
+    expected = (rows, *mech.output_shape)
+    if out.shape != expected:
+        raise MechanismError(f"{where} returned shape {out.shape}: expected {expected}")
+    if out.dtype.kind == "f":
+        if np.isinf(out).any():
+            raise MechanismError(f"{where} returned inf")
+        if not mech.allows_nan_output and np.isnan(out).any():
+            raise MechanismError(f"{where} returned NaN and declares no NaN policy")
+    return out
+
+
+def _generic_ones(
+    mech: Mechanism, x: np.ndarray, rows: int, rng: np.random.Generator, tie_rule: str
+) -> int:
+    """Majority votes equal to 1 among ``rows`` runs of ``mech.sample``."""
+    m = int(np.prod(mech.output_shape, dtype=np.int64))
+    block_rows = max(1, _BLOCK_COORDS // m)
+    dtype = _count_dtype(m)
+    ones = 0
+    for start in range(0, rows, block_rows):
+        r = min(block_rows, rows - start)
+        out = checked_sample(mech, x, r, rng).reshape(r, m)
+        counts = (out >= 0.5).sum(axis=1, dtype=dtype)  # NaN >= 0.5 is False: rounds to 0
+        ones += _vote_ones(counts, m, tie_rule, rng)
+    return ones
+
+
+# ------------------------------------------------------------------ work units
+@dataclass(frozen=True)
+class SanityUnit:
+    """One chunk of runs of one mechanism on one input: the picklable work unit."""
+
+    mechanism: Mechanism
+    x_bit: int
+    chunk: int
+    rows: int
+    seed: int
+    spec_key: int
+    tie_rule: str
+    decision: DecisionSet | None  # None: generic path
+
+
+def run_sanity_unit(unit: SanityUnit) -> np.ndarray:
+    """Counts ``[rows, votes for 1]`` of one unit (int64), mergeable by addition."""
+    rng = unit_rng(unit.seed, (_SEED_TAG, unit.spec_key, unit.x_bit, unit.chunk))
+    mech = unit.mechanism
+    if unit.decision is not None:
+        n = int(np.prod(mech.output_shape, dtype=np.int64))
+        ones = _fused_ones(unit.decision, n, unit.rows, rng, unit.tie_rule)
+    else:
+        x = np.full(mech.input_shape, float(unit.x_bit))
+        ones = _generic_ones(mech, x, unit.rows, rng, unit.tie_rule)
+    return np.array([unit.rows, ones], dtype=np.int64)
+
+
+# --------------------------------------------------------------------- results
+@dataclass(frozen=True)
+class SanityWitness:
+    """The event and direction that gave the ε lower bound, with its counts and bounds."""
+
+    guess: int
+    true_numerator: int
+    true_denominator: int
+    hits_numerator: int
+    hits_denominator: int
+    runs: int
+    p_numerator_lower: float
+    p_denominator_upper: float
+    epsilon_lower_bound: float
+
+    def describe(self) -> str:
+        """E.g. ``Pr[guess=1 | x=1] >= 0.73 and Pr[guess=1 | x=0] <= 0.27``."""
+        return (
+            f"Pr[guess={self.guess} | x={self.true_numerator}] >= {self.p_numerator_lower:.4g} "
+            f"({self.hits_numerator}/{self.runs}) and Pr[guess={self.guess} | "
+            f"x={self.true_denominator}] <= {self.p_denominator_upper:.4g} "
+            f"({self.hits_denominator}/{self.runs})"
+        )
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Wall time and throughput of one run."""
+
+    seconds: float
+    coordinates: int
+    coordinates_per_second: float
+
+
+@dataclass(frozen=True)
+class SanityCheckResult:
+    """Outcome of one sanity check; serialises to JSON with :func:`dpaudit.serialization.dumps`."""
+
+    mechanism: dict[str, Any]
+    claim: str
+    claimed_epsilon: float
+    dim: int
+    output_dim: int
+    runs: int
+    seed: int
+    confidence: float
+    tie_rule: str
+    counts: tuple[tuple[int, int], tuple[int, int]]
+    empirical_loss: float
+    epsilon_lower_bound: float
+    violation: bool
+    witness: SanityWitness | None
+    path: str
+    coordinate_probability: tuple[float, float] | None
+    timing: Timing
+
+    def verdict(self) -> str:
+        """One-sided verdict in words."""
+        if self.violation:
+            return (
+                f"violation: ε >= {self.epsilon_lower_bound:.4g} > claimed "
+                f"{self.claimed_epsilon:g} at confidence {self.confidence:g}"
+            )
+        return (
+            f"no violation found: ε_lcb = {self.epsilon_lower_bound:.4g} <= claimed "
+            f"{self.claimed_epsilon:g} (this does not show the mechanism is private)"
+        )
+
+
+def empirical_loss(counts: Any) -> float:
+    """The ACL 2022 MLE loss ``max(|ln(f00/f10)|, |ln(f01/f11)|)`` of a table ``f[true][guess]``.
+
+    A term is infinite when exactly one of its two counts is zero; a guess that
+    never occurs (both zero) carries no evidence and is skipped.
+    """
+    f = np.asarray(counts, dtype=np.int64)
+    if f.shape != (2, 2) or np.any(f < 0):
+        raise InvalidArgumentError("counts", f.tolist(), "a 2x2 table of non-negative counts")
+    loss = 0.0
+    for g in (0, 1):
+        a, b = int(f[0, g]), int(f[1, g])
+        if a == 0 and b == 0:
+            continue
+        if a == 0 or b == 0:
+            return math.inf
+        loss = max(loss, abs(math.log(a / b)))
+    return loss
+
+
+def sanity_epsilon_lower_bound(
+    counts: Any, runs: int, confidence: float
+) -> tuple[float, SanityWitness | None]:
+    """Clopper–Pearson ε lower bound from the 2×2 table, Bonferroni-corrected over 4 candidates.
+
+    Candidates: guess ``g`` ∈ {0, 1} × direction (a, b) ∈ {(0, 1), (1, 0)};
+    each is ``ln P_lower(g | a) − ln P_upper(g | b)`` with both one-sided bounds
+    at ``α/8``.  Returns ``(max(0, best), witness)``; witness is None when no
+    candidate is positive.
+    """
+    confidence = check_probability_open("confidence", confidence)
+    f = np.asarray(counts, dtype=np.int64)
+    alpha = (1.0 - confidence) / 4.0  # per candidate; log_ratio_lower_bound halves it again
+    best = 0.0
+    witness = None
+    for g in (0, 1):
+        for a, b in ((0, 1), (1, 0)):
+            k1, k2 = int(f[a, g]), int(f[b, g])
+            bound = float(log_ratio_lower_bound(k1, runs, k2, runs, alpha))
+            if bound > best:
+                best = bound
+                witness = SanityWitness(
+                    guess=g,
+                    true_numerator=a,
+                    true_denominator=b,
+                    hits_numerator=k1,
+                    hits_denominator=k2,
+                    runs=runs,
+                    p_numerator_lower=float(clopper_pearson_lower(k1, runs, alpha / 2)),
+                    p_denominator_upper=float(clopper_pearson_upper(k2, runs, alpha / 2)),
+                    epsilon_lower_bound=bound,
+                )
+    return best, witness
+
+
+def reference_effective_runs(dim: int, runs: int = 10_000_000) -> int:
+    """Runs behind one published ACL 2022 cell: the last of 10 chunks when ``dim > 16``.
+
+    The reference code ran ``n > 16`` in 10 chunks and overwrote the counts, so
+    its cells rest on ``runs // 10`` runs (1M of the nominal 10M).
+    """
+    return runs // 10 if dim > 16 else runs
+
+
+# ------------------------------------------------------------------- planning
+@dataclass(frozen=True)
+class SanityPlan:
+    """Everything needed to run one sanity check: the units and what the result records."""
+
+    mechanism: Mechanism
+    runs: int
+    seed: int
+    confidence: float
+    tie_rule: str
+    path: str
+    decisions: tuple[DecisionSet, DecisionSet] | None
+    units: tuple[SanityUnit, ...]
+
+    @property
+    def dim(self) -> int:
+        """Input dimension ``n``."""
+        return self.mechanism.input_domain.size
+
+    @property
+    def output_dim(self) -> int:
+        """Output coordinates per run."""
+        return int(np.prod(self.mechanism.output_shape, dtype=np.int64))
+
+
+def _spec_key(mech: Mechanism) -> int:
+    spec = {"class": f"{type(mech).__module__}.{type(mech).__qualname__}", **mech.spec()}
+    return stable_hash(json.dumps(to_jsonable(spec), sort_keys=True))
+
+
+def check_sanity_mechanism(mech: Mechanism) -> None:
+    """Reject mechanisms the sanity check cannot run: inputs must include 0^n and 1^n."""
+    if not isinstance(mech, Mechanism):
+        raise InvalidArgumentError("mechanism", mech, "a dpaudit Mechanism instance")
+    if mech.output_kind == "categorical":
+        raise InvalidArgumentError(
+            "mechanism", mech.name, "a mechanism with real-vector or binary output"
+        )
+    domain = mech.input_domain
+    if len(domain.shape) != 1 or not (domain.low <= 0.0 and domain.high >= 1.0):
+        raise InvalidArgumentError(
+            "mechanism",
+            f"{mech.name} on {domain.describe()}",
+            "a mechanism whose inputs include [0, 1]^n (vector input, LOW <= 0, HIGH >= 1)",
+        )
+
+
+def plan_sanity_check(
+    mech: Mechanism,
+    runs: int,
+    *,
+    seed: int = 0,
+    confidence: float = 0.95,
+    tie_rule: str = "half-even",
+    path: str = "auto",
+) -> SanityPlan:
+    """Validate the arguments and split the work into units (see :func:`sanity_check`)."""
+    check_sanity_mechanism(mech)
+    runs = check_int("runs", runs, minimum=1)
+    seed = check_seed(seed)
+    confidence = check_probability_open("confidence", confidence)
+    if tie_rule not in TIE_RULES:
+        raise InvalidArgumentError("tie_rule", tie_rule, f"one of {', '.join(TIE_RULES)}")
+    if path not in PATHS:
+        raise InvalidArgumentError("path", path, f"one of {', '.join(PATHS)}")
+    decisions = None
+    fusable = mech.is_additive and tuple(mech.output_shape) == tuple(mech.input_shape)
+    if path == "fused" and not fusable:
+        raise InvalidArgumentError(
+            "path", path, f"'auto' or 'generic' ({mech.name} is not an additive-noise mechanism)"
+        )
+    if path != "generic" and fusable:
+        d0 = attack_decision_set(mech, 0.0)
+        d1 = attack_decision_set(mech, 1.0)
+        if d0 is not None and d1 is not None:
+            decisions = (d0, d1)
+        elif path == "fused":
+            raise InvalidArgumentError(
+                "path", path, f"'auto' or 'generic' ({mech.name}'s transform is too irregular)"
+            )
+    out_dim = int(np.prod(mech.output_shape, dtype=np.int64))
+    chunk_rows = max(4096, _UNIT_COORDS // out_dim)
+    key = _spec_key(mech)
+    units = []
+    for x_bit in (0, 1):
+        for chunk, start in enumerate(range(0, runs, chunk_rows)):
+            units.append(
+                SanityUnit(
+                    mechanism=mech,
+                    x_bit=x_bit,
+                    chunk=chunk,
+                    rows=min(chunk_rows, runs - start),
+                    seed=seed,
+                    spec_key=key,
+                    tie_rule=tie_rule,
+                    decision=None if decisions is None else decisions[x_bit],
+                )
+            )
+    return SanityPlan(
+        mechanism=mech,
+        runs=runs,
+        seed=seed,
+        confidence=confidence,
+        tie_rule=tie_rule,
+        path="fused" if decisions is not None else "generic",
+        decisions=decisions,
+        units=tuple(units),
+    )
+
+
+def finish_sanity_check(
+    plan: SanityPlan, unit_counts: Sequence[np.ndarray], seconds: float
+) -> SanityCheckResult:
+    """Merge the units' counts (by addition, in unit order) into the result."""
+    ones = [0, 0]
+    for unit, c in zip(plan.units, unit_counts, strict=True):
+        ones[unit.x_bit] += int(c[1])
+    n = plan.runs
+    counts = ((n - ones[0], ones[0]), (n - ones[1], ones[1]))
+    bound, witness = sanity_epsilon_lower_bound(counts, n, plan.confidence)
+    mech = plan.mechanism
+    coords = 2 * n * plan.output_dim
+    return SanityCheckResult(
+        mechanism=mech.spec(),
+        claim=mech.claim.describe(),
+        claimed_epsilon=mech.claim.epsilon,
+        dim=plan.dim,
+        output_dim=plan.output_dim,
+        runs=n,
+        seed=plan.seed,
+        confidence=plan.confidence,
+        tie_rule=plan.tie_rule,
+        counts=counts,
+        empirical_loss=empirical_loss(counts),
+        epsilon_lower_bound=bound,
+        violation=bound > mech.claim.epsilon,
+        witness=witness,
+        path=plan.path,
+        coordinate_probability=(
+            None if plan.decisions is None else tuple(d.probability for d in plan.decisions)
+        ),
+        timing=Timing(seconds, coords, coords / seconds if seconds > 0 else math.inf),
+    )
+
+
+def sanity_check(
+    mech: Mechanism,
+    runs: int,
+    *,
+    seed: int = 0,
+    confidence: float = 0.95,
+    tie_rule: str = "half-even",
+    path: str = "auto",
+    config: ExecutionConfig | None = None,
+) -> SanityCheckResult:
+    """Run the ACL 2022 reconstruction sanity check on ``mech`` with ``runs`` runs per input.
+
+    ``path``: ``auto`` (fused when the mechanism is additive), ``fused`` or
+    ``generic``.  ``config`` chooses the executor (backend, workers).
+    """
+    plan = plan_sanity_check(
+        mech, runs, seed=seed, confidence=confidence, tie_rule=tie_rule, path=path
+    )
+    start = time.perf_counter()
+    results = run_units(run_sanity_unit, plan.units, config, desc=f"sanity-check {mech.name}")
+    return finish_sanity_check(plan, results, time.perf_counter() - start)
+
+
+# ------------------------------------------------------------------ ACL 2022 grid
+ACL2022_EPSILONS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
+ACL2022_DIMS = (1, 2, 8, 32, 64, 128)
+ACL2022_MECHANISMS = ("laplace", "adept-acl22", "dptext", "identity", "random-bits")
+
+
+@dataclass(frozen=True)
+class GridRow:
+    """One cell of the ACL 2022 grid, flat (tidy) for tables and CSV."""
+
+    mechanism: str
+    epsilon: float
+    dim: int
+    runs: int
+    f00: int
+    f01: int
+    f10: int
+    f11: int
+    empirical_loss: float
+    epsilon_lower_bound: float
+    confidence: float
+    violation: bool
+    path: str
+
+
+def run_acl2022_grid(
+    runs: int = 10_000_000,
+    *,
+    mechanisms: Sequence[str] = ACL2022_MECHANISMS,
+    epsilons: Sequence[float] = ACL2022_EPSILONS,
+    dims: Sequence[int] = ACL2022_DIMS,
+    seed: int = 1234,
+    confidence: float = 0.95,
+    familywise: bool = False,
+    tie_rule: str = "half-even",
+    config: ExecutionConfig | None = None,
+) -> list[GridRow]:
+    """The sanity-check grid of Habernal (ACL 2022, Fig. 2): every mechanism × ε × n.
+
+    Each cell is its own audit of its own claim at ``confidence``; with
+    ``familywise=True`` the level is Bonferroni-corrected over all cells
+    instead.  All cells' units go to the executor together, so workers stay
+    busy across small and large cells.  Rows come in (mechanism, ε, n) order.
+    """
+    from dpaudit.mechanisms import make_mechanism
+
+    confidence = check_probability_open("confidence", confidence)
+    cells = [(m, e, n) for m in mechanisms for e in epsilons for n in dims]
+    if not cells:
+        raise InvalidArgumentError("grid", cells, "at least one mechanism, ε and n")
+    level = 1.0 - (1.0 - confidence) / len(cells) if familywise else confidence
+    plans = [
+        plan_sanity_check(
+            make_mechanism(m, epsilon=e, dim=n),
+            runs,
+            seed=seed,
+            confidence=level,
+            tie_rule=tie_rule,
+        )
+        for m, e, n in cells
+    ]
+    units = [u for p in plans for u in p.units]
+    start = time.perf_counter()
+    results = run_units(run_sanity_unit, units, config, desc="ACL 2022 grid")
+    seconds = time.perf_counter() - start
+    rows = []
+    offset = 0
+    for (m, e, n), plan in zip(cells, plans, strict=True):
+        part = results[offset : offset + len(plan.units)]
+        offset += len(plan.units)
+        r = finish_sanity_check(plan, part, seconds)
+        (f00, f01), (f10, f11) = r.counts
+        rows.append(
+            GridRow(
+                mechanism=m,
+                epsilon=e,
+                dim=n,
+                runs=runs,
+                f00=f00,
+                f01=f01,
+                f10=f10,
+                f11=f11,
+                empirical_loss=r.empirical_loss,
+                epsilon_lower_bound=r.epsilon_lower_bound,
+                confidence=level,
+                violation=r.violation,
+                path=r.path,
+            )
+        )
+    return rows
