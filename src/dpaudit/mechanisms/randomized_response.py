@@ -1,0 +1,85 @@
+"""Binary randomised response (Warner, JASA 1965; the ε-LDP form of Wang et al. 2017, §4.1).
+
+The input is one bit; the mechanism reports it truthfully with probability
+``p = e^ε/(1+e^ε)`` and flips it otherwise.  Its exact pure ε is
+``ln(p/(1−p)) = ε`` (see :mod:`dpaudit.analysis.randomized_response`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+from scipy import special
+
+from dpaudit.analysis.randomized_response import log_ratio, rr_keep_probability, safe_log
+from dpaudit.claims import AnalyticTruth, Definition, InputDomain, PrivacyClaim, WitnessPair
+from dpaudit.mechanisms.base import Mechanism
+from dpaudit.mechanisms.registry import register
+from dpaudit.validation import check_epsilon
+
+
+@register
+@dataclass(frozen=True)
+class RandomizedResponse(Mechanism):
+    """Report one bit truthfully with probability ``e^ε/(1+e^ε)``."""
+
+    name: ClassVar[str] = "randomized-response"
+    reference: ClassVar[str] = (
+        "Warner, JASA 1965; Wang et al., USENIX Security 2017, §4.1 (k = 2): "
+        "keep with p = e^ε/(1+e^ε)"
+    )
+    summary: ClassVar[str] = "binary randomised response on one bit"
+    output_kind: ClassVar[str] = "binary"
+
+    def __post_init__(self) -> None:
+        check_epsilon(self.epsilon)
+
+    @property
+    def p(self) -> float:
+        """Probability of reporting the true bit."""
+        return rr_keep_probability(self.epsilon)
+
+    @property
+    def q(self) -> float:
+        """Probability of reporting the other bit, ``1 − p`` = ``1/(1+e^ε)``."""
+        return float(special.expit(-self.epsilon))
+
+    @property
+    def claim(self) -> PrivacyClaim:
+        return PrivacyClaim(
+            definition=Definition.PURE,
+            epsilon=self.epsilon,
+            domain=InputDomain((1,), 0, 1, integer=True),
+        )
+
+    @property
+    def output_shape(self) -> tuple[int, ...]:
+        return (1,)
+
+    def _sample(self, x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+        flip = rng.random((n, 1)) >= self.p
+        return np.bitwise_xor(flip, bool(x[0])).astype(np.uint8)
+
+    def log_prob(self, x: Any, outputs: np.ndarray) -> np.ndarray:
+        bit = self.validate_input(x)[0]
+        y = np.asarray(outputs, dtype=np.float64).reshape(len(outputs))
+        out = np.full(y.shape, -math.inf)
+        out[y == bit] = safe_log(self.p)
+        out[y == 1.0 - bit] = safe_log(self.q)
+        return out
+
+    def privacy_loss(self, x: Any, x_prime: Any) -> float:
+        a = self.validate_input(x)
+        b = self.validate_input(x_prime, "x_prime")
+        return 0.0 if a[0] == b[0] else log_ratio(self.p, self.q)
+
+    def truth(self) -> AnalyticTruth:
+        loss = self.privacy_loss(0, 1)
+        return AnalyticTruth(
+            true_epsilon=loss,
+            method="closed form: ln(p/(1−p)) at the output equal to the first input",
+            witness=WitnessPair((0.0,), (1.0,), loss, "the two inputs; worst output y = x"),
+        )
