@@ -18,6 +18,7 @@ from dpaudit.mechanisms import laplace  # noqa: F401  isort: skip
 from dpaudit.mechanisms import gaussian  # noqa: F401  isort: skip
 from dpaudit.mechanisms import randomized_response  # noqa: F401  isort: skip
 from dpaudit.mechanisms import grr  # noqa: F401  isort: skip
+from dpaudit.mechanisms import unary_encoding  # noqa: F401  isort: skip
 from dpaudit.mechanisms import ome  # noqa: F401  isort: skip
 
 __all__ = [
