@@ -22,6 +22,7 @@ from dpaudit.mechanisms import unary_encoding  # noqa: F401  isort: skip
 from dpaudit.mechanisms import identity  # noqa: F401  isort: skip
 from dpaudit.mechanisms import random_bits  # noqa: F401  isort: skip
 from dpaudit.mechanisms import adept  # noqa: F401  isort: skip
+from dpaudit.mechanisms import dptext  # noqa: F401  isort: skip
 from dpaudit.mechanisms import ome  # noqa: F401  isort: skip
 
 __all__ = [
