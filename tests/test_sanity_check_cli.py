@@ -52,6 +52,7 @@ def test_json_has_the_documented_keys(capsys: pytest.CaptureFixture[str]) -> Non
     assert data["dim"] == 8 and data["mechanism"]["params"]["dim"] == 8
     assert data["runs"] == 20000 and sum(data["counts"][0]) == 20000
     assert data["violation"] is False and data["confidence"] == 0.95
+    assert data["verdict"].startswith("no violation found")
 
 
 def test_identity_is_flagged_and_fail_on_violation(capsys: pytest.CaptureFixture[str]) -> None:

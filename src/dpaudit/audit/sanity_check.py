@@ -67,7 +67,7 @@ import json
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -365,7 +365,12 @@ class SanityWitness:
 
 @dataclass(frozen=True)
 class Timing:
-    """Wall time and throughput of one run."""
+    """Wall time and nominal throughput of one run.
+
+    ``coordinates`` is ``2·runs·output_dim``, including inputs whose per-coordinate
+    decision is constant on the fused path (e.g. DPText on ``1^n``), which need no
+    sampling at all; ``benchmarks/sanity_throughput.py`` counts sampled ones only.
+    """
 
     seconds: float
     coordinates: int
@@ -393,6 +398,12 @@ class SanityCheckResult:
     path: str
     coordinate_probability: tuple[float, float] | None
     timing: Timing
+
+    def to_dict(self) -> dict[str, Any]:
+        """Fields plus the verdict in words (used by the JSON serialiser)."""
+        out: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self)}
+        out["verdict"] = self.verdict()
+        return out
 
     def verdict(self) -> str:
         """One-sided verdict in words."""
