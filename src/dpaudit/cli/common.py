@@ -18,9 +18,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from dpaudit.adapters import missing_adapter_error
 from dpaudit.audit.executor import BACKENDS, ExecutionConfig
 from dpaudit.errors import InvalidArgumentError
-from dpaudit.mechanisms import Mechanism, make_mechanism
+from dpaudit.mechanisms import Mechanism, make_mechanism, mechanism_names
 from dpaudit.mechanisms.registry import mechanism_class, parameter_fields
 from dpaudit.serialization import dumps
 
@@ -110,11 +111,20 @@ def parse_params(items: list[str]) -> dict[str, str]:
 
 
 def build_mechanism(args: argparse.Namespace) -> Mechanism:
-    """Construct the mechanism named on the command line with its ``-p`` parameters."""
+    """Construct the mechanism named on the command line with its ``-p`` parameters.
+
+    A name containing ``:`` is a user callable ``module:callable`` (see
+    :mod:`dpaudit.adapters.callable`); an adapter whose library is missing names its extra.
+    """
     params: dict[str, Any] = parse_params(args.param)
     if getattr(args, "epsilon", None) is not None:
         params["epsilon"] = args.epsilon
-    cls = mechanism_class(args.mechanism)
+    name = args.mechanism
+    if ":" in name:
+        params["target"], name = name, "callable"
+    elif name not in mechanism_names() and (missing := missing_adapter_error(name)):
+        raise missing
+    cls = mechanism_class(name)
     fields = parameter_fields(cls)
     for option, key in (("delta", "delta"), ("domain", "domain")):
         value = getattr(args, option, None)
@@ -123,7 +133,7 @@ def build_mechanism(args: argparse.Namespace) -> Mechanism:
         if key not in fields:
             raise InvalidArgumentError(f"--{option}", value, f"no --{option} for {cls.name}")
         params[key] = value
-    return make_mechanism(args.mechanism, **params)
+    return make_mechanism(name, **params)
 
 
 def emit(args: argparse.Namespace, result: Any, render_text: Callable[[Any], str]) -> None:
