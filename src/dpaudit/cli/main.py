@@ -11,7 +11,15 @@ from dpaudit.errors import DPAuditError
 
 #: Sub-command modules in ``dpaudit.cli``; each defines ``register(subparsers)``
 #: which adds its parser and sets ``func`` (returning an exit code).
-COMMANDS = ("cmd_mechanisms", "cmd_reproduce", "cmd_report", "cmd_sanity_check", "cmd_simulate_sensitivity")
+COMMANDS = (
+    "cmd_mechanisms",
+    "cmd_analyze",
+    "cmd_sensitivity",
+    "cmd_reproduce",
+    "cmd_report",
+    "cmd_sanity_check",
+    "cmd_simulate_sensitivity",
+)
 
 
 def build_parser() -> OneLineParser:
