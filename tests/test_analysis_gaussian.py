@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -47,9 +48,9 @@ def test_delta_matches_numerical_integration(epsilon: float, sigma: float, dista
 def test_delta_decreases_in_epsilon_and_sigma() -> None:
     eps = np.linspace(0, 5, 30)
     d = [gaussian_delta(e, 1.0, 1.0) for e in eps]
-    assert all(a > b for a, b in zip(d, d[1:], strict=False))
+    assert all(a > b for a, b in itertools.pairwise(d))
     s = [gaussian_delta(1.0, t, 1.0) for t in (0.3, 0.6, 1.0, 2.0)]
-    assert all(a > b for a, b in zip(s, s[1:], strict=False))
+    assert all(a > b for a, b in itertools.pairwise(s))
 
 
 @pytest.mark.parametrize("epsilon", [0.05, 0.5, 1.0, 4.0, 20.0])

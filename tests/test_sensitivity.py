@@ -135,8 +135,20 @@ def test_clip_is_identity_inside_and_projects_outside() -> None:
     r = np.array([[0.3, 0.4], [3.0, 4.0], [0.0, 0.0]])
     out = clip_to_norm(r, 1.0, 2.0)
     np.testing.assert_allclose(out, [[0.3, 0.4], [0.6, 0.8], [0.0, 0.0]])
+    assert out[0].tolist() == [0.3, 0.4]  # bit-exact identity inside the ball
     np.testing.assert_allclose(clip_to_norm([2.0, -2.0], 1.0, 1.0), [0.5, -0.5])
     np.testing.assert_allclose(clip_to_norm([2.0, -0.5], 1.0, INF), [1.0, -0.25])
+
+
+@pytest.mark.parametrize("p", NORMS)
+def test_clip_survives_huge_and_tiny_vectors(p: float) -> None:
+    # ‖r‖ overflows float64 here; clipping must still land on the sphere, not at 0.
+    huge = clip_to_norm(np.array([1e308, -1e308, 1e308]), 2.0, p)
+    assert float(lp_norm(huge, p)) == pytest.approx(2.0, rel=1e-12)
+    assert np.all(np.sign(huge) == [1, -1, 1])
+    tiny = np.array([5e-324, 0.0, -5e-324])
+    np.testing.assert_array_equal(clip_to_norm(tiny, 2.0, p), tiny)
+    np.testing.assert_array_equal(clip_to_norm(np.zeros(3), 2.0, p), np.zeros(3))
 
 
 @pytest.mark.parametrize("text", ["1", "2", "inf", "INF", 1, 2.0, math.inf])

@@ -75,12 +75,19 @@ def clip_to_norm(r: np.ndarray, bound: float, p: float) -> np.ndarray:
     """``f(r) = r · min(1, C / ‖r‖_p)`` row-wise along the last axis (Habernal 2021, Eq. 13).
 
     The zero vector is left unchanged (the factor is 1 when ``‖r‖_p ≤ C``).
+    Computed as ``u · min(m, C/‖u‖_p)`` with ``m = max|r_i|`` and ``u = r/m`` so
+    that vectors whose norm overflows a float (entries near 1e308) still clip
+    to the right point.
     """
     r = np.asarray(r, dtype=np.float64)
-    norms = lp_norm(r, p)
-    with np.errstate(divide="ignore"):
-        factor = np.minimum(1.0, bound / norms)
-    return r * factor[..., np.newaxis]
+    m = np.abs(r).max(axis=-1, initial=0.0)
+    safe_m = np.where(m > 0.0, m, 1.0)
+    u = r / safe_m[..., np.newaxis]
+    u_norm = np.where(m > 0.0, lp_norm(u, p), 1.0)  # in [1, n] for non-zero rows
+    limit = bound / u_norm
+    clipped = u * np.minimum(m, limit)[..., np.newaxis]
+    # Inside the ball return r itself, bit for bit (u·m may differ from r in the last ulp).
+    return np.where((m <= limit)[..., np.newaxis], r, clipped)
 
 
 @dataclass(frozen=True)
