@@ -14,6 +14,7 @@ from dpaudit.analysis.gaussian import (
     classic_gaussian_sigma,
     gaussian_delta,
     gaussian_epsilon_for_delta,
+    gaussian_privacy_profile,
 )
 from dpaudit.errors import InvalidArgumentError
 
@@ -43,6 +44,14 @@ def test_delta_matches_numerical_integration(epsilon: float, sigma: float, dista
     assert gaussian_delta(epsilon, sigma, distance) == pytest.approx(
         _hockey_stick(epsilon, sigma, distance), rel=1e-7, abs=1e-15
     )
+
+
+def test_vectorised_profile_matches_scalar() -> None:
+    eps = np.array([0.0, 0.1, 1.0, 5.0, 30.0])
+    curve = gaussian_privacy_profile(eps, 0.7, 1.3)
+    np.testing.assert_allclose(curve, [gaussian_delta(e, 0.7, 1.3) for e in eps], rtol=1e-13)
+    with pytest.raises(InvalidArgumentError, match="epsilons"):
+        gaussian_privacy_profile(np.array([-1.0]), 1.0, 1.0)
 
 
 def test_delta_decreases_in_epsilon_and_sigma() -> None:

@@ -84,6 +84,8 @@ def test_pairwise_losses() -> None:
     assert mech.privacy_loss([0, 0], [0, 1]) == math.inf
     assert mech.delta_at(1.0, [0, 0], [1, 1]) == pytest.approx(1e-5, rel=1e-8)
     assert mech.delta_at(1.0, [0, 0], [0, 1]) < 1e-5
+    curve = mech.privacy_profile([0.5, 1.0, 2.0], [0, 0], [1, 1])
+    assert curve[1] == pytest.approx(1e-5, rel=1e-8) and curve[0] > curve[1] > curve[2]
 
 
 def test_delta_by_monte_carlo_in_several_dimensions() -> None:

@@ -50,6 +50,20 @@ def gaussian_delta(epsilon: float, sigma: float, distance: float) -> float:
     return float(max(0.0, first - second))
 
 
+def gaussian_privacy_profile(epsilons: np.ndarray, sigma: float, distance: float) -> np.ndarray:
+    """The exact (ε, δ) curve: ``δ(ε)`` of :func:`gaussian_delta` for each ``ε ≥ 0``, vectorised."""
+    eps = np.asarray(epsilons, dtype=np.float64)
+    if np.any(~np.isfinite(eps)) or np.any(eps < 0):
+        raise InvalidArgumentError("epsilons", "<array>", "finite numbers >= 0")
+    check_positive("sigma", sigma)
+    if distance == 0.0:
+        return np.zeros_like(eps)
+    a = distance / (2.0 * sigma)
+    b = eps * sigma / distance
+    delta = special.ndtr(a - b) - np.exp(eps + special.log_ndtr(-a - b))
+    return np.maximum(delta, 0.0)
+
+
 def gaussian_epsilon_for_delta(delta: float, sigma: float, distance: float) -> float:
     """The smallest ε ≥ 0 with ``δ(ε) ≤ delta``: the exact ε of the pair at that δ.
 

@@ -33,6 +33,7 @@ from dpaudit.analysis.gaussian import (
     gaussian_delta,
     gaussian_epsilon_for_delta,
     gaussian_log_density,
+    gaussian_privacy_profile,
 )
 from dpaudit.claims import AnalyticTruth, Definition, InputDomain, PrivacyClaim, WitnessPair
 from dpaudit.errors import InvalidArgumentError
@@ -155,6 +156,12 @@ class GaussianMechanism(Mechanism):
         a = self.validate_input(x)
         b = self.validate_input(x_prime, "x_prime")
         return gaussian_delta(epsilon, self.sigma, float(np.linalg.norm(a - b)))
+
+    def privacy_profile(self, epsilons: Any, x: Any, x_prime: Any) -> np.ndarray:
+        """The pair's exact (ε, δ) curve: ``δ(ε)`` for each ε (Balle & Wang 2018, Thm. 8)."""
+        a = self.validate_input(x)
+        b = self.validate_input(x_prime, "x_prime")
+        return gaussian_privacy_profile(epsilons, self.sigma, float(np.linalg.norm(a - b)))
 
     def truth(self) -> AnalyticTruth:
         """Exact δ at the claimed ε and exact ε at the claimed δ, for the worst pair.
