@@ -19,6 +19,7 @@ COMMANDS = (
     "cmd_report",
     "cmd_sanity_check",
     "cmd_simulate_sensitivity",
+    "cmd_audit",
 )
 
 

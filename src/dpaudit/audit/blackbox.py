@@ -1,0 +1,731 @@
+"""Black-box ε lower bound: DP-Sniper's method, and a stronger search without its ceiling.
+
+Given a mechanism ``M`` and its claim, find an input pair ``(x, x')`` and a set
+``S`` with ``Pr[M(x) ∈ S] > e^ε·Pr[M(x') ∈ S] + δ`` and state, with confidence
+``1 − α``, the lower bound
+
+    ε_lcb = ln(p1_lower − δ) − ln(p2_upper)
+
+from one-sided Clopper–Pearson bounds on ``p1 = Pr[M(x) ∈ S]`` and
+``p2 = Pr[M(x') ∈ S]`` (:mod:`dpaudit.audit.statistics`).  It is valid because
+(ε, δ)-DP implies ``p1 ≤ e^ε p2 + δ`` for every ``S`` (Dwork & Roth 2014,
+Def. 2.4); for δ = 0 it is DP-Sniper's bound (Bichsel et al., S&P 2021, eq. 9).
+
+Two modes:
+
+``dpsniper`` — DP-Sniper as published (Bichsel et al. 2021, Alg. 1–2, §6):
+  StatDP input patterns (ordered, swapped too); a classifier (logistic
+  regression, or an MLP with hidden layers 10 and 5) trained on ``M(x)`` (label
+  0) against ``M(x')`` (label 1); its probability ``P(x | y)`` rounded to 3
+  decimals; threshold at target mass ``c`` on samples of ``M(x')`` with
+  randomised ties so ``Pr[M(x') ∈ S] = c``; ``p1, p2`` estimated on fresh
+  samples; best pair re-estimated on ``final_samples``.  Because
+  ``p2 ≈ c``, its estimate cannot exceed about ``ln(1/c)`` (4.6 at c = 0.01).
+
+``dpaudit`` — three stages on disjoint samples:
+
+  1. *calibration*: a small sample per input trains the classifiers (when no
+     log-density is available) and fixes a grid of candidate thresholds (every
+     distinct score, or quantiles at tail masses from ``1/n`` to ``1/2``);
+  2. *selection*: every candidate — pair × attack family × threshold ×
+     tail (``>``/``<``) × tie handling (``>``/``≥``) × orientation (``x`` over
+     ``x'`` or the reverse) — is counted on ``samples`` fresh outputs per input,
+     and ranked by the bound it is *projected* to reach on the final sample
+     size (so small-mass sets, the ones DP-Sniper's fixed ``c`` cannot reach,
+     win when the sample size supports them);
+  3. *final*: only the chosen candidate(s) are re-estimated on
+     ``final_samples`` fresh outputs per input.
+
+  The exact likelihood-ratio score ``ln p(y|x) − ln p(y|x')`` is used whenever
+  the mechanism exposes ``log_prob`` (Neyman–Pearson: its threshold sets are
+  the most powerful tests); otherwise logistic regression and an MLP.
+
+**What the confidence covers.**  The final samples are independent of
+everything used to choose the witness, so choosing among any number of pairs,
+families, thresholds, directions (and, in ``dpsniper`` mode, pairs) costs no
+confidence.  If ``K`` candidates are re-estimated on the final samples, the
+result is the best of ``K`` bounds, each computed with both one-sided
+Clopper–Pearson bounds at error ``α/(2K)`` (Bonferroni over the ``K``
+candidates and the two estimates), so the reported bound holds with probability
+at least ``1 − α``.
+
+All sampling runs as work units through :func:`dpaudit.audit.executor.run_units`
+(see :mod:`dpaudit.audit.counting`): memory is flat in the sample size and the
+result is bit-identical for any number of workers.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dpaudit.audit.attacks import (
+    DPSNIPER_LEVELS,
+    LikelihoodRatioScore,
+    Score,
+    TrainingData,
+    candidate_thresholds,
+    count_at_thresholds,
+    dpsniper_threshold,
+    train_classifier,
+)
+from dpaudit.audit.counting import (
+    CountUnit,
+    OutputUnit,
+    UnitCounts,
+    run_count_unit,
+    run_output_unit,
+    split_samples,
+)
+from dpaudit.audit.executor import ExecutionConfig, run_units
+from dpaudit.audit.pairs import InputPair, check_pair, generate_pairs
+from dpaudit.audit.statistics import clopper_pearson_lower, clopper_pearson_upper
+from dpaudit.audit.verdict import (
+    AuditResult,
+    ProbabilityEstimate,
+    ThresholdAttack,
+    Witness,
+    verdict_text,
+)
+from dpaudit.claims import Definition
+from dpaudit.errors import InvalidArgumentError
+from dpaudit.mechanisms.base import Mechanism
+from dpaudit.validation import check_int, check_probability_open, check_seed
+
+MODES = ("dpaudit", "dpsniper")
+CLASSIFIERS = ("auto", "likelihood-ratio", "logistic", "mlp")
+
+#: DP-Sniper's defaults (Bichsel et al. 2021, §6.1): c, n = n_train = n_check, n_final, confidence.
+DPSNIPER_TARGET_MASS = 0.01
+DPSNIPER_SAMPLES = 10_700_000
+DPSNIPER_FINAL_SAMPLES = 200_000_000
+DPSNIPER_CONFIDENCE = 0.9
+
+#: Default calibration/training sample per input in dpaudit mode.
+DEFAULT_CALIBRATION = 1 << 17
+#: The selection ranks candidates with estimates shrunk by about one standard
+#: error (one-sided Clopper–Pearson at this error), against the winner's curse.
+SELECTION_SHRINK = 0.16
+#: Candidates per (pair, score) kept for the exact projection after a cheap pre-ranking.
+PRERANK = 256
+
+# Stage codes at the head of every work-unit key: the streams never overlap.
+_CALIBRATE, _SELECT, _FINAL = 1, 2, 3
+_SNIPER_TRAIN, _SNIPER_CHECK, _SNIPER_FINAL = 11, 12, 13
+
+
+@dataclass(frozen=True)
+class AuditConfig:
+    """Knobs of :func:`audit`; defaults are for a quick audit (DP-Sniper's are constants above).
+
+    ``samples`` is the number of outputs per input for each selection estimate,
+    ``final_samples`` per input for the final estimate, ``train_samples`` per
+    input for classifier training / threshold calibration (dpaudit default
+    ``min(samples, 131072)``; dpsniper default ``samples`` as in DP-Sniper).
+    """
+
+    samples: int = 1_000_000
+    final_samples: int = 10_000_000
+    train_samples: int | None = None
+    confidence: float = 0.95
+    mode: str = "dpaudit"
+    classifier: str = "auto"
+    target_mass: float = DPSNIPER_TARGET_MASS
+    final_candidates: int = 1
+    screen_pairs: int = 4
+    pairs: tuple[InputPair, ...] = ()
+    use_patterns: bool = True
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        check_int("samples", self.samples, minimum=1)
+        check_int("final_samples", self.final_samples, minimum=1)
+        if self.train_samples is not None:
+            check_int("train_samples", self.train_samples, minimum=1)
+        check_probability_open("confidence", self.confidence)
+        if self.mode not in MODES:
+            raise InvalidArgumentError("mode", self.mode, f"one of {', '.join(MODES)}")
+        if self.classifier not in CLASSIFIERS:
+            raise InvalidArgumentError(
+                "classifier", self.classifier, f"one of {', '.join(CLASSIFIERS)}"
+            )
+        check_probability_open("target_mass", self.target_mass)
+        check_int("final_candidates", self.final_candidates, minimum=1, maximum=1000)
+        check_int("screen_pairs", self.screen_pairs, minimum=1)
+        check_seed(self.seed)
+        if not self.pairs and not self.use_patterns:
+            raise InvalidArgumentError("pairs", "none", "given pairs when patterns are off")
+
+
+@dataclass
+class _Timer:
+    start: float = field(default_factory=time.perf_counter)
+    marks: dict[str, float] = field(default_factory=dict)
+    last: float = 0.0
+
+    def __post_init__(self) -> None:
+        self.last = self.start
+
+    def mark(self, name: str) -> None:
+        now = time.perf_counter()
+        self.marks[name] = round(now - self.last, 4)
+        self.last = now
+
+    def total(self) -> dict[str, float]:
+        return {**self.marks, "total": round(time.perf_counter() - self.start, 4)}
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    """A fully specified threshold attack on one pair, as ranked by the selection."""
+
+    pair_index: int
+    score: Score
+    threshold: float
+    tail: str  # "upper" or "lower"
+    tie_probability: float
+    numerator_is_x: bool
+    projected: float
+    selection_estimate: float
+    target_mass: float | None = None
+
+
+# =========================================================================== API
+def audit(
+    mechanism: Mechanism,
+    config: AuditConfig | None = None,
+    execution: ExecutionConfig | None = None,
+) -> AuditResult:
+    """Run the black-box audit of ``mechanism`` against its own claim.
+
+    Returns an :class:`~dpaudit.audit.verdict.AuditResult` whose
+    ``epsilon_lower_bound`` holds with probability ≥ ``config.confidence``
+    (see the module docstring for exactly what that covers).
+    """
+    config = config or AuditConfig()
+    execution = execution or ExecutionConfig()
+    claim = mechanism.claim
+    if claim.definition is Definition.METRIC:
+        raise InvalidArgumentError(
+            "mechanism", mechanism.name, "a pure or (ε, δ) claim (metric claims are not audited)"
+        )
+    for p in config.pairs:
+        check_pair(mechanism, p)
+    pairs = generate_pairs(
+        mechanism, mode=config.mode, user_pairs=config.pairs, use_patterns=config.use_patterns
+    )
+    families = _families(mechanism, config)
+    timer = _Timer()
+    if config.mode == "dpsniper":
+        return _audit_dpsniper(mechanism, config, execution, pairs, families, timer)
+    return _audit_dpaudit(mechanism, config, execution, pairs, families, timer)
+
+
+def _families(mechanism: Mechanism, config: AuditConfig) -> tuple[str, ...]:
+    choice = config.classifier
+    if choice == "likelihood-ratio" and not mechanism.has_log_prob:
+        raise InvalidArgumentError(
+            "classifier",
+            choice,
+            f"logistic, mlp or auto ({mechanism.name} exposes no log-density/pmf)",
+        )
+    if config.mode == "dpsniper":
+        if choice == "likelihood-ratio":
+            raise InvalidArgumentError("classifier", choice, "logistic or mlp in dpsniper mode")
+        return ("logistic",) if choice == "auto" else (choice,)
+    if choice == "auto":
+        return ("likelihood-ratio",) if mechanism.has_log_prob else ("logistic", "mlp")
+    return (choice,)
+
+
+# ==================================================================== sampling
+def _draw_outputs(
+    mechanism: Mechanism,
+    inputs: list[tuple[float, ...]],
+    n: int,
+    seed: int,
+    stage: int,
+    execution: ExecutionConfig,
+    desc: str,
+) -> list[TrainingData]:
+    """Outputs of every input (compressed when discrete), drawn as work units."""
+    compress = mechanism.output_kind in ("binary", "categorical")
+    units: list[OutputUnit] = []
+    owner: list[int] = []
+    for i, x in enumerate(inputs):
+        for c, size in enumerate(split_samples(n, mechanism)):
+            units.append(OutputUnit(mechanism, x, size, seed, (stage, i, c), compress))
+            owner.append(i)
+    results = run_units(run_output_unit, units, execution, desc=desc)
+    grouped: list[list[TrainingData]] = [[] for _ in inputs]
+    for i, r in zip(owner, results, strict=True):
+        grouped[i].append(r)
+    return [TrainingData.merge(g, compress) for g in grouped]
+
+
+def _count(
+    mechanism: Mechanism,
+    jobs: list[tuple[tuple[float, ...], tuple[Score, ...], tuple[np.ndarray, ...]]],
+    n: int,
+    seed: int,
+    stage: int,
+    execution: ExecutionConfig,
+    desc: str,
+    tie_probabilities: list[tuple[float, ...] | None] | None = None,
+) -> list[UnitCounts]:
+    """Stream ``n`` samples per job (input, scores, thresholds) and return merged counts."""
+    units: list[CountUnit] = []
+    owner: list[int] = []
+    for j, (x, scores, thresholds) in enumerate(jobs):
+        ties = None if tie_probabilities is None else tie_probabilities[j]
+        for c, size in enumerate(split_samples(n, mechanism)):
+            units.append(
+                CountUnit(mechanism, x, scores, thresholds, size, seed, (stage, j, c), ties)
+            )
+            owner.append(j)
+    results = run_units(run_count_unit, units, execution, desc=desc)
+    grouped: list[list[UnitCounts]] = [[] for _ in jobs]
+    for j, r in zip(owner, results, strict=True):
+        grouped[j].append(r)
+    return [UnitCounts.merge(g) for g in grouped]
+
+
+# ============================================================= dpaudit mode
+def _audit_dpaudit(
+    mech: Mechanism,
+    cfg: AuditConfig,
+    execution: ExecutionConfig,
+    pairs: list[InputPair],
+    families: tuple[str, ...],
+    timer: _Timer,
+) -> AuditResult:
+    delta = mech.claim.delta
+    K = cfg.final_candidates
+    alpha_side = (1.0 - cfg.confidence) / (2 * K)
+    n_cal = cfg.train_samples or min(cfg.samples, DEFAULT_CALIBRATION)
+
+    # ---- 1. calibration: train classifiers, fix threshold grids, screen pairs
+    inputs = [p.x for p in pairs] + [p.x_prime for p in pairs]
+    data = _draw_outputs(mech, inputs, n_cal, cfg.seed, _CALIBRATE, execution, "calibrating")
+    combos: list[tuple[int, Score, np.ndarray, float]] = []
+    for i, pair in enumerate(pairs):
+        dx, dxp = data[i], data[len(pairs) + i]
+        for family in families:
+            if family == "likelihood-ratio":
+                score: Score = LikelihoodRatioScore(mech, pair.x, pair.x_prime)
+            else:
+                score = train_classifier(family, mech, dx, dxp, seed=cfg.seed)
+            sx, sxp = score(dx.rows), score(dxp.rows)
+            thr = candidate_thresholds([sx, sxp])
+            gx, ex = count_at_thresholds(sx, thr, dx.counts)
+            gxp, exp_ = count_at_thresholds(sxp, thr, dxp.counts)
+            nx, nxp = int(dx.counts.sum()), int(dxp.counts.sum())
+            ranked = _rank_candidates(
+                i,
+                score,
+                thr,
+                (gx, ex, nx),
+                (gxp, exp_, nxp),
+                cfg.final_samples,
+                alpha_side,
+                delta,
+                top=1,
+            )
+            best = ranked[0].projected if ranked else -math.inf
+            combos.append((i, score, thr, best))
+    timer.mark("calibration")
+    combos.sort(key=lambda c: -c[3])
+    kept = combos[: cfg.screen_pairs]
+
+    # ---- 2. selection: count every candidate of the kept (pair, score) combos
+    jobs = []
+    for i, score, thr, _ in kept:
+        jobs.append((pairs[i].x, (score,), (thr,)))
+        jobs.append((pairs[i].x_prime, (score,), (thr,)))
+    counts = _count(mech, jobs, cfg.samples, cfg.seed, _SELECT, execution, "selecting")
+    candidates: list[_Candidate] = []
+    n_compared = 0
+    for k, (i, score, thr, _) in enumerate(kept):
+        cx, cxp = counts[2 * k], counts[2 * k + 1]
+        n_compared += 8 * len(thr)
+        candidates += _rank_candidates(
+            i,
+            score,
+            thr,
+            (cx.greater[0], cx.equal[0], cx.n),
+            (cxp.greater[0], cxp.equal[0], cxp.n),
+            cfg.final_samples,
+            alpha_side,
+            delta,
+            top=K,
+        )
+    candidates.sort(key=lambda c: -c.projected)
+    chosen = candidates[:K]
+    timer.mark("selection")
+    if not chosen:
+        return _no_witness(mech, cfg, pairs, families, n_compared, timer)
+
+    # ---- 3. final: fresh samples for the chosen candidate(s) only
+    jobs, ties = [], []
+    for c in chosen:
+        pair = pairs[c.pair_index]
+        num, den = (pair.x, pair.x_prime) if c.numerator_is_x else (pair.x_prime, pair.x)
+        thr = np.array([c.threshold], dtype=np.float32)
+        jobs += [(num, (c.score,), (thr,)), (den, (c.score,), (thr,))]
+        ties += [(c.tie_probability,), (c.tie_probability,)]
+    final = _count(mech, jobs, cfg.final_samples, cfg.seed, _FINAL, execution, "final", ties)
+    timer.mark("final")
+    witnesses = [
+        _witness(
+            mech,
+            pairs[c.pair_index],
+            c,
+            final[2 * k],
+            final[2 * k + 1],
+            alpha_side,
+            cfg.seed,
+            (_FINAL, 2 * k),
+            (_FINAL, 2 * k + 1),
+        )
+        for k, c in enumerate(chosen)
+    ]
+    best = max(witnesses, key=lambda w: w.epsilon_lower_bound)
+    statement = (
+        f"ε ≥ epsilon_lower_bound holds with probability ≥ {cfg.confidence:g} over the final "
+        f"samples. {len(pairs)} pair(s), {len(families)} attack famil(ies) and "
+        f"{n_compared} threshold/direction candidates were compared on separate calibration "
+        f"and selection samples, so choosing among them costs no confidence; {K} candidate(s) "
+        f"were re-estimated on fresh final samples, Bonferroni-corrected: p1_lower and "
+        f"p2_upper are each one-sided Clopper–Pearson bounds at error α/(2·{K}) = "
+        f"{alpha_side:.4g} (α = {1 - cfg.confidence:.4g})."
+    )
+    return _result(
+        mech,
+        cfg,
+        best,
+        families,
+        pairs,
+        n_compared,
+        statement,
+        timer,
+        samples={"calibration": n_cal, "selection": cfg.samples, "final": cfg.final_samples},
+    )
+
+
+def _rank_candidates(
+    pair_index: int,
+    score: Score,
+    thr: np.ndarray,
+    cx: tuple[np.ndarray, np.ndarray, int],
+    cxp: tuple[np.ndarray, np.ndarray, int],
+    n_final: int,
+    alpha_side: float,
+    delta: float,
+    top: int,
+) -> list[_Candidate]:
+    """All threshold candidates of one (pair, score), best ``top`` by projected final bound.
+
+    Candidate sets: ``score > t``, ``score ≥ t``, ``score < t``, ``score ≤ t``,
+    each with ``x`` or ``x'`` as the numerator input.
+    """
+    gx, ex, nx = cx
+    gxp, exp_, nxp = cxp
+    rows = []  # (tail, q, hits under x, hits under x')
+    for tail in ("upper", "lower"):
+        for q in (0.0, 1.0):
+            if tail == "upper":
+                hx, hxp = gx + (ex if q else 0), gxp + (exp_ if q else 0)
+            else:
+                hx = nx - gx - ex + (ex if q else 0)
+                hxp = nxp - gxp - exp_ + (exp_ if q else 0)
+            rows.append((tail, q, True, hx, nx, hxp, nxp))
+            rows.append((tail, q, False, hxp, nxp, hx, nx))
+    m = len(thr)
+    num = np.concatenate([r[3] for r in rows]).astype(np.int64)
+    den = np.concatenate([r[5] for r in rows]).astype(np.int64)
+    n_num = np.concatenate([np.full(m, r[4]) for r in rows])
+    n_den = np.concatenate([np.full(m, r[6]) for r in rows])
+    proj = projected_bound(num, n_num, den, n_den, n_final, alpha_side, delta)
+    order = np.argsort(-proj, kind="stable")
+    out: list[_Candidate] = []
+    seen: set[tuple[Any, ...]] = set()
+    for idx in order:
+        if len(out) >= top or not np.isfinite(proj[idx]):
+            break
+        r, j = divmod(int(idx), m)
+        tail, q, num_is_x = rows[r][0], rows[r][1], rows[r][2]
+        key = (float(thr[j]), tail, q, num_is_x)
+        if key in seen:
+            continue
+        seen.add(key)
+        est = _log_ratio(num[idx], n_num[idx], den[idx], n_den[idx], delta)
+        out.append(
+            _Candidate(pair_index, score, float(thr[j]), tail, q, num_is_x, float(proj[idx]), est)
+        )
+    return out
+
+
+def projected_bound(
+    k_num: np.ndarray,
+    n_num: np.ndarray,
+    k_den: np.ndarray,
+    n_den: np.ndarray,
+    n_final: int,
+    alpha_side: float,
+    delta: float = 0.0,
+) -> np.ndarray:
+    """The bound each candidate is expected to reach on ``n_final`` fresh samples per input.
+
+    Selection counts are first shrunk by about one standard error (numerator
+    down, denominator up, one-sided Clopper–Pearson at :data:`SELECTION_SHRINK`)
+    so that lucky small counts do not win; the shrunk rates are then scaled to
+    ``n_final`` and turned into the Clopper–Pearson bound the final stage would
+    compute.  Used only for *ranking*; it carries no confidence statement.
+    """
+    k_num = np.asarray(k_num, dtype=np.int64)
+    k_den = np.asarray(k_den, dtype=np.int64)
+    out = np.full(k_num.shape, -np.inf)
+    # Cheap pre-ranking by the plain estimate; exact projection for the best PRERANK only.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rough = np.log(k_num / n_num) - np.log(np.maximum(k_den, 1) / n_den)
+        rough -= 2.0 / np.sqrt(np.maximum(k_num, 1))
+    rough[k_num == 0] = -np.inf
+    idx = np.argsort(-rough, kind="stable")[:PRERANK]
+    idx = idx[np.isfinite(rough[idx])]
+    if len(idx) == 0:
+        return out
+    p1 = np.asarray(clopper_pearson_lower(k_num[idx], n_num[idx], SELECTION_SHRINK))
+    p2 = np.asarray(clopper_pearson_upper(k_den[idx], n_den[idx], SELECTION_SHRINK))
+    K1 = np.floor(p1 * n_final)
+    K2 = np.minimum(np.ceil(p2 * n_final), n_final)
+    lo = np.asarray(clopper_pearson_lower(K1, n_final, alpha_side))
+    hi = np.asarray(clopper_pearson_upper(K2, n_final, alpha_side))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out[idx] = np.log(np.maximum(lo - delta, 0.0)) - np.log(hi)
+    return out
+
+
+def _log_ratio(k1: int, n1: int, k2: int, n2: int, delta: float) -> float:
+    p1, p2 = k1 / n1, k2 / n2
+    if p1 - delta <= 0:
+        return -math.inf
+    if p2 == 0:
+        return math.inf
+    return math.log(p1 - delta) - math.log(p2)
+
+
+def _witness(
+    mech: Mechanism,
+    pair: InputPair,
+    c: _Candidate,
+    num_counts: UnitCounts,
+    den_counts: UnitCounts,
+    alpha_side: float,
+    seed: int,
+    num_key: tuple[int, ...],
+    den_key: tuple[int, ...],
+) -> Witness:
+    def hits(u: UnitCounts) -> int:
+        kept = int(u.ties_kept[0][0]) if u.ties_kept is not None else 0
+        g, e = int(u.greater[0][0]), int(u.equal[0][0])
+        return g + kept if c.tail == "upper" else u.n - g - e + kept
+
+    h1, h2 = hits(num_counts), hits(den_counts)
+    n1, n2 = num_counts.n, den_counts.n
+    p1_low = float(clopper_pearson_lower(h1, n1, alpha_side))
+    p2_up = float(clopper_pearson_upper(h2, n2, alpha_side))
+    delta = mech.claim.delta
+    with np.errstate(divide="ignore"):
+        lcb = float(np.log(max(p1_low - delta, 0.0)) - np.log(p2_up))
+    x, xp = (pair.x, pair.x_prime) if c.numerator_is_x else (pair.x_prime, pair.x)
+    score = c.score
+    attack = ThresholdAttack(
+        family=score.family,
+        score=score.describe(),
+        score_inputs=(pair.x, pair.x_prime),
+        tail=c.tail,
+        threshold=c.threshold,
+        tie_probability=c.tie_probability,
+        target_mass=c.target_mass,
+        classifier=score.parameters(),
+    )
+    return Witness(
+        x=x,
+        x_prime=xp,
+        pair_origin=pair.origin,
+        attack=attack,
+        p1=ProbabilityEstimate(h1, n1, p1_low, "lower", alpha_side),
+        p2=ProbabilityEstimate(h2, n2, p2_up, "upper", alpha_side),
+        epsilon_estimate=_log_ratio(h1, n1, h2, n2, delta),
+        epsilon_lower_bound=lcb,
+        seeds={
+            "root_seed": seed,
+            "p1_unit_key_prefix": list(num_key),
+            "p2_unit_key_prefix": list(den_key),
+        },
+    )
+
+
+# ============================================================ dpsniper mode
+def _audit_dpsniper(
+    mech: Mechanism,
+    cfg: AuditConfig,
+    execution: ExecutionConfig,
+    pairs: list[InputPair],
+    families: tuple[str, ...],
+    timer: _Timer,
+) -> AuditResult:
+    family = families[0]
+    c = cfg.target_mass
+    n = cfg.samples
+    n_train = cfg.train_samples or n
+    alpha_side = (1.0 - cfg.confidence) / 2.0
+    levels = np.arange(DPSNIPER_LEVELS + 1, dtype=np.float32)
+
+    inputs = [p.x for p in pairs] + [p.x_prime for p in pairs]
+    data = _draw_outputs(mech, inputs, n_train, cfg.seed, _SNIPER_TRAIN, execution, "training")
+    scores = [
+        train_classifier(
+            family, mech, data[i], data[len(pairs) + i], seed=cfg.seed, dpsniper_rounding=True
+        )
+        for i in range(len(pairs))
+    ]
+    timer.mark("training")
+    # Threshold sample of M(x'), then fresh check samples of M(x) and M(x'), per pair.
+    jobs = []
+    for i, pair in enumerate(pairs):
+        jobs += [
+            (pair.x_prime, (scores[i],), (levels,)),
+            (pair.x, (scores[i],), (levels,)),
+            (pair.x_prime, (scores[i],), (levels,)),
+        ]
+    counts = _count(mech, jobs, n, cfg.seed, _SNIPER_CHECK, execution, "thresholds and checks")
+    best: tuple[float, int, int, float] | None = None
+    for i in range(len(pairs)):
+        thr_c, chk_x, chk_xp = counts[3 * i], counts[3 * i + 1], counts[3 * i + 2]
+        j, q = dpsniper_threshold(thr_c.greater[0], thr_c.equal[0], thr_c.n, c)
+        p1 = (chk_x.greater[0][j] + q * chk_x.equal[0][j]) / chk_x.n
+        p2 = (chk_xp.greater[0][j] + q * chk_xp.equal[0][j]) / chk_xp.n
+        est = math.log(p1 / p2) if p1 > 0 and p2 > 0 else (-math.inf if p1 == 0 else math.inf)
+        if best is None or est > best[0]:
+            best = (est, i, j, q)
+    timer.mark("selection")
+    assert best is not None
+    est, i, j, q = best
+    pair = pairs[i]
+    cand = _Candidate(i, scores[i], float(levels[j]), "upper", q, True, est, est, target_mass=c)
+    thr = np.array([levels[j]], dtype=np.float32)
+    jobs = [(pair.x, (scores[i],), (thr,)), (pair.x_prime, (scores[i],), (thr,))]
+    final = _count(
+        mech, jobs, cfg.final_samples, cfg.seed, _SNIPER_FINAL, execution, "final", [(q,), (q,)]
+    )
+    timer.mark("final")
+    w = _witness(
+        mech,
+        pair,
+        cand,
+        final[0],
+        final[1],
+        alpha_side,
+        cfg.seed,
+        (_SNIPER_FINAL, 0),
+        (_SNIPER_FINAL, 1),
+    )
+    statement = (
+        f"DP-Sniper (Bichsel et al. 2021): ε ≥ epsilon_lower_bound holds with probability ≥ "
+        f"{cfg.confidence:g} over the final samples; the pair was chosen on separate samples; "
+        f"p1_lower and p2_upper are one-sided Clopper–Pearson bounds at error "
+        f"{alpha_side:.4g} each. The target mass c = {c:g} caps the estimate near "
+        f"ln(1/c) = {math.log(1 / c):.3g}."
+    )
+    return _result(
+        mech,
+        cfg,
+        w,
+        families,
+        pairs,
+        len(pairs),
+        statement,
+        timer,
+        samples={"train": n_train, "threshold": n, "check": n, "final": cfg.final_samples},
+    )
+
+
+# ================================================================== results
+def _result(
+    mech: Mechanism,
+    cfg: AuditConfig,
+    witness: Witness,
+    families: tuple[str, ...],
+    pairs: list[InputPair],
+    n_compared: int,
+    statement: str,
+    timer: _Timer,
+    samples: dict[str, int],
+) -> AuditResult:
+    claim = mech.claim
+    lcb = max(0.0, witness.epsilon_lower_bound)  # ε ≥ 0 always; report no negative bound
+    notes = []
+    if witness.p2.hits == 0:
+        notes.append(
+            f"no output of M(x') fell in S: the bound is limited only by the sample size "
+            f"(p2_upper = 1 − (error)^(1/n) = {witness.p2.bound:.3g} with n = "
+            f"{witness.p2.samples})"
+        )
+    return AuditResult(
+        mechanism=mech.spec(),
+        claim=claim.describe(),
+        claimed_epsilon=claim.epsilon,
+        claimed_delta=claim.delta,
+        epsilon_lower_bound=lcb,
+        confidence=cfg.confidence,
+        violation=lcb > claim.epsilon,
+        verdict=verdict_text(lcb, claim.epsilon, cfg.confidence, claim.delta),
+        witness=witness,
+        mode=cfg.mode,
+        attack_families=families,
+        samples=samples,
+        pairs_tried=len(pairs),
+        candidates_compared=n_compared,
+        final_candidates=cfg.final_candidates if cfg.mode == "dpaudit" else 1,
+        confidence_statement=statement,
+        seed=cfg.seed,
+        timing=timer.total(),
+        notes=tuple(notes),
+    )
+
+
+def _no_witness(
+    mech: Mechanism,
+    cfg: AuditConfig,
+    pairs: list[InputPair],
+    families: tuple[str, ...],
+    n_compared: int,
+    timer: _Timer,
+) -> AuditResult:
+    claim = mech.claim
+    return AuditResult(
+        mechanism=mech.spec(),
+        claim=claim.describe(),
+        claimed_epsilon=claim.epsilon,
+        claimed_delta=claim.delta,
+        epsilon_lower_bound=0.0,
+        confidence=cfg.confidence,
+        violation=False,
+        verdict=verdict_text(0.0, claim.epsilon, cfg.confidence, claim.delta),
+        witness=None,
+        mode=cfg.mode,
+        attack_families=families,
+        samples={"selection": cfg.samples, "final": 0},
+        pairs_tried=len(pairs),
+        candidates_compared=n_compared,
+        final_candidates=0,
+        confidence_statement="no candidate set separated the outputs; nothing was re-estimated",
+        seed=cfg.seed,
+        timing=timer.total(),
+        notes=("no candidate had a positive projected bound",),
+    )

@@ -1,0 +1,193 @@
+"""Work units of the black-box audit: sample a chunk, score it, return mergeable counts.
+
+Each unit is a picklable value — (mechanism, input, scores, thresholds, sample
+count, root seed, key) — and :func:`run_count_unit` turns it into counts that
+merge by addition.  A unit draws from its own generator
+``unit_rng(root_seed, key)`` (:mod:`dpaudit.random`), so results are
+bit-identical whatever the number of workers.  Inside a unit, outputs are
+produced and scored in blocks of about :data:`BLOCK_ELEMENTS` numbers, so memory
+is flat in the number of samples and the working set stays in cache.
+
+Every block is checked: a mechanism that raises, or returns NaN/inf (unless it
+declares a NaN policy), a wrong shape or a non-numeric dtype stops the audit with
+a :class:`~dpaudit.errors.MechanismError` naming the mechanism, the input and
+the problem.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpaudit.audit.attacks import Score, TrainingData, compress_rows, count_at_thresholds
+from dpaudit.errors import DPAuditError, MechanismError
+from dpaudit.mechanisms.base import Mechanism
+from dpaudit.random import unit_rng
+
+#: Numbers (rows × output size) per block inside a unit: small enough to stay in cache.
+BLOCK_ELEMENTS = 1 << 16
+#: Numbers per work unit: large enough that process overhead is negligible.
+UNIT_ELEMENTS = 1 << 23
+
+
+def block_rows(mechanism: Mechanism) -> int:
+    """Rows per block for this mechanism's output size."""
+    size = int(np.prod(mechanism.output_shape, dtype=np.int64)) or 1
+    return max(256, BLOCK_ELEMENTS // size)
+
+
+def split_samples(n: int, mechanism: Mechanism) -> list[int]:
+    """Split ``n`` samples into unit sizes (a function of ``n`` and the output size only)."""
+    size = int(np.prod(mechanism.output_shape, dtype=np.int64)) or 1
+    per_unit = max(block_rows(mechanism), UNIT_ELEMENTS // size)
+    full, rest = divmod(n, per_unit)
+    return [per_unit] * full + ([rest] if rest else [])
+
+
+def checked_sample(
+    mechanism: Mechanism, x: np.ndarray, n: int, rng: np.random.Generator
+) -> np.ndarray:
+    """``mechanism.sample`` with the audit's checks on what comes back."""
+    try:
+        out = mechanism.sample(x, n, rng)
+    except MechanismError:
+        raise
+    except Exception as exc:  # a misbehaving mechanism must stop the audit, with context
+        raise MechanismError(
+            f"mechanism {mechanism.name!r} raised {type(exc).__name__} on input "
+            f"{x.ravel().tolist()}: {exc}"
+        ) from exc
+    if out.dtype.kind not in "biuf":
+        raise MechanismError(
+            f"mechanism {mechanism.name!r} returned dtype {out.dtype} on input "
+            f"{x.ravel().tolist()}: expected numbers (bool, int or float)"
+        )
+    if out.dtype.kind == "f":
+        with np.errstate(over="ignore", invalid="ignore"):
+            total = out.sum()  # one pass; non-finite iff some value is (or the sum overflows)
+        if not np.isfinite(total):
+            bad_nan = bool(np.isnan(out).any())
+            bad_inf = bool(np.isinf(out).any())
+            where = f"mechanism {mechanism.name!r} on input {x.ravel().tolist()}"
+            if bad_inf:
+                raise MechanismError(f"{where} returned inf")
+            if bad_nan and not mechanism.allows_nan_output:
+                raise MechanismError(f"{where} returned NaN (it declares no NaN policy)")
+    return out
+
+
+@dataclass(frozen=True)
+class CountUnit:
+    """Sample ``n`` outputs of ``M(x)`` and count them against each score's thresholds.
+
+    With ``tie_probabilities`` (one per score, for a single threshold each) the
+    unit also draws, from its own generator, how many of the outputs *at* the
+    threshold a randomised-tie set keeps.
+    """
+
+    mechanism: Mechanism
+    x: tuple[float, ...]
+    scores: tuple[Score, ...]
+    thresholds: tuple[np.ndarray, ...]
+    n: int
+    root_seed: int
+    key: tuple[int, ...]
+    tie_probabilities: tuple[float, ...] | None = None
+
+
+@dataclass(frozen=True)
+class UnitCounts:
+    """Per score: ``#{s > T_j}``, ``#{s = T_j}`` and (final stage) kept ties, over n samples."""
+
+    n: int
+    greater: tuple[np.ndarray, ...]
+    equal: tuple[np.ndarray, ...]
+    ties_kept: tuple[np.ndarray, ...] | None = None
+
+    @staticmethod
+    def merge(parts: list[UnitCounts]) -> UnitCounts:
+        """Sum unit results (in unit order; addition is exact for integers)."""
+        first = parts[0]
+        greater = tuple(sum(p.greater[i] for p in parts) for i in range(len(first.greater)))
+        equal = tuple(sum(p.equal[i] for p in parts) for i in range(len(first.equal)))
+        kept = None
+        if first.ties_kept is not None:
+            kept = tuple(
+                sum(p.ties_kept[i] for p in parts)  # type: ignore[index]
+                for i in range(len(first.ties_kept))
+            )
+        return UnitCounts(sum(p.n for p in parts), greater, equal, kept)
+
+
+def run_count_unit(unit: CountUnit) -> UnitCounts:
+    """Work-unit function (module level, picklable) for :func:`dpaudit.audit.executor.run_units`."""
+    try:
+        return _count(unit)
+    except MechanismError:
+        raise
+    except DPAuditError as exc:  # re-raised as one picklable type across processes
+        raise MechanismError(f"mechanism {unit.mechanism.name!r}: {exc}") from None
+
+
+def _count(unit: CountUnit) -> UnitCounts:
+    mech = unit.mechanism
+    rng = unit_rng(unit.root_seed, unit.key)
+    x = np.asarray(unit.x, dtype=np.float64).reshape(mech.input_shape)
+    greater = [np.zeros(len(t), dtype=np.int64) for t in unit.thresholds]
+    equal = [np.zeros(len(t), dtype=np.int64) for t in unit.thresholds]
+    step = block_rows(mech)
+    done = 0
+    while done < unit.n:
+        rows = min(step, unit.n - done)
+        out = checked_sample(mech, x, rows, rng)
+        for i, (score, thr) in enumerate(zip(unit.scores, unit.thresholds, strict=True)):
+            s = score(out)
+            if len(thr) == 1:  # final stage: one threshold, plain comparisons are cheaper
+                greater[i][0] += int(np.count_nonzero(s > thr[0]))
+                equal[i][0] += int(np.count_nonzero(s == thr[0]))
+            else:
+                g, e = count_at_thresholds(s, thr)
+                greater[i] += g
+                equal[i] += e
+        done += rows
+    kept = None
+    if unit.tie_probabilities is not None:
+        # Randomised ties: each output at the threshold is kept independently with
+        # probability q; the number kept is Binomial(#ties, q), drawn from this unit's rng.
+        kept = tuple(
+            rng.binomial(e, q).astype(np.int64)
+            for e, q in zip(equal, unit.tie_probabilities, strict=True)
+        )
+    return UnitCounts(unit.n, tuple(greater), tuple(equal), kept)
+
+
+@dataclass(frozen=True)
+class OutputUnit:
+    """Sample ``n`` outputs of ``M(x)`` for training/calibration (compressed if discrete)."""
+
+    mechanism: Mechanism
+    x: tuple[float, ...]
+    n: int
+    root_seed: int
+    key: tuple[int, ...]
+    compress: bool
+
+
+def run_output_unit(unit: OutputUnit) -> TrainingData:
+    """Work-unit function returning the outputs themselves (rows with multiplicities)."""
+    mech = unit.mechanism
+    rng = unit_rng(unit.root_seed, unit.key)
+    x = np.asarray(unit.x, dtype=np.float64).reshape(mech.input_shape)
+    step = max(block_rows(mech), 1 << 14)
+    parts: list[TrainingData] = []
+    done = 0
+    while done < unit.n:
+        rows = min(step, unit.n - done)
+        out = checked_sample(mech, x, rows, rng)
+        if unit.compress:
+            parts.append(compress_rows(out))
+        else:
+            parts.append(TrainingData(out, np.ones(rows, dtype=np.int64)))
+        done += rows
+    return TrainingData.merge(parts, unit.compress)
