@@ -10,7 +10,6 @@ import dataclasses
 import json
 import socket
 import sys
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -107,25 +106,20 @@ def test_results_from_ray_are_writable() -> None:
 
 
 def test_module_missing_on_the_workers_gives_a_clear_error(tmp_path: Path) -> None:
-    # A module the driver can import but the (already started) workers cannot:
-    # the situation of a cluster whose nodes lack the user's code.
-    (tmp_path / "late_user_module.py").write_text(
-        textwrap.dedent(
-            """
-            def triple(x):
-                return 3 * x
-            """
-        )
-    )
+    # A module the driver has loaded but whose directory is no longer on its
+    # import path: the workers cannot import it, as on a cluster whose nodes
+    # lack the user's code.
+    (tmp_path / "vanishing_user_module.py").write_text("def triple(x):\n    return 3 * x\n")
     sys.path.insert(0, str(tmp_path))
     try:
-        import late_user_module
-
-        with pytest.raises(DPAuditError, match="importable on every Ray node"):
-            run_units(late_user_module.triple, [1, 2], RAY)
+        import vanishing_user_module
     finally:
         sys.path.remove(str(tmp_path))
-        sys.modules.pop("late_user_module", None)
+    try:
+        with pytest.raises(DPAuditError, match="importable on every Ray node"):
+            run_units(vanishing_user_module.triple, [1, 2], RAY)
+    finally:
+        sys.modules.pop("vanishing_user_module", None)
 
 
 # --------------------------------------------------------------------- CLI

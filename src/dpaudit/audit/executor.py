@@ -266,8 +266,36 @@ def _run_batch(
     return out, time.perf_counter() - start
 
 
-def _run_batch_pickled(fn: Callable[[Any], Any], items: list[tuple[int, Any]]) -> bytes:
-    """:func:`_run_batch` with its result pickled (Ray hands back read-only arrays otherwise)."""
+MISSING_MODULE_HINT = (
+    "the module that defines the mechanism and the unit function must be importable "
+    "on every Ray node: install it there, or ship it with a runtime_env "
+    "(e.g. `ray job submit --working-dir . -- dpaudit ...`)"
+)
+
+
+def _run_batch_ray(fn_blob: bytes, items_blob: bytes, paths: tuple[str, ...]) -> bytes:
+    """A Ray task: one batch, from cloudpickled function and units to pickled outcome.
+
+    ``paths`` (the driver's import path, given only for a local instance we
+    started) are appended to ``sys.path`` *before* anything is unpickled, so
+    that a mechanism from the user's own, uninstalled module loads as it does
+    in the driver.  The outcome travels as bytes because Ray would otherwise
+    hand back read-only arrays, and merging by in-place addition must work.
+    """
+    for p in paths:
+        if p not in sys.path:
+            sys.path.append(p)
+    try:
+        fn = pickle.loads(fn_blob)
+        items = pickle.loads(items_blob)
+    except ModuleNotFoundError as exc:
+        failure = _UnitFailure.capture(
+            DPAuditError(
+                f"a Ray worker could not load the work units (no module {exc.name!r}): "
+                + MISSING_MODULE_HINT
+            )
+        )
+        return pickle.dumps(([(-1, False, failure)], 0.0))
     return pickle.dumps(_run_batch(fn, items), protocol=pickle.HIGHEST_PROTOCOL)
 
 
@@ -359,6 +387,7 @@ def _close_pool(pool: ProcessPoolExecutor, graceful: bool) -> None:
 
 # ----------------------------------------------------------------- Ray
 _RAY_STARTED: dict[str, Any] = {}  # what we started: {"num_cpus": N} or {"address": A}
+_RAY_TASK: dict[str, Any] = {}  # the remote function, made once per Ray session
 
 
 def _import_ray() -> Any:
@@ -398,16 +427,14 @@ def _probe(address: str) -> None:
         ) from None
 
 
-def _local_runtime_env() -> dict[str, Any]:
-    """Give the workers of a local instance this process's import path.
-
-    Mechanisms defined in the user's own modules (not installed) then import
-    on the workers exactly as they do here, as with ``fork`` on the local backend.
-    """
-    paths = [p for p in sys.path if p and os.path.isdir(p)]
-    if os.getcwd() not in paths:
-        paths.insert(0, os.getcwd())
-    return {"env_vars": {"PYTHONPATH": os.pathsep.join(paths)}}
+def _driver_paths() -> tuple[str, ...]:
+    """This process's import path (absolute, existing directories), for local Ray workers."""
+    paths: list[str] = []
+    for p in sys.path:
+        full = os.path.abspath(p or os.curdir)
+        if os.path.isdir(full) and full not in paths:
+            paths.append(full)
+    return tuple(paths)
 
 
 def _connect_ray(config: ExecutionConfig) -> Any:
@@ -438,7 +465,6 @@ def _connect_ray(config: ExecutionConfig) -> Any:
         ray.init(
             num_cpus=wanted["num_cpus"],
             include_dashboard=False,
-            runtime_env=_local_runtime_env(),
             **quiet,
         )
     if not _RAY_STARTED:
@@ -453,6 +479,7 @@ def shutdown_ray() -> None:
     if not _RAY_STARTED:
         return
     _RAY_STARTED.clear()
+    _RAY_TASK.clear()
     try:
         import ray
     except ImportError:
@@ -474,13 +501,19 @@ def _iter_ray(
     fn: Callable[[U], R], units: list[U], config: ExecutionConfig
 ) -> Iterator[tuple[int, R]]:
     ray = _connect_ray(config)
-    _check_picklable_ray(ray, fn)
-    task = ray.remote(_run_batch_pickled).options(
-        max_retries=config.max_retries, retry_exceptions=False
-    )
+    dumps = ray.cloudpickle.dumps  # by value for __main__ code, like fork does locally
+    try:
+        fn_blob = dumps(fn)
+    except Exception as exc:
+        raise TypeError(f"run_units cannot serialise {fn!r} for Ray: {exc}") from None
+    if "task" not in _RAY_TASK:
+        _RAY_TASK["task"] = ray.remote(_run_batch_ray)
+    task = _RAY_TASK["task"].options(max_retries=config.max_retries, retry_exceptions=False)
+    # The driver's import path only helps workers on this machine: a local instance.
+    paths = _driver_paths() if "num_cpus" in _RAY_STARTED else ()
     workers = _ray_capacity(ray, config)
     batcher = _Batcher(len(units), workers)
-    fn_ref = ray.put(fn)
+    fn_ref = ray.put(fn_blob)
     in_flight: dict[Any, list[int]] = {}
     try:
         while True:
@@ -488,8 +521,8 @@ def _iter_ray(
                 batch = batcher.next_batch()
                 if not batch:
                     break
-                items = [(i, units[i]) for i in batch]
-                in_flight[task.remote(fn_ref, items)] = batch
+                items = dumps([(i, units[i]) for i in batch])
+                in_flight[task.remote(fn_ref, items, paths)] = batch
             if not in_flight:
                 break
             done, _ = ray.wait(list(in_flight), num_returns=1)
@@ -503,13 +536,6 @@ def _iter_ray(
     finally:
         for ref in in_flight:
             ray.cancel(ref, force=True)
-
-
-def _check_picklable_ray(ray: Any, fn: Callable[[Any], Any]) -> None:
-    try:
-        ray.cloudpickle.dumps(fn)
-    except Exception as exc:
-        raise TypeError(f"run_units cannot serialise {fn!r} for Ray: {exc}") from None
 
 
 def _ray_failure(
@@ -527,11 +553,9 @@ def _ray_failure(
             f"still lost after {config.max_retries} retries ({type(exc).__name__})"
         )
     text = str(exc)
-    if "ModuleNotFoundError" in text or "No module named" in text:
+    if "No module named" in text:
         missing = text[text.find("No module named") :].splitlines()[0]
         return DPAuditError(
-            f"a Ray worker could not load the work units ({missing}): the module that "
-            "defines the mechanism must be importable on every Ray node — install it "
-            "there, or ship it with a runtime_env (working_dir / py_modules)"
+            f"a Ray worker could not load the work units ({missing}): " + MISSING_MODULE_HINT
         )
     return exc
