@@ -81,6 +81,7 @@ def load_benchmark(name: str) -> ModuleType | None:
     spec = importlib.util.spec_from_file_location(f"dpaudit_bench_{name}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses and pickling look modules up here
     spec.loader.exec_module(module)
     return module
 
@@ -502,7 +503,9 @@ def main(argv: list[str] | None = None) -> int:
         chosen.remove("acl-grid")
     progress.ENABLED = False
     meta = {
-        "command": " ".join([Path(sys.executable).name, *sys.argv]),
+        "command": " ".join(
+            ["python", "benchmarks/run_all.py", *(sys.argv[1:] if argv is None else argv)]
+        ),
         "date": time.strftime("%Y-%m-%d %H:%M:%S"),
         "machine": f"{platform.machine()} {platform.processor() or ''}".strip(),
         "cores": default_workers(),
