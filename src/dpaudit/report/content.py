@@ -67,6 +67,7 @@ def audit_summary_table(run: RunContents) -> Table:
                 figure,
                 str(a.get("mechanism", "?")),
                 params_text(a.get("parameters", {})),
+                str(a.get("method", "?")),
                 fmt(a.get("claimed_epsilon")),
                 fmt(a.get("true_epsilon")),
                 bound,
@@ -78,6 +79,7 @@ def audit_summary_table(run: RunContents) -> Table:
             "figure",
             "mechanism",
             "parameters",
+            "method",
             "claimed ε",
             "true ε (analytic)",
             "ε lower bound @ confidence",
@@ -88,7 +90,7 @@ def audit_summary_table(run: RunContents) -> Table:
 
 
 def audit_details(audit: dict[str, Any]) -> list[tuple[str, str]]:
-    """``(label, text)`` lines describing one audit in full, witness included."""
+    """``(label, text)`` lines describing one audit (the witness is :func:`witness_items`)."""
     true_eps = audit.get("true_epsilon")
     truth = "not known in closed form"
     if true_eps is not None:
@@ -104,24 +106,21 @@ def audit_details(audit: dict[str, Any]) -> list[tuple[str, str]]:
             f"{fmt(audit.get('confidence'), 4)} ({audit.get('method', '?')})",
         ),
         ("verdict", str(audit.get("verdict", "?"))),
-        ("witness", witness_text(audit.get("witness", {}))),
     ]
 
 
-def witness_text(witness: dict[str, Any]) -> str:
-    """A witness as ``key: value; ...`` with nested values as compact JSON."""
-    if not witness:
-        return "—"
-    parts = []
-    for key, value in witness.items():
+def witness_items(witness: dict[str, Any]) -> list[tuple[str, str]]:
+    """A witness as ``(key, value)`` lines; nested values as compact JSON."""
+    items = []
+    for key, value in (witness or {}).items():
         if isinstance(value, dict | list):
             text = json.dumps(value, separators=(", ", ": "), ensure_ascii=False)
         elif isinstance(value, float | int) and not isinstance(value, bool):
             text = fmt(value, 6)
         else:
             text = str(value)
-        parts.append(f"{key}: {text}")
-    return "; ".join(parts)
+        items.append((str(key), text))
+    return items
 
 
 def comparison_table(result: dict[str, Any]) -> Table | None:

@@ -34,6 +34,7 @@ td.pass { color: #2e7d32; }
 .audit.violation { border-left-color: #b00020; }
 .audit dt { font-weight: 600; }
 .audit dd { margin: 0 0 .4em 1.2em; word-break: break-word; }
+.audit dd ul { margin: .2em 0; padding-left: 1.2em; }
 figure { margin: 1em 0; }
 figure img { max-width: 100%; height: auto; border: 1px solid #ddd; }
 .ok { color: #2e7d32; } .bad { color: #b00020; font-weight: 700; }
@@ -92,6 +93,9 @@ def render_html(run: RunContents) -> str:
             f"<dt>{_esc(label)}</dt><dd>{_esc(text)}</dd>"
             for label, text in content.audit_details(audit)
         )
+        witness = content.witness_items(audit.get("witness", {}))
+        listed = "".join(f"<li><b>{_esc(k)}:</b> {_esc(v)}</li>" for k, v in witness)
+        items += f"<dt>witness</dt><dd>{f'<ul>{listed}</ul>' if witness else '—'}</dd>"
         parts.append(
             f'<div class="audit{" violation" if violation else ""}">'
             f"<h3>{_esc(heading)} <small>— {_esc(figure)}</small></h3><dl>{items}</dl></div>"

@@ -47,6 +47,9 @@ def render_markdown(run: RunContents) -> str:
         )
         lines += [f"### {_esc(heading)} — {_esc(figure)}", ""]
         lines += [f"- **{label}:** {_esc(text)}" for label, text in content.audit_details(audit)]
+        witness = content.witness_items(audit.get("witness", {}))
+        lines.append("- **witness:**" + ("" if witness else " —"))
+        lines += [f"  - {_esc(key)}: {_esc(text)}" for key, text in witness]
         lines.append("")
     lines += ["## Reproduced figures", ""]
     for entry in run.figures:
