@@ -26,6 +26,7 @@ thousandths (integers 0..1000).
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,6 +39,13 @@ from dpaudit.mechanisms.base import Mechanism
 FAMILIES = ("likelihood-ratio", "logistic", "mlp")
 #: MLP architecture of DP-Sniper's neural-network classifier.
 MLP_HIDDEN = (10, 5)
+#: Training epochs of the MLP (enough for the small network; more only costs time).
+MLP_EPOCHS = 30
+#: Most distinct training rows per input the MLP is fitted on (training cost, not validity).
+MLP_MAX_ROWS = 1 << 15
+#: Likelihood-ratio scores are rounded to this many decimals before the float32 cast:
+#: an exact tie such as a zero log-ratio otherwise survives as ±1e-16 noise.
+SCORE_DECIMALS = 9
 #: Resolution of DP-Sniper's rounded probabilities (3 decimals).
 DPSNIPER_LEVELS = 1000
 
@@ -67,11 +75,11 @@ class LikelihoodRatioScore:
                 f"{list(self.x)} and {list(self.x_prime)} for one of its own outputs "
                 "(log_prob and sampler disagree)"
             )
-        return score.astype(np.float32)
+        return np.round(score, SCORE_DECIMALS, out=score).astype(np.float32)
 
     def describe(self) -> str:
         """Formula of the score."""
-        return "ln p(y|x) − ln p(y|x') (mechanism's exact log-density/pmf)"
+        return "ln p(y|a) − ln p(y|b) (mechanism's exact log-density/pmf; a, b = score_inputs)"
 
     def parameters(self) -> dict[str, Any] | None:
         """Trained parameters (none: the score is exact)."""
@@ -114,8 +122,14 @@ class ClassifierScore:
     def describe(self) -> str:
         """Formula of the score."""
         if self.dpsniper_rounding:
-            return f"{self.family} classifier: round(P(x | y), 3) in thousandths (DP-Sniper)"
-        return f"{self.family} classifier: −logit P(x' | y) (high where x is likely)"
+            return (
+                f"{self.family} classifier trained on M(a) vs M(b): round(P(a | y), 3) "
+                "in thousandths (DP-Sniper); a, b = score_inputs"
+            )
+        return (
+            f"{self.family} classifier trained on M(a) vs M(b): −logit P(b | y), high where "
+            "a is likely; a, b = score_inputs"
+        )
 
     def parameters(self) -> dict[str, Any]:
         """The frozen weights, for the witness."""
@@ -167,12 +181,21 @@ def train_classifier(
 
     Discrete outputs arrive compressed (unique rows with counts) and are fitted
     with sample weights — the same objective as the full sample, much faster.
+    The MLP sees at most :data:`MLP_MAX_ROWS` distinct rows per input.  Training
+    runs single-threaded (deterministic, and no oversubscription of the cores
+    the work units use).
     """
     try:
+        from sklearn.exceptions import ConvergenceWarning
         from sklearn.linear_model import LogisticRegression
         from sklearn.neural_network import MLPClassifier
+        from threadpoolctl import threadpool_limits
     except ImportError:
         raise OptionalDependencyError("scikit-learn", "audit", f"the {family} attack") from None
+    if family not in ("logistic", "mlp"):
+        raise InvalidArgumentError("classifier", family, "logistic or mlp")
+    if family == "mlp":
+        data_x, data_x_prime = data_x.head(MLP_MAX_ROWS), data_x_prime.head(MLP_MAX_ROWS)
     categories = 0
     if mechanism.output_kind == "categorical":
         top = max(int(np.max(data_x.rows)), int(np.max(data_x_prime.rows)))
@@ -181,31 +204,33 @@ def train_classifier(
     y = np.concatenate([np.zeros(len(data_x.rows)), np.ones(len(data_x_prime.rows))])
     w = np.concatenate([data_x.counts, data_x_prime.counts]).astype(np.float64)
     mean = np.average(X, axis=0, weights=w).astype(np.float32)
-    var = np.average((X - mean) ** 2, axis=0, weights=w)
-    std = np.sqrt(var)
-    inv_std = np.where(std > 0, 1.0 / np.where(std > 0, std, 1.0), 1.0).astype(np.float32)
+    std = np.sqrt(np.average((X - mean) ** 2, axis=0, weights=w))
+    inv_std = (1.0 / np.where(std > 0, std, 1.0)).astype(np.float32)
     Xs = (X - mean) * inv_std
     # Normalise weights to mean 1 so the regularisation strength does not depend on N.
     w = w * (len(w) / w.sum())
-    if family == "logistic":
-        model = LogisticRegression(C=1.0, max_iter=1000, tol=1e-8)
-        model.fit(Xs, y, sample_weight=w)
-        weights = (model.coef_.T.astype(np.float32),)
-        biases = (model.intercept_.astype(np.float32),)
-    elif family == "mlp":
-        model = MLPClassifier(
-            hidden_layer_sizes=MLP_HIDDEN,
-            random_state=seed,
-            max_iter=200,
-            early_stopping=False,
-            tol=1e-6,
-            batch_size=min(4096, len(y)),
-        )
-        model.fit(Xs, y, sample_weight=w)
-        weights = tuple(c.astype(np.float32) for c in model.coefs_)
-        biases = tuple(b.astype(np.float32) for b in model.intercepts_)
-    else:
-        raise InvalidArgumentError("classifier", family, "logistic or mlp")
+    with threadpool_limits(limits=1), warnings.catch_warnings():
+        # A not-quite-converged classifier is still a valid attack: the bound is
+        # computed on fresh samples, so training quality affects power, not validity.
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        if family == "logistic":
+            model = LogisticRegression(C=1.0, max_iter=1000, tol=1e-6)
+            model.fit(Xs, y, sample_weight=w)
+            weights = (model.coef_.T.astype(np.float32),)
+            biases = (model.intercept_.astype(np.float32),)
+        else:
+            model = MLPClassifier(
+                hidden_layer_sizes=MLP_HIDDEN,
+                random_state=seed,
+                max_iter=MLP_EPOCHS,
+                tol=1e-5,
+                n_iter_no_change=5,
+                batch_size=min(4096, len(y)),
+                learning_rate_init=0.01,
+            )
+            model.fit(Xs, y, sample_weight=w)
+            weights = tuple(c.astype(np.float32) for c in model.coefs_)
+            biases = tuple(b.astype(np.float32) for b in model.intercepts_)
     return ClassifierScore(
         family=family,
         mean=mean,
@@ -223,6 +248,10 @@ class TrainingData:
 
     rows: np.ndarray
     counts: np.ndarray
+
+    def head(self, rows: int) -> TrainingData:
+        """The first ``rows`` rows (a deterministic subsample)."""
+        return TrainingData(self.rows[:rows], self.counts[:rows])
 
     @staticmethod
     def merge(parts: list[TrainingData], compress: bool) -> TrainingData:

@@ -82,6 +82,7 @@ from dpaudit.audit.counting import (
     split_samples,
 )
 from dpaudit.audit.executor import ExecutionConfig, run_units
+from dpaudit.audit.guard import check_timeout, with_timeout
 from dpaudit.audit.pairs import InputPair, check_pair, generate_pairs
 from dpaudit.audit.statistics import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.audit.verdict import (
@@ -140,6 +141,7 @@ class AuditConfig:
     pairs: tuple[InputPair, ...] = ()
     use_patterns: bool = True
     seed: int = 0
+    unit_timeout: float | None = None
 
     def __post_init__(self) -> None:
         check_int("samples", self.samples, minimum=1)
@@ -157,6 +159,7 @@ class AuditConfig:
         check_int("final_candidates", self.final_candidates, minimum=1, maximum=1000)
         check_int("screen_pairs", self.screen_pairs, minimum=1)
         check_seed(self.seed)
+        check_timeout(self.unit_timeout, "unit_timeout")
         if not self.pairs and not self.use_patterns:
             raise InvalidArgumentError("pairs", "none", "given pairs when patterns are off")
 
@@ -243,55 +246,56 @@ def _families(mechanism: Mechanism, config: AuditConfig) -> tuple[str, ...]:
 
 
 # ==================================================================== sampling
-def _draw_outputs(
-    mechanism: Mechanism,
-    inputs: list[tuple[float, ...]],
-    n: int,
-    seed: int,
-    stage: int,
-    execution: ExecutionConfig,
-    desc: str,
-) -> list[TrainingData]:
-    """Outputs of every input (compressed when discrete), drawn as work units."""
-    compress = mechanism.output_kind in ("binary", "categorical")
-    units: list[OutputUnit] = []
-    owner: list[int] = []
-    for i, x in enumerate(inputs):
-        for c, size in enumerate(split_samples(n, mechanism)):
-            units.append(OutputUnit(mechanism, x, size, seed, (stage, i, c), compress))
-            owner.append(i)
-    results = run_units(run_output_unit, units, execution, desc=desc)
-    grouped: list[list[TrainingData]] = [[] for _ in inputs]
-    for i, r in zip(owner, results, strict=True):
-        grouped[i].append(r)
-    return [TrainingData.merge(g, compress) for g in grouped]
+@dataclass(frozen=True)
+class _Sampler:
+    """Runs the audit's work units for one mechanism, root seed and executor."""
 
+    mechanism: Mechanism
+    seed: int
+    execution: ExecutionConfig
+    timeout: float | None
 
-def _count(
-    mechanism: Mechanism,
-    jobs: list[tuple[tuple[float, ...], tuple[Score, ...], tuple[np.ndarray, ...]]],
-    n: int,
-    seed: int,
-    stage: int,
-    execution: ExecutionConfig,
-    desc: str,
-    tie_probabilities: list[tuple[float, ...] | None] | None = None,
-) -> list[UnitCounts]:
-    """Stream ``n`` samples per job (input, scores, thresholds) and return merged counts."""
-    units: list[CountUnit] = []
-    owner: list[int] = []
-    for j, (x, scores, thresholds) in enumerate(jobs):
-        ties = None if tie_probabilities is None else tie_probabilities[j]
-        for c, size in enumerate(split_samples(n, mechanism)):
-            units.append(
-                CountUnit(mechanism, x, scores, thresholds, size, seed, (stage, j, c), ties)
-            )
-            owner.append(j)
-    results = run_units(run_count_unit, units, execution, desc=desc)
-    grouped: list[list[UnitCounts]] = [[] for _ in jobs]
-    for j, r in zip(owner, results, strict=True):
-        grouped[j].append(r)
-    return [UnitCounts.merge(g) for g in grouped]
+    def outputs(
+        self, inputs: list[tuple[float, ...]], n: int, stage: int, desc: str
+    ) -> list[TrainingData]:
+        """``n`` outputs of every input (compressed when discrete)."""
+        mech = self.mechanism
+        compress = mech.output_kind in ("binary", "categorical")
+        units, owner = [], []
+        for i, x in enumerate(inputs):
+            for c, size in enumerate(split_samples(n, mech)):
+                units.append(OutputUnit(mech, x, size, self.seed, (stage, i, c), compress))
+                owner.append(i)
+        fn = with_timeout(run_output_unit, self.timeout)
+        results = run_units(fn, units, self.execution, desc=desc)
+        grouped: list[list[TrainingData]] = [[] for _ in inputs]
+        for i, r in zip(owner, results, strict=True):
+            grouped[i].append(r)
+        return [TrainingData.merge(g, compress) for g in grouped]
+
+    def counts(
+        self,
+        jobs: list[tuple[tuple[float, ...], tuple[Score, ...], tuple[np.ndarray, ...]]],
+        n: int,
+        stage: int,
+        desc: str,
+        tie_probabilities: list[tuple[float, ...]] | None = None,
+    ) -> list[UnitCounts]:
+        """Stream ``n`` samples per job (input, scores, thresholds); merged counts per job."""
+        mech = self.mechanism
+        units, owner = [], []
+        for j, (x, scores, thresholds) in enumerate(jobs):
+            ties = None if tie_probabilities is None else tie_probabilities[j]
+            for c, size in enumerate(split_samples(n, mech)):
+                key = (stage, j, c)
+                units.append(CountUnit(mech, x, scores, thresholds, size, self.seed, key, ties))
+                owner.append(j)
+        fn = with_timeout(run_count_unit, self.timeout)
+        results = run_units(fn, units, self.execution, desc=desc)
+        grouped: list[list[UnitCounts]] = [[] for _ in jobs]
+        for j, r in zip(owner, results, strict=True):
+            grouped[j].append(r)
+        return [UnitCounts.merge(g) for g in grouped]
 
 
 # ============================================================= dpaudit mode
@@ -310,7 +314,8 @@ def _audit_dpaudit(
 
     # ---- 1. calibration: train classifiers, fix threshold grids, screen pairs
     inputs = [p.x for p in pairs] + [p.x_prime for p in pairs]
-    data = _draw_outputs(mech, inputs, n_cal, cfg.seed, _CALIBRATE, execution, "calibrating")
+    sampler = _Sampler(mech, cfg.seed, execution, cfg.unit_timeout)
+    data = sampler.outputs(inputs, n_cal, _CALIBRATE, "calibrating")
     combos: list[tuple[int, Score, np.ndarray, float]] = []
     for i, pair in enumerate(pairs):
         dx, dxp = data[i], data[len(pairs) + i]
@@ -346,7 +351,7 @@ def _audit_dpaudit(
     for i, score, thr, _ in kept:
         jobs.append((pairs[i].x, (score,), (thr,)))
         jobs.append((pairs[i].x_prime, (score,), (thr,)))
-    counts = _count(mech, jobs, cfg.samples, cfg.seed, _SELECT, execution, "selecting")
+    counts = sampler.counts(jobs, cfg.samples, _SELECT, "selecting")
     candidates: list[_Candidate] = []
     n_compared = 0
     for k, (i, score, thr, _) in enumerate(kept):
@@ -377,7 +382,7 @@ def _audit_dpaudit(
         thr = np.array([c.threshold], dtype=np.float32)
         jobs += [(num, (c.score,), (thr,)), (den, (c.score,), (thr,))]
         ties += [(c.tie_probability,), (c.tie_probability,)]
-    final = _count(mech, jobs, cfg.final_samples, cfg.seed, _FINAL, execution, "final", ties)
+    final = sampler.counts(jobs, cfg.final_samples, _FINAL, "final", ties)
     timer.mark("final")
     witnesses = [
         _witness(
@@ -587,7 +592,8 @@ def _audit_dpsniper(
     levels = np.arange(DPSNIPER_LEVELS + 1, dtype=np.float32)
 
     inputs = [p.x for p in pairs] + [p.x_prime for p in pairs]
-    data = _draw_outputs(mech, inputs, n_train, cfg.seed, _SNIPER_TRAIN, execution, "training")
+    sampler = _Sampler(mech, cfg.seed, execution, cfg.unit_timeout)
+    data = sampler.outputs(inputs, n_train, _SNIPER_TRAIN, "training")
     scores = [
         train_classifier(
             family, mech, data[i], data[len(pairs) + i], seed=cfg.seed, dpsniper_rounding=True
@@ -603,7 +609,7 @@ def _audit_dpsniper(
             (pair.x, (scores[i],), (levels,)),
             (pair.x_prime, (scores[i],), (levels,)),
         ]
-    counts = _count(mech, jobs, n, cfg.seed, _SNIPER_CHECK, execution, "thresholds and checks")
+    counts = sampler.counts(jobs, n, _SNIPER_CHECK, "thresholds and checks")
     best: tuple[float, int, int, float] | None = None
     for i in range(len(pairs)):
         thr_c, chk_x, chk_xp = counts[3 * i], counts[3 * i + 1], counts[3 * i + 2]
@@ -620,9 +626,7 @@ def _audit_dpsniper(
     cand = _Candidate(i, scores[i], float(levels[j]), "upper", q, True, est, est, target_mass=c)
     thr = np.array([levels[j]], dtype=np.float32)
     jobs = [(pair.x, (scores[i],), (thr,)), (pair.x_prime, (scores[i],), (thr,))]
-    final = _count(
-        mech, jobs, cfg.final_samples, cfg.seed, _SNIPER_FINAL, execution, "final", [(q,), (q,)]
-    )
+    final = sampler.counts(jobs, cfg.final_samples, _SNIPER_FINAL, "final", [(q,), (q,)])
     timer.mark("final")
     w = _witness(
         mech,

@@ -26,7 +26,7 @@ from dpaudit.mechanisms.base import Mechanism
 from dpaudit.random import unit_rng
 
 #: Numbers (rows × output size) per block inside a unit: small enough to stay in cache.
-BLOCK_ELEMENTS = 1 << 16
+BLOCK_ELEMENTS = 1 << 14
 #: Numbers per work unit: large enough that process overhead is negligible.
 UNIT_ELEMENTS = 1 << 23
 

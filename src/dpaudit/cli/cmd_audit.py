@@ -152,6 +152,7 @@ def build_config(args: argparse.Namespace, mechanism: Any) -> AuditConfig:
         pairs=pairs,
         use_patterns=not args.no_patterns,
         seed=args.seed,
+        unit_timeout=getattr(args, "unit_timeout", None),
     )
 
 
@@ -162,7 +163,8 @@ def _render(result: dict[str, Any]) -> str:
         a = w["attack"]
         lines += [
             f"witness: x = {w['x']}, x' = {w['x_prime']}  ({w['pair_origin']})",
-            f"  attack: {a['family']}; S = {{y : {a['set']}}}; score = {a['score']}",
+            f"  attack: {a['family']}; S = {{y : {a['set']}}}",
+            f"  score(y) = {a['score']}; a = {a['score_inputs'][0]}, b = {a['score_inputs'][1]}",
             f"  p1 = Pr[M(x) ∈ S]  ≈ {w['p1']['estimate']:.6g} "
             f"({w['p1']['hits']}/{w['p1']['samples']}), lower bound {w['p1']['bound']:.6g}",
             f"  p2 = Pr[M(x') ∈ S] ≈ {w['p2']['estimate']:.6g} "

@@ -1,0 +1,380 @@
+"""Black-box ε lower bound (dpaudit.audit.blackbox and its building blocks).
+
+Statistical assertions use fixed seeds; tolerances are stated beside each
+(in standard errors of the estimate, or from the Clopper–Pearson bound itself).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import pytest
+
+from dpaudit import progress
+from dpaudit.audit.attacks import (
+    LikelihoodRatioScore,
+    candidate_thresholds,
+    compress_rows,
+    count_at_thresholds,
+    dpsniper_threshold,
+)
+from dpaudit.audit.blackbox import AuditConfig, audit, projected_bound
+from dpaudit.audit.counting import CountUnit, run_count_unit
+from dpaudit.audit.executor import ExecutionConfig
+from dpaudit.audit.pairs import InputPair
+from dpaudit.audit.statistics import clopper_pearson_lower, clopper_pearson_upper
+from dpaudit.claims import Definition, InputDomain, PrivacyClaim
+from dpaudit.errors import InvalidArgumentError, MechanismError
+from dpaudit.mechanisms import Mechanism, make_mechanism
+from dpaudit.serialization import dumps, to_jsonable
+
+ONE = ExecutionConfig(workers=1)
+TWO = ExecutionConfig(workers=2)
+
+
+@pytest.fixture(autouse=True)
+def _quiet() -> Any:
+    progress.ENABLED = False
+    yield
+    progress.ENABLED = True
+
+
+def _without_timing(result: Any) -> dict[str, Any]:
+    data = to_jsonable(result)
+    data.pop("timing")
+    return data
+
+
+# ------------------------------------------------------------ building blocks
+def test_count_at_thresholds_matches_brute_force_with_ties_inf_and_weights() -> None:
+    rng = np.random.default_rng(0)
+    s = np.round(rng.normal(size=5000), 1).astype(np.float32)
+    s[:7], s[7:11] = np.inf, -np.inf
+    t = np.unique(np.r_[np.round(rng.normal(size=40), 1), np.inf, -np.inf].astype(np.float32))
+    g, e = count_at_thresholds(s, t)
+    assert g.tolist() == [int((s > v).sum()) for v in t]
+    assert e.tolist() == [int((s == v).sum()) for v in t]
+    w = rng.integers(1, 9, size=len(s))
+    g, e = count_at_thresholds(s, t, w)
+    assert g.tolist() == [int(w[s > v].sum()) for v in t]
+    assert e.tolist() == [int(w[s == v].sum()) for v in t]
+
+
+def test_dpsniper_threshold_is_the_rank_floor_cn_value_with_exact_expected_mass() -> None:
+    rng = np.random.default_rng(1)
+    n, c = 20_000, 0.01
+    scores = rng.integers(0, 1001, size=n).astype(np.float32)
+    levels = np.arange(1001, dtype=np.float32)
+    g, e = count_at_thresholds(scores, levels)
+    j, q = dpsniper_threshold(g, e, n, c)
+    assert levels[j] == np.sort(scores)[::-1][math.floor(c * n)]
+    assert 0.0 <= q <= 1.0
+    assert g[j] + q * e[j] == pytest.approx(c * n, abs=1e-9)
+
+
+def test_candidate_thresholds_all_levels_when_discrete_else_tail_quantiles() -> None:
+    few = [np.array([0, 1, 1, 2], np.float32), np.array([2, 3], np.float32)]
+    assert candidate_thresholds(few).tolist() == [0, 1, 2, 3]
+    rng = np.random.default_rng(2)
+    many = [rng.normal(size=10_000).astype(np.float32) for _ in range(2)]
+    thr = candidate_thresholds(many)
+    assert np.all(np.diff(thr) > 0) and len(thr) <= 4 * 40 + 2
+    assert thr[0] == min(m.min() for m in many) and thr[-1] == max(m.max() for m in many)
+
+
+def test_compress_rows_equals_numpy_unique() -> None:
+    rng = np.random.default_rng(3)
+    rows = (rng.random((5000, 11)) < 0.2).astype(np.uint8)
+    data = compress_rows(rows)
+    uniq, counts = np.unique(rows, axis=0, return_counts=True)
+    assert np.array_equal(data.rows, uniq) and np.array_equal(data.counts, counts)
+
+
+def test_projected_bound_prefers_larger_counts_at_equal_ratio() -> None:
+    # Same ratio e^1 at two masses: the larger mass is better estimated, so projects higher.
+    k_num = np.array([2718, 27])
+    k_den = np.array([1000, 10])
+    n = np.array([100_000, 100_000])
+    proj = projected_bound(k_num, n, k_den, n, 1_000_000, 0.025)
+    assert proj[0] > proj[1]
+    assert proj[0] < 1.0  # a projection of a bound never exceeds the true ratio here
+
+
+def test_randomised_ties_are_drawn_from_the_unit_rng() -> None:
+    mech = make_mechanism("randomized-response", epsilon=1.0)
+    score = LikelihoodRatioScore(mech, (0.0,), (1.0,))
+    thr = np.array([1.0], dtype=np.float32)  # score = ±ε: the outputs of one value tie
+    unit = CountUnit(mech, (0.0,), (score,), (thr,), 100_000, 7, (9, 0, 0), (0.3,))
+    a, b = run_count_unit(unit), run_count_unit(unit)
+    assert a.ties_kept is not None and b.ties_kept is not None
+    assert int(a.ties_kept[0][0]) == int(b.ties_kept[0][0])  # same seed, same coins
+    ties, kept = int(a.equal[0][0]), int(a.ties_kept[0][0])
+    assert ties > 50_000
+    # Binomial(ties, 0.3): within 5 standard errors.
+    assert abs(kept - 0.3 * ties) <= 5 * math.sqrt(ties * 0.21)
+    other = run_count_unit(CountUnit(mech, (0.0,), (score,), (thr,), 100_000, 8, (9, 0, 0), (0.3,)))
+    assert other.ties_kept is not None and int(other.ties_kept[0][0]) != kept
+
+
+# ---------------------------------------------------------- closed-form check
+def test_laplace_witness_matches_closed_form() -> None:
+    eps = 0.5
+    mech = make_mechanism("laplace", epsilon=eps)
+    cfg = AuditConfig(
+        samples=20_000,
+        final_samples=400_000,
+        pairs=(InputPair((0.0,), (1.0,), "given"),),
+        use_patterns=False,
+        seed=11,
+    )
+    r = audit(mech, cfg, ONE)
+    w = r.witness
+    assert w is not None and not r.violation
+    # The best set is a whole flat region of the log-ratio: {y ≤ 0} (or {y ≥ 1}), where
+    # Pr[M(x) ∈ S] = 1/2 and Pr[M(x') ∈ S] = e^{-ε}/2 exactly.
+    assert abs(w.attack.threshold) == pytest.approx(eps, rel=1e-6)
+    assert w.attack.tie_probability == 1.0
+    for est, p in ((w.p1, 0.5), (w.p2, 0.5 * math.exp(-eps))):
+        se = math.sqrt(p * (1 - p) / est.samples)
+        assert abs(est.estimate - p) <= 5 * se  # 5 standard errors
+    # The bound is exactly ln(CP lower) − ln(CP upper), each at error α/2.
+    half = (1 - cfg.confidence) / 2
+    lo = clopper_pearson_lower(w.p1.hits, w.p1.samples, half)
+    hi = clopper_pearson_upper(w.p2.hits, w.p2.samples, half)
+    assert w.epsilon_lower_bound == pytest.approx(math.log(lo) - math.log(hi), rel=1e-12)
+    assert r.epsilon_lower_bound == max(0.0, w.epsilon_lower_bound)
+    # Tight: within the joint sampling error (≈ 2 × 1.96 relative SEs ≈ 0.02) of ε.
+    assert eps - 0.03 < r.epsilon_lower_bound <= eps
+
+
+# ---------------------------------------------------------- reproducibility
+@pytest.mark.parametrize(("name", "params"), [("laplace", {"dim": 2}), ("ome", {"lambda": 10.0})])
+def test_bit_identical_for_one_and_two_workers(name: str, params: dict[str, Any]) -> None:
+    mech = make_mechanism(name, epsilon=1.0, **params)
+    cfg = AuditConfig(samples=30_000, final_samples=60_000, seed=5)
+    a, b = audit(mech, cfg, ONE), audit(mech, cfg, TWO)
+    assert _without_timing(a) == _without_timing(b)
+
+
+def test_different_seeds_give_different_samples() -> None:
+    mech = make_mechanism("laplace", epsilon=1.0)
+    r1 = audit(mech, AuditConfig(samples=5_000, final_samples=20_000, seed=1), ONE)
+    r2 = audit(mech, AuditConfig(samples=5_000, final_samples=20_000, seed=2), ONE)
+    assert r1.witness is not None and r2.witness is not None
+    assert r1.witness.p1.hits != r2.witness.p1.hits
+
+
+# --------------------------------------------------------------- calibration
+CORRECT = [
+    ("laplace", {}),
+    ("gaussian", {}),
+    ("randomized-response", {}),
+    ("sue", {}),
+    ("oue", {}),
+    ("adept-l1", {}),
+    ("adept-fixed-scale", {}),
+]
+
+
+@pytest.mark.parametrize(("name", "params"), CORRECT)
+def test_correct_mechanisms_are_not_flagged_across_20_seeds(
+    name: str, params: dict[str, Any]
+) -> None:
+    mech = make_mechanism(name, epsilon=1.0, **params)
+    bounds = []
+    for seed in range(20):
+        cfg = AuditConfig(samples=4_000, final_samples=20_000, seed=seed)
+        r = audit(mech, cfg, ONE)
+        assert not r.violation, (seed, r.verdict)
+        assert r.verdict.startswith("no violation found")
+        bounds.append(r.epsilon_lower_bound)
+    # Not vacuous: the audit finds most of the true ε (1 for the pure mechanisms).
+    if name != "gaussian":
+        assert np.median(bounds) > 0.6
+
+
+# --------------------------------------------------------------------- power
+@pytest.mark.parametrize(
+    ("name", "params", "classifier", "at_least"),
+    [
+        ("adept", {"dim": 8}, "auto", 1.5),  # true ε = √8 ≈ 2.83 (EMNLP 2021, App. B)
+        ("identity", {}, "auto", 8.0),  # p2 = 0: limited only by the sample size
+        ("dptext", {}, "logistic", 8.0),  # support difference: outputs ≥ x
+        ("ome", {"lambda": 10.0}, "auto", 5.0),
+        ("ome", {"lambda": 100.0}, "auto", 8.0),  # beyond DP-Sniper's ln(1/0.01) = 4.6
+    ],
+)
+def test_flawed_mechanisms_are_flagged(
+    name: str, params: dict[str, Any], classifier: str, at_least: float
+) -> None:
+    mech = make_mechanism(name, epsilon=1.0, **params)
+    cfg = AuditConfig(samples=50_000, final_samples=500_000, classifier=classifier, seed=3)
+    r = audit(mech, cfg, ONE)
+    assert r.violation, r.verdict
+    assert r.verdict.startswith("violation: ε ≥")
+    assert r.epsilon_lower_bound >= at_least
+    truth = mech.truth()
+    if truth is not None:  # a valid lower bound never exceeds the exact ε
+        assert r.epsilon_lower_bound <= truth.true_epsilon + 1e-9
+
+
+def test_zero_hits_bound_is_limited_only_by_the_sample_size() -> None:
+    mech = make_mechanism("identity", epsilon=1.0)
+    n = 200_000
+    cfg = AuditConfig(samples=10_000, final_samples=n, seed=0)
+    r = audit(mech, cfg, ONE)
+    w = r.witness
+    assert w is not None and w.p2.hits == 0 and w.p1.hits == n
+    half = (1 - cfg.confidence) / 2
+    # k = 0: p2_upper = 1 − (α/2)^(1/n); k = n: p1_lower = (α/2)^(1/n).
+    assert w.p2.bound == pytest.approx(1 - half ** (1 / n), rel=1e-9)
+    expected = math.log(half ** (1 / n)) - math.log(1 - half ** (1 / n))
+    assert r.epsilon_lower_bound == pytest.approx(expected, rel=1e-9)
+    assert math.isinf(w.epsilon_estimate)
+    assert any("sample size" in note for note in r.notes)
+
+
+def test_delta_enters_the_bound_for_approximate_claims() -> None:
+    mech = make_mechanism("gaussian", epsilon=1.0)
+    assert mech.claim.definition is Definition.APPROXIMATE
+    r = audit(mech, AuditConfig(samples=20_000, final_samples=100_000, seed=4), ONE)
+    w = r.witness
+    assert w is not None
+    delta = mech.claim.delta
+    assert w.epsilon_lower_bound == pytest.approx(
+        math.log(w.p1.bound - delta) - math.log(w.p2.bound), rel=1e-12
+    )
+
+
+def test_bonferroni_over_final_candidates() -> None:
+    mech = make_mechanism("laplace", epsilon=1.0)
+    cfg = AuditConfig(samples=10_000, final_samples=20_000, final_candidates=3, seed=0)
+    r = audit(mech, cfg, ONE)
+    assert r.final_candidates == 3
+    assert r.witness is not None
+    assert r.witness.p1.bound_error == pytest.approx((1 - cfg.confidence) / 6)
+    assert "Bonferroni" in r.confidence_statement
+
+
+# ------------------------------------------------------------- DP-Sniper mode
+@pytest.mark.parametrize(("lam", "low", "high"), [(10.0, 2.6, 3.0), (100.0, 4.45, 4.63)])
+def test_dpsniper_mode_reproduces_hoho_numbers(lam: float, low: float, high: float) -> None:
+    # HoHo (Salem & Zanella-Béguelin 2021) report DP-Sniper at 2.8 (λ = 10) and 4.6 (λ = 100)
+    # for ε = 1 on [-10, 10].  With 10^6 final samples the bound sits about 0.03 (3 relative
+    # standard errors of p2 ≈ c) below the estimate; the ceiling is ln(1/c) = 4.605.
+    mech = make_mechanism("ome", epsilon=1.0, **{"lambda": lam})
+    cfg = AuditConfig(
+        samples=200_000, final_samples=1_000_000, mode="dpsniper", confidence=0.9, seed=0
+    )
+    r = audit(mech, cfg, ONE)
+    assert low <= r.epsilon_lower_bound <= high, r.verdict
+    w = r.witness
+    assert w is not None and w.attack.family == "logistic" and w.attack.target_mass == 0.01
+    # Randomised ties make Pr[M(x') ∈ S] = c on the threshold sample; on fresh samples the
+    # estimate is within 5 standard errors of c.
+    se = math.sqrt(0.01 * 0.99 / w.p2.samples)
+    assert abs(w.p2.estimate - 0.01) <= 5 * se + 0.002  # + the threshold sample's own error
+
+
+def test_dpaudit_mode_has_no_dpsniper_ceiling_on_ome() -> None:
+    mech = make_mechanism("ome", epsilon=1.0, **{"lambda": 100.0})
+    r = audit(mech, AuditConfig(samples=50_000, final_samples=500_000, seed=0), ONE)
+    assert r.epsilon_lower_bound > math.log(1 / 0.01) + 3
+
+
+# ---------------------------------------------------------------- bad input
+@dataclass(frozen=True)
+class FaultyMechanism(Mechanism):
+    """Laplace-like mechanism that misbehaves in a chosen way (not registered)."""
+
+    name: ClassVar[str] = "faulty"
+    fault: str = "nan"
+
+    @property
+    def claim(self) -> PrivacyClaim:
+        return PrivacyClaim(Definition.PURE, self.epsilon, InputDomain((1,), 0.0, 1.0))
+
+    @property
+    def output_shape(self) -> tuple[int, ...]:
+        return (1,)
+
+    def _sample(self, x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+        out = x + rng.laplace(size=(n, 1))
+        if self.fault == "raise":
+            raise RuntimeError("boom")
+        if self.fault == "nan":
+            out[n // 2] = np.nan
+        if self.fault == "inf":
+            out[0] = np.inf
+        if self.fault == "dtype":
+            return out.astype(str)
+        if self.fault == "shape":
+            return out[:, 0]
+        return out
+
+
+@pytest.mark.parametrize(
+    ("fault", "message"),
+    [
+        ("raise", "raised RuntimeError"),
+        ("nan", "NaN"),
+        ("inf", "inf"),
+        ("dtype", "dtype"),
+        ("shape", "shape"),
+    ],
+)
+def test_misbehaving_mechanism_stops_the_audit(fault: str, message: str) -> None:
+    mech = FaultyMechanism(epsilon=1.0, fault=fault)
+    with pytest.raises(MechanismError) as info:
+        audit(mech, AuditConfig(samples=1000, final_samples=1000), ONE)
+    text = str(info.value)
+    assert "faulty" in text and message in text
+    assert "input" in text
+
+
+def test_likelihood_ratio_needs_a_log_density() -> None:
+    mech = make_mechanism("dptext", epsilon=1.0)
+    with pytest.raises(InvalidArgumentError, match="classifier"):
+        audit(mech, AuditConfig(classifier="likelihood-ratio"), ONE)
+    with pytest.raises(InvalidArgumentError, match="dpsniper"):
+        audit(
+            make_mechanism("laplace", epsilon=1.0),
+            AuditConfig(classifier="likelihood-ratio", mode="dpsniper"),
+            ONE,
+        )
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"samples": 0},
+        {"final_samples": -1},
+        {"confidence": 1.0},
+        {"confidence": 0.0},
+        {"mode": "fast"},
+        {"classifier": "svm"},
+        {"target_mass": 1.5},
+        {"final_candidates": 0},
+        {"use_patterns": False},
+    ],
+)
+def test_config_rejects_bad_values(kwargs: dict[str, Any]) -> None:
+    with pytest.raises(InvalidArgumentError):
+        AuditConfig(**kwargs)
+
+
+def test_result_serialises_to_strict_json() -> None:
+    r = audit(
+        make_mechanism("identity", epsilon=1.0),
+        AuditConfig(samples=2_000, final_samples=5_000, seed=0),
+        ONE,
+    )
+    data = json.loads(dumps(r))
+    for key in ("claimed_epsilon", "epsilon_lower_bound", "confidence", "violation", "witness"):
+        assert key in data
+    assert data["witness"]["attack"]["set"]
+    assert data["witness"]["p2"]["hits"] == 0
