@@ -108,7 +108,7 @@ def test_dptext_decision_set_has_the_nan_branch() -> None:
 
 @dataclass(frozen=True)
 class StripedNoise(Mechanism):
-    """Test double: additive noise +1 / −0.4 in ``stripes`` alternating bands of u (not monotone)."""
+    """Test double: additive noise +1 or −0.4 in alternating bands of u (not monotone)."""
 
     name: ClassVar[str] = "striped-noise"
     dim: int = 3
