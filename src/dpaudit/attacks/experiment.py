@@ -258,12 +258,17 @@ def config_rng(seed: int, purpose: str, scheme: str, epsilon: float, params: dic
 
 @dataclass(frozen=True)
 class TextAttackResult:
-    """:class:`AttackMetrics` of one scheme on a corpus, with the configuration."""
+    """:class:`AttackMetrics` of one scheme on a corpus, with the configuration.
+
+    ``true_epsilon`` is the mechanism's exact worst-case ε over its input domain
+    (:meth:`Mechanism.truth`), next to the claimed ``epsilon``.
+    """
 
     scheme: str
     epsilon: float
     params: dict[str, Any]
     metrics: AttackMetrics
+    true_epsilon: float | None
     n_oov_only: int
     embedder: str
     source: str
@@ -275,6 +280,8 @@ class TextAttackResult:
             "scheme": self.scheme,
             "epsilon": self.epsilon,
             "params": self.params,
+            "claimed_epsilon": self.epsilon,
+            "true_epsilon": self.true_epsilon,
             **self.metrics.to_dict(),
             "n_oov_only": self.n_oov_only,
             "embedder": self.embedder,
@@ -297,11 +304,13 @@ def attack_text(
     clean = bit_scheme.encode(data.vectors)
     rng = config_rng(seed, "attack", scheme, epsilon, params)
     metrics = run_attacks(bit_scheme, clean, data.targets, copies, rng)
+    truth = bit_scheme.mechanism.truth()
     return TextAttackResult(
         scheme=scheme,
         epsilon=float(epsilon),
         params=bit_scheme.params(),
         metrics=metrics,
+        true_epsilon=None if truth is None else float(truth.true_epsilon),
         n_oov_only=data.n_oov_only,
         embedder=data.embedder,
         source=data.source,

@@ -186,8 +186,8 @@ def data_domain(vectors: np.ndarray) -> tuple[float, float]:
     ``[floor(min), ceil(max)]`` (at least ``[0, 1]``), clipped to OME's encodable
     range; the claim and the exact ε of :meth:`Mechanism.truth` refer to it.
     """
-    low = min(0.0, math.floor(float(np.min(vectors))))
-    high = max(1.0, math.ceil(float(np.max(vectors))))
+    low = float(min(0.0, math.floor(float(np.min(vectors)))))
+    high = float(max(1.0, math.ceil(float(np.max(vectors)))))
     bound = ome_module.ENCODABLE_BOUND
     if low <= -bound or high >= bound:
         # Values beyond ±31 are caught by the encoder; clip the domain just inside the bound.

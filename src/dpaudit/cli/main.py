@@ -20,6 +20,9 @@ COMMANDS = (
     "cmd_sanity_check",
     "cmd_simulate_sensitivity",
     "cmd_audit",
+    "cmd_attack",
+    "cmd_utility",
+    "cmd_text_grid",
 )
 
 
