@@ -45,8 +45,9 @@ def status_line(run: RunContents) -> tuple[bool, str]:
 
 
 def params_text(params: dict[str, Any]) -> str:
-    """Mechanism parameters as ``k=v, ...`` (ε shown separately)."""
-    return ", ".join(f"{k}={_value(v)}" for k, v in params.items() if k != "epsilon") or "—"
+    """Mechanism parameters as ``k=v, ...`` (ε shown separately, unset ones left out)."""
+    shown = [f"{k}={_value(v)}" for k, v in params.items() if k != "epsilon" and v is not None]
+    return ", ".join(shown) or "—"
 
 
 def _value(v: Any) -> str:

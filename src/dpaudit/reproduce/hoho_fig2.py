@@ -292,63 +292,57 @@ def _findings(rows: list[dict[str, Any]]) -> list[Finding]:
     ]
 
 
+_FLOOR = 1e-5  # where a bound of exactly 0 is drawn (log axis)
+
+
 def plot(result: FigureResult, path: Path) -> None:
     """Estimated ε vs claimed ε on log axes: both modes per λ, exact ε, the claim as a line."""
     plt = require_matplotlib()
     rows = list(result.rows)
-    fig, ax = plt.subplots(figsize=(7.2, 5.0))
+    fig, ax = plt.subplots(figsize=(9.6, 5.0))
     colors = {1.0: "C2", 10.0: "C1", 100.0: "C3"}
     x = list(EPSILONS)
+    zeros: list[tuple[float, str]] = []
     for lam in LAMBDAS:
         c = colors[lam]
-        sniper = [_find(rows, e, lam, "dpsniper") for e in EPSILONS]
+        for mode, style, fill in (("dpsniper", "--s", "white"), ("dpaudit", "-o", c)):
+            cells = [_find(rows, e, lam, mode) for e in EPSILONS]
+            # A bound of 0 ("no violation evidence") has no place on a log axis: drawn apart.
+            y = [
+                r["epsilon_lower_bound"] if r["epsilon_lower_bound"] > 0 else math.nan
+                for r in cells
+            ]
+            zeros += [(r["claimed_epsilon"], c) for r in cells if r["epsilon_lower_bound"] <= 0]
+            label = f"λ = {lam:g}: {'DP-Sniper' if mode == 'dpsniper' else 'dpaudit'} mode"
+            ax.plot(x, y, style, color=c, mfc=fill, label=label)
         ours = [_find(rows, e, lam, "dpaudit") for e in EPSILONS]
-        ax.plot(
-            x,
-            [max(r["epsilon_lower_bound"], 1e-5) for r in sniper],
-            "--s",
-            color=c,
-            mfc="white",
-            label=f"λ = {lam:g}: DP-Sniper mode",
-        )
-        ax.plot(
-            x,
-            [max(r["epsilon_lower_bound"], 1e-5) for r in ours],
-            "-o",
-            color=c,
-            label=f"λ = {lam:g}: dpaudit mode",
-        )
         ax.plot(x, [r["true_epsilon"] for r in ours], "*", color=c, ms=12, alpha=0.6)
-        published = [r["paper_estimate"] for r in ours]
-        if any(p is not None for p in published):
-            ax.plot(
-                [e for e, p in zip(x, published, strict=True) if p is not None],
-                [p for p in published if p is not None],
-                "x",
-                color=c,
-                ms=10,
-                mew=2,
-            )
+        published = [(e, r["paper_estimate"]) for e, r in zip(x, ours, strict=True)]
+        published = [(e, p) for e, p in published if p is not None]
+        if published:
+            ax.plot(*zip(*published, strict=True), "x", color=c, ms=10, mew=2)
+    for eps, c in zeros:
+        ax.plot([eps], [_FLOOR * 1.5], "v", color=c, ms=8)
     line = [1e-4, 3.0]
     ax.plot(line, line, ":", color="red", lw=2, label="claimed ε (y = x)")
-    ax.axhline(math.log(1 / DPSNIPER_TARGET_MASS), color="0.5", lw=0.8, ls="-.")
-    ax.text(
-        1.2e-4,
-        math.log(1 / DPSNIPER_TARGET_MASS) * 1.12,
-        "DP-Sniper ceiling ln(1/c) ≈ 4.6",
-        fontsize=8,
-        color="0.35",
+    ax.axhline(
+        math.log(1 / DPSNIPER_TARGET_MASS),
+        color="0.5",
+        lw=0.8,
+        ls="-.",
+        label="DP-Sniper ceiling ln(1/c) ≈ 4.6",
     )
     ax.plot([], [], "*", color="0.4", ms=12, label="exact ε (analysis)")
     ax.plot([], [], "x", color="0.4", ms=10, mew=2, label="published (HoHo, DP-Sniper)")
+    ax.plot([], [], "v", color="0.4", ms=8, label="lower bound 0 (no violation found)")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(1e-4, 3.0)
-    ax.set_ylim(1e-5, 200.0)
+    ax.set_ylim(_FLOOR, 200.0)
     ax.set_xlabel("theoretical (claimed) ε")
-    ax.set_ylabel("estimated ε (lower bound; log scale)")
+    ax.set_ylabel("estimated ε (lower confidence bound; log scale)")
     ax.grid(alpha=0.3, which="major")
-    ax.legend(fontsize=7.5, loc="lower right", ncol=2)
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
     ax.set_title("OME on one scalar in [−10, 10] (r = 1, 11 bits)", fontsize=10)
     save_figure(fig, path)
 
