@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import socket
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -81,6 +82,42 @@ def test_blackbox_audit_is_bit_identical_on_local_and_ray() -> None:
     assert len(bounds) == 1
     dicts = [_without_timing(r) for r in results]
     assert dicts[0] == dicts[1] == dicts[2]
+
+
+USER_SCRIPT = """
+import sys
+from dataclasses import dataclass
+from dpaudit.audit.executor import ExecutionConfig, run_units
+from dpaudit.random import unit_rng
+
+@dataclass(frozen=True)
+class Coin:  # defined in __main__: shipped to the workers by value
+    p: float
+
+def flip(unit):
+    coin, chunk = unit
+    return int((unit_rng(5, (chunk,)).random(1000) < coin.p).sum())
+
+if __name__ == "__main__":
+    units = [(Coin(0.25), c) for c in range(8)]
+    local = run_units(flip, units, ExecutionConfig(workers=1))
+    joined = run_units(flip, units, ExecutionConfig(backend="ray", ray_address=sys.argv[1]))
+    assert local == joined, (local, joined)
+    print(sum(local))
+"""
+
+
+def test_script_mechanism_in_main_runs_on_a_joined_cluster(tmp_path: Path) -> None:
+    # A second driver joins the running instance by its address (as with
+    # --ray-address on a real cluster) and runs code defined in its __main__.
+    address = ray.get_runtime_context().gcs_address
+    script = tmp_path / "user_script.py"
+    script.write_text(USER_SCRIPT)
+    proc = subprocess.run(
+        [sys.executable, str(script), address], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert 1500 < int(proc.stdout) < 2500  # 8000 flips at p = 1/4: mean 2000, sd 39
 
 
 # ------------------------------------------------------------------ faults

@@ -447,13 +447,14 @@ def _connect_ray(config: ExecutionConfig) -> Any:
         if config.ray_address
         else {"num_cpus": config.workers or default_workers()}
     )
+    if ray.is_initialized() and (not _RAY_STARTED or wanted == _RAY_STARTED):
+        return ray  # the caller's own instance, or ours with the same shape
+    if config.ray_address:
+        _probe(config.ray_address)  # before touching a running instance
     if ray.is_initialized():
-        if not _RAY_STARTED or wanted == _RAY_STARTED:
-            return ray  # the caller's own instance, or ours with the same shape
         shutdown_ray()
     quiet = {"log_to_driver": False, "logging_level": logging.ERROR}
     if config.ray_address:
-        _probe(config.ray_address)
         try:
             ray.init(address=config.ray_address, **quiet)
         except (ConnectionError, RuntimeError, ValueError, TimeoutError) as exc:
