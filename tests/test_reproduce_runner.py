@@ -291,6 +291,35 @@ def test_cli_missing_data_file_exits_2(capsys: pytest.CaptureFixture[str], tmp_p
     assert not (tmp_path / "o").exists()
 
 
+def test_cli_data_for_a_figure_without_corpus_exits_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("good food\t1\nbad food\t0\n")
+    code, _, err = run_cli(
+        capsys,
+        "reproduce",
+        "habernal2021-fig1",
+        "--data",
+        str(corpus),
+        "--out",
+        str(tmp_path / "o"),
+    )
+    assert code == 2 and "hoho-fig1" in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_cli_malformed_corpus_fails_before_any_output(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    corpus = tmp_path / "empty.txt"
+    corpus.write_text("\n\n")
+    out = tmp_path / "o"
+    code, _, err = run_cli(capsys, "reproduce", "all", "--data", str(corpus), "--out", str(out))
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert not out.exists()
+
+
 def test_cli_report_on_missing_or_empty_dir_exits_2(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

@@ -21,7 +21,7 @@ from dpaudit.cli.common import (
 )
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.reproduce.common import SCALES, check_scale, require_matplotlib
-from dpaudit.reproduce.registry import ALL, figure_names, resolve_figures
+from dpaudit.reproduce.registry import ALL, figure_names, get_figure, resolve_figures
 from dpaudit.validation import check_seed
 
 
@@ -76,14 +76,22 @@ def run(args: argparse.Namespace) -> int:
     from dpaudit.reproduce.runner import reproduce
 
     # All checks come before --out is touched: bad input leaves nothing behind.
-    resolve_figures(args.figure)
+    names = resolve_figures(args.figure)
     scale = check_scale(args.scale)
     seed = check_seed(args.seed, "--seed")
     execution = execution_config(args)
     if args.out is None:
         raise InvalidArgumentError("--out", None, "a directory path for the results")
-    if args.data is not None and not Path(args.data).is_file():
-        raise InvalidArgumentError("--data", args.data, "an existing, readable corpus file")
+    if args.data is not None:
+        readers = [n for n in names if get_figure(n).uses_data]
+        if not readers:
+            users = [n for n in figure_names() if get_figure(n).uses_data]
+            raise InvalidArgumentError("--data", args.data, f"used only with {', '.join(users)}")
+        if not Path(args.data).is_file():
+            raise InvalidArgumentError("--data", args.data, "an existing, readable corpus file")
+        from dpaudit.text.corpus import load_corpus
+
+        load_corpus(args.data)  # a malformed corpus fails now, not after the other figures
     require_matplotlib()
     out = prepare_output_dir(args.out, force=args.force, resume=args.resume)
     summary = reproduce(
