@@ -51,6 +51,7 @@ from typing import Any
 import numpy as np
 
 from dpaudit import progress
+from dpaudit.audit import executor
 from dpaudit.audit.executor import ExecutionConfig, default_workers, run_units
 from dpaudit.io import atomic_write_text
 from dpaudit.serialization import dumps
@@ -189,14 +190,23 @@ def bench_overhead(quick: bool) -> list[Row]:
     pooled, t2, c2 = timed(lambda: run_units(_busy_unit, units, ExecutionConfig(workers=2)))
     assert inproc == pooled
     excess_us = (c2 - c1) / len(units) * 1e6
+    # The same without batching (one task per unit), on a tenth of the units.
+    few = units[: len(units) // 10]
+    saved, executor.TARGET_BATCH_SECONDS = executor.TARGET_BATCH_SECONDS, 0.0
+    try:
+        _, t3, c3 = timed(lambda: run_units(_busy_unit, few, ExecutionConfig(workers=2)))
+    finally:
+        executor.TARGET_BATCH_SECONDS = saved
+    _, _, c4 = timed(lambda: run_units(_busy_unit, few, ExecutionConfig(workers=1)))
+    unbatched_us = (c3 - c4) / len(few) * 1e6
     return [
         Row(
             "overhead",
             f"{len(units):,} tiny units (~{c1 / len(units) * 1e6:.0f} µs CPU each): "
             "2-process pool vs in-process",
             f"wall {t2:.2f} s vs {t1:.2f} s; CPU {c2:.2f} s vs {c1:.2f} s",
-            f"CPU {c2 / c1:.2f}× in-process ({excess_us:+.1f} µs per unit); "
-            f"wall speed-up {t1 / t2:.2f}×",
+            f"CPU {c2 / c1:.2f}× in-process ({excess_us:+.1f} µs per unit; "
+            f"{unbatched_us:+.0f} µs with one task per unit); wall speed-up {t1 / t2:.2f}×",
             "pool CPU overhead small against the unit",
             None,
             {
@@ -204,6 +214,8 @@ def bench_overhead(quick: bool) -> list[Row]:
                 "in_process": {"wall_s": t1, "cpu_s": c1},
                 "pool": {"wall_s": t2, "cpu_s": c2},
                 "excess_cpu_us_per_unit": excess_us,
+                "unbatched": {"units": len(few), "wall_s": t3, "cpu_s": c3, "in_process_cpu_s": c4},
+                "unbatched_excess_cpu_us_per_unit": unbatched_us,
                 "load_average_before": load_average(),
             },
         )
