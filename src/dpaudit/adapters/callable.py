@@ -158,7 +158,19 @@ class CallableMechanism(Mechanism):
         return _probe_output_shape(self.target, (corner,) * self.dim)
 
     def _sample(self, x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
-        out = self.function(x, n, rng)
-        if isinstance(out, np.ndarray) and out.ndim == 1 and self.output_shape == (1,):
+        fn = self.function
+        where = f"mechanism {self.target!r} on input {x.ravel()[:4].tolist()}"
+        try:
+            out = fn(x, n, rng)
+        except MechanismError:
+            raise
+        except Exception as exc:  # the user's code failed: say whose and where
+            raise MechanismError(f"{where} raised {type(exc).__name__}: {exc}") from exc
+        if not isinstance(out, np.ndarray):
+            raise MechanismError(
+                f"{where} returned {type(out).__name__}: expected a numpy array of shape "
+                f"({n}, ...)"
+            )
+        if out.ndim == 1 and self.output_shape == (1,):
             out = out.reshape(-1, 1)  # n scalar outputs
         return out

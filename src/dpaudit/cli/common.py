@@ -20,6 +20,7 @@ from typing import Any
 
 from dpaudit.adapters import missing_adapter_error
 from dpaudit.audit.executor import BACKENDS, ExecutionConfig
+from dpaudit.audit.guard import DEFAULT_UNIT_TIMEOUT, check_timeout, preflight
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms import Mechanism, make_mechanism, mechanism_names
 from dpaudit.mechanisms.registry import mechanism_class, parameter_fields
@@ -28,6 +29,8 @@ from dpaudit.serialization import dumps
 EXIT_OK = 0
 EXIT_VIOLATION = 1
 EXIT_USAGE = 2
+#: Longest the preflight waits for a small chunk of outputs (seconds).
+PREFLIGHT_TIMEOUT = 60.0
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -90,6 +93,13 @@ def add_execution_args(parser: argparse.ArgumentParser) -> None:
         metavar="ADDR",
         help="join an existing Ray cluster (with --backend ray)",
     )
+    parser.add_argument(
+        "--unit-timeout",
+        type=float,
+        default=DEFAULT_UNIT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"stop if one work unit runs longer (default {DEFAULT_UNIT_TIMEOUT:g} s)",
+    )
 
 
 def execution_config(args: argparse.Namespace) -> ExecutionConfig:
@@ -133,7 +143,12 @@ def build_mechanism(args: argparse.Namespace) -> Mechanism:
         if key not in fields:
             raise InvalidArgumentError(f"--{option}", value, f"no --{option} for {cls.name}")
         params[key] = value
-    return make_mechanism(name, **params)
+    mechanism = make_mechanism(name, **params)
+    # Fail fast on a broken mechanism (NaN, wrong shape, raising, hanging, ignoring the rng,
+    # too big for memory) before any output directory or work exists.
+    timeout = check_timeout(getattr(args, "unit_timeout", None), "--unit-timeout")
+    preflight(mechanism, timeout=min(timeout or PREFLIGHT_TIMEOUT, PREFLIGHT_TIMEOUT))
+    return mechanism
 
 
 def emit(args: argparse.Namespace, result: Any, render_text: Callable[[Any], str]) -> None:

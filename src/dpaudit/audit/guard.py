@@ -1,0 +1,262 @@
+"""Guards around a mechanism under audit: timeouts, rng discipline, memory, a preflight.
+
+The auditors check every chunk of outputs they draw
+(:func:`dpaudit.audit.counting.checked_sample`: raising, NaN, ±inf, wrong
+shape or dtype → :class:`~dpaudit.errors.MechanismError` naming the mechanism,
+the input and the problem).  This module adds what a per-chunk output check
+cannot see:
+
+* **hanging** — :func:`deadline` / :func:`with_timeout`: a work unit that does
+  not return within ``seconds`` is interrupted with a ``MechanismError``.  It
+  uses ``SIGALRM`` (POSIX) and therefore acts in the main thread of the process
+  running the unit — the CLI process with one worker, each worker process of the
+  local pool otherwise; elsewhere (a non-main thread, Windows) the unit runs
+  without a deadline.  Python code (loops, ``time.sleep``) is interrupted
+  promptly; a single C call that never returns to the interpreter is not;
+* **ignoring the generator** — :func:`check_rng_discipline` runs the same chunk
+  twice from the same seed; different outputs mean the mechanism draws from a
+  source other than the ``rng`` it is given, which silently breaks
+  reproducibility, parallel bit-identity and resume.  Mechanisms that *declare*
+  an external source (``externally_seeded = True``, e.g. OpenDP, which only
+  uses the OS CSPRNG) are exempt;
+* **memory** — :func:`check_memory` refuses, before anything runs, work whose
+  smallest working set exceeds the memory available, showing the estimate;
+* :func:`preflight` runs all of these on a small chunk at two corners of the
+  input domain, so a broken mechanism fails in a second with a clear message
+  instead of after the first full chunk.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import numpy as np
+
+from dpaudit.errors import InvalidArgumentError, MechanismError
+from dpaudit.mechanisms.base import Mechanism
+from dpaudit.random import stable_hash, unit_rng
+
+R = TypeVar("R")
+
+#: Outputs per preflight chunk.
+PREFLIGHT_ROWS = 16
+#: Smallest block of outputs any auditor materialises at once (``counting.block_rows``).
+MIN_BLOCK_ROWS = 256
+#: Bytes per output or input coordinate (float64), times a factor for temporaries.
+BYTES_PER_VALUE = 8
+WORKING_SET_FACTOR = 3
+#: Default per-unit timeout of the CLI (seconds); generous: units take 0.1 s to minutes.
+DEFAULT_UNIT_TIMEOUT = 3600.0
+
+_SEED_TAG = stable_hash("dpaudit.guard.preflight")
+
+
+# ------------------------------------------------------------------- timeouts
+class _Expired(BaseException):
+    """Raised by the alarm handler; a BaseException so that ``except Exception`` cannot eat it."""
+
+
+def _can_alarm() -> bool:
+    return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+
+
+@contextmanager
+def deadline(seconds: float | None, what: str) -> Iterator[None]:
+    """Raise :class:`MechanismError` if the block does not finish within ``seconds``.
+
+    ``what`` describes the work for the message (mechanism and input).  ``None``
+    or a platform without ``SIGALRM`` in this thread: no deadline.
+    """
+    if seconds is None or not _can_alarm():
+        yield
+        return
+
+    def _on_alarm(signum: int, frame: Any) -> None:
+        raise _Expired
+
+    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, float(seconds))
+    try:
+        yield
+    except _Expired:
+        raise MechanismError(
+            f"{what} did not finish within {seconds:g} s (per-unit timeout, "
+            "--unit-timeout); the mechanism may be hanging"
+        ) from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0.0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def describe_unit(unit: Any) -> str:
+    """``mechanism 'name' on input [...]`` from a work unit's ``mechanism``/``x`` fields."""
+    mech = getattr(unit, "mechanism", None)
+    text = f"mechanism {mechanism_label(mech)!r}" if mech is not None else "a work unit"
+    x = getattr(unit, "x", None)
+    if x is None and hasattr(unit, "x_bit"):
+        x = f"all {unit.x_bit}"
+    if x is not None:
+        text += f" on input {_preview(x)}"
+    return text
+
+
+class TimedUnitFunction:
+    """Picklable ``fn(unit)`` under :func:`deadline`, in whichever process runs the unit."""
+
+    def __init__(self, fn: Callable[[Any], R], seconds: float | None) -> None:
+        self.fn = fn
+        self.seconds = seconds
+
+    def __call__(self, unit: Any) -> Any:
+        with deadline(self.seconds, describe_unit(unit)):
+            return self.fn(unit)
+
+
+def with_timeout(fn: Callable[[Any], Any], seconds: float | None) -> Callable[[Any], Any]:
+    """``fn`` itself when ``seconds`` is None, else ``fn`` wrapped with a per-unit deadline."""
+    return fn if seconds is None else TimedUnitFunction(fn, seconds)
+
+
+def check_timeout(seconds: float | None, name: str = "--unit-timeout") -> float | None:
+    """``None`` or a number of seconds > 0."""
+    if seconds is None:
+        return None
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+        raise InvalidArgumentError(name, seconds, "a number of seconds > 0")
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise InvalidArgumentError(name, seconds, "a number of seconds > 0")
+    return float(seconds)
+
+
+# ---------------------------------------------------------------------- memory
+def available_memory() -> int | None:
+    """Bytes of memory available to new allocations (``MemAvailable``), or None if unknown."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _gib(n: float) -> str:
+    return f"{n / 2**30:.3g} GiB"
+
+
+def check_memory(needed_bytes: float, argument: str, value: Any, what: str) -> None:
+    """Refuse work whose estimated working set exceeds the available memory.
+
+    Raises :class:`InvalidArgumentError` naming ``argument`` with the estimate,
+    e.g. ``dim=1000000000 is invalid: expected a size that fits in memory
+    (one block of outputs needs about 1.8e+03 GiB; 20.1 GiB available)``.
+    """
+    available = available_memory()
+    if available is None or needed_bytes <= available:
+        return
+    raise InvalidArgumentError(
+        argument,
+        value,
+        f"a size that fits in memory ({what} needs about {_gib(needed_bytes)}; "
+        f"{_gib(available)} available)",
+    )
+
+
+def mechanism_working_set(mechanism: Mechanism, rows: int = MIN_BLOCK_ROWS) -> float:
+    """Bytes of the smallest block an auditor draws: one input and ``rows`` outputs."""
+    out_size = float(np.prod(mechanism.output_shape, dtype=np.float64))
+    in_size = float(mechanism.input_domain.size)
+    return WORKING_SET_FACTOR * BYTES_PER_VALUE * (in_size + rows * out_size)
+
+
+# ------------------------------------------------------------ rng discipline
+def mechanism_label(mechanism: Any) -> str:
+    """The name to show in messages: the registry name, or the user callable's target."""
+    target = getattr(mechanism, "target", None)
+    if isinstance(target, str) and ":" in target:
+        return target
+    return getattr(mechanism, "name", type(mechanism).__name__)
+
+
+def _preview(x: Any) -> str:
+    if isinstance(x, str):
+        return x
+    flat = np.ravel(np.asarray(x, dtype=np.float64))
+    head = ", ".join(f"{v:g}" for v in flat[:4])
+    return f"[{head}{', ...' if flat.size > 4 else ''}]"
+
+
+def check_rng_discipline(
+    mechanism: Mechanism, x: np.ndarray, *, rows: int = PREFLIGHT_ROWS, seed: int = 0
+) -> None:
+    """Run one chunk twice from the same seed; raise if the outputs differ.
+
+    Skipped for mechanisms that declare ``externally_seeded = True``.
+    """
+    from dpaudit.audit.counting import checked_sample
+
+    if getattr(mechanism, "externally_seeded", False):
+        return
+    first = checked_sample(mechanism, x, rows, unit_rng(seed, (_SEED_TAG, 1)))
+    second = checked_sample(mechanism, x, rows, unit_rng(seed, (_SEED_TAG, 1)))
+    if not np.array_equal(first, second, equal_nan=first.dtype.kind == "f"):
+        raise MechanismError(
+            f"mechanism {mechanism_label(mechanism)!r} ignores the random generator it is "
+            f"given: the same chunk run twice from the same seed on input {_preview(x)} gave "
+            "different outputs (draw all randomness from the rng argument, or declare "
+            "externally_seeded = True and accept non-reproducible results)"
+        )
+
+
+# ------------------------------------------------------------------- preflight
+def domain_corners(mechanism: Mechanism) -> list[np.ndarray]:
+    """Two inputs of the claimed domain: the low and the high corner (0/1 for unbounded ends)."""
+    domain = mechanism.input_domain
+    low = domain.low if math.isfinite(domain.low) else min(0.0, domain.high)
+    high = domain.high if math.isfinite(domain.high) else max(1.0, low + 1.0)
+    return [np.full(domain.shape, low, dtype=np.float64), np.full(domain.shape, high)]
+
+
+def preflight(mechanism: Mechanism, *, timeout: float | None = 60.0, seed: int = 0) -> None:
+    """Check a mechanism before an audit starts; raise a one-line error naming the problem.
+
+    In order: the input and the smallest output block fit in memory; a small
+    chunk at each of two domain corners returns finite numbers of the right
+    shape and dtype without raising (within ``timeout`` seconds each); the
+    chunk is reproducible from its seed (see :func:`check_rng_discipline`).
+    """
+    from dpaudit.audit.counting import checked_sample
+
+    timeout = check_timeout(timeout, "timeout")
+    label = mechanism_label(mechanism)
+    in_size = mechanism.input_domain.size
+    check_memory(
+        WORKING_SET_FACTOR * BYTES_PER_VALUE * float(in_size),
+        "dim",
+        in_size,
+        f"one input of {label}",
+    )
+    with deadline(timeout, f"mechanism {label!r} (finding its output shape)"):
+        working = mechanism_working_set(mechanism)
+    check_memory(
+        working,
+        "dim",
+        in_size,
+        f"one block of {MIN_BLOCK_ROWS} outputs of {label} (output shape "
+        f"{tuple(mechanism.output_shape)})",
+    )
+    for i, x in enumerate(domain_corners(mechanism)):
+        with deadline(timeout, f"mechanism {label!r} on input {_preview(x)}"):
+            checked_sample(mechanism, x, PREFLIGHT_ROWS, unit_rng(seed, (_SEED_TAG, 0, i)))
+            if i == 0:
+                check_rng_discipline(mechanism, x, seed=seed)
