@@ -158,19 +158,10 @@ def reproduce(
                     outcomes.append(FigureOutcome(spec.name, str(directory), holds, 0.0, True))
                     bar.update(round(weight))
                     continue
-                shown = [0]
-
-                def on_fraction(frac: float, weight: float = weight, shown: list[int] = shown):
-                    target = round(frac * weight)
-                    if target > shown[0]:
-                        bar.update(target - shown[0])
-                        shown[0] = target
-
-                result = spec.compute(
-                    scale, seed, execution, FigureProgress(on_fraction), data=data
-                )
+                share = _BarShare(bar, weight)
+                result = spec.compute(scale, seed, execution, FigureProgress(share), data=data)
                 write_figure_outputs(result, directory, spec.plot, spec.readme)
-                on_fraction(1.0)
+                share(1.0)
                 outcomes.append(
                     FigureOutcome(
                         spec.name,
@@ -206,6 +197,19 @@ def reproduce(
     return RunSummary(
         str(out), STATUS_COMPLETE, config, tuple(outcomes), str(md_path), str(html_path), seconds
     )
+
+
+class _BarShare:
+    """Moves the overall bar through one figure's share (its estimated seconds)."""
+
+    def __init__(self, bar: Any, weight: float) -> None:
+        self.bar, self.weight, self.shown = bar, weight, 0
+
+    def __call__(self, fraction: float) -> None:
+        target = round(fraction * self.weight)
+        if target > self.shown:
+            self.bar.update(target - self.shown)
+            self.shown = target
 
 
 def _check_resume(out: Path, config: RunConfig, resume: bool) -> None:
