@@ -73,6 +73,7 @@ from dpaudit.audit.attacks import (
     dpsniper_threshold,
     train_classifier,
 )
+from dpaudit.audit.checkpoint import run_units  # the executor's, checkpointed in a session
 from dpaudit.audit.counting import (
     CountUnit,
     OutputUnit,
@@ -81,7 +82,7 @@ from dpaudit.audit.counting import (
     run_output_unit,
     split_samples,
 )
-from dpaudit.audit.executor import ExecutionConfig, run_units
+from dpaudit.audit.executor import ExecutionConfig
 from dpaudit.audit.guard import check_timeout, with_timeout
 from dpaudit.audit.pairs import InputPair, check_pair, generate_pairs
 from dpaudit.audit.statistics import clopper_pearson_lower, clopper_pearson_upper

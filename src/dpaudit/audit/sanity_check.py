@@ -72,7 +72,8 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.audit.executor import ExecutionConfig, run_units
+from dpaudit.audit.checkpoint import run_units  # the executor's, checkpointed in a session
+from dpaudit.audit.executor import ExecutionConfig
 from dpaudit.audit.statistics import (
     clopper_pearson_lower,
     clopper_pearson_upper,

@@ -36,7 +36,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpaudit.audit.executor import ExecutionConfig, run_units
+from dpaudit.audit.checkpoint import run_units  # the executor's, checkpointed in a session
+from dpaudit.audit.executor import ExecutionConfig
 from dpaudit.audit.statistics import clopper_pearson_interval
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.random import stable_hash, unit_rng

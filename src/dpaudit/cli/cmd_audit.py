@@ -14,6 +14,7 @@ import math
 from typing import Any
 
 from dpaudit.audit.blackbox import CLASSIFIERS, MODES, AuditConfig, audit
+from dpaudit.audit.checkpoint import cli_run
 from dpaudit.audit.pairs import parse_pair
 from dpaudit.cli.common import (
     EXIT_OK,
@@ -21,6 +22,7 @@ from dpaudit.cli.common import (
     add_execution_args,
     add_json,
     add_mechanism_args,
+    add_output_dir,
     add_seed,
     build_mechanism,
     emit,
@@ -113,6 +115,7 @@ def register(sub: Any) -> None:
     )
     add_seed(p)
     add_execution_args(p)
+    add_output_dir(p)
     add_json(p)
     p.set_defaults(func=run)
 
@@ -181,8 +184,11 @@ def run(args: argparse.Namespace) -> int:
     """Run the audit; exit 1 on a violation with ``--fail-on-violation``."""
     mechanism = build_mechanism(args)
     config = build_config(args, mechanism)
-    result = audit(mechanism, config, execution_config(args))
-    data = to_jsonable(result)
+    with cli_run(args, "audit") as run_dir:
+        result = audit(mechanism, config, execution_config(args))
+        data = to_jsonable(result)
+        if run_dir is not None:
+            run_dir.write_result(data)
     emit(args, data, _render)
     if args.fail_on_violation and result.violation:
         return EXIT_VIOLATION

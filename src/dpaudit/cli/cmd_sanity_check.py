@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from dpaudit.audit.checkpoint import cli_run
 from dpaudit.audit.sanity_check import PATHS, TIE_RULES, SanityCheckResult, sanity_check
 from dpaudit.cli.common import (
     EXIT_OK,
@@ -17,6 +18,7 @@ from dpaudit.cli.common import (
     add_execution_args,
     add_json,
     add_mechanism_args,
+    add_output_dir,
     add_seed,
     build_mechanism,
     emit,
@@ -59,6 +61,7 @@ def register(sub: Any) -> None:
         "--fail-on-violation", action="store_true", help="exit 1 when a violation is found"
     )
     add_execution_args(p)
+    add_output_dir(p)
     add_json(p)
     p.set_defaults(func=run)
 
@@ -104,15 +107,18 @@ def run(args: argparse.Namespace) -> int:
     """Run the sanity check and print the result."""
     _apply_dim(args)
     mech = build_mechanism(args)
-    result = sanity_check(
-        mech,
-        args.runs,
-        seed=args.seed,
-        confidence=args.confidence,
-        tie_rule=args.tie_rule,
-        path=args.path,
-        config=execution_config(args),
-    )
+    with cli_run(args, "sanity-check") as run_dir:
+        result = sanity_check(
+            mech,
+            args.runs,
+            seed=args.seed,
+            confidence=args.confidence,
+            tie_rule=args.tie_rule,
+            path=args.path,
+            config=execution_config(args),
+        )
+        if run_dir is not None:
+            run_dir.write_result(result)
     emit(args, result, _render)
     if args.fail_on_violation and result.violation:
         return EXIT_VIOLATION

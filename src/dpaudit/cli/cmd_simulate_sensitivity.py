@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from dpaudit.audit.checkpoint import cli_run
 from dpaudit.audit.sensitivity_simulation import (
     DISTRIBUTIONS,
     NORMAL_SCALES,
@@ -20,6 +21,7 @@ from dpaudit.cli.common import (
     EXIT_OK,
     add_execution_args,
     add_json,
+    add_output_dir,
     add_seed,
     emit,
     execution_config,
@@ -70,6 +72,7 @@ def register(sub: Any) -> None:
     )
     add_seed(p)
     add_execution_args(p)
+    add_output_dir(p)
     add_json(p)
     p.set_defaults(func=run)
 
@@ -94,17 +97,20 @@ def _render(result: SensitivitySimulationResult) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run the simulation and print the table."""
-    result = simulate_sensitivity(
-        args.dims,
-        distribution=args.distribution,
-        pairs=args.pairs,
-        bound=args.bound,
-        clip_norm=_clip_norm(args.clip_norm),
-        claimed_sensitivity=args.claimed_sensitivity,
-        normal_scale=args.normal_scale,
-        seed=args.seed,
-        confidence=args.confidence,
-        config=execution_config(args),
-    )
+    with cli_run(args, "simulate-sensitivity") as run_dir:
+        result = simulate_sensitivity(
+            args.dims,
+            distribution=args.distribution,
+            pairs=args.pairs,
+            bound=args.bound,
+            clip_norm=_clip_norm(args.clip_norm),
+            claimed_sensitivity=args.claimed_sensitivity,
+            normal_scale=args.normal_scale,
+            seed=args.seed,
+            confidence=args.confidence,
+            config=execution_config(args),
+        )
+        if run_dir is not None:
+            run_dir.write_result(result)
     emit(args, result, _render)
     return EXIT_OK

@@ -1,0 +1,393 @@
+"""Checkpoint and resume: a run directory that survives ``kill -9``.
+
+A long audit is a deterministic sequence of :func:`run_units` calls (the
+sanity check has one, the black-box audit one per stage), each mapping work
+units to sufficient statistics that merge in unit order.  Because every unit is
+seeded from (root seed, key) alone (:mod:`dpaudit.random`), a unit's result is
+the same whenever and wherever it runs.  Persisting each result as it arrives
+and, after a crash, running only the missing units therefore gives **exactly**
+the result of an uninterrupted run.
+
+Layout of a run directory (``--out DIR``)::
+
+    DIR/config.json              full configuration + dpaudit version (written first)
+    DIR/units/c000/manifest.json fingerprint of call 0's units (count, SHA-256 of their pickle)
+    DIR/units/c000/u000017.pkl   the result of unit 17 of call 0
+    DIR/result.json              the final result; present only when the run completed
+
+Every file is written atomically (temporary file, ``fsync``, rename —
+:mod:`dpaudit.io`), so a killed run leaves whole files or none.
+
+Resuming (``--resume``) refuses a different configuration (exit 2 naming the
+first differing key).  Within a call, stored results are reused only when the
+call's units are byte-for-byte the ones that produced them (same fingerprint);
+otherwise that call and every later one are recomputed — slower, never wrong.
+
+Mechanisms that draw from an external random source (``externally_seeded``,
+e.g. OpenDP) resume validly but not bit-identically: the missing units draw
+fresh noise.
+
+How auditors use it: they call :func:`run_units` from this module instead of
+the executor's.  Outside a :func:`session` it *is* the executor's ``run_units``;
+inside one it adds the per-unit timeout (:mod:`dpaudit.audit.guard`) and, with
+a run directory, the checkpointing.  Stored results are pickles: only resume
+run directories you created yourself.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import hashlib
+import json
+import pickle
+import shutil
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from dpaudit.audit import executor
+from dpaudit.audit.executor import ExecutionConfig
+from dpaudit.audit.guard import TimedUnitFunction, check_timeout, with_timeout
+from dpaudit.errors import DPAuditError, InvalidArgumentError
+from dpaudit.io import atomic_write_bytes, atomic_write_text
+from dpaudit.serialization import dumps, to_jsonable
+
+U = TypeVar("U")
+R = TypeVar("R")
+
+CONFIG_FILE = "config.json"
+RESULT_FILE = "result.json"
+UNITS_DIR = "units"
+MANIFEST_FILE = "manifest.json"
+
+#: Options that change how a run executes or reports, never its result.
+EXECUTION_ONLY_OPTIONS = frozenset(
+    {
+        "out",
+        "force",
+        "resume",
+        "workers",
+        "backend",
+        "ray_address",
+        "json",
+        "quiet",
+        "func",
+        "unit_timeout",
+        "fail_on_violation",
+    }
+)
+
+
+class RunDirectoryError(DPAuditError, ValueError):
+    """A run directory cannot be used as asked (corrupt, or not a dpaudit run directory)."""
+
+
+def config_from_options(options: Mapping[str, Any], command: str) -> dict[str, Any]:
+    """The configuration that determines a CLI run's result: all options but execution-only ones."""
+    config: dict[str, Any] = {"command": command}
+    for key, value in sorted(options.items()):
+        if key in EXECUTION_ONLY_OPTIONS or key == "command" or callable(value):
+            continue
+        config[key] = to_jsonable(value)
+    return config
+
+
+def _first_difference(recorded: Mapping[str, Any], wanted: Mapping[str, Any]) -> str | None:
+    for key in sorted(set(recorded) | set(wanted)):
+        if recorded.get(key, "<absent>") != wanted.get(key, "<absent>"):
+            return key
+    return None
+
+
+@dataclass
+class RunDirectory:
+    """An opened run directory; see the module docstring for its layout."""
+
+    path: Path
+    config: dict[str, Any]
+    created: bool = False
+
+    # ---------------------------------------------------------------- opening
+    @classmethod
+    def open(
+        cls,
+        path: str | Path,
+        config: Mapping[str, Any],
+        *,
+        force: bool = False,
+        resume: bool = False,
+    ) -> RunDirectory:
+        """Start a new run in ``path`` or (``resume``) continue the one recorded there.
+
+        A new run needs ``path`` to be missing or empty, or (``force``) an
+        earlier run directory, which is replaced.  ``resume`` needs
+        ``path/config.json`` equal to ``config``.
+        """
+        out = Path(path)
+        config = json.loads(dumps(dict(config)))  # normalised exactly as it is stored
+        if out.exists() and not out.is_dir():
+            raise InvalidArgumentError("--out", str(path), "a directory path (it is a file)")
+        if resume:
+            return cls._resume(out, config)
+        if out.exists() and any(out.iterdir()):
+            if not force:
+                raise InvalidArgumentError(
+                    "--out",
+                    str(path),
+                    "an empty or new directory (--force replaces an earlier run, "
+                    "--resume continues it)",
+                )
+            if not (out / CONFIG_FILE).is_file():
+                raise InvalidArgumentError(
+                    "--out",
+                    str(path),
+                    f"a dpaudit run directory for --force (no {CONFIG_FILE}: not replacing "
+                    "a directory dpaudit did not create)",
+                )
+            shutil.rmtree(out)
+        created = not out.exists()
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(out / CONFIG_FILE, dumps(_config_record(config)) + "\n")
+        except OSError as exc:
+            if created:
+                shutil.rmtree(out, ignore_errors=True)
+            raise InvalidArgumentError(
+                "--out", str(path), f"a writable directory ({exc.strerror or exc})"
+            ) from None
+        return cls(out, config, created=True)
+
+    @classmethod
+    def _resume(cls, out: Path, config: dict[str, Any]) -> RunDirectory:
+        record_path = out / CONFIG_FILE
+        if not record_path.is_file():
+            raise InvalidArgumentError(
+                "--resume",
+                str(out),
+                f"a run directory with {CONFIG_FILE} from an earlier run (start without --resume)",
+            )
+        try:
+            recorded = json.loads(record_path.read_text(encoding="utf-8"))["config"]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise RunDirectoryError(f"cannot read {record_path}: {exc}") from None
+        key = _first_difference(recorded, config)
+        if key is not None:
+            raise InvalidArgumentError(
+                key,
+                config.get(key, "<absent>"),
+                f"{recorded.get(key, '<absent>')!r} as recorded in {record_path} "
+                "(resuming with a different configuration is refused; --force starts over)",
+            )
+        return cls(out, config, created=False)
+
+    # ---------------------------------------------------------------- results
+    @property
+    def complete(self) -> bool:
+        """True once :meth:`write_result` has run."""
+        return (self.path / RESULT_FILE).is_file()
+
+    def write_result(self, result: Any) -> Path:
+        """Write the final result (JSON, atomically); its presence marks the run complete."""
+        target = self.path / RESULT_FILE
+        atomic_write_text(target, dumps(result) + "\n")
+        return target
+
+    def discard(self) -> None:
+        """Remove the directory if this run created it (nothing half-done is left behind)."""
+        if self.created:
+            shutil.rmtree(self.path, ignore_errors=True)
+
+    # ------------------------------------------------------------ unit store
+    def _call_dir(self, call: int) -> Path:
+        return self.path / UNITS_DIR / f"c{call:03d}"
+
+    def begin_call(self, call: int, fingerprint: str, n_units: int, desc: str) -> dict[int, Any]:
+        """Register call ``call``; return the results already stored for it (index → result).
+
+        When the stored manifest differs (other units), this call's and every
+        later call's stored results are dropped.
+        """
+        folder = self._call_dir(call)
+        manifest = {"fingerprint": fingerprint, "units": n_units, "desc": desc}
+        stored: dict[int, Any] = {}
+        manifest_path = folder / MANIFEST_FILE
+        if manifest_path.is_file():
+            try:
+                previous = json.loads(manifest_path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                previous = None
+            if previous == manifest:
+                stored = self._load_units(folder, n_units)
+            else:
+                self._drop_calls_from(call)
+        folder.mkdir(parents=True, exist_ok=True)
+        if not manifest_path.is_file():
+            atomic_write_text(manifest_path, json.dumps(manifest) + "\n")
+        return stored
+
+    def _load_units(self, folder: Path, n_units: int) -> dict[int, Any]:
+        stored: dict[int, Any] = {}
+        for item in folder.glob("u*.pkl"):
+            try:
+                index = int(item.stem[1:])
+                if 0 <= index < n_units:
+                    stored[index] = pickle.loads(item.read_bytes())
+            except (ValueError, OSError, pickle.UnpicklingError, EOFError):
+                continue  # unreadable: recomputed
+        return stored
+
+    def _drop_calls_from(self, call: int) -> None:
+        root = self.path / UNITS_DIR
+        if not root.is_dir():
+            return
+        for folder in root.iterdir():
+            name = folder.name
+            if name.startswith("c") and name[1:].isdigit() and int(name[1:]) >= call:
+                shutil.rmtree(folder, ignore_errors=True)
+
+    def save_unit(self, call: int, index: int, result: Any) -> None:
+        """Persist one unit's result atomically."""
+        data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+        atomic_write_bytes(self._call_dir(call) / f"u{index:06d}.pkl", data)
+
+    def stored_units(self) -> int:
+        """Number of unit results on disk (all calls)."""
+        return sum(1 for _ in (self.path / UNITS_DIR).glob("c*/u*.pkl"))
+
+
+def _config_record(config: Mapping[str, Any]) -> dict[str, Any]:
+    from dpaudit import __version__
+
+    return {"format": 1, "dpaudit_version": __version__, "config": dict(config)}
+
+
+def fingerprint(fn: Callable[..., Any], units: Sequence[Any]) -> str:
+    """SHA-256 of the function's name and the pickled units: identical work ⇔ equal fingerprint."""
+    inner = fn.fn if isinstance(fn, TimedUnitFunction) else fn
+    digest = hashlib.sha256(f"{inner.__module__}.{inner.__qualname__}".encode())
+    digest.update(pickle.dumps(list(units), protocol=4))
+    return digest.hexdigest()
+
+
+# ------------------------------------------------------------------ sessions
+@dataclass
+class Session:
+    """What :func:`run_units` adds inside :func:`session`: a run directory, a per-unit timeout."""
+
+    directory: RunDirectory | None = None
+    unit_timeout: float | None = None
+    calls: int = 0
+    reused: int = 0
+    computed: int = 0
+    log: list[str] = field(default_factory=list)
+
+
+_SESSION: contextvars.ContextVar[Session | None] = contextvars.ContextVar(
+    "dpaudit_checkpoint_session", default=None
+)
+
+
+@contextmanager
+def session(
+    directory: RunDirectory | None = None, *, unit_timeout: float | None = None
+) -> Iterator[Session]:
+    """Make :func:`run_units` checkpoint into ``directory`` and time out slow units.
+
+    If the block raises, a directory created by this run is removed (no partial
+    output); a resumed directory is kept for the next ``--resume``.
+    """
+    state = Session(directory, check_timeout(unit_timeout))
+    token = _SESSION.set(state)
+    try:
+        yield state
+    except BaseException as exc:
+        if directory is not None and isinstance(exc, (DPAuditError, ValueError, TypeError)):
+            directory.discard()
+        raise
+    finally:
+        _SESSION.reset(token)
+
+
+def run_units(
+    fn: Callable[[U], R],
+    units: Sequence[U],
+    config: ExecutionConfig | None = None,
+    *,
+    desc: str = "working",
+    on_result: Callable[[int, R], None] | None = None,
+) -> list[R]:
+    """:func:`dpaudit.audit.executor.run_units`, checkpointed inside a :func:`session`.
+
+    Same contract: results in unit order, ``on_result(i, r)`` per result
+    (stored results included, as they are loaded).
+    """
+    state = _SESSION.get()
+    if state is None:
+        return executor.run_units(fn, units, config, desc=desc, on_result=on_result)
+    # An auditor that applies its own per-unit timeout keeps it; others get the session's.
+    timed = fn if isinstance(fn, TimedUnitFunction) else with_timeout(fn, state.unit_timeout)
+    if state.directory is None:
+        return executor.run_units(timed, units, config, desc=desc, on_result=on_result)
+    units = list(units)
+    call = state.calls
+    state.calls += 1
+    directory = state.directory
+    stored = directory.begin_call(call, fingerprint(fn, units), len(units), desc)
+    results: list[Any] = [None] * len(units)
+    for i, r in sorted(stored.items()):
+        results[i] = r
+        if on_result is not None:
+            on_result(i, r)
+    missing = [i for i in range(len(units)) if i not in stored]
+    state.reused += len(stored)
+    state.computed += len(missing)
+    if missing:
+
+        def _arrived(j: int, r: Any) -> None:
+            i = missing[j]
+            directory.save_unit(call, i, r)
+            if on_result is not None:
+                on_result(i, r)
+
+        fresh = executor.run_units(
+            timed, [units[i] for i in missing], config, desc=desc, on_result=_arrived
+        )
+        for i, r in zip(missing, fresh, strict=True):
+            results[i] = r
+    return results
+
+
+# ------------------------------------------------------------------ CLI glue
+@contextmanager
+def cli_run(options: Any, command: str) -> Iterator[RunDirectory | None]:
+    """Open ``--out``/``--force``/``--resume`` from parsed CLI options and run inside a session.
+
+    Yields the run directory (None without ``--out``).  The caller writes the
+    result with :meth:`RunDirectory.write_result` inside the block.  Call it
+    after every argument has been validated, so bad input leaves nothing behind.
+    """
+    values = vars(options)
+    out = values.get("out")
+    if values.get("resume") and not out:
+        raise InvalidArgumentError("--resume", True, "used together with --out DIR")
+    if values.get("force") and values.get("resume"):
+        raise InvalidArgumentError("--force", True, "either --force or --resume, not both")
+    timeout = check_timeout(values.get("unit_timeout"), "--unit-timeout")
+    directory = None
+    if out:
+        directory = RunDirectory.open(
+            out,
+            config_from_options(values, command),
+            force=bool(values.get("force")),
+            resume=bool(values.get("resume")),
+        )
+    with session(directory, unit_timeout=timeout) as state:
+        yield directory
+    if directory is not None and state.reused:
+        sys.stderr.write(
+            f"dpaudit {command}: resumed {state.reused} stored work units, "
+            f"computed {state.computed}\n"
+        )

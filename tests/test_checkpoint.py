@@ -1,0 +1,219 @@
+"""Checkpoint and resume: kill -9 mid-run, --resume, and the result is identical."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dpaudit.audit import checkpoint
+from dpaudit.audit.checkpoint import RunDirectory, run_units, session
+from dpaudit.audit.executor import ExecutionConfig
+from dpaudit.cli.main import main
+from dpaudit.errors import InvalidArgumentError, MechanismError
+
+REPO = Path(__file__).resolve().parents[1]
+RESULT_FILE = checkpoint.RESULT_FILE
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    try:
+        code = main(["-q", *argv])
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _without_timing(result: dict) -> dict:
+    return {k: v for k, v in result.items() if k != "timing"}
+
+
+def _unit_files(out: Path) -> list[Path]:
+    return sorted(out.glob("units/c*/u*.pkl"))
+
+
+# ------------------------------------------------------------ kill -9 and resume
+SANITY = ["sanity-check", "laplace", "--epsilon", "1", "--runs", "100000000", "--seed", "3"]
+
+
+def test_kill_9_during_a_1e8_run_sanity_check_then_resume_is_identical(tmp_path: Path) -> None:
+    """10^8 runs (n = 1) in 4 work units; the process is killed after the first unit is stored."""
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    base = [sys.executable, "-m", "dpaudit.cli.main", "-q", *SANITY, "--workers", "1", "--json"]
+    out = tmp_path / "run"
+    proc = subprocess.Popen([*base, "--out", str(out)], env=env, stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while not _unit_files(out):
+        assert proc.poll() is None, "the run ended before it could be killed"
+        assert time.monotonic() < deadline
+        time.sleep(0.005)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    stored = len(_unit_files(out))
+    assert 1 <= stored < 4, stored  # killed mid-run: some units done, some not
+    assert not (out / RESULT_FILE).exists()  # no result claims to be complete
+
+    resumed = subprocess.run(
+        [*base, "--out", str(out), "--resume"], env=env, capture_output=True, text=True
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"resumed {stored} stored work units, computed {4 - stored}" in resumed.stderr
+    fresh = subprocess.run(
+        [*base, "--workers", "2"], env=env, capture_output=True, text=True, check=True
+    )
+    a, b = json.loads(resumed.stdout), json.loads(fresh.stdout)
+    assert a["runs"] == 100_000_000
+    assert _without_timing(a) == _without_timing(b)
+    assert _without_timing(json.loads((out / RESULT_FILE).read_text())) == _without_timing(a)
+
+
+def test_audit_resumes_every_stage_bit_identically(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["audit", "laplace", "--epsilon", "1", "--samples", "20000", "--final-samples",
+            "40000", "--seed", "5", "--workers", "1", "--json"]  # fmt: skip
+    out = tmp_path / "audit"
+    code, first, _ = _cli(capsys, *args, "--out", str(out))
+    assert code == 0
+    files = _unit_files(out)
+    calls = {f.parent.name for f in files}
+    assert len(calls) >= 2  # several stages, each checkpointed
+    # Simulate a crash: the last stage's units and the result are gone.
+    for f in files[len(files) // 2 :]:
+        f.unlink()
+    (out / RESULT_FILE).unlink()
+    code, second, err = _cli(capsys, *args, "--out", str(out), "--resume")
+    assert code == 0, err
+    assert "resumed" in err
+    a, b = json.loads(first), json.loads(second)
+    assert _without_timing(a) == _without_timing(b)
+
+
+def test_resume_with_a_different_configuration_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "r"
+    small = ["sanity-check", "laplace", "--epsilon", "1", "--runs", "1000", "--workers", "1"]
+    assert _cli(capsys, *small, "--out", str(out))[0] == 0
+    before = sorted(p.name for p in out.rglob("*"))
+    code, stdout, err = _cli(capsys, *small[:-4], "--runs", "2000", "--workers", "1",
+                             "--out", str(out), "--resume")  # fmt: skip
+    assert code == 2 and stdout == ""
+    assert len(err.strip().splitlines()) == 1
+    assert "runs=2000" in err and "1000" in err and "refused" in err
+    assert sorted(p.name for p in out.rglob("*")) == before  # nothing touched
+    # Execution-only options may change on resume.
+    code, _, err = _cli(capsys, *small[:-1], "2", "--out", str(out), "--resume")
+    assert code == 0, err
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        (["--resume"], "--resume"),
+        (["--force", "--resume", "--out", "X"], "--force"),
+    ],
+)
+def test_resume_option_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], needle: str
+) -> None:
+    extra = [str(tmp_path / "x") if e == "X" else e for e in extra]
+    code, _, err = _cli(capsys, "sanity-check", "laplace", "--epsilon", "1", "--runs", "10",
+                        *extra)  # fmt: skip
+    assert code == 2 and needle in err and len(err.strip().splitlines()) == 1
+
+
+def test_force_replaces_only_run_directories(tmp_path: Path) -> None:
+    config = {"command": "x", "runs": 1}
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "precious.txt").write_text("keep me")
+    with pytest.raises(InvalidArgumentError, match="--out"):
+        RunDirectory.open(foreign, config)
+    with pytest.raises(InvalidArgumentError, match="did not create"):
+        RunDirectory.open(foreign, config, force=True)
+    assert (foreign / "precious.txt").read_text() == "keep me"
+    run = RunDirectory.open(tmp_path / "run", config)
+    run.write_result({"ok": 1})
+    again = RunDirectory.open(tmp_path / "run", {"command": "x", "runs": 2}, force=True)
+    assert not again.complete and json.loads((again.path / "config.json").read_text())[
+        "config"
+    ] == {"command": "x", "runs": 2}
+
+
+# ----------------------------------------------------------------- run_units
+def _square(u: int) -> int:
+    return u * u
+
+
+def _fail_on_three(u: int) -> int:
+    if u == 3:
+        raise MechanismError("unit 3 is broken")
+    return u
+
+
+def test_run_units_outside_a_session_is_the_executor() -> None:
+    assert run_units(_square, [1, 2, 3]) == [1, 4, 9]
+
+
+def test_stored_units_are_reused_and_changed_units_recomputed(tmp_path: Path) -> None:
+    run = RunDirectory.open(tmp_path / "r", {"command": "t"})
+    with session(run) as s:
+        assert run_units(_square, list(range(6))) == [0, 1, 4, 9, 16, 25]
+        assert run_units(_square, [7]) == [49]
+    assert (s.computed, s.reused) == (7, 0)
+    # Corrupt one stored unit and remove another: both are recomputed.
+    files = _unit_files(run.path)
+    files[0].write_bytes(b"garbage")
+    files[1].unlink()
+    resumed = RunDirectory.open(tmp_path / "r", {"command": "t"}, resume=True)
+    with session(resumed) as s:
+        assert run_units(_square, list(range(6))) == [0, 1, 4, 9, 16, 25]
+        # Different units in call 1: the stored result (49) is not reused.
+        assert run_units(_square, [8]) == [64]
+    assert (s.reused, s.computed) == (4, 3)
+
+
+def test_a_failing_run_leaves_no_directory_behind(tmp_path: Path) -> None:
+    run = RunDirectory.open(tmp_path / "r", {"command": "t"})
+    with pytest.raises(MechanismError), session(run):
+        run_units(_fail_on_three, list(range(5)), ExecutionConfig(workers=1))
+    assert not (tmp_path / "r").exists()
+
+
+def test_cli_mechanism_fault_leaves_no_out_dir(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Bad input is refused before the directory exists.
+    out = tmp_path / "o"
+    code, _, _err = _cli(capsys, "sanity-check", "laplace", "--epsilon", "-1", "--out", str(out))
+    assert code == 2 and not out.exists()
+
+
+def test_session_timeout_stops_a_hanging_unit() -> None:
+    with (
+        pytest.raises(MechanismError, match=r"did not finish within 0\.2 s"),
+        session(unit_timeout=0.2),
+    ):
+        run_units(_sleepy, [0], ExecutionConfig(workers=1))
+
+
+def _sleepy(u: int) -> int:
+    time.sleep(30)
+    return u
+
+
+def test_fingerprint_depends_on_units_and_function() -> None:
+    fp = checkpoint.fingerprint
+    assert fp(_square, [1, 2]) == fp(_square, [1, 2])
+    assert fp(_square, [1, 2]) != fp(_square, [2, 1])
+    assert fp(_square, [1]) != fp(_sleepy, [1])
+    assert fp(_square, [np.arange(3)]) == fp(_square, [np.arange(3)])
