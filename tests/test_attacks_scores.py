@@ -8,7 +8,7 @@ from scipy.special import logsumexp
 from sklearn.metrics import roc_auc_score
 
 from dpaudit.attacks import hoho, optimal
-from dpaudit.attacks.auc import auc_per_row
+from dpaudit.attacks.auc import auc_per_row, placement_values
 from dpaudit.attacks.schemes import build_scheme
 from dpaudit.errors import InvalidArgumentError, UnknownNameError
 from dpaudit.mechanisms import ome
@@ -21,6 +21,20 @@ def test_auc_matches_sklearn_with_ties() -> None:
     got = auc_per_row(scores, positive)
     for i in range(6):
         assert got[i] == pytest.approx(roc_auc_score(positive[i], scores[i]), abs=1e-12)
+
+
+def test_placement_values_average_to_the_auc() -> None:
+    rng = np.random.default_rng(9)
+    pos = rng.integers(0, 6, size=30).astype(float)
+    neg = rng.integers(0, 6, size=50).astype(float)
+    v10, v01 = placement_values(pos, neg)
+    auc = roc_auc_score(np.r_[np.ones(30), np.zeros(50)], np.r_[pos, neg])
+    assert v10.mean() == pytest.approx(auc) and v01.mean() == pytest.approx(auc)
+    # Element-wise definition, ties counted 1/2.
+    assert v10[0] == pytest.approx(((neg < pos[0]).sum() + 0.5 * (neg == pos[0]).sum()) / 50)
+    assert v01[0] == pytest.approx(((pos > neg[0]).sum() + 0.5 * (pos == neg[0]).sum()) / 30)
+    with pytest.raises(InvalidArgumentError):
+        placement_values(pos, np.array([]))
 
 
 def test_auc_edge_cases() -> None:

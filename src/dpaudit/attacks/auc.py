@@ -34,3 +34,27 @@ def auc_per_row(scores: np.ndarray, positive: np.ndarray) -> np.ndarray:
     u = np.where(pos, ranks, 0.0).sum(axis=1) - n1 * (n1 + 1) / 2
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where((n1 > 0) & (n0 > 0), u / (n1 * n0), np.nan)
+
+
+def placement_values(
+    positive_scores: np.ndarray, negative_scores: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """DeLong's placement values of one ROC curve (DeLong, DeLong & Clarke-Pearson 1988).
+
+    ``V10[i]``: share of negatives scoring below positive ``i`` (ties ½);
+    ``V01[j]``: share of positives scoring above negative ``j`` (ties ½).  Both
+    average to the AUC, and ``Var(AUC) ≈ Var(V10)/n₁ + Var(V01)/n₀``; per-element
+    values let a caller combine curves that share negatives.
+    """
+    pos = np.sort(np.asarray(positive_scores, dtype=np.float64))
+    neg = np.sort(np.asarray(negative_scores, dtype=np.float64))
+    if pos.size == 0 or neg.size == 0:
+        raise InvalidArgumentError("scores", "<empty class>", "at least one positive and negative")
+    below = np.searchsorted(neg, positive_scores, side="left")
+    not_above = np.searchsorted(neg, positive_scores, side="right")
+    v10 = (below + 0.5 * (not_above - below)) / neg.size
+    pos_below = np.searchsorted(pos, negative_scores, side="left")
+    pos_not_above = np.searchsorted(pos, negative_scores, side="right")
+    above = pos.size - pos_not_above
+    v01 = (above + 0.5 * (pos_not_above - pos_below)) / pos.size
+    return v10, v01

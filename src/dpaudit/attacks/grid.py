@@ -9,8 +9,9 @@ configuration one row holds
   unary-encoding closed form for SUE/OUE);
 * linking AUC (mean ± std over targets) of HoHo and of the optimal attack, and
   whether the optimal attack is *not worse* than HoHo: its mean AUC is at least
-  HoHo's minus 3 standard errors of the paired per-target difference (both
-  attacks score the same encodings; near chance the two differ only by noise);
+  HoHo's minus 3 standard errors of the paired difference
+  (:attr:`AttackMetrics.optimal_minus_hoho_auc_se`; both attacks score the same
+  encodings, and near chance the two differ only by noise);
 * reconstruction accuracy of HoHo, of the per-bit MAP, and of the prior alone,
   on HoHo's positions;
 * test accuracy of the sentiment classifier on privatised encodings beside the
@@ -23,18 +24,16 @@ own configuration only.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from dpaudit.attacks.experiment import (
     DEFAULT_COPIES,
     DEFAULT_SENTENCES,
     DEFAULT_TARGET_FRACTION,
+    AttackMetrics,
     attack_text,
     prepare_attack_data,
 )
@@ -140,13 +139,10 @@ class GridResult:
         return out
 
 
-def paired_not_worse(
-    optimal: Sequence[float], hoho: Sequence[float], tolerance_se: float = NOT_WORSE_TOLERANCE_SE
-) -> bool:
-    """Mean of ``optimal`` ≥ mean of ``hoho`` − ``tolerance_se`` paired standard errors."""
-    diff = np.asarray(optimal, dtype=np.float64) - np.asarray(hoho, dtype=np.float64)
-    se = float(np.std(diff, ddof=1) / math.sqrt(diff.size)) if diff.size > 1 else 0.0
-    return bool(diff.mean() >= -tolerance_se * se - 1e-12)
+def optimal_not_worse(metrics: AttackMetrics, tolerance_se: float = NOT_WORSE_TOLERANCE_SE) -> bool:
+    """Optimal mean AUC ≥ HoHo's − ``tolerance_se`` standard errors of their paired difference."""
+    diff = metrics.optimal_linking_auc_mean - metrics.linking_auc_mean
+    return bool(diff >= -tolerance_se * metrics.optimal_minus_hoho_auc_se - 1e-12)
 
 
 def run_grid(
@@ -210,9 +206,7 @@ def run_grid(
                     linking_auc_hoho_std=m.linking_auc_std,
                     linking_auc_optimal=m.optimal_linking_auc_mean,
                     linking_auc_optimal_std=m.optimal_linking_auc_std,
-                    optimal_not_worse=paired_not_worse(
-                        m.optimal_linking_auc_per_target, m.linking_auc_per_target
-                    ),
+                    optimal_not_worse=optimal_not_worse(m),
                     reconstruction_hoho=m.reconstruction_accuracy,
                     reconstruction_optimal=m.optimal_reconstruction_accuracy,
                     reconstruction_prior_only=m.prior_only_reconstruction_accuracy,
