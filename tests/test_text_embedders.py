@@ -78,6 +78,9 @@ def test_values_ome_cannot_encode_raise_encoding_error() -> None:
     scheme = build_scheme("ome", 1.0, np.array([[1.0, 1.0]]), {"lambda": 10})
     with pytest.raises(EncodingError, match="cannot encode"):
         scheme.encode(v)
+    narrow = build_scheme("ome", 1.0, np.array([[1.0, 1.0]]), {"domain": "0,2"})
+    with pytest.raises(EncodingError, match="outside the OME domain"):
+        narrow.encode(np.array([[2.5, 0.0]]))
     unary = build_scheme("sue", 1.0, np.array([[1.0, 1.0]]))
     with pytest.raises(EncodingError, match="0 <= v < 2"):
         unary.encode(np.array([[2.5, 0.0]]))

@@ -114,7 +114,16 @@ class OMEScheme(BitScheme):
         return np.arange(self.n_bits) % 2 == 0
 
     def encode(self, vectors: np.ndarray) -> np.ndarray:
-        return ome_module.encode(_check_vectors(vectors, self.mechanism.input_shape[0]))
+        x = _check_vectors(vectors, self.mechanism.input_shape[0])
+        bits = ome_module.encode(x)  # raises for values OME cannot encode at all
+        low, high = self.mechanism.domain  # type: ignore[attr-defined]
+        if x.size and (x.min() < low or x.max() > high):
+            # The claim (and its exact ε) is about the domain: refuse data outside it.
+            raise EncodingError(
+                f"sentence vectors span [{x.min():g}, {x.max():g}], outside the OME domain "
+                f"[{low:g}, {high:g}] the claim refers to (set -p domain=LOW,HIGH)"
+            )
+        return bits
 
     def perturb(self, clean: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         return ome_module.perturb(clean, rng, epsilon=self.epsilon, lam=self.lam)
