@@ -138,3 +138,6 @@ def test_attack_on_the_bundled_corpus() -> None:
     assert record["true_epsilon"] > 1.0 and record["claimed_epsilon"] == 1.0
     assert "linking_auc_per_target" not in record
     assert record["n_oov_only"] == 0 and record["n_sentences"] == 150
+    # "-p lambda=100" (a string) and 100.0 are the same configuration, same random stream.
+    same = attack_text(data, "ome", 1.0, {"lambda": "100"}, seed=3, copies=20)
+    assert same.metrics == result.metrics

@@ -274,7 +274,9 @@ def _count_oov_only(model: Any, sentences: list[str]) -> int:
     return int(np.count_nonzero(counter(sentences) == 0))
 
 
-def config_rng(seed: int, purpose: str, scheme: str, epsilon: float, params: dict[str, Any]):
+def config_rng(
+    seed: int, purpose: str, scheme: str, epsilon: float, params: dict[str, Any]
+) -> np.random.Generator:
     """The generator of one configuration: depends on the seed and the configuration only."""
     key = f"{purpose}|{scheme}|{epsilon!r}|{sorted((k, str(v)) for k, v in params.items())}"
     return unit_rng(check_seed(seed), (stable_hash(key),))
@@ -326,7 +328,8 @@ def attack_text(
     params = dict(params or {})
     bit_scheme = build_scheme(scheme, epsilon, data.vectors, params)
     clean = bit_scheme.encode(data.vectors)
-    rng = config_rng(seed, "attack", scheme, epsilon, params)
+    # Keyed on the built mechanism's typed parameters: "-p lambda=100" and 100.0 agree.
+    rng = config_rng(seed, "attack", scheme, epsilon, bit_scheme.params())
     metrics = run_attacks(bit_scheme, clean, data.targets, copies, rng)
     truth = bit_scheme.mechanism.truth()
     return TextAttackResult(

@@ -202,7 +202,7 @@ def utility_experiment(
     bit_scheme = build_scheme(scheme, epsilon, data.all_vectors, params)
     clean_train = bit_scheme.encode(data.train_vectors)
     clean_test = bit_scheme.encode(data.test_vectors)
-    rng = config_rng(seed, "utility", scheme, epsilon, params)
+    rng = config_rng(seed, "utility", scheme, epsilon, bit_scheme.params())
     noisy_train = bit_scheme.perturb(clean_train, rng)
     noisy_test = bit_scheme.perturb(clean_test, rng)
     accuracy = train_and_score(
