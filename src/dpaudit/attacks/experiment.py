@@ -278,8 +278,18 @@ def config_rng(
     seed: int, purpose: str, scheme: str, epsilon: float, params: dict[str, Any]
 ) -> np.random.Generator:
     """The generator of one configuration: depends on the seed and the configuration only."""
-    key = f"{purpose}|{scheme}|{epsilon!r}|{sorted((k, str(v)) for k, v in params.items())}"
+    canonical = sorted((k, _canonical(v)) for k, v in params.items())
+    key = f"{purpose}|{scheme}|{float(epsilon)!r}|{canonical}"
     return unit_rng(check_seed(seed), (stable_hash(key),))
+
+
+def _canonical(value: Any) -> str:
+    """Numbers as float reprs (100, 100.0 and "100" agree), tuples element-wise."""
+    if isinstance(value, (tuple, list)):
+        return "(" + ",".join(_canonical(v) for v in value) + ")"
+    if isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
+        return repr(float(value))
+    return str(value)
 
 
 @dataclass(frozen=True)
