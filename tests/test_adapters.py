@@ -247,3 +247,39 @@ def test_installed_adapters_are_registered() -> None:
 
 def test_mechanism_error_type_is_available() -> None:
     assert issubclass(MechanismError, RuntimeError)
+
+
+# ---------------------------------------------- acceptance: the black-box audit
+@pytest.mark.parametrize(
+    ("name", "module"), [("opendp-laplace", "opendp"), ("diffprivlib-laplace", "diffprivlib")]
+)
+def test_correct_library_laplace_is_not_flagged_and_scale_over_10_is(
+    name: str, module: str
+) -> None:
+    """Acceptance (issue 7): correct settings pass; noise scale / 10 is flagged (true ε = 10)."""
+    needs(module)
+    from dpaudit.testing import PrivacyViolationError, assert_no_violation
+
+    good = make_mechanism(name, epsilon=1.0)
+    result = assert_no_violation(good, samples=5_000, seed=1)
+    assert not result.violation and result.epsilon_lower_bound <= 1.0
+    bad = make_mechanism(name, epsilon=1.0, noise_divisor=10.0)
+    with pytest.raises(PrivacyViolationError) as info:
+        assert_no_violation(bad, samples=5_000, seed=1)
+    assert info.value.result.epsilon_lower_bound > 3.0  # far above the claimed 1
+    assert info.value.witness is not None
+
+
+def test_cli_audit_flags_a_miscalibrated_diffprivlib_wrapper(capsys) -> None:
+    needs("diffprivlib")
+    from dpaudit.cli.main import main
+
+    argv = ["-q", "audit", "diffprivlib-laplace", "-p", "noise_divisor=10", "--epsilon", "1",
+            "--samples", "5000", "--final-samples", "10000", "--workers", "1",
+            "--fail-on-violation", "--json"]  # fmt: skip
+    code = main(argv)
+    out = capsys.readouterr().out
+    import json
+
+    data = json.loads(out)
+    assert code == 1 and data["violation"] and data["epsilon_lower_bound"] > 3.0

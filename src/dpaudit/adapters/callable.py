@@ -92,11 +92,9 @@ def resolve_callable(target: str) -> Callable[..., Any]:
     return obj
 
 
-@functools.lru_cache(maxsize=64)
-def _probe_output_shape(target: str, x: tuple[float, ...]) -> tuple[int, ...]:
-    """Shape of one output, found by calling the callable once with ``n = 2``."""
-    fn = resolve_callable(target)
-    where = f"mechanism {target!r} on x = {list(x)}"
+def probe_output_shape(fn: Callable[..., Any], label: str, x: tuple[float, ...]) -> tuple[int, ...]:
+    """Shape of one output, found by calling ``fn`` once with ``n = 2``."""
+    where = f"mechanism {label!r} on x = {list(x)[:4]}"
     try:
         out = fn(np.asarray(x, dtype=np.float64), 2, np.random.default_rng(0))
     except Exception as exc:
@@ -110,6 +108,36 @@ def _probe_output_shape(target: str, x: tuple[float, ...]) -> tuple[int, ...]:
             f"{where} returned shape {out.shape} for n = 2: expected (n, ...) with n first"
         )
     return tuple(int(s) for s in out.shape[1:]) or (1,)
+
+
+@functools.lru_cache(maxsize=64)
+def _probe_target(target: str, x: tuple[float, ...]) -> tuple[int, ...]:
+    return probe_output_shape(resolve_callable(target), target, x)
+
+
+def call_user_function(
+    fn: Callable[..., Any],
+    label: str,
+    x: np.ndarray,
+    n: int,
+    rng: np.random.Generator,
+    output_shape: tuple[int, ...],
+) -> np.ndarray:
+    """``fn(x, n, rng)`` with errors naming the mechanism and input; 1-D output → ``(n, 1)``."""
+    where = f"mechanism {label!r} on input {x.ravel()[:4].tolist()}"
+    try:
+        out = fn(x, n, rng)
+    except MechanismError:
+        raise
+    except Exception as exc:  # the user's code failed: say whose and where
+        raise MechanismError(f"{where} raised {type(exc).__name__}: {exc}") from exc
+    if not isinstance(out, np.ndarray):
+        raise MechanismError(
+            f"{where} returned {type(out).__name__}: expected a numpy array of shape ({n}, ...)"
+        )
+    if out.ndim == 1 and output_shape == (1,):
+        out = out.reshape(-1, 1)  # n scalar outputs
+    return out
 
 
 @register
@@ -155,22 +183,57 @@ class CallableMechanism(Mechanism):
     def output_shape(self) -> tuple[int, ...]:
         low, high = self.domain
         corner = min(max(0.0, low), high)  # a point of the domain: 0 when it is inside
-        return _probe_output_shape(self.target, (corner,) * self.dim)
+        return _probe_target(self.target, (corner,) * self.dim)
 
     def _sample(self, x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+        return call_user_function(self.function, self.target, x, n, rng, self.output_shape)
+
+
+@dataclass(frozen=True)
+class FunctionMechanism(Mechanism):
+    """A function object ``f(x, n, rng)`` with a :class:`PrivacyClaim`, for in-process use.
+
+    Used by :func:`dpaudit.testing.assert_no_violation`.  Unlike
+    :class:`CallableMechanism` it holds the function itself, so it reaches
+    worker processes only if the function pickles (a module-level function).
+    """
+
+    name: ClassVar[str] = "function"
+    reference: ClassVar[str] = "user code: f(x, n, rng) -> array of shape (n, ...)"
+    summary: ClassVar[str] = "a Python function object with a user-given claim"
+
+    function: Callable[..., Any] = unit_laplace
+    claimed: PrivacyClaim | None = None
+
+    def __post_init__(self) -> None:
+        from dpaudit.errors import InvalidTypeError
+
+        check_epsilon(self.epsilon)
+        if not callable(self.function):
+            raise InvalidTypeError("mechanism", self.function, "a callable f(x, n, rng)")
+        if not isinstance(self.claimed, PrivacyClaim):
+            raise InvalidTypeError("claim", self.claimed, "a dpaudit.claims.PrivacyClaim")
+
+    @property
+    def label(self) -> str:
+        """The function's qualified name, for messages."""
         fn = self.function
-        where = f"mechanism {self.target!r} on input {x.ravel()[:4].tolist()}"
-        try:
-            out = fn(x, n, rng)
-        except MechanismError:
-            raise
-        except Exception as exc:  # the user's code failed: say whose and where
-            raise MechanismError(f"{where} raised {type(exc).__name__}: {exc}") from exc
-        if not isinstance(out, np.ndarray):
-            raise MechanismError(
-                f"{where} returned {type(out).__name__}: expected a numpy array of shape "
-                f"({n}, ...)"
-            )
-        if out.ndim == 1 and self.output_shape == (1,):
-            out = out.reshape(-1, 1)  # n scalar outputs
-        return out
+        return f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', repr(fn))}"
+
+    @property
+    def claim(self) -> PrivacyClaim:
+        assert self.claimed is not None  # checked in __post_init__
+        return self.claimed
+
+    @property
+    def output_shape(self) -> tuple[int, ...]:
+        x = tuple(float(v) for v in _domain_point(self.claim.domain).ravel())
+        return probe_output_shape(self.function, self.label, x)
+
+    def _sample(self, x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+        return call_user_function(self.function, self.label, x, n, rng, self.output_shape)
+
+
+def _domain_point(domain: InputDomain) -> np.ndarray:
+    """A point of the domain: 0 where it lies inside, else the nearer end."""
+    return np.full(domain.shape, min(max(0.0, domain.low), domain.high), dtype=np.float64)

@@ -1,0 +1,221 @@
+"""Privacy tests for your own CI: ``assert_no_violation``.
+
+A one-line pytest check that a mechanism does not demonstrably break its claim::
+
+    import numpy as np
+    from dpaudit.claims import Definition, InputDomain, PrivacyClaim
+    from dpaudit.testing import assert_no_violation
+
+    def my_mechanism(x, n, rng):              # f(x, n, rng) -> array (n, ...)
+        return x + rng.laplace(0.0, 1.0, size=(n, x.size))
+
+    def test_my_mechanism_is_1_dp():
+        claim = PrivacyClaim(Definition.PURE, 1.0, InputDomain((1,), 0.0, 1.0))
+        assert_no_violation(my_mechanism, claim)
+
+It runs the black-box audit (:func:`dpaudit.audit.blackbox.audit`) with a
+sample size chosen for CI — about 1 s for a scalar black-box function, well
+under that for a dpaudit mechanism with a log-density — and raises
+:class:`PrivacyViolationError` (an ``AssertionError``) carrying the witness when the
+audit proves, at the given confidence, that the true ε exceeds the claim.
+
+What a pass means: *no violation was found at this sample size* — never that
+the mechanism is private.  Bigger ``samples`` find smaller violations.  The
+seed is fixed (``seed=0``), so a test gives the same answer on every run.  With
+the defaults a mechanism whose true ε is 10 % above its claim is typically not
+caught; one that is 2× its claim (or misses a sensitivity factor) is.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from dpaudit.adapters.callable import FunctionMechanism
+from dpaudit.audit.blackbox import AuditConfig, audit
+from dpaudit.audit.executor import ExecutionConfig
+from dpaudit.audit.pairs import InputPair
+from dpaudit.audit.verdict import AuditResult, Witness
+from dpaudit.claims import PrivacyClaim
+from dpaudit.errors import InvalidTypeError
+from dpaudit.mechanisms.base import Mechanism
+from dpaudit.validation import check_epsilon, check_int
+
+#: Outputs per input for the selection stage; the final estimate uses twice as many.
+DEFAULT_SAMPLES = 20_000
+#: Outputs per input to train classifiers / calibrate thresholds.
+DEFAULT_TRAIN_SAMPLES = 10_000
+
+
+class PrivacyViolationError(AssertionError):
+    """The audit proved the claim false; ``result`` is the full audit, ``witness`` the proof."""
+
+    def __init__(self, result: AuditResult) -> None:
+        self.result = result
+        self.witness: Witness | None = result.witness
+        super().__init__(describe_violation(result))
+
+
+def describe_violation(result: AuditResult) -> str:
+    """The verdict and the witness in a few lines (the error message)."""
+    lines = [result.verdict, f"claim: {result.claim}"]
+    w = result.witness
+    if w is not None:
+        lines += [
+            f"witness: x = {list(w.x)}, x' = {list(w.x_prime)} ({w.pair_origin})",
+            f"  S = {{y : {w.attack.set_description}}} ({w.attack.family})",
+            f"  Pr[M(x) ∈ S] ≥ {w.p1.bound:.6g} ({w.p1.hits}/{w.p1.samples}), "
+            f"Pr[M(x') ∈ S] ≤ {w.p2.bound:.6g} ({w.p2.hits}/{w.p2.samples})",
+        ]
+    lines.append(f"seed {result.seed}; {result.confidence_statement}")
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class ReclaimedMechanism(Mechanism):
+    """``inner`` sampled unchanged, audited against another claim ``claimed``."""
+
+    name: ClassVar[str] = "reclaimed"
+    reference: ClassVar[str] = "a mechanism audited against a claim given by the caller"
+    summary: ClassVar[str] = "any mechanism with a replaced claim"
+
+    inner: Mechanism | None = None
+    claimed: PrivacyClaim | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.inner, Mechanism):
+            raise InvalidTypeError("mechanism", self.inner, "a dpaudit Mechanism")
+        if not isinstance(self.claimed, PrivacyClaim):
+            raise InvalidTypeError("claim", self.claimed, "a PrivacyClaim")
+
+    def _inner(self) -> Mechanism:
+        assert self.inner is not None  # checked in __post_init__
+        return self.inner
+
+    @property
+    def claim(self) -> PrivacyClaim:
+        assert self.claimed is not None
+        return self.claimed
+
+    @property
+    def output_shape(self) -> tuple[int, ...]:
+        return self._inner().output_shape
+
+    @property
+    def output_kind(self) -> str:  # type: ignore[override]
+        return self._inner().output_kind
+
+    @property
+    def allows_nan_output(self) -> bool:  # type: ignore[override]
+        return self._inner().allows_nan_output
+
+    @property
+    def externally_seeded(self) -> bool:
+        """Delegated to the wrapped mechanism."""
+        return bool(getattr(self._inner(), "externally_seeded", False))
+
+    @property
+    def has_log_prob(self) -> bool:
+        return self._inner().has_log_prob
+
+    @property
+    def is_additive(self) -> bool:
+        return False  # the fused paths are not routed through the wrapper
+
+    def log_prob(self, x: np.ndarray, outputs: np.ndarray) -> np.ndarray:
+        return self._inner().log_prob(x, outputs)
+
+    def _sample(self, x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+        return self._inner().sample(x, n, rng)
+
+
+def as_mechanism(mechanism: Mechanism | Callable[..., Any], claim: Any = None) -> Mechanism:
+    """A dpaudit :class:`Mechanism` for ``mechanism`` audited against ``claim``.
+
+    ``mechanism``: a dpaudit mechanism (``claim`` None: its own claim; a number:
+    its claim with that ε; a :class:`PrivacyClaim`: that claim), or a function
+    ``f(x, n, rng)`` (``claim`` must then be a :class:`PrivacyClaim`, which
+    carries the input domain).
+    """
+    if isinstance(mechanism, Mechanism):
+        if claim is None:
+            return mechanism
+        if isinstance(claim, (int, float)) and not isinstance(claim, bool):
+            claim = dataclasses.replace(mechanism.claim, epsilon=check_epsilon(claim, "claim"))
+        if not isinstance(claim, PrivacyClaim):
+            raise InvalidTypeError("claim", claim, "None, a number ε or a PrivacyClaim")
+        return ReclaimedMechanism(epsilon=claim.epsilon, inner=mechanism, claimed=claim)
+    if callable(mechanism):
+        if not isinstance(claim, PrivacyClaim):
+            raise InvalidTypeError(
+                "claim", claim, "a PrivacyClaim (with its input domain) for a plain function"
+            )
+        return FunctionMechanism(epsilon=claim.epsilon, function=mechanism, claimed=claim)
+    raise InvalidTypeError("mechanism", mechanism, "a dpaudit Mechanism or a function f(x, n, rng)")
+
+
+def assert_no_violation(
+    mechanism: Mechanism | Callable[..., Any],
+    claim: PrivacyClaim | float | None = None,
+    *,
+    samples: int = DEFAULT_SAMPLES,
+    final_samples: int | None = None,
+    train_samples: int | None = None,
+    confidence: float = 0.95,
+    seed: int = 0,
+    pairs: Sequence[tuple[Any, Any]] = (),
+    workers: int = 1,
+) -> AuditResult:
+    """Audit ``mechanism`` against ``claim``; raise :class:`PrivacyViolationError` if it is broken.
+
+    Arguments: ``mechanism`` and ``claim`` as in :func:`as_mechanism`;
+    ``samples`` outputs per input for choosing the attack, ``final_samples``
+    (default ``2 × samples``) for the final estimate, ``train_samples``
+    (default ``min(samples, 10000)``) for training; ``confidence`` of the
+    bound; ``seed`` (fixed, so the test is deterministic); extra input
+    ``pairs`` ``[(x, x'), ...]`` to try besides the generated patterns;
+    ``workers`` processes (1 = in-process, which also works for lambdas).
+
+    Returns the :class:`~dpaudit.audit.verdict.AuditResult` when no violation is
+    found.  Example (a correct mechanism passes; claiming ε = 0.1 for it fails)::
+
+        >>> from dpaudit.mechanisms import make_mechanism
+        >>> lap = make_mechanism("laplace", epsilon=1.0)
+        >>> assert_no_violation(lap).violation
+        False
+        >>> try:
+        ...     assert_no_violation(lap, 0.1)
+        ... except AssertionError as exc:
+        ...     print(exc.result.violation, exc.witness is not None)
+        True True
+    """
+    mech = as_mechanism(mechanism, claim)
+    samples = check_int("samples", samples, minimum=1)
+    final = check_int("final_samples", final_samples or 2 * samples, minimum=1)
+    train = check_int("train_samples", train_samples or min(samples, DEFAULT_TRAIN_SAMPLES))
+    input_pairs = tuple(InputPair(np.ravel(a), np.ravel(b), "given") for a, b in pairs)
+    config = AuditConfig(
+        samples=samples,
+        final_samples=final,
+        train_samples=train,
+        confidence=confidence,
+        seed=seed,
+        pairs=input_pairs,
+    )
+    result = audit(mech, config, ExecutionConfig(workers=check_int("workers", workers)))
+    if result.violation:
+        raise PrivacyViolationError(result)
+    return result
+
+
+__all__ = [
+    "DEFAULT_SAMPLES",
+    "PrivacyViolationError",
+    "ReclaimedMechanism",
+    "as_mechanism",
+    "assert_no_violation",
+]
