@@ -222,3 +222,13 @@ def test_unreachable_ray_address_fails_fast_and_clearly() -> None:
         prepare_backend(ExecutionConfig(backend="ray", ray_address=address))
     assert info.value.argument == "--ray-address"
     assert time.perf_counter() - start < executor.RAY_CONNECT_TIMEOUT + 5
+
+
+def test_malformed_runtime_env_variable_is_rejected_before_ray_starts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pytest.importorskip("ray")
+    monkeypatch.setenv(executor.RUNTIME_ENV_VARIABLE, "working_dir=.")
+    with pytest.raises(InvalidArgumentError) as info:
+        prepare_backend(ExecutionConfig(backend="ray", workers=1))
+    assert info.value.argument == executor.RUNTIME_ENV_VARIABLE

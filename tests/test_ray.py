@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -21,6 +22,7 @@ import test_executor_usermod as usermod
 
 ray = pytest.importorskip("ray")
 
+from dpaudit.audit import executor  # noqa: E402
 from dpaudit.audit.executor import (  # noqa: E402
     ExecutionConfig,
     prepare_backend,
@@ -90,6 +92,9 @@ from dataclasses import dataclass
 from dpaudit.audit.executor import ExecutionConfig, run_units
 from dpaudit.random import unit_rng
 
+sys.path.insert(0, sys.argv[2])
+import shipped_module  # importable here only: shipped to the workers via the runtime env
+
 @dataclass(frozen=True)
 class Coin:  # defined in __main__: shipped to the workers by value
     p: float
@@ -101,20 +106,33 @@ def flip(unit):
 if __name__ == "__main__":
     units = [(Coin(0.25), c) for c in range(8)]
     local = run_units(flip, units, ExecutionConfig(workers=1))
-    joined = run_units(flip, units, ExecutionConfig(backend="ray", ray_address=sys.argv[1]))
-    assert local == joined, (local, joined)
+    joined = ExecutionConfig(backend="ray", ray_address=sys.argv[1])
+    assert local == run_units(flip, units, joined)
+    assert run_units(shipped_module.triple, [1, 2], joined) == [3, 6]
     print(sum(local))
 """
 
 
-def test_script_mechanism_in_main_runs_on_a_joined_cluster(tmp_path: Path) -> None:
+def test_user_code_runs_on_a_joined_cluster(tmp_path: Path) -> None:
     # A second driver joins the running instance by its address (as with
-    # --ray-address on a real cluster) and runs code defined in its __main__.
+    # --ray-address on a real cluster): code from its __main__ travels by value,
+    # its own module through DPAUDIT_RAY_RUNTIME_ENV (the joined cluster gets
+    # no import path from the driver).
     address = ray.get_runtime_context().gcs_address
-    script = tmp_path / "user_script.py"
-    script.write_text(USER_SCRIPT)
+    (tmp_path / "user_script.py").write_text(USER_SCRIPT)
+    modules = tmp_path / "mods"
+    modules.mkdir()
+    (modules / "shipped_module.py").write_text("def triple(x):\n    return 3 * x\n")
+    env = dict(os.environ)
+    env[executor.RUNTIME_ENV_VARIABLE] = json.dumps(
+        {"py_modules": [str(modules / "shipped_module.py")]}
+    )
     proc = subprocess.run(
-        [sys.executable, str(script), address], capture_output=True, text=True, timeout=120
+        [sys.executable, str(tmp_path / "user_script.py"), address, str(modules)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert 1500 < int(proc.stdout) < 2500  # 8000 flips at p = 1/4: mean 2000, sd 39

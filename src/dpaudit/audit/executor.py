@@ -44,6 +44,7 @@ Faults
 from __future__ import annotations
 
 import atexit
+import json
 import math
 import multiprocessing
 import os
@@ -52,6 +53,7 @@ import socket
 import sys
 import time
 import traceback
+import warnings
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -268,8 +270,8 @@ def _run_batch(
 
 MISSING_MODULE_HINT = (
     "the module that defines the mechanism and the unit function must be importable "
-    "on every Ray node: install it there, or ship it with a runtime_env "
-    "(e.g. `ray job submit --working-dir . -- dpaudit ...`)"
+    "on every Ray node: install it there, or ship it with a Ray runtime environment, "
+    'e.g. DPAUDIT_RAY_RUNTIME_ENV=\'{"working_dir": "."}\''
 )
 
 
@@ -437,11 +439,33 @@ def _driver_paths() -> tuple[str, ...]:
     return tuple(paths)
 
 
+#: Environment variable holding a Ray runtime environment as JSON, passed to
+#: ``ray.init`` — e.g. ``{"working_dir": "."}`` ships the current directory
+#: (the user's mechanism module) to every node of a cluster.
+RUNTIME_ENV_VARIABLE = "DPAUDIT_RAY_RUNTIME_ENV"
+
+
+def _runtime_env_from_environment() -> dict[str, Any] | None:
+    text = os.environ.get(RUNTIME_ENV_VARIABLE, "").strip()
+    if not text:
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        value = None
+    if not isinstance(value, dict):
+        raise InvalidArgumentError(
+            RUNTIME_ENV_VARIABLE, text, 'a JSON object, e.g. {"working_dir": "."}'
+        )
+    return value
+
+
 def _connect_ray(config: ExecutionConfig) -> Any:
     """Import Ray and make sure it is initialised as ``config`` asks; returns the module."""
     import logging
 
     ray = _import_ray()
+    runtime_env = _runtime_env_from_environment()  # a malformed value fails before any start
     wanted = (
         {"address": config.ray_address}
         if config.ray_address
@@ -453,21 +477,22 @@ def _connect_ray(config: ExecutionConfig) -> Any:
         _probe(config.ray_address)  # before touching a running instance
     if ray.is_initialized():
         shutdown_ray()
-    quiet = {"log_to_driver": False, "logging_level": logging.ERROR}
-    if config.ray_address:
-        try:
-            ray.init(address=config.ray_address, **quiet)
-        except (ConnectionError, RuntimeError, ValueError, TimeoutError) as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise InvalidArgumentError(
-                "--ray-address", config.ray_address, f"a reachable Ray cluster ({first})"
-            ) from None
-    else:
-        ray.init(
-            num_cpus=wanted["num_cpus"],
-            include_dashboard=False,
-            **quiet,
-        )
+    options: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.ERROR}
+    if runtime_env is not None:
+        options["runtime_env"] = runtime_env
+    with warnings.catch_warnings():  # Ray's own warnings would break one-line errors
+        warnings.simplefilter("ignore")
+        if config.ray_address:
+            try:
+                ray.init(address=config.ray_address, **options)
+            except (ConnectionError, RuntimeError, ValueError, TimeoutError) as exc:
+                text = str(exc).strip()
+                first = text.splitlines()[0] if text else type(exc).__name__
+                raise InvalidArgumentError(
+                    "--ray-address", config.ray_address, f"a reachable Ray cluster ({first})"
+                ) from None
+        else:
+            ray.init(num_cpus=wanted["num_cpus"], include_dashboard=False, **options)
     if not _RAY_STARTED:
         atexit.register(shutdown_ray)
     _RAY_STARTED.clear()
