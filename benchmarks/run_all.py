@@ -237,42 +237,68 @@ def _sanity_runs_for(seconds: float, n: int = 128) -> int:
     return max(probe_runs, int(seconds / per_run))
 
 
+def _timed_sanity_unit(unit: Any) -> tuple[Any, float, float]:
+    """A sanity-check unit with its wall and CPU seconds inside the worker."""
+    from dpaudit.audit.sanity_check import run_sanity_unit
+
+    wall, cpu = time.perf_counter(), time.process_time()
+    counts = run_sanity_unit(unit)
+    return counts, time.perf_counter() - wall, time.process_time() - cpu
+
+
 def bench_scaling(quick: bool) -> list[Row]:
-    """2 workers against 1 worker on the same sanity check (wall time)."""
-    from dpaudit.audit.sanity_check import sanity_check
+    """2 workers against 1 worker on the same sanity check (wall time).
+
+    Besides the measured ratio, each run records how busy its workers were
+    (seconds inside units / (workers × wall)) and how much of a core a unit got
+    (CPU / wall inside the unit).  On a loaded machine the second falls below 1
+    and the wall ratio says little about the executor; the *projected* ratio
+    for two idle cores, 2 · (CPU₁ / CPU₂) · (busy₂ / busy₁), then shows what the
+    executor itself costs.  The target is judged on the measured ratio only.
+    """
+    from dpaudit.audit.sanity_check import plan_sanity_check
     from dpaudit.mechanisms import make_mechanism
 
     if default_workers() < 2:
         return [Row("scaling", "2 workers vs 1", "not available (one core)")]
     runs = _sanity_runs_for(3.0 if quick else 20.0)
-    mech = make_mechanism("laplace", epsilon=1.0, dim=128)
+    plan = plan_sanity_check(make_mechanism("laplace", epsilon=1.0, dim=128), runs, seed=2)
     load = load_average()
-    times, cpus, results = {}, {}, {}
+    stats: dict[int, dict[str, float]] = {}
+    counts: dict[int, list[Any]] = {}
     for w in (1, 2):
         config = ExecutionConfig(workers=w)
-        results[w], times[w], cpus[w] = timed(
-            lambda c=config: sanity_check(mech, runs, seed=2, config=c)
-        )
-    speedup = times[1] / times[2]
-    cpu_efficiency = cpus[1] / cpus[2]  # 1.0: the pool costs no extra CPU for the same work
-    same = results[1].counts == results[2].counts
+        out, wall, cpu = timed(lambda c=config: run_units(_timed_sanity_unit, plan.units, c))
+        counts[w] = [o[0].tolist() for o in out]
+        busy = sum(o[1] for o in out)
+        unit_cpu = sum(o[2] for o in out)
+        stats[w] = {
+            "wall_s": wall,
+            "cpu_s": cpu,
+            "busy": busy / (w * wall),
+            "core_share": unit_cpu / busy,
+            "unit_cpu_s": unit_cpu,
+        }
+    speedup = stats[1]["wall_s"] / stats[2]["wall_s"]
+    projected = 2 * stats[1]["cpu_s"] / stats[2]["cpu_s"] * stats[2]["busy"] / stats[1]["busy"]
+    s1, s2 = stats[1], stats[2]
     return [
         Row(
             "scaling",
             f"sanity check laplace n = 128, {runs:,} runs/input: 2 workers vs 1",
-            f"wall {times[1]:.1f} s (1) / {times[2]:.1f} s (2); "
-            f"CPU {cpus[1]:.1f} s / {cpus[2]:.1f} s",
-            f"{speedup:.2f}× wall (efficiency {speedup / 2:.0%}); "
-            f"CPU for the same work {1 / cpu_efficiency:.2f}×",
+            f"wall {s1['wall_s']:.1f} s / {s2['wall_s']:.1f} s; CPU {s1['cpu_s']:.1f} s / "
+            f"{s2['cpu_s']:.1f} s; workers busy {s1['busy']:.0%} / {s2['busy']:.0%}; "
+            f"core share {s1['core_share']:.0%} / {s2['core_share']:.0%}",
+            f"{speedup:.2f}× wall; projected for 2 idle cores {projected:.2f}×",
             "≥ 1.8×",
             speedup >= 1.8,
             {
                 "runs": runs,
-                "wall_s": times,
-                "cpu_s": cpus,
+                "units": len(plan.units),
+                "stats": stats,
                 "speedup": speedup,
-                "cpu_efficiency": cpu_efficiency,
-                "identical_counts": same,
+                "projected_idle_speedup": projected,
+                "identical_counts": counts[1] == counts[2],
                 "load_average_before": load,
             },
         )
