@@ -198,7 +198,7 @@ def test_cli_sanity_check_on_ray_equals_local(capsys: pytest.CaptureFixture[str]
 
 
 def test_cli_unreachable_ray_address_exits_2_with_one_line(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -215,9 +215,12 @@ def test_cli_unreachable_ray_address_exits_2_with_one_line(
         "ray",
         "--ray-address",
         f"127.0.0.1:{port}",
+        "--out",
+        str(tmp_path / "run"),
         "--json",
     )
     assert code == 2
     assert out == ""
+    assert not (tmp_path / "run").exists()  # nothing half-written
     assert len(err.strip().splitlines()) == 1
     assert "--ray-address" in err
