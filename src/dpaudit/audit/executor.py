@@ -16,6 +16,10 @@ Backends
 * ``ray`` — Ray's own task API (``ray.remote``), on an existing cluster
   (``ray_address``) or on a local Ray instance with ``num_cpus = workers``,
   started once per process and shut down at exit.  Needs the ``ray`` extra.
+  Functions and units travel cloudpickled (code from ``__main__`` by value);
+  the workers of a local instance get the driver's import path, so the user's
+  own modules import there too; on a cluster they must be installed on every
+  node or shipped with a runtime environment (``DPAUDIT_RAY_RUNTIME_ENV``).
 
 Batching
 --------
