@@ -332,6 +332,37 @@ def count_at_thresholds(
     return (cum[-1] - cum[hi]).astype(np.int64), (cum[hi] - cum[lo]).astype(np.int64)
 
 
+#: Log-ratio scores are clipped to ±this before exponentiation in importance weights.
+WEIGHT_CLIP = 300.0
+
+
+def weighted_sums_at_thresholds(
+    scores: np.ndarray, thresholds: np.ndarray, sign: int, weights: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """Sums of ``w = e^{−sign·s}`` (times row multiplicities) over ``s > T_j``, ``s = T_j``, all.
+
+    For the likelihood-ratio score ``s = ln p(y|x) − ln p(y|x')`` and outputs
+    ``y ~ M(x)``, ``E[w·1{y ∈ S}]`` with ``sign = +1`` is exactly ``Pr[M(x') ∈ S]``
+    (change of measure: ``p(y|x') = p(y|x)·e^{−s(y)}``); with ``sign = −1`` and
+    ``y ~ M(x')`` it is ``Pr[M(x) ∈ S]``.  On the sets where these weights are
+    bounded this importance-sampling estimate of the *other* input's probability
+    is far less noisy than counting its rare hits, so the selection can rank
+    small-mass sets without a winner's curse.  Used for ranking only.
+    """
+    s = np.clip(scores.astype(np.float64), -WEIGHT_CLIP, WEIGHT_CLIP)
+    w = np.exp(-sign * s)
+    if weights is not None:
+        w *= weights
+    order = np.argsort(scores, kind="stable")
+    ordered = scores[order]
+    # Suffix sums (largest scores first), so small upper-tail sums are not differences
+    # of two large totals.
+    suffix = np.concatenate([np.cumsum(w[order][::-1])[::-1], [0.0]])
+    lo = np.searchsorted(ordered, thresholds, side="left")
+    hi = np.searchsorted(ordered, thresholds, side="right")
+    return suffix[hi], suffix[lo] - suffix[hi], float(suffix[0])
+
+
 def candidate_thresholds(
     scores: list[np.ndarray], *, max_levels: int = 512, masses: int = 40
 ) -> np.ndarray:

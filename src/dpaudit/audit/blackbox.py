@@ -72,6 +72,7 @@ from dpaudit.audit.attacks import (
     count_at_thresholds,
     dpsniper_threshold,
     train_classifier,
+    weighted_sums_at_thresholds,
 )
 from dpaudit.audit.checkpoint import run_units  # the executor's, checkpointed in a session
 from dpaudit.audit.counting import (
@@ -281,15 +282,19 @@ class _Sampler:
         stage: int,
         desc: str,
         tie_probabilities: list[tuple[float, ...]] | None = None,
+        importance_signs: list[tuple[int, ...]] | None = None,
     ) -> list[UnitCounts]:
         """Stream ``n`` samples per job (input, scores, thresholds); merged counts per job."""
         mech = self.mechanism
         units, owner = [], []
         for j, (x, scores, thresholds) in enumerate(jobs):
             ties = None if tie_probabilities is None else tie_probabilities[j]
+            signs = None if importance_signs is None else importance_signs[j]
             for c, size in enumerate(split_samples(n, mech)):
                 key = (stage, j, c)
-                units.append(CountUnit(mech, x, scores, thresholds, size, self.seed, key, ties))
+                units.append(
+                    CountUnit(mech, x, scores, thresholds, size, self.seed, key, ties, signs)
+                )
                 owner.append(j)
         fn = with_timeout(run_count_unit, self.timeout)
         results = run_units(fn, units, self.execution, desc=desc)
@@ -327,15 +332,13 @@ def _audit_dpaudit(
                 score = train_classifier(family, mech, dx, dxp, seed=cfg.seed)
             sx, sxp = score(dx.rows), score(dxp.rows)
             thr = candidate_thresholds([sx, sxp])
-            gx, ex = count_at_thresholds(sx, thr, dx.counts)
-            gxp, exp_ = count_at_thresholds(sxp, thr, dxp.counts)
-            nx, nxp = int(dx.counts.sum()), int(dxp.counts.sum())
+            is_lr = isinstance(score, LikelihoodRatioScore)
             ranked = _rank_candidates(
                 i,
                 score,
                 thr,
-                (gx, ex, nx),
-                (gxp, exp_, nxp),
+                _SideStats.of(sx, thr, dx.counts, +1 if is_lr else 0),
+                _SideStats.of(sxp, thr, dxp.counts, -1 if is_lr else 0),
                 cfg.final_samples,
                 alpha_side,
                 delta,
@@ -348,22 +351,24 @@ def _audit_dpaudit(
     kept = combos[: cfg.screen_pairs]
 
     # ---- 2. selection: count every candidate of the kept (pair, score) combos
-    jobs = []
+    jobs, signs = [], []
     for i, score, thr, _ in kept:
-        jobs.append((pairs[i].x, (score,), (thr,)))
-        jobs.append((pairs[i].x_prime, (score,), (thr,)))
-    counts = sampler.counts(jobs, cfg.samples, _SELECT, "selecting")
+        # Likelihood-ratio scores also return importance-weighted sums (see _SideStats).
+        is_lr = isinstance(score, LikelihoodRatioScore)
+        jobs += [(pairs[i].x, (score,), (thr,)), (pairs[i].x_prime, (score,), (thr,))]
+        signs += [(1 if is_lr else 0,), (-1 if is_lr else 0,)]
+    counts = sampler.counts(jobs, cfg.samples, _SELECT, "selecting", importance_signs=signs)
     candidates: list[_Candidate] = []
-    n_compared = 0
+    # Every (pair, score) was ranked on the calibration sample; the kept ones again on
+    # the selection sample: 8 sets per threshold (>, ≥, <, ≤; either input on top).
+    n_compared = sum(8 * len(thr) for _, _, thr, _ in combos)
     for k, (i, score, thr, _) in enumerate(kept):
-        cx, cxp = counts[2 * k], counts[2 * k + 1]
-        n_compared += 8 * len(thr)
         candidates += _rank_candidates(
             i,
             score,
             thr,
-            (cx.greater[0], cx.equal[0], cx.n),
-            (cxp.greater[0], cxp.equal[0], cxp.n),
+            _SideStats.from_counts(counts[2 * k]),
+            _SideStats.from_counts(counts[2 * k + 1]),
             cfg.final_samples,
             alpha_side,
             delta,
@@ -422,12 +427,49 @@ def _audit_dpaudit(
     )
 
 
+@dataclass(frozen=True)
+class _SideStats:
+    """Selection statistics of one input's outputs against a threshold grid.
+
+    ``greater``/``equal``: counts of ``s > T_j`` / ``s = T_j`` among ``n`` outputs.
+    For likelihood-ratio scores also the sums of the importance weights
+    ``e^{∓s}`` over the same sets and in total, which estimate the *other*
+    input's probability of those sets (:func:`weighted_sums_at_thresholds`).
+    """
+
+    greater: np.ndarray
+    equal: np.ndarray
+    n: int
+    w_greater: np.ndarray | None = None
+    w_equal: np.ndarray | None = None
+    w_total: float = 0.0
+
+    @staticmethod
+    def of(scores: np.ndarray, thr: np.ndarray, counts: np.ndarray, sign: int) -> _SideStats:
+        """From in-memory scores of (possibly compressed) rows."""
+        weights = None if np.all(counts == 1) else counts
+        g, e = count_at_thresholds(scores, thr, weights)
+        n = int(counts.sum())
+        if not sign:
+            return _SideStats(g, e, n)
+        wg, we, wt = weighted_sums_at_thresholds(scores, thr, sign, counts.astype(np.float64))
+        return _SideStats(g, e, n, wg, we, wt)
+
+    @staticmethod
+    def from_counts(u: UnitCounts) -> _SideStats:
+        """From the merged counts of a selection job (one score)."""
+        w = u.weighted[0] if u.weighted is not None else None
+        if w is None:
+            return _SideStats(u.greater[0], u.equal[0], u.n)
+        return _SideStats(u.greater[0], u.equal[0], u.n, w[0], w[1], w[2])
+
+
 def _rank_candidates(
     pair_index: int,
     score: Score,
     thr: np.ndarray,
-    cx: tuple[np.ndarray, np.ndarray, int],
-    cxp: tuple[np.ndarray, np.ndarray, int],
+    sx: _SideStats,
+    sxp: _SideStats,
     n_final: int,
     alpha_side: float,
     delta: float,
@@ -436,26 +478,35 @@ def _rank_candidates(
     """All threshold candidates of one (pair, score), best ``top`` by projected final bound.
 
     Candidate sets: ``score > t``, ``score ≥ t``, ``score < t``, ``score ≤ t``,
-    each with ``x`` or ``x'`` as the numerator input.
+    each with ``x`` or ``x'`` as the numerator input.  For the two natural
+    orientations of a likelihood-ratio score (upper sets over ``x``, lower sets
+    over ``x'``) the denominator probability is estimated by importance
+    weighting the numerator's own outputs — bounded weights, low noise.
     """
-    gx, ex, nx = cx
-    gxp, exp_, nxp = cxp
-    rows = []  # (tail, q, hits under x, hits under x')
+    m = len(thr)
+    nan = np.full(m, np.nan)
+    rows = []  # (tail, q, numerator is x, hits num, n num, hits den, n den, IS den rate)
     for tail in ("upper", "lower"):
         for q in (0.0, 1.0):
             if tail == "upper":
-                hx, hxp = gx + (ex if q else 0), gxp + (exp_ if q else 0)
+                hx, hxp = sx.greater + q * sx.equal, sxp.greater + q * sxp.equal
             else:
-                hx = nx - gx - ex + (ex if q else 0)
-                hxp = nxp - gxp - exp_ + (exp_ if q else 0)
-            rows.append((tail, q, True, hx, nx, hxp, nxp))
-            rows.append((tail, q, False, hxp, nxp, hx, nx))
-    m = len(thr)
-    num = np.concatenate([r[3] for r in rows]).astype(np.int64)
-    den = np.concatenate([r[5] for r in rows]).astype(np.int64)
+                hx = sx.n - sx.greater - sx.equal + q * sx.equal
+                hxp = sxp.n - sxp.greater - sxp.equal + q * sxp.equal
+            is_x = is_xp = nan
+            if tail == "upper" and sx.w_greater is not None and sx.w_equal is not None:
+                is_x = (sx.w_greater + q * sx.w_equal) / sx.n  # ≈ Pr[M(x') ∈ S]
+            if tail == "lower" and sxp.w_greater is not None and sxp.w_equal is not None:
+                low = sxp.w_total - sxp.w_greater - sxp.w_equal + q * sxp.w_equal
+                is_xp = np.maximum(low, 0.0) / sxp.n  # ≈ Pr[M(x) ∈ S]
+            rows.append((tail, q, True, hx, sx.n, hxp, sxp.n, is_x))
+            rows.append((tail, q, False, hxp, sxp.n, hx, sx.n, is_xp))
+    num = np.rint(np.concatenate([r[3] for r in rows])).astype(np.int64)
+    den = np.rint(np.concatenate([r[5] for r in rows])).astype(np.int64)
     n_num = np.concatenate([np.full(m, r[4]) for r in rows])
     n_den = np.concatenate([np.full(m, r[6]) for r in rows])
-    proj = projected_bound(num, n_num, den, n_den, n_final, alpha_side, delta)
+    den_rate = np.concatenate([r[7] for r in rows])
+    proj = projected_bound(num, n_num, den, n_den, n_final, alpha_side, delta, den_rate)
     order = np.argsort(-proj, kind="stable")
     out: list[_Candidate] = []
     seen: set[tuple[Any, ...]] = set()
@@ -483,31 +534,44 @@ def projected_bound(
     n_final: int,
     alpha_side: float,
     delta: float = 0.0,
+    den_rate: np.ndarray | None = None,
 ) -> np.ndarray:
     """The bound each candidate is expected to reach on ``n_final`` fresh samples per input.
 
     Selection counts are first shrunk by about one standard error (numerator
     down, denominator up, one-sided Clopper–Pearson at :data:`SELECTION_SHRINK`)
-    so that lucky small counts do not win; the shrunk rates are then scaled to
-    ``n_final`` and turned into the Clopper–Pearson bound the final stage would
-    compute.  Used only for *ranking*; it carries no confidence statement.
+    so that lucky small counts do not win.  Where ``den_rate`` is given (finite)
+    it replaces the denominator's counted rate and no shrinking is applied: it is
+    an importance-sampling estimate whose noise is already small.  The rates are
+    scaled to ``n_final`` and turned into the Clopper–Pearson bound the final
+    stage would compute.  Used only for *ranking*; it carries no confidence
+    statement.
     """
     k_num = np.asarray(k_num, dtype=np.int64)
     k_den = np.asarray(k_den, dtype=np.int64)
+    n_num = np.asarray(n_num, dtype=np.float64)
+    n_den = np.asarray(n_den, dtype=np.float64)
+    rate = np.full(k_num.shape, np.nan) if den_rate is None else np.asarray(den_rate, float)
+    use_is = np.isfinite(rate)
     out = np.full(k_num.shape, -np.inf)
     # Cheap pre-ranking by the plain estimate; exact projection for the best PRERANK only.
     with np.errstate(divide="ignore", invalid="ignore"):
-        rough = np.log(k_num / n_num) - np.log(np.maximum(k_den, 1) / n_den)
+        p2_plain = np.where(use_is, rate, np.maximum(k_den, 1) / n_den)
+        rough = np.log(k_num / n_num) - np.log(np.maximum(p2_plain, 0.5 / n_final))
         rough -= 2.0 / np.sqrt(np.maximum(k_num, 1))
     rough[k_num == 0] = -np.inf
+    rough[np.isnan(rough)] = -np.inf
     idx = np.argsort(-rough, kind="stable")[:PRERANK]
     idx = idx[np.isfinite(rough[idx])]
     if len(idx) == 0:
         return out
     p1 = np.asarray(clopper_pearson_lower(k_num[idx], n_num[idx], SELECTION_SHRINK))
     p2 = np.asarray(clopper_pearson_upper(k_den[idx], n_den[idx], SELECTION_SHRINK))
+    sel = use_is[idx]
+    p1 = np.where(sel, k_num[idx] / n_num[idx], p1)
+    p2 = np.where(sel, rate[idx], p2)
     K1 = np.floor(p1 * n_final)
-    K2 = np.minimum(np.ceil(p2 * n_final), n_final)
+    K2 = np.clip(np.ceil(p2 * n_final), 0, n_final)
     lo = np.asarray(clopper_pearson_lower(K1, n_final, alpha_side))
     hi = np.asarray(clopper_pearson_upper(K2, n_final, alpha_side))
     with np.errstate(divide="ignore", invalid="ignore"):

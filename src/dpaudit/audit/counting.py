@@ -20,7 +20,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpaudit.audit.attacks import Score, TrainingData, compress_rows, count_at_thresholds
+from dpaudit.audit.attacks import (
+    Score,
+    TrainingData,
+    compress_rows,
+    count_at_thresholds,
+    weighted_sums_at_thresholds,
+)
 from dpaudit.errors import DPAuditError, MechanismError
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.random import unit_rng
@@ -94,16 +100,24 @@ class CountUnit:
     root_seed: int
     key: tuple[int, ...]
     tie_probabilities: tuple[float, ...] | None = None
+    importance_signs: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True)
 class UnitCounts:
-    """Per score: ``#{s > T_j}``, ``#{s = T_j}`` and (final stage) kept ties, over n samples."""
+    """Per score: ``#{s > T_j}``, ``#{s = T_j}``, and optionally kept ties and weighted sums.
+
+    ``ties_kept`` (final stage): outputs at the threshold kept by the randomised
+    tie rule.  ``weighted`` (selection stage, likelihood-ratio scores): per score
+    the sums of the importance weights ``w = e^{−σ·s}`` over ``s > T_j``, over
+    ``s = T_j``, and in total (see :func:`weighted_sums_at_thresholds`).
+    """
 
     n: int
     greater: tuple[np.ndarray, ...]
     equal: tuple[np.ndarray, ...]
     ties_kept: tuple[np.ndarray, ...] | None = None
+    weighted: tuple[tuple[np.ndarray, np.ndarray, float] | None, ...] | None = None
 
     @staticmethod
     def merge(parts: list[UnitCounts]) -> UnitCounts:
@@ -117,7 +131,19 @@ class UnitCounts:
                 sum(p.ties_kept[i] for p in parts)  # type: ignore[index]
                 for i in range(len(first.ties_kept))
             )
-        return UnitCounts(sum(p.n for p in parts), greater, equal, kept)
+        weighted = None
+        if first.weighted is not None:
+            weighted = tuple(
+                None
+                if first.weighted[i] is None
+                else (
+                    sum(p.weighted[i][0] for p in parts),  # type: ignore[index]
+                    sum(p.weighted[i][1] for p in parts),  # type: ignore[index]
+                    float(sum(p.weighted[i][2] for p in parts)),  # type: ignore[index]
+                )
+                for i in range(len(first.weighted))
+            )
+        return UnitCounts(sum(p.n for p in parts), greater, equal, kept, weighted)
 
 
 def run_count_unit(unit: CountUnit) -> UnitCounts:
@@ -136,6 +162,10 @@ def _count(unit: CountUnit) -> UnitCounts:
     x = np.asarray(unit.x, dtype=np.float64).reshape(mech.input_shape)
     greater = [np.zeros(len(t), dtype=np.int64) for t in unit.thresholds]
     equal = [np.zeros(len(t), dtype=np.int64) for t in unit.thresholds]
+    signs = unit.importance_signs or (0,) * len(unit.scores)
+    w_greater = [np.zeros(len(t)) for t in unit.thresholds]
+    w_equal = [np.zeros(len(t)) for t in unit.thresholds]
+    w_total = [0.0 for _ in unit.thresholds]
     step = block_rows(mech)
     done = 0
     while done < unit.n:
@@ -150,6 +180,11 @@ def _count(unit: CountUnit) -> UnitCounts:
                 g, e = count_at_thresholds(s, thr)
                 greater[i] += g
                 equal[i] += e
+            if signs[i]:
+                wg, we, wt = weighted_sums_at_thresholds(s, thr, signs[i])
+                w_greater[i] += wg
+                w_equal[i] += we
+                w_total[i] += wt
         done += rows
     kept = None
     if unit.tie_probabilities is not None:
@@ -159,7 +194,12 @@ def _count(unit: CountUnit) -> UnitCounts:
             rng.binomial(e, q).astype(np.int64)
             for e, q in zip(equal, unit.tie_probabilities, strict=True)
         )
-    return UnitCounts(unit.n, tuple(greater), tuple(equal), kept)
+    weighted = None
+    if unit.importance_signs is not None:
+        weighted = tuple(
+            (w_greater[i], w_equal[i], w_total[i]) if signs[i] else None for i in range(len(signs))
+        )
+    return UnitCounts(unit.n, tuple(greater), tuple(equal), kept, weighted)
 
 
 @dataclass(frozen=True)
