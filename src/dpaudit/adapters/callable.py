@@ -140,12 +140,20 @@ def call_user_function(
     return out
 
 
+class _RegistryOrTargetName:
+    """``CallableMechanism.name``: ``"callable"`` on the class (the registry name), the
+    ``module:callable`` target on an instance, so every message names the user's code."""
+
+    def __get__(self, obj: Any, objtype: Any = None) -> str:
+        return "callable" if obj is None else obj.target
+
+
 @register
 @dataclass(frozen=True)
 class CallableMechanism(Mechanism):
     """A user callable ``f(x, n, rng)`` named ``module:callable``, with a user-given claim."""
 
-    name: ClassVar[str] = "callable"
+    name: ClassVar[str] = _RegistryOrTargetName()  # type: ignore[assignment]
     reference: ClassVar[str] = "user code: f(x, n, rng) -> array of shape (n, ...)"
     summary: ClassVar[str] = "any Python callable given as module:callable (claim from the CLI)"
 
@@ -164,6 +172,10 @@ class CallableMechanism(Mechanism):
         low, high = self.domain
         if not low < high:
             raise InvalidArgumentError("domain", self.domain, "LOW,HIGH with LOW < HIGH")
+
+    def spec(self) -> dict[str, Any]:
+        """Registry name ``callable`` (the instance's ``name`` is its target)."""
+        return {"mechanism": "callable", "params": self.params()}
 
     @property
     def function(self) -> Callable[..., Any]:

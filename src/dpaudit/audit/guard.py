@@ -179,6 +179,19 @@ def mechanism_working_set(mechanism: Mechanism, rows: int = MIN_BLOCK_ROWS) -> f
     return WORKING_SET_FACTOR * BYTES_PER_VALUE * (in_size + rows * out_size)
 
 
+def check_sample_memory(
+    mechanism: Mechanism, rows: int, inputs: int, argument: str, what: str
+) -> None:
+    """Refuse holding ``rows`` outputs for each of ``inputs`` inputs if that exceeds memory.
+
+    For stages that keep samples (classifier training): streamed stages need
+    only one block and are covered by :func:`preflight`.
+    """
+    out_size = float(np.prod(mechanism.output_shape, dtype=np.float64))
+    needed = WORKING_SET_FACTOR * BYTES_PER_VALUE * float(rows) * out_size * inputs
+    check_memory(needed, argument, rows, f"{what} ({inputs} inputs × {rows} outputs)")
+
+
 # ------------------------------------------------------------ rng discipline
 def mechanism_label(mechanism: Any) -> str:
     """The name to show in messages: the registry name, or the user callable's target."""
@@ -240,11 +253,13 @@ def preflight(mechanism: Mechanism, *, timeout: float | None = 60.0, seed: int =
     timeout = check_timeout(timeout, "timeout")
     label = mechanism_label(mechanism)
     in_size = mechanism.input_domain.size
+    # Until the output shape is known (finding it may run the mechanism with n = 2),
+    # assume outputs as large as the input: one input and two outputs.
     check_memory(
-        WORKING_SET_FACTOR * BYTES_PER_VALUE * float(in_size),
+        WORKING_SET_FACTOR * BYTES_PER_VALUE * 3.0 * float(in_size),
         "dim",
         in_size,
-        f"one input of {label}",
+        f"one input and two outputs of {label}",
     )
     with deadline(timeout, f"mechanism {label!r} (finding its output shape)"):
         working = mechanism_working_set(mechanism)

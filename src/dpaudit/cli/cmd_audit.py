@@ -13,8 +13,9 @@ import argparse
 import math
 from typing import Any
 
-from dpaudit.audit.blackbox import CLASSIFIERS, MODES, AuditConfig, audit
+from dpaudit.audit.blackbox import CLASSIFIERS, DEFAULT_CALIBRATION, MODES, AuditConfig, audit
 from dpaudit.audit.checkpoint import cli_run
+from dpaudit.audit.guard import check_sample_memory
 from dpaudit.audit.pairs import parse_pair
 from dpaudit.cli.common import (
     EXIT_OK,
@@ -184,6 +185,10 @@ def run(args: argparse.Namespace) -> int:
     """Run the audit; exit 1 on a violation with ``--fail-on-violation``."""
     mechanism = build_mechanism(args)
     config = build_config(args, mechanism)
+    train = config.train_samples or (
+        config.samples if config.mode == "dpsniper" else min(config.samples, DEFAULT_CALIBRATION)
+    )
+    check_sample_memory(mechanism, train, 2, "--train-samples", "the training outputs")
     with cli_run(args, "audit") as run_dir:
         result = audit(mechanism, config, execution_config(args))
         data = to_jsonable(result)
