@@ -75,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--confidence", type=float, default=0.95)
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args(argv)
+    progress.ENABLED = False
     alpha = 1 - args.confidence
     print(
         f"{args.audits} audits per mechanism, ε = 1, confidence {args.confidence}, "

@@ -20,8 +20,7 @@ Cases (``--only`` takes these names):
 ``ome-dpsniper`` pure DP-Sniper mode (c = 0.01, logistic regression) on ``ome``
                  λ = 10 and 100: should land near HoHo's 2.8 and 4.6.
 
-The OME cases use 1M/10M samples (OME's sampler draws 11 uniforms per output,
-so DP-Sniper's 10.7M/200M take minutes); ``--quick`` divides every size by 100.
+Every case uses DP-Sniper's sizes; ``--quick`` divides every size by 100.
 Absolute times drift on a shared machine: each case prints its wall time, the
 CPU time of this process and its workers, and the load average before it ran.
 """
@@ -123,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown case(s) {sorted(unknown)}; known: {', '.join(CASES)}")
     div = 100 if args.quick else 1
     n_sel, n_fin = DPSNIPER_SAMPLES // div, DPSNIPER_FINAL_SAMPLES // div
-    ome_sel, ome_fin = 1_000_000 // div, 10_000_000 // div
+    ome_sel, ome_fin = n_sel, n_fin
     ex = ExecutionConfig(workers=args.workers)
     w = f"--workers {args.workers} --seed {args.seed}"
     sizes = f"--samples {n_sel} --final-samples {n_fin} --confidence {DPSNIPER_CONFIDENCE}"

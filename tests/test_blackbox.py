@@ -21,6 +21,7 @@ from dpaudit.audit.attacks import (
     compress_rows,
     count_at_thresholds,
     dpsniper_threshold,
+    weighted_sums_at_thresholds,
 )
 from dpaudit.audit.blackbox import AuditConfig, audit, projected_bound
 from dpaudit.audit.counting import CountUnit, run_count_unit
@@ -62,6 +63,28 @@ def test_count_at_thresholds_matches_brute_force_with_ties_inf_and_weights() -> 
     g, e = count_at_thresholds(s, t, w)
     assert g.tolist() == [int(w[s > v].sum()) for v in t]
     assert e.tolist() == [int(w[s == v].sum()) for v in t]
+
+
+def test_weighted_sums_match_brute_force_and_estimate_the_other_inputs_probability() -> None:
+    rng = np.random.default_rng(4)
+    s = np.round(rng.normal(size=3000), 2).astype(np.float32)
+    t = np.unique(np.round(rng.normal(size=30), 2).astype(np.float32))
+    wg, we, wt = weighted_sums_at_thresholds(s, t, +1)
+    w = np.exp(-s.astype(np.float64))
+    np.testing.assert_allclose(wg, [w[s > v].sum() for v in t], rtol=1e-12)
+    np.testing.assert_allclose(we, [w[s == v].sum() for v in t], rtol=1e-12, atol=1e-12)
+    assert wt == pytest.approx(w.sum(), rel=1e-12)
+    # Change of measure: for y ~ M(0) and the LR score of (0, 1), E[e^{-s}·1{s ≥ t}] is
+    # Pr[M(1) ∈ {s ≥ t}].  Laplace ε = 1: {s ≥ 1} = {y ≤ 0} has Pr[M(1) ≤ 0] = e^{-1}/2.
+    mech = make_mechanism("laplace", epsilon=1.0)
+    score = LikelihoodRatioScore(mech, (0.0,), (1.0,))
+    sc = score(mech.sample(np.array([0.0]), 200_000, np.random.default_rng(5)))
+    thr = np.array([1.0], dtype=np.float32)
+    wg, we, _ = weighted_sums_at_thresholds(sc, thr, +1)
+    estimate = (wg[0] + we[0]) / len(sc)
+    # On {y ≤ 0} the weight is the constant e^{-1}: the estimate is e^{-1}·(hits/n), whose
+    # standard error is e^{-1}·sqrt(1/4n); 5 standard errors.
+    assert abs(estimate - 0.5 * math.exp(-1)) <= 5 * math.exp(-1) * math.sqrt(0.25 / len(sc))
 
 
 def test_dpsniper_threshold_is_the_rank_floor_cn_value_with_exact_expected_mass() -> None:
