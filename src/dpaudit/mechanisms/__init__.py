@@ -24,6 +24,7 @@ from dpaudit.mechanisms import random_bits  # noqa: F401  isort: skip
 from dpaudit.mechanisms import adept  # noqa: F401  isort: skip
 from dpaudit.mechanisms import dptext  # noqa: F401  isort: skip
 from dpaudit.mechanisms import ome  # noqa: F401  isort: skip
+from dpaudit.mechanisms import textbook_float_laplace  # noqa: F401  isort: skip
 from dpaudit import adapters  # noqa: F401  isort: skip  (registers installed adapters)
 
 __all__ = [
