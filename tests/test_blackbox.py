@@ -276,6 +276,7 @@ def test_correct_mechanisms_are_not_flagged_across_20_seeds(
         ("adept", {"dim": 8}, "auto", 1.5),  # true ε = √8 ≈ 2.83 (EMNLP 2021, App. B)
         ("identity", {}, "auto", 8.0),  # p2 = 0: limited only by the sample size
         ("dptext", {}, "logistic", 8.0),  # support difference: outputs ≥ x
+        ("dptext", {"nan_policy": "keep"}, "logistic", 5.0),  # NaN outputs: indicator columns
         ("ome", {"lambda": 10.0}, "auto", 5.0),
         ("ome", {"lambda": 100.0}, "auto", 8.0),  # beyond DP-Sniper's ln(1/0.01) = 4.6
     ],

@@ -102,9 +102,10 @@ class ClassifierScore:
     biases: tuple[np.ndarray, ...]
     categories: int = 0
     dpsniper_rounding: bool = False
+    nan_indicators: bool = False
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
-        h = features(outputs, self.categories)
+        h = features(outputs, self.categories, self.nan_indicators)
         h -= self.mean
         h *= self.inv_std
         for w, b in zip(self.weights[:-1], self.biases[:-1], strict=True):
@@ -140,6 +141,7 @@ class ClassifierScore:
             "weights": [w.tolist() for w in self.weights],
             "biases": [b.tolist() for b in self.biases],
             "one_hot_categories": self.categories,
+            "nan_indicator_columns": self.nan_indicators,
             "dpsniper_rounding": self.dpsniper_rounding,
         }
 
@@ -147,11 +149,12 @@ class ClassifierScore:
 Score = LikelihoodRatioScore | ClassifierScore
 
 
-def features(outputs: np.ndarray, categories: int = 0) -> np.ndarray:
-    """Outputs as a float32 feature matrix ``(n, d)``; categorical outputs one-hot encoded.
+def features(outputs: np.ndarray, categories: int = 0, nan_indicators: bool = False) -> np.ndarray:
+    """Outputs as a float32 feature matrix; categorical outputs one-hot encoded.
 
-    NaN outputs (only from mechanisms that declare a NaN policy) become the
-    sentinel −1 so a classifier can still use them.
+    With ``nan_indicators`` (mechanisms that declare a NaN policy) every
+    coordinate gets a second column ``isnan(y_i)`` and NaN values become 0, so a
+    linear model can weigh "missing" freely (the usual missing-indicator encoding).
     """
     y = np.asarray(outputs)
     y = y.reshape(len(y), -1)
@@ -162,8 +165,10 @@ def features(outputs: np.ndarray, categories: int = 0) -> np.ndarray:
         out[np.nonzero(ok)[0], codes[ok]] = 1.0
         return out
     out = y.astype(np.float32, copy=True)
-    if out.dtype.kind == "f" and np.isnan(out).any():
-        np.nan_to_num(out, copy=False, nan=-1.0)
+    if nan_indicators:
+        missing = np.isnan(out)
+        out[missing] = 0.0
+        return np.concatenate([out, missing.astype(np.float32)], axis=1)
     return out
 
 
@@ -200,7 +205,13 @@ def train_classifier(
     if mechanism.output_kind == "categorical":
         top = max(int(np.max(data_x.rows)), int(np.max(data_x_prime.rows)))
         categories = top + 1
-    X = np.concatenate([features(data_x.rows, categories), features(data_x_prime.rows, categories)])
+    nan_cols = bool(mechanism.allows_nan_output)
+    X = np.concatenate(
+        [
+            features(data_x.rows, categories, nan_cols),
+            features(data_x_prime.rows, categories, nan_cols),
+        ]
+    )
     y = np.concatenate([np.zeros(len(data_x.rows)), np.ones(len(data_x_prime.rows))])
     w = np.concatenate([data_x.counts, data_x_prime.counts]).astype(np.float64)
     mean = np.average(X, axis=0, weights=w).astype(np.float32)
@@ -239,6 +250,7 @@ def train_classifier(
         biases=biases,
         categories=categories,
         dpsniper_rounding=dpsniper_rounding,
+        nan_indicators=nan_cols,
     )
 
 
