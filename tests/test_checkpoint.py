@@ -217,3 +217,12 @@ def test_fingerprint_depends_on_units_and_function() -> None:
     assert fp(_square, [1, 2]) != fp(_square, [2, 1])
     assert fp(_square, [1]) != fp(_sleepy, [1])
     assert fp(_square, [np.arange(3)]) == fp(_square, [np.arange(3)])
+
+
+def test_checkpointed_helper_resumes(tmp_path: Path) -> None:
+    with checkpoint.checkpointed(tmp_path / "c", {"figure": "f"}) as run:
+        assert run_units(_square, [1, 2]) == [1, 4]
+        run.write_result({"ok": True})
+    with checkpoint.checkpointed(tmp_path / "c", {"figure": "f"}, resume=True) as run:
+        assert run_units(_square, [1, 2]) == [1, 4]
+    assert run.complete and run.stored_units() == 2

@@ -360,6 +360,30 @@ def run_units(
     return results
 
 
+@contextmanager
+def checkpointed(
+    path: str | Path,
+    config: Mapping[str, Any],
+    *,
+    resume: bool = False,
+    force: bool = False,
+    unit_timeout: float | None = None,
+) -> Iterator[RunDirectory]:
+    """Open (or resume) the run directory ``path`` and checkpoint every :func:`run_units` inside.
+
+    For callers that manage their own output folder (e.g. ``reproduce``, one
+    sub-directory per figure)::
+
+        with checkpointed(out / "checkpoint", {"figure": name, "scale": scale},
+                          resume=args.resume) as run:
+            result = compute_figure(...)   # its auditors' run_units calls are persisted
+            run.write_result(result)
+    """
+    directory = RunDirectory.open(path, config, force=force, resume=resume)
+    with session(directory, unit_timeout=unit_timeout):
+        yield directory
+
+
 # ------------------------------------------------------------------ CLI glue
 @contextmanager
 def cli_run(options: Any, command: str) -> Iterator[RunDirectory | None]:
