@@ -225,15 +225,15 @@ def bench_overhead(quick: bool) -> list[Row]:
 
 
 def _sanity_runs_for(seconds: float, n: int = 128) -> int:
-    """Runs per input that take about ``seconds`` on one core for laplace at ``n``."""
+    """Runs per input that take about ``seconds`` of one core's CPU for laplace at ``n``."""
     from dpaudit.audit.sanity_check import sanity_check
     from dpaudit.mechanisms import make_mechanism
 
     mech = make_mechanism("laplace", epsilon=1.0, dim=n)
-    probe_runs = 400_000
-    t = time.perf_counter()
+    probe_runs = 1_000_000
+    t = time.process_time()  # CPU, not wall: the sizing must not depend on the machine's load
     sanity_check(mech, probe_runs, seed=1, config=ExecutionConfig(workers=1))
-    per_run = (time.perf_counter() - t) / probe_runs
+    per_run = (time.process_time() - t) / probe_runs
     return max(probe_runs, int(seconds / per_run))
 
 
