@@ -226,3 +226,18 @@ def test_checkpointed_helper_resumes(tmp_path: Path) -> None:
     with checkpoint.checkpointed(tmp_path / "c", {"figure": "f"}, resume=True) as run:
         assert run_units(_square, [1, 2]) == [1, 4]
     assert run.complete and run.stored_units() == 2
+
+
+def _lose_worker(u: int) -> int:
+    from dpaudit.audit.executor import WorkerLostError
+
+    if u == 2:
+        raise WorkerLostError("a worker process died")
+    return u
+
+
+def test_interrupted_or_lost_worker_run_keeps_its_units(tmp_path: Path) -> None:
+    run = RunDirectory.open(tmp_path / "r", {"command": "t"})
+    with pytest.raises(Exception, match="worker process died"), session(run):
+        run_units(_lose_worker, [0, 1, 2, 3], ExecutionConfig(workers=1))
+    assert run.stored_units() == 2  # units 0 and 1 are kept for --resume

@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from dpaudit.audit import executor
-from dpaudit.audit.executor import ExecutionConfig
+from dpaudit.audit.executor import ExecutionConfig, WorkerLostError
 from dpaudit.audit.guard import TimedUnitFunction, check_timeout, with_timeout
 from dpaudit.errors import DPAuditError, InvalidArgumentError
 from dpaudit.io import atomic_write_bytes, atomic_write_text
@@ -296,15 +296,20 @@ def session(
 ) -> Iterator[Session]:
     """Make :func:`run_units` checkpoint into ``directory`` and time out slow units.
 
-    If the block raises, a directory created by this run is removed (no partial
-    output); a resumed directory is kept for the next ``--resume``.
+    If the block raises because of bad input or a broken mechanism, a directory
+    created by this run is removed (no partial output); after an interruption
+    (Ctrl-C, a lost worker) or in a resumed directory the stored units are kept
+    for the next ``--resume``.
     """
     state = Session(directory, check_timeout(unit_timeout))
     token = _SESSION.set(state)
     try:
         yield state
     except BaseException as exc:
-        if directory is not None and isinstance(exc, (DPAuditError, ValueError, TypeError)):
+        # Bad input or a broken mechanism: nothing half-done stays.  Interruptions and
+        # lost workers keep the stored units for --resume.
+        broken = isinstance(exc, (DPAuditError, ValueError, TypeError))
+        if directory is not None and broken and not isinstance(exc, WorkerLostError):
             directory.discard()
         raise
     finally:
