@@ -286,9 +286,9 @@ def bench_scaling(quick: bool) -> list[Row]:
         Row(
             "scaling",
             f"sanity check laplace n = 128, {runs:,} runs/input: 2 workers vs 1",
-            f"wall {s1['wall_s']:.1f} s / {s2['wall_s']:.1f} s; CPU {s1['cpu_s']:.1f} s / "
-            f"{s2['cpu_s']:.1f} s; workers busy {s1['busy']:.0%} / {s2['busy']:.0%}; "
-            f"core share {s1['core_share']:.0%} / {s2['core_share']:.0%}",
+            f"1 / 2 workers: wall {s1['wall_s']:.1f} s / {s2['wall_s']:.1f} s; "
+            f"CPU {s1['cpu_s']:.1f} s / {s2['cpu_s']:.1f} s; workers busy {s1['busy']:.0%} / "
+            f"{s2['busy']:.0%}; core share {s1['core_share']:.0%} / {s2['core_share']:.0%}",
             f"{speedup:.2f}× wall; projected for 2 idle cores {projected:.2f}×",
             "≥ 1.8×",
             speedup >= 1.8,
