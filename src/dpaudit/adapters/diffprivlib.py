@@ -9,9 +9,11 @@ with ``epsilon``, ``delta`` and ``sensitivity`` attributes and a scalar
   ``dim·(HIGH − LOW)``, the largest L1 distance between two inputs of the box
   (local DP: every pair of inputs is neighbouring);
 * samples by calling ``randomise`` on every coordinate of every output — the
-  library accepts scalars only, so this is a Python loop (≈2·10⁵ values/s per
-  core here; the fastest honest way, since vectorising would mean
-  re-implementing the library's sampler instead of calling it);
+  library accepts scalars only, so this is a Python loop over ``map`` (2–3·10⁵
+  values/s on one core here, 200–300× below numpy's fill rate in the same run,
+  ``benchmarks/calibration.py --throughput``; the fastest honest way, since
+  vectorising would mean re-implementing the library's sampler instead of
+  calling it);
 * passes the library a ``numpy.random.RandomState`` seeded from the work unit's
   generator (diffprivlib's documented ``random_state`` argument), so results are
   **reproducible from dpaudit's seed** and bit-identical across workers.

@@ -31,8 +31,9 @@ declares ``externally_seeded = True``.  The consequences:
 * a resumed run (``--resume``) keeps the finished units' counts and draws fresh
   noise for the missing ones: valid, but not bit-identical to an uninterrupted run.
 
-Throughput: OpenDP's exact Laplace sampler runs at about 5·10⁴ samples/s per
-core here (measured with ``benchmarks/calibration.py --throughput``).
+Throughput: OpenDP's exact Laplace sampler gives about 5·10⁴ outputs/s on one
+core here, ~10³× below numpy's uniform fill rate in the same run
+(``benchmarks/calibration.py --throughput``).
 
 ``noise_divisor`` exists for testing auditors: it samples from a measurement
 with ``scale / noise_divisor`` while the claim still comes from the correctly
