@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import signal
 import subprocess
 import sys
@@ -16,6 +17,7 @@ import pytest
 from dpaudit.audit import checkpoint
 from dpaudit.audit.checkpoint import RunDirectory, run_units, session
 from dpaudit.audit.executor import ExecutionConfig
+from dpaudit.audit.unit_codec import decode_unit
 from dpaudit.cli.main import main
 from dpaudit.errors import InvalidArgumentError, MechanismError
 
@@ -37,7 +39,7 @@ def _without_timing(result: dict) -> dict:
 
 
 def _unit_files(out: Path) -> list[Path]:
-    return sorted(out.glob("units/c*/u*.pkl"))
+    return sorted(out.glob("units/c*/u*.npz"))
 
 
 # ------------------------------------------------------------ kill -9 and resume
@@ -179,7 +181,8 @@ def test_stored_units_are_reused_and_changed_units_recomputed(tmp_path: Path) ->
         assert run_units(_square, list(range(6))) == [0, 1, 4, 9, 16, 25]
         # Different units in call 1: the stored result (49) is not reused.
         assert run_units(_square, [8]) == [64]
-    assert (s.reused, s.computed) == (4, 3)
+    assert (s.reused, s.computed, s.unreadable) == (4, 3, 1)
+    assert "1 unreadable unit files were recomputed" in checkpoint.resume_summary(s)
 
 
 def test_a_failing_run_leaves_no_directory_behind(tmp_path: Path) -> None:
@@ -241,3 +244,67 @@ def test_interrupted_or_lost_worker_run_keeps_its_units(tmp_path: Path) -> None:
     with pytest.raises(Exception, match="worker process died"), session(run):
         run_units(_lose_worker, [0, 1, 2, 3], ExecutionConfig(workers=1))
     assert run.stored_units() == 2  # units 0 and 1 are kept for --resume
+
+
+# ------------------------------------------------------------- no pickle, corruption
+def test_truncated_unit_file_is_recomputed_and_the_result_is_identical(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A unit file cut short (or with flipped bytes) counts as missing: recomputed, reported."""
+    args = ["audit", "laplace", "--epsilon", "1", "--samples", "20000", "--final-samples",
+            "40000", "--seed", "6", "--workers", "1", "--json"]  # fmt: skip
+    out = tmp_path / "s"
+    code, first, _ = _cli(capsys, *args, "--out", str(out))
+    assert code == 0
+    files = _unit_files(out)
+    assert len(files) >= 4
+    files[0].write_bytes(files[0].read_bytes()[: files[0].stat().st_size // 2])
+    damaged = bytearray(files[-1].read_bytes())
+    damaged[len(damaged) // 3] ^= 0xFF
+    files[-1].write_bytes(bytes(damaged))
+    (out / RESULT_FILE).unlink()
+    code, second, err = _cli(capsys, *args, "--out", str(out), "--resume")
+    assert code == 0, err
+    n = len(files)
+    assert f"resumed {n - 2} stored work units, computed 2" in err
+    assert "(2 unreadable unit files were recomputed)" in err
+    assert _without_timing(json.loads(first)) == _without_timing(json.loads(second))
+    # The recomputed units were written back whole.
+    decode_unit(files[0].read_bytes())
+    decode_unit(files[-1].read_bytes())
+
+
+def test_run_directory_holds_no_pickle_and_never_loads_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["audit", "laplace", "--epsilon", "1", "--samples", "20000", "--final-samples",
+            "40000", "--seed", "5", "--workers", "1", "--json"]  # fmt: skip
+    out = tmp_path / "audit"
+    assert _cli(capsys, *args, "--out", str(out))[0] == 0
+    files = [p for p in out.rglob("*") if p.is_file()]
+    assert _unit_files(out)
+    for path in files:
+        assert path.suffix in (".json", ".npz"), path
+        assert not path.read_bytes().startswith(b"\x80"), path  # pickle protocol ≥ 2 header
+        if path.suffix == ".npz":
+            with np.load(path, allow_pickle=False) as archive:  # raises on pickled members
+                for name in archive.files:
+                    assert archive[name].dtype != object
+    # A pickle planted in a call folder (e.g. by an older dpaudit) is never loaded.
+    marker = tmp_path / "code-ran"
+    call = _unit_files(out)[0].parent
+    (call / "u000000.pkl").write_bytes(pickle.dumps(_Payload(marker)))
+    (out / RESULT_FILE).unlink()
+    code, _, err = _cli(capsys, *args, "--out", str(out), "--resume")
+    assert code == 0, err
+    assert not marker.exists()
+
+
+class _Payload:
+    """Unpickling this creates ``marker``."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple:
+        return (Path.touch, (self.marker,))

@@ -11,12 +11,21 @@ the result of an uninterrupted run.
 Layout of a run directory (``--out DIR``)::
 
     DIR/config.json              full configuration + dpaudit version (written first)
-    DIR/units/c000/manifest.json fingerprint of call 0's units (count, SHA-256 of their pickle)
-    DIR/units/c000/u000017.pkl   the result of unit 17 of call 0
+    DIR/units/c000/manifest.json fingerprint of call 0's units (count, SHA-256 of the units)
+    DIR/units/c000/u000017.npz   the result of unit 17 of call 0 (:mod:`.unit_codec`)
     DIR/result.json              the final result; present only when the run completed
 
 Every file is written atomically (temporary file, ``fsync``, rename —
 :mod:`dpaudit.io`), so a killed run leaves whole files or none.
+
+**No pickle.**  A run directory may come from a colleague, so reading one never
+executes code: unit results are ``.npz`` archives read with
+``allow_pickle=False`` plus a JSON description of their structure, and only
+the result types dpaudit's auditors return can be stored or rebuilt
+(:mod:`dpaudit.audit.unit_codec`).  A unit file that cannot be read back
+(truncated, corrupted, an older format) is treated as **missing and
+recomputed** — safe because a unit's result depends on its seed alone — and
+the count of such files is reported on resume.
 
 Resuming (``--resume``) refuses a different configuration (exit 2 naming the
 first differing key).  Within a call, stored results are reused only when the
@@ -30,8 +39,9 @@ fresh noise.
 How auditors use it: they call :func:`run_units` from this module instead of
 the executor's.  Outside a :func:`session` it *is* the executor's ``run_units``;
 inside one it adds the per-unit timeout (:mod:`dpaudit.audit.guard`) and, with
-a run directory, the checkpointing.  Stored results are pickles: only resume
-run directories you created yourself.
+a run directory, the checkpointing.  Loading stored units runs no code, but
+a unit file written by someone else can still hold *wrong* counts: resume
+only directories whose results you are prepared to trust.
 """
 
 from __future__ import annotations
@@ -39,7 +49,7 @@ from __future__ import annotations
 import contextvars
 import hashlib
 import json
-import pickle
+import pickle  # only to fingerprint units (dumps); nothing is ever unpickled here
 import shutil
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -51,6 +61,8 @@ from typing import Any, TypeVar
 from dpaudit.audit import executor
 from dpaudit.audit.executor import ExecutionConfig, WorkerLostError
 from dpaudit.audit.guard import TimedUnitFunction, check_timeout, with_timeout
+from dpaudit.audit.unit_codec import FORMAT as UNIT_FORMAT
+from dpaudit.audit.unit_codec import CorruptUnitError, decode_unit, encode_unit
 from dpaudit.errors import DPAuditError, InvalidArgumentError
 from dpaudit.io import atomic_write_bytes, atomic_write_text
 from dpaudit.serialization import dumps, to_jsonable
@@ -62,6 +74,7 @@ CONFIG_FILE = "config.json"
 RESULT_FILE = "result.json"
 UNITS_DIR = "units"
 MANIFEST_FILE = "manifest.json"
+UNIT_SUFFIX = ".npz"
 
 #: Options that change how a run executes or reports, never its result.
 EXECUTION_ONLY_OPTIONS = frozenset(
@@ -204,15 +217,21 @@ class RunDirectory:
     def _call_dir(self, call: int) -> Path:
         return self.path / UNITS_DIR / f"c{call:03d}"
 
-    def begin_call(self, call: int, fingerprint: str, n_units: int, desc: str) -> dict[int, Any]:
-        """Register call ``call``; return the results already stored for it (index → result).
+    def begin_call(
+        self, call: int, fingerprint: str, n_units: int, desc: str
+    ) -> tuple[dict[int, Any], list[int]]:
+        """Register call ``call``; return its stored results (index → result) and unreadable units.
 
-        When the stored manifest differs (other units), this call's and every
-        later call's stored results are dropped.
+        Unreadable unit files (truncated, corrupted) are left out of the
+        results, so they are recomputed.  When the stored manifest differs
+        (other units, or an older storage format), this call's and every later
+        call's stored results are dropped.
         """
         folder = self._call_dir(call)
         manifest = {"fingerprint": fingerprint, "units": n_units, "desc": desc}
+        manifest["store"] = UNIT_FORMAT
         stored: dict[int, Any] = {}
+        unreadable: list[int] = []
         manifest_path = folder / MANIFEST_FILE
         if manifest_path.is_file():
             try:
@@ -220,24 +239,30 @@ class RunDirectory:
             except (OSError, ValueError):
                 previous = None
             if previous == manifest:
-                stored = self._load_units(folder, n_units)
+                stored, unreadable = self._load_units(folder, n_units)
             else:
                 self._drop_calls_from(call)
         folder.mkdir(parents=True, exist_ok=True)
         if not manifest_path.is_file():
             atomic_write_text(manifest_path, json.dumps(manifest) + "\n")
-        return stored
+        return stored, unreadable
 
-    def _load_units(self, folder: Path, n_units: int) -> dict[int, Any]:
+    def _unit_path(self, call: int, index: int) -> Path:
+        return self._call_dir(call) / f"u{index:06d}{UNIT_SUFFIX}"
+
+    def _load_units(self, folder: Path, n_units: int) -> tuple[dict[int, Any], list[int]]:
         stored: dict[int, Any] = {}
-        for item in folder.glob("u*.pkl"):
+        unreadable: list[int] = []
+        for item in folder.glob(f"u*{UNIT_SUFFIX}"):
+            stem = item.name[1 : -len(UNIT_SUFFIX)]
+            if not stem.isdigit() or not 0 <= int(stem) < n_units:
+                continue  # not a unit file of this call
+            index = int(stem)
             try:
-                index = int(item.stem[1:])
-                if 0 <= index < n_units:
-                    stored[index] = pickle.loads(item.read_bytes())
-            except (ValueError, OSError, pickle.UnpicklingError, EOFError):
-                continue  # unreadable: recomputed
-        return stored
+                stored[index] = decode_unit(item.read_bytes())
+            except (OSError, CorruptUnitError):
+                unreadable.append(index)  # treated as missing: recomputed and rewritten
+        return stored, sorted(unreadable)
 
     def _drop_calls_from(self, call: int) -> None:
         root = self.path / UNITS_DIR
@@ -249,13 +274,12 @@ class RunDirectory:
                 shutil.rmtree(folder, ignore_errors=True)
 
     def save_unit(self, call: int, index: int, result: Any) -> None:
-        """Persist one unit's result atomically."""
-        data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
-        atomic_write_bytes(self._call_dir(call) / f"u{index:06d}.pkl", data)
+        """Persist one unit's result atomically (:func:`~dpaudit.audit.unit_codec.encode_unit`)."""
+        atomic_write_bytes(self._unit_path(call, index), encode_unit(result))
 
     def stored_units(self) -> int:
         """Number of unit results on disk (all calls)."""
-        return sum(1 for _ in (self.path / UNITS_DIR).glob("c*/u*.pkl"))
+        return sum(1 for _ in (self.path / UNITS_DIR).glob(f"c*/u*{UNIT_SUFFIX}"))
 
 
 def _config_record(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -282,6 +306,7 @@ class Session:
     calls: int = 0
     reused: int = 0
     computed: int = 0
+    unreadable: int = 0
     log: list[str] = field(default_factory=list)
 
 
@@ -340,7 +365,8 @@ def run_units(
     call = state.calls
     state.calls += 1
     directory = state.directory
-    stored = directory.begin_call(call, fingerprint(fn, units), len(units), desc)
+    stored, unreadable = directory.begin_call(call, fingerprint(fn, units), len(units), desc)
+    state.unreadable += len(unreadable)
     results: list[Any] = [None] * len(units)
     for i, r in sorted(stored.items()):
         results[i] = r
@@ -415,8 +441,16 @@ def cli_run(options: Any, command: str) -> Iterator[RunDirectory | None]:
         )
     with session(directory, unit_timeout=timeout) as state:
         yield directory
-    if directory is not None and state.reused:
-        sys.stderr.write(
-            f"dpaudit {command}: resumed {state.reused} stored work units, "
-            f"computed {state.computed}\n"
-        )
+    summary = resume_summary(state)
+    if directory is not None and summary:
+        sys.stderr.write(f"dpaudit {command}: {summary}\n")
+
+
+def resume_summary(state: Session) -> str | None:
+    """``resumed R stored work units, computed C`` (+ unreadable files), or None if none resumed."""
+    if not (state.reused or state.unreadable):
+        return None
+    text = f"resumed {state.reused} stored work units, computed {state.computed}"
+    if state.unreadable:
+        text += f" ({state.unreadable} unreadable unit files were recomputed)"
+    return text
