@@ -1,4 +1,7 @@
-"""Shared plumbing of the adapters: optional imports, box domains, seeding library RNGs."""
+"""Shared plumbing of the adapters: optional imports, seeding library RNGs.
+
+Box domains are checked by :func:`dpaudit.mechanisms.domains.check_box_domain`.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ from types import ModuleType
 
 import numpy as np
 
-from dpaudit.errors import InvalidArgumentError, OptionalDependencyError
+from dpaudit.errors import OptionalDependencyError
 
 
 def library_available(module: str) -> bool:
@@ -28,14 +31,6 @@ def require(module: str, extra: str, purpose: str) -> ModuleType:
         return importlib.import_module(module)
     except ImportError:
         raise OptionalDependencyError(module.split(".")[0], extra, purpose) from None
-
-
-def check_box(domain: tuple[float, float]) -> tuple[float, float]:
-    """A finite per-coordinate range ``(LOW, HIGH)`` with ``LOW < HIGH``."""
-    low, high = (float(v) for v in domain)
-    if not (np.isfinite(low) and np.isfinite(high) and low < high):
-        raise InvalidArgumentError("domain", domain, "LOW,HIGH finite with LOW < HIGH")
-    return low, high
 
 
 def seed_from(rng: np.random.Generator) -> int:

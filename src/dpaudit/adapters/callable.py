@@ -32,9 +32,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from dpaudit.claims import Definition, InputDomain, PrivacyClaim
+from dpaudit.claims import InputDomain, PrivacyClaim
 from dpaudit.errors import InvalidArgumentError, MechanismError
 from dpaudit.mechanisms.base import Mechanism, parameter
+from dpaudit.mechanisms.domains import box_claim, check_box_domain
 from dpaudit.mechanisms.registry import register
 from dpaudit.validation import check_delta, check_epsilon, check_int
 
@@ -169,9 +170,7 @@ class CallableMechanism(Mechanism):
         check_delta(self.delta)
         check_int("dim", self.dim, minimum=1)
         split_target(self.target)
-        low, high = self.domain
-        if not low < high:
-            raise InvalidArgumentError("domain", self.domain, "LOW,HIGH with LOW < HIGH")
+        check_box_domain(self.domain, finite=False)
 
     def spec(self) -> dict[str, Any]:
         """Registry name ``callable`` (the instance's ``name`` is its target)."""
@@ -184,12 +183,7 @@ class CallableMechanism(Mechanism):
 
     @property
     def claim(self) -> PrivacyClaim:
-        return PrivacyClaim(
-            definition=Definition.APPROXIMATE if self.delta > 0 else Definition.PURE,
-            epsilon=self.epsilon,
-            delta=self.delta,
-            domain=InputDomain((self.dim,), *self.domain),
-        )
+        return box_claim(self.epsilon, self.dim, self.domain, delta=self.delta)
 
     @property
     def output_shape(self) -> tuple[int, ...]:

@@ -41,10 +41,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from dpaudit.adapters._support import check_box, library_available, seed_from
-from dpaudit.claims import Definition, InputDomain, PrivacyClaim
+from dpaudit.adapters._support import library_available, seed_from
+from dpaudit.claims import PrivacyClaim
 from dpaudit.errors import OptionalDependencyError
 from dpaudit.mechanisms.base import Mechanism, parameter
+from dpaudit.mechanisms.domains import box_claim, check_box_domain
 from dpaudit.mechanisms.registry import register
 from dpaudit.validation import check_delta, check_epsilon, check_int, check_positive
 
@@ -95,7 +96,7 @@ class DiffprivlibLaplace(Mechanism):
         check_epsilon(self.epsilon)
         check_delta(self.delta)
         check_int("dim", self.dim, minimum=1)
-        check_box(self.domain)
+        check_box_domain(self.domain)
         check_positive("noise_divisor", self.noise_divisor)
 
     @property
@@ -117,12 +118,11 @@ class DiffprivlibLaplace(Mechanism):
     @property
     def claim(self) -> PrivacyClaim:
         lib = self.library_mechanism()
-        delta = float(lib.delta)
-        return PrivacyClaim(
-            definition=Definition.APPROXIMATE if delta > 0 else Definition.PURE,
-            epsilon=float(lib.epsilon),
-            delta=delta,
-            domain=InputDomain((self.dim,), *self.domain),
+        return box_claim(
+            float(lib.epsilon),
+            self.dim,
+            self.domain,
+            delta=float(lib.delta),
             sensitivity=float(lib.sensitivity),
             sensitivity_norm="L1",
         )

@@ -48,11 +48,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from dpaudit.adapters._support import check_box, library_available, require
-from dpaudit.claims import Definition, InputDomain, PrivacyClaim
+from dpaudit.adapters._support import library_available, require
+from dpaudit.claims import PrivacyClaim
 from dpaudit.mechanisms.base import Mechanism, parameter
+from dpaudit.mechanisms.domains import box_claim, check_box_params
 from dpaudit.mechanisms.registry import register
-from dpaudit.validation import check_epsilon, check_int, check_positive
+from dpaudit.validation import check_positive
 
 #: Values passed to the measurement per call (bounds the size of the Python lists exchanged).
 _BLOCK = 1 << 16
@@ -109,9 +110,7 @@ class OpenDPLaplace(Mechanism):
     )
 
     def __post_init__(self) -> None:
-        check_epsilon(self.epsilon)
-        check_int("dim", self.dim, minimum=1)
-        check_box(self.domain)
+        check_box_params(self.epsilon, self.dim, self.domain)
         check_positive("noise_divisor", self.noise_divisor)
 
     @property
@@ -138,12 +137,8 @@ class OpenDPLaplace(Mechanism):
     @property
     def claim(self) -> PrivacyClaim:
         epsilon = float(self.claimed_measurement.map(self.d_in))
-        return PrivacyClaim(
-            definition=Definition.PURE,
-            epsilon=epsilon,
-            domain=InputDomain((self.dim,), *self.domain),
-            sensitivity=self.d_in,
-            sensitivity_norm="L1",
+        return box_claim(
+            epsilon, self.dim, self.domain, sensitivity=self.d_in, sensitivity_norm="L1"
         )
 
     @property

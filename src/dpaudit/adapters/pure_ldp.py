@@ -34,10 +34,11 @@ from typing import Any, ClassVar
 import numpy as np
 
 from dpaudit.adapters._support import library_available, require, seeded_global_random
-from dpaudit.claims import Definition, InputDomain, PrivacyClaim
+from dpaudit.claims import PrivacyClaim
+from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.base import Mechanism, parameter
+from dpaudit.mechanisms.domains import category_claim, check_category_params
 from dpaudit.mechanisms.registry import register
-from dpaudit.validation import check_epsilon, check_int
 
 UE_VARIANTS = ("sue", "oue")
 
@@ -61,8 +62,7 @@ class PureLDPDirectEncoding(Mechanism):
     k: int = parameter(4, doc="number of categories (items 0..k−1)")
 
     def __post_init__(self) -> None:
-        check_epsilon(self.epsilon)
-        check_int("k", self.k, minimum=2)
+        check_category_params(self.epsilon, self.k)
 
     def client(self) -> Any:
         """The library's client object."""
@@ -70,11 +70,7 @@ class PureLDPDirectEncoding(Mechanism):
 
     @property
     def claim(self) -> PrivacyClaim:
-        return PrivacyClaim(
-            definition=Definition.PURE,
-            epsilon=float(self.client().epsilon),
-            domain=InputDomain((1,), 0, self.k - 1, integer=True),
-        )
+        return category_claim(float(self.client().epsilon), self.k)
 
     @property
     def output_shape(self) -> tuple[int, ...]:
@@ -104,10 +100,7 @@ class PureLDPUnaryEncoding(Mechanism):
     variant: str = parameter("oue", doc="sue or oue", choices=UE_VARIANTS)
 
     def __post_init__(self) -> None:
-        from dpaudit.errors import InvalidArgumentError
-
-        check_epsilon(self.epsilon)
-        check_int("k", self.k, minimum=2)
+        check_category_params(self.epsilon, self.k)
         if self.variant not in UE_VARIANTS:
             raise InvalidArgumentError("variant", self.variant, "sue or oue")
 
@@ -119,11 +112,7 @@ class PureLDPUnaryEncoding(Mechanism):
 
     @property
     def claim(self) -> PrivacyClaim:
-        return PrivacyClaim(
-            definition=Definition.PURE,
-            epsilon=float(self.client().epsilon),
-            domain=InputDomain((1,), 0, self.k - 1, integer=True),
-        )
+        return category_claim(float(self.client().epsilon), self.k)
 
     @property
     def output_shape(self) -> tuple[int, ...]:

@@ -38,10 +38,10 @@ import numpy as np
 from dpaudit.analysis.adept import box_contains, clipped_l1_sensitivity, paper_counterexample_pair
 from dpaudit.analysis.laplace import laplace_log_density, laplace_pair_loss
 from dpaudit.analysis.sensitivity import clip_to_norm, norm_label
-from dpaudit.claims import AnalyticTruth, Definition, InputDomain, PrivacyClaim, WitnessPair
-from dpaudit.errors import InvalidArgumentError
+from dpaudit.claims import AnalyticTruth, PrivacyClaim, WitnessPair
 from dpaudit.mechanisms.base import Mechanism, parameter
-from dpaudit.mechanisms.laplace import sample_laplace
+from dpaudit.mechanisms.domains import box_claim, box_corners, check_box_domain, check_box_params
+from dpaudit.mechanisms.laplace import AdditiveLaplace, sample_laplace
 from dpaudit.mechanisms.registry import register
 from dpaudit.validation import check_epsilon, check_int, check_positive
 
@@ -66,9 +66,7 @@ class ClippedLaplace(Mechanism):
         check_epsilon(self.epsilon)
         check_int("dim", self.dim, minimum=1)
         check_positive("bound", self.bound)
-        low, high = self.domain
-        if math.isnan(low) or math.isnan(high) or not low < high:
-            raise InvalidArgumentError("domain", self.domain, "LOW,HIGH with LOW < HIGH")
+        check_box_domain(self.domain, finite=False)
 
     # -------------------------------------------------------------- calibration
     @property
@@ -88,10 +86,10 @@ class ClippedLaplace(Mechanism):
     # ------------------------------------------------------------------ contract
     @property
     def claim(self) -> PrivacyClaim:
-        return PrivacyClaim(
-            definition=Definition.PURE,
-            epsilon=self.epsilon,
-            domain=InputDomain((self.dim,), *self.domain),
+        return box_claim(
+            self.epsilon,
+            self.dim,
+            self.domain,
             sensitivity=self.assumed_sensitivity,
             sensitivity_norm="L1",
         )
@@ -110,9 +108,8 @@ class ClippedLaplace(Mechanism):
 
     def privacy_loss(self, x: Any, x_prime: Any) -> float:
         """Exact ``‖f(x) − f(x')‖₁ / b`` (Habernal 2021, Eq. 15)."""
-        a = self.clip(self.validate_input(x))
-        b = self.clip(self.validate_input(x_prime, "x_prime"))
-        return laplace_pair_loss(a, b, self.scale)
+        a, b = self.validate_pair(x, x_prime)
+        return laplace_pair_loss(self.clip(a), self.clip(b), self.scale)
 
     def truth(self) -> AnalyticTruth | None:
         """``Δ₁/b`` with the exact L1 sensitivity of the clipping (Habernal 2021, Thm. 5.1)."""
@@ -206,7 +203,7 @@ class ADePTFixedScale(ClippedLaplace):
 
 @register
 @dataclass(frozen=True)
-class ADePTACL22(Mechanism):
+class ADePTACL22(AdditiveLaplace):
     """The ACL 2022 sanity-check "ADePT": no clipping, Laplace scale 1/ε on ``[0, 1]^n``."""
 
     name: ClassVar[str] = "adept-acl22"
@@ -222,11 +219,7 @@ class ADePTACL22(Mechanism):
     )
 
     def __post_init__(self) -> None:
-        check_epsilon(self.epsilon)
-        check_int("dim", self.dim, minimum=1)
-        low, high = self.domain
-        if not (math.isfinite(low) and math.isfinite(high) and low < high):
-            raise InvalidArgumentError("domain", self.domain, "LOW,HIGH finite with LOW < HIGH")
+        check_box_params(self.epsilon, self.dim, self.domain)
 
     #: The sensitivity the ACL 2022 code assumed for every n.
     assumed_sensitivity: ClassVar[float] = 1.0
@@ -236,42 +229,13 @@ class ADePTACL22(Mechanism):
         """Laplace scale ``b = 1/ε``."""
         return self.assumed_sensitivity / self.epsilon
 
-    @property
-    def claim(self) -> PrivacyClaim:
-        return PrivacyClaim(
-            definition=Definition.PURE,
-            epsilon=self.epsilon,
-            domain=InputDomain((self.dim,), *self.domain),
-            sensitivity=self.assumed_sensitivity,
-            sensitivity_norm="L1",
-        )
-
-    @property
-    def output_shape(self) -> tuple[int, ...]:
-        return (self.dim,)
-
-    def _sample(self, x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
-        out = sample_laplace((n, self.dim), self.scale, rng)
-        out += x
-        return out
-
-    def noise_from_uniform(self, u: np.ndarray) -> np.ndarray:
-        # The reference's correct inverse CDF of Lap(b): v = u − 1/2, −b·sgn(v)·ln(1 − 2|v|).
-        v = np.asarray(u, dtype=np.float64) - 0.5
-        return -self.scale * np.sign(v) * np.log1p(-2.0 * np.abs(v))
-
-    def log_prob(self, x: Any, outputs: np.ndarray) -> np.ndarray:
-        return laplace_log_density(self.validate_input(x), outputs, self.scale)
-
     def privacy_loss(self, x: Any, x_prime: Any) -> float:
-        a = self.validate_input(x)
-        b = self.validate_input(x_prime, "x_prime")
+        a, b = self.validate_pair(x, x_prime)
         return laplace_pair_loss(a, b, self.scale)
 
     def truth(self) -> AnalyticTruth:
         low, high = self.domain
-        x = np.full(self.dim, low)
-        x_prime = np.full(self.dim, high)
+        x, x_prime = box_corners(self.dim, self.domain)
         loss = self.privacy_loss(x, x_prime)
         true_sens = self.dim * (high - low)
         return AnalyticTruth(

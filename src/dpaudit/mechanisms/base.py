@@ -138,6 +138,10 @@ class Mechanism(ABC):
         """Check ``x`` against the input domain and return it as an array."""
         return self.input_domain.validate(x, name)
 
+    def validate_pair(self, x: Any, x_prime: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Check both inputs of a pair (errors name ``x`` and ``x_prime``); return the arrays."""
+        return self.validate_input(x), self.validate_input(x_prime, "x_prime")
+
     def sample(self, x: Any, n: int, rng: np.random.Generator) -> np.ndarray:
         """Draw ``n`` independent outputs of the mechanism on input ``x``.
 

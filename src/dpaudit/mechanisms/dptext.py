@@ -28,11 +28,11 @@ from typing import Any, ClassVar
 import numpy as np
 
 from dpaudit.analysis.dptext import NAN_POLICIES, support_witness
-from dpaudit.claims import AnalyticTruth, Definition, InputDomain, PrivacyClaim, WitnessPair
+from dpaudit.claims import AnalyticTruth, PrivacyClaim, WitnessPair
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.base import Mechanism, parameter
+from dpaudit.mechanisms.domains import box_claim, box_corners, check_box_params
 from dpaudit.mechanisms.registry import register
-from dpaudit.validation import check_epsilon, check_int
 
 
 def dptext_raw_noise(u: np.ndarray, scale: float) -> np.ndarray:
@@ -66,11 +66,7 @@ class DPTextMechanism(Mechanism):
     )
 
     def __post_init__(self) -> None:
-        check_epsilon(self.epsilon)
-        check_int("dim", self.dim, minimum=1)
-        low, high = self.domain
-        if not (math.isfinite(low) and math.isfinite(high) and low < high):
-            raise InvalidArgumentError("domain", self.domain, "LOW,HIGH finite with LOW < HIGH")
+        check_box_params(self.epsilon, self.dim, self.domain)
         if self.nan_policy not in NAN_POLICIES:
             raise InvalidArgumentError(
                 "nan_policy", self.nan_policy, f"one of {', '.join(NAN_POLICIES)}"
@@ -93,10 +89,10 @@ class DPTextMechanism(Mechanism):
 
     @property
     def claim(self) -> PrivacyClaim:
-        return PrivacyClaim(
-            definition=Definition.PURE,
-            epsilon=self.epsilon,
-            domain=InputDomain((self.dim,), *self.domain),
+        return box_claim(
+            self.epsilon,
+            self.dim,
+            self.domain,
             sensitivity=self.assumed_sensitivity,
             sensitivity_norm="L1",
         )
@@ -135,14 +131,11 @@ class DPTextMechanism(Mechanism):
 
     def privacy_loss(self, x: Any, x_prime: Any) -> float:
         """``inf`` for distinct inputs (support argument), 0 for equal ones."""
-        a = self.validate_input(x)
-        b = self.validate_input(x_prime, "x_prime")
+        a, b = self.validate_pair(x, x_prime)
         return 0.0 if np.array_equal(a, b) else math.inf
 
     def truth(self) -> AnalyticTruth:
-        low, high = self.domain
-        x = np.full(self.dim, low)
-        x_prime = np.full(self.dim, high)
+        x, x_prime = box_corners(self.dim, self.domain)
         sep = support_witness(x, x_prime, self.scale, self.nan_policy)
         assert sep is not None  # LOW < HIGH
         return AnalyticTruth(

@@ -35,9 +35,10 @@ from dpaudit.analysis.gaussian import (
     gaussian_log_density,
     gaussian_privacy_profile,
 )
-from dpaudit.claims import AnalyticTruth, Definition, InputDomain, PrivacyClaim, WitnessPair
+from dpaudit.claims import AnalyticTruth, PrivacyClaim, WitnessPair
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.base import Mechanism, parameter
+from dpaudit.mechanisms.domains import box_claim, box_corners, check_box_domain
 from dpaudit.mechanisms.registry import register
 from dpaudit.validation import check_delta, check_epsilon, check_int, check_positive
 
@@ -76,9 +77,7 @@ class GaussianMechanism(Mechanism):
         check_delta(self.delta)
         if self.delta <= 0.0:
             raise InvalidArgumentError("delta", self.delta, "a number in (0, 1) for Gaussian")
-        low, high = self.domain
-        if not (math.isfinite(low) and math.isfinite(high) and low < high):
-            raise InvalidArgumentError("domain", self.domain, "LOW,HIGH finite with LOW < HIGH")
+        check_box_domain(self.domain)
         if self.sensitivity is not None:
             check_positive("sensitivity", self.sensitivity)
         if self.calibration not in CALIBRATIONS:
@@ -119,11 +118,11 @@ class GaussianMechanism(Mechanism):
     # --------------------------------------------------------------- contract
     @property
     def claim(self) -> PrivacyClaim:
-        return PrivacyClaim(
-            definition=Definition.APPROXIMATE,
-            epsilon=self.epsilon,
+        return box_claim(
+            self.epsilon,
+            self.dim,
+            self.domain,
             delta=self.delta,
-            domain=InputDomain((self.dim,), *self.domain),
             sensitivity=self.assumed_sensitivity,
             sensitivity_norm="L2",
         )
@@ -147,20 +146,17 @@ class GaussianMechanism(Mechanism):
 
     def privacy_loss(self, x: Any, x_prime: Any) -> float:
         """Pure loss: ``inf`` for distinct inputs (Gaussian log-ratios are unbounded)."""
-        a = self.validate_input(x)
-        b = self.validate_input(x_prime, "x_prime")
+        a, b = self.validate_pair(x, x_prime)
         return 0.0 if np.array_equal(a, b) else math.inf
 
     def delta_at(self, epsilon: float, x: Any, x_prime: Any) -> float:
         """Exact δ(ε) of the pair (Balle & Wang 2018, Thm. 8)."""
-        a = self.validate_input(x)
-        b = self.validate_input(x_prime, "x_prime")
+        a, b = self.validate_pair(x, x_prime)
         return gaussian_delta(epsilon, self.sigma, float(np.linalg.norm(a - b)))
 
     def privacy_profile(self, epsilons: Any, x: Any, x_prime: Any) -> np.ndarray:
         """The pair's exact (ε, δ) curve: ``δ(ε)`` for each ε (Balle & Wang 2018, Thm. 8)."""
-        a = self.validate_input(x)
-        b = self.validate_input(x_prime, "x_prime")
+        a, b = self.validate_pair(x, x_prime)
         return gaussian_privacy_profile(epsilons, self.sigma, float(np.linalg.norm(a - b)))
 
     def truth(self) -> AnalyticTruth:
@@ -170,9 +166,7 @@ class GaussianMechanism(Mechanism):
         (opposite corners of the box), so ``true_epsilon > ε`` exactly when the
         exact ``true_delta = δ(ε)`` exceeds the claimed δ.
         """
-        low, high = self.domain
-        x = np.full(self.dim, low)
-        x_prime = np.full(self.dim, high)
+        x, x_prime = box_corners(self.dim, self.domain)
         sigma = self.sigma
         dist = self.true_sensitivity
         true_delta = gaussian_delta(self.epsilon, sigma, dist)

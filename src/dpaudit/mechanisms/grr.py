@@ -14,16 +14,16 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from dpaudit.analysis.randomized_response import grr_probabilities, log_ratio, safe_log
-from dpaudit.claims import AnalyticTruth, Definition, InputDomain, PrivacyClaim, WitnessPair
-from dpaudit.mechanisms.base import Mechanism, parameter
+from dpaudit.analysis.randomized_response import grr_probabilities, safe_log
+from dpaudit.mechanisms.base import parameter
+from dpaudit.mechanisms.domains import check_category_params
+from dpaudit.mechanisms.randomized_response import CategoryResponse
 from dpaudit.mechanisms.registry import register
-from dpaudit.validation import check_epsilon, check_int
 
 
 @register
 @dataclass(frozen=True)
-class GeneralizedRandomizedResponse(Mechanism):
+class GeneralizedRandomizedResponse(CategoryResponse):
     """k-ary randomised response over the categories ``{0..k−1}``."""
 
     name: ClassVar[str] = "grr"
@@ -33,12 +33,15 @@ class GeneralizedRandomizedResponse(Mechanism):
     )
     summary: ClassVar[str] = "generalised randomised response over k categories"
     output_kind: ClassVar[str] = "categorical"
+    truth_method: ClassVar[str] = (
+        "closed form: ln(p/q), equal for every pair of distinct categories"
+    )
+    truth_witness: ClassVar[str] = "any two categories; worst output y = x"
 
     k: int = parameter(4, doc="number of categories (input and output are 0..k−1)")
 
     def __post_init__(self) -> None:
-        check_epsilon(self.epsilon)
-        check_int("k", self.k, minimum=2)
+        check_category_params(self.epsilon, self.k)
 
     @property
     def p(self) -> float:
@@ -49,18 +52,6 @@ class GeneralizedRandomizedResponse(Mechanism):
     def q(self) -> float:
         """Probability of reporting one particular other category."""
         return grr_probabilities(self.epsilon, self.k)[1]
-
-    @property
-    def claim(self) -> PrivacyClaim:
-        return PrivacyClaim(
-            definition=Definition.PURE,
-            epsilon=self.epsilon,
-            domain=InputDomain((1,), 0, self.k - 1, integer=True),
-        )
-
-    @property
-    def output_shape(self) -> tuple[int, ...]:
-        return (1,)
 
     def _sample(self, x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
         v = int(x[0])
@@ -77,16 +68,3 @@ class GeneralizedRandomizedResponse(Mechanism):
         out = np.where(valid, safe_log(self.q), -math.inf)
         out[y == v] = safe_log(self.p)
         return out
-
-    def privacy_loss(self, x: Any, x_prime: Any) -> float:
-        a = self.validate_input(x)
-        b = self.validate_input(x_prime, "x_prime")
-        return 0.0 if a[0] == b[0] else log_ratio(self.p, self.q)
-
-    def truth(self) -> AnalyticTruth:
-        loss = self.privacy_loss(0, 1)
-        return AnalyticTruth(
-            true_epsilon=loss,
-            method="closed form: ln(p/q), equal for every pair of distinct categories",
-            witness=WitnessPair((0.0,), (1.0,), loss, "any two categories; worst output y = x"),
-        )

@@ -12,16 +12,16 @@ sign ``S`` — exact, and faster than the inverse CDF because it avoids a log.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from dpaudit.analysis.laplace import laplace_log_density, laplace_pair_loss
-from dpaudit.claims import AnalyticTruth, Definition, InputDomain, PrivacyClaim, WitnessPair
-from dpaudit.errors import InvalidArgumentError
+from dpaudit.claims import AnalyticTruth, PrivacyClaim, WitnessPair
 from dpaudit.mechanisms.base import Mechanism, parameter
+from dpaudit.mechanisms.domains import box_claim, box_corners, check_box_params
 from dpaudit.mechanisms.registry import register
-from dpaudit.validation import check_epsilon, check_int, check_positive
+from dpaudit.validation import check_positive
 
 
 def sample_laplace(shape: tuple[int, ...], scale: float, rng: np.random.Generator) -> np.ndarray:
@@ -33,9 +33,59 @@ def sample_laplace(shape: tuple[int, ...], scale: float, rng: np.random.Generato
     return noise
 
 
+@dataclass(frozen=True)
+class AdditiveLaplace(Mechanism):
+    """``x + Lap(b)^n`` on a box ``[low, high]^n``, claiming ε-DP for an assumed L1 sensitivity.
+
+    The sampler, its uniform transform and the density of every mechanism that
+    adds Laplace noise to the input unchanged and differs from the others only
+    in how it calibrates ``b`` (``laplace``; ADePT's ACL 2022 variant).
+    Subclasses declare the ``dim`` and ``domain`` parameters and define
+    :attr:`assumed_sensitivity`; the scale is ``b = Δ₁/ε``.
+    """
+
+    if TYPE_CHECKING:
+        dim: int
+        domain: tuple[float, float]
+        assumed_sensitivity: float
+
+    @property
+    def scale(self) -> float:
+        """Noise scale ``b = Δ₁/ε``."""
+        return self.assumed_sensitivity / self.epsilon
+
+    @property
+    def claim(self) -> PrivacyClaim:
+        return box_claim(
+            self.epsilon,
+            self.dim,
+            self.domain,
+            sensitivity=self.assumed_sensitivity,
+            sensitivity_norm="L1",
+        )
+
+    @property
+    def output_shape(self) -> tuple[int, ...]:
+        return (self.dim,)
+
+    def _sample(self, x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+        out = sample_laplace((n, self.dim), self.scale, rng)
+        out += x
+        return out
+
+    def noise_from_uniform(self, u: np.ndarray) -> np.ndarray:
+        # Correct inverse CDF of Lap(b) (as in the ACL 2022 reference code): for
+        # v = u − 1/2, −b·sgn(v)·ln(1 − 2|v|).
+        v = np.asarray(u, dtype=np.float64) - 0.5
+        return -self.scale * np.sign(v) * np.log1p(-2.0 * np.abs(v))
+
+    def log_prob(self, x: Any, outputs: np.ndarray) -> np.ndarray:
+        return laplace_log_density(self.validate_input(x), outputs, self.scale)
+
+
 @register
 @dataclass(frozen=True)
-class LaplaceMechanism(Mechanism):
+class LaplaceMechanism(AdditiveLaplace):
     """``x + Lap(Δ₁/ε)^n`` on ``[low, high]^n``."""
 
     name: ClassVar[str] = "laplace"
@@ -54,11 +104,7 @@ class LaplaceMechanism(Mechanism):
     )
 
     def __post_init__(self) -> None:
-        check_epsilon(self.epsilon)
-        check_int("dim", self.dim, minimum=1)
-        low, high = self.domain
-        if not low < high:
-            raise InvalidArgumentError("domain", self.domain, "LOW,HIGH with LOW < HIGH")
+        check_box_params(self.epsilon, self.dim, self.domain, finite=False)
         if self.sensitivity is not None:
             check_positive("sensitivity", self.sensitivity)
 
@@ -69,45 +115,12 @@ class LaplaceMechanism(Mechanism):
             return float(self.sensitivity)
         return self.dim * (self.domain[1] - self.domain[0])
 
-    @property
-    def scale(self) -> float:
-        """Noise scale ``b = Δ₁/ε``."""
-        return self.assumed_sensitivity / self.epsilon
-
-    @property
-    def claim(self) -> PrivacyClaim:
-        return PrivacyClaim(
-            definition=Definition.PURE,
-            epsilon=self.epsilon,
-            domain=InputDomain((self.dim,), *self.domain),
-            sensitivity=self.assumed_sensitivity,
-            sensitivity_norm="L1",
-        )
-
-    @property
-    def output_shape(self) -> tuple[int, ...]:
-        return (self.dim,)
-
-    def _sample(self, x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
-        out = sample_laplace((n, self.dim), self.scale, rng)
-        out += x
-        return out
-
-    def noise_from_uniform(self, u: np.ndarray) -> np.ndarray:
-        # Correct inverse CDF of Lap(b): for v = u − 1/2, −b·sgn(v)·ln(1 − 2|v|).
-        v = np.asarray(u, dtype=np.float64) - 0.5
-        return -self.scale * np.sign(v) * np.log1p(-2.0 * np.abs(v))
-
-    def log_prob(self, x: Any, outputs: np.ndarray) -> np.ndarray:
-        return laplace_log_density(self.validate_input(x), outputs, self.scale)
-
     def privacy_loss(self, x: Any, x_prime: Any) -> float:
         return laplace_pair_loss(self.validate_input(x), self.validate_input(x_prime), self.scale)
 
     def truth(self) -> AnalyticTruth:
         low, high = self.domain
-        x = np.full(self.dim, low)
-        x_prime = np.full(self.dim, high)
+        x, x_prime = box_corners(self.dim, self.domain)
         loss = self.privacy_loss(x, x_prime)
         true_sens = self.dim * (high - low)
         return AnalyticTruth(

@@ -48,9 +48,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from dpaudit.claims import AnalyticTruth, Definition, InputDomain, PrivacyClaim
+from dpaudit.claims import AnalyticTruth, PrivacyClaim
 from dpaudit.errors import EncodingError, InvalidArgumentError
 from dpaudit.mechanisms.base import Mechanism, parameter
+from dpaudit.mechanisms.domains import box_claim, check_box_domain
 from dpaudit.mechanisms.registry import register
 from dpaudit.validation import check_epsilon, check_int, check_positive
 
@@ -334,9 +335,7 @@ class OMEMechanism(Mechanism):
         check_epsilon(self.epsilon)
         check_int("dim", self.dim, minimum=1)
         _check_lambda(self.lam)
-        low, high = self.domain
-        if not low < high:
-            raise InvalidArgumentError("domain", self.domain, "LOW,HIGH with LOW < HIGH")
+        low, high = check_box_domain(self.domain, finite=False)
         if not (low > -ENCODABLE_BOUND and high < ENCODABLE_BOUND):
             raise InvalidArgumentError(
                 "domain",
@@ -351,10 +350,10 @@ class OMEMechanism(Mechanism):
 
     @property
     def claim(self) -> PrivacyClaim:
-        return PrivacyClaim(
-            definition=Definition.PURE,
-            epsilon=self.epsilon,
-            domain=InputDomain((self.dim,), *self.domain),
+        return box_claim(
+            self.epsilon,
+            self.dim,
+            self.domain,
             sensitivity=float(self.n_bits),
             sensitivity_norm="Hamming (bits)",
         )

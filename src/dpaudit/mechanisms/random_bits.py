@@ -13,11 +13,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from dpaudit.claims import AnalyticTruth, Definition, InputDomain, PrivacyClaim, WitnessPair
-from dpaudit.errors import InvalidArgumentError
+from dpaudit.claims import AnalyticTruth, PrivacyClaim, WitnessPair
 from dpaudit.mechanisms.base import Mechanism, parameter
+from dpaudit.mechanisms.domains import box_claim, box_corners, check_box_params
 from dpaudit.mechanisms.registry import register
-from dpaudit.validation import check_epsilon, check_int
 
 
 @register
@@ -36,19 +35,11 @@ class RandomBitsMechanism(Mechanism):
     )
 
     def __post_init__(self) -> None:
-        check_epsilon(self.epsilon)
-        check_int("dim", self.dim, minimum=1)
-        low, high = self.domain
-        if not (math.isfinite(low) and math.isfinite(high) and low < high):
-            raise InvalidArgumentError("domain", self.domain, "LOW,HIGH finite with LOW < HIGH")
+        check_box_params(self.epsilon, self.dim, self.domain)
 
     @property
     def claim(self) -> PrivacyClaim:
-        return PrivacyClaim(
-            definition=Definition.PURE,
-            epsilon=self.epsilon,
-            domain=InputDomain((self.dim,), *self.domain),
-        )
+        return box_claim(self.epsilon, self.dim, self.domain)
 
     @property
     def output_shape(self) -> tuple[int, ...]:
@@ -64,13 +55,11 @@ class RandomBitsMechanism(Mechanism):
         return np.where(valid, -self.dim * math.log(2.0), -math.inf)
 
     def privacy_loss(self, x: Any, x_prime: Any) -> float:
-        self.validate_input(x)
-        self.validate_input(x_prime, "x_prime")
+        self.validate_pair(x, x_prime)
         return 0.0
 
     def truth(self) -> AnalyticTruth:
-        x = np.full(self.dim, self.domain[0])
-        x_prime = np.full(self.dim, self.domain[1])
+        x, x_prime = box_corners(self.dim, self.domain)
         return AnalyticTruth(
             true_epsilon=0.0,
             method="closed form: the output law does not depend on the input",

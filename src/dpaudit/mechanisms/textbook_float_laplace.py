@@ -47,9 +47,10 @@ from typing import ClassVar
 
 import numpy as np
 
-from dpaudit.claims import AnalyticTruth, Definition, InputDomain, PrivacyClaim, WitnessPair
+from dpaudit.claims import AnalyticTruth, PrivacyClaim, WitnessPair
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.base import Mechanism, parameter
+from dpaudit.mechanisms.domains import box_claim, check_box_domain
 from dpaudit.mechanisms.registry import register
 from dpaudit.validation import check_epsilon
 
@@ -104,9 +105,7 @@ class TextbookFloatLaplace(Mechanism):
 
     def __post_init__(self) -> None:
         check_epsilon(self.epsilon)
-        low, high = self.domain
-        if not (math.isfinite(low) and math.isfinite(high) and low < high):
-            raise InvalidArgumentError("domain", self.domain, "LOW,HIGH finite with LOW < HIGH")
+        low, high = check_box_domain(self.domain)
         if self.features not in FEATURES:
             raise InvalidArgumentError("features", self.features, "value or bits")
         if self.variant not in VARIANTS:
@@ -134,12 +133,8 @@ class TextbookFloatLaplace(Mechanism):
     @property
     def claim(self) -> PrivacyClaim:
         low, high = self.domain
-        return PrivacyClaim(
-            definition=Definition.PURE,
-            epsilon=self.epsilon,
-            domain=InputDomain((1,), low, high),
-            sensitivity=high - low,
-            sensitivity_norm="L1",
+        return box_claim(
+            self.epsilon, 1, self.domain, sensitivity=high - low, sensitivity_norm="L1"
         )
 
     @property
