@@ -7,7 +7,7 @@ import math
 from typing import Any
 
 from dpaudit.claims import Definition
-from dpaudit.cli.common import add_json, add_mechanism_args, build_mechanism, emit
+from dpaudit.cli.common import add_json, add_mechanism_args, build_mechanism, emit, format_vector
 from dpaudit.mechanisms import Mechanism
 from dpaudit.serialization import to_jsonable
 
@@ -102,14 +102,14 @@ def _render(r: dict[str, Any]) -> str:
         lines.append(f"  method:       {r['method']}")
     w = r["witness"]
     if w:
-        lines.append(f"  witness:      x  = {_vec(w['x'])}")
-        lines.append(f"                x' = {_vec(w['x_prime'])}")
+        lines.append(f"  witness:      x  = {format_vector(w['x'])}")
+        lines.append(f"                x' = {format_vector(w['x_prime'])}")
         lines.append(f"                loss {_fmt(w['privacy_loss'])}: {w['explanation']}")
     pc = r.get("paper_counterexample")
     if pc:
         p = pc["pair"]
         lines.append(
-            f"  paper's pair: {_vec(p['x'])} vs {_vec(p['x_prime'])}: "
+            f"  paper's pair: {format_vector(p['x'])} vs {format_vector(p['x_prime'])}: "
             f"loss {_fmt(p['privacy_loss'])} = {_fmt(pc['loss_over_epsilon'])}·ε"
         )
     if r.get("warning"):
@@ -117,11 +117,6 @@ def _render(r: dict[str, Any]) -> str:
     for note in r["notes"]:
         lines.append(f"  note:         {note}")
     return "\n".join(lines)
-
-
-def _vec(v: list[Any]) -> str:
-    head = ", ".join(_fmt(t) if isinstance(t, str) else f"{t:.6g}" for t in v[:6])
-    return f"({head}{', …' if len(v) > 6 else ''})"
 
 
 def run(args: argparse.Namespace) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from dpaudit.cli.common import add_json, add_seed, emit, parse_params
+from dpaudit.cli.common import add_json, add_param, add_seed, emit, parse_params
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.validation import check_epsilon, check_seed
 
@@ -53,14 +53,17 @@ def add_scheme_args(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("--scheme", choices=SCHEME_NAMES, required=True, help="privatisation")
     parser.add_argument("--epsilon", type=float, required=True, help="claimed ε (> 0)")
-    parser.add_argument(
-        "-p",
-        "--param",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="mechanism parameter, e.g. -p lambda=10 (OME) or -p k=5 (SUE/OUE)",
-    )
+    add_param(parser, "mechanism parameter, e.g. -p lambda=10 (OME) or -p k=5 (SUE/OUE)")
+
+
+def check_scheme_args(args: argparse.Namespace) -> tuple[int, dict[str, str]]:
+    """Validate :func:`add_scheme_args` options and ``--seed``; return the seed and ``-p`` dict."""
+    check_epsilon(args.epsilon, "--epsilon")
+    seed = check_seed(args.seed, "--seed")
+    params = parse_params(args.param)
+    if "epsilon" in params:
+        raise InvalidArgumentError("-p", "epsilon", "--epsilon for ε")
+    return seed, params
 
 
 def load_corpus_from_args(args: argparse.Namespace) -> Any:
@@ -115,11 +118,7 @@ def run(args: argparse.Namespace) -> int:
     """Validate the options, read and embed the corpus, run both attacks, print."""
     from dpaudit.attacks.experiment import attack_text, prepare_attack_data
 
-    check_epsilon(args.epsilon, "--epsilon")
-    seed = check_seed(args.seed, "--seed")
-    params = parse_params(args.param)
-    if "epsilon" in params:
-        raise InvalidArgumentError("-p", "epsilon", "--epsilon for ε")
+    seed, params = check_scheme_args(args)
     corpus = load_corpus_from_args(args)
     data = prepare_attack_data(
         corpus, args.n_sentences, args.target_fraction, seed=seed, embedder=args.embedder

@@ -14,20 +14,16 @@ import math
 from typing import Any
 
 from dpaudit.audit.blackbox import CLASSIFIERS, DEFAULT_CALIBRATION, MODES, AuditConfig, audit
-from dpaudit.audit.checkpoint import cli_run
 from dpaudit.audit.guard import check_sample_memory
 from dpaudit.audit.pairs import parse_pair
 from dpaudit.cli.common import (
-    EXIT_OK,
-    EXIT_VIOLATION,
-    add_execution_args,
-    add_json,
     add_mechanism_args,
-    add_output_dir,
+    add_run_args,
     add_seed,
     build_mechanism,
-    emit,
+    emit_verdict,
     execution_config,
+    run_recorded,
 )
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.serialization import to_jsonable
@@ -115,9 +111,7 @@ def register(sub: Any) -> None:
         help="exit with status 1 when a violation is found",
     )
     add_seed(p)
-    add_execution_args(p)
-    add_output_dir(p)
-    add_json(p)
+    add_run_args(p)
     p.set_defaults(func=run)
 
 
@@ -189,12 +183,7 @@ def run(args: argparse.Namespace) -> int:
         config.samples if config.mode == "dpsniper" else min(config.samples, DEFAULT_CALIBRATION)
     )
     check_sample_memory(mechanism, train, 2, "--train-samples", "the training outputs")
-    with cli_run(args, "audit") as run_dir:
-        result = audit(mechanism, config, execution_config(args))
-        data = to_jsonable(result)
-        if run_dir is not None:
-            run_dir.write_result(data)
-    emit(args, data, _render)
-    if args.fail_on_violation and result.violation:
-        return EXIT_VIOLATION
-    return EXIT_OK
+    data = run_recorded(
+        args, "audit", lambda: to_jsonable(audit(mechanism, config, execution_config(args)))
+    )
+    return emit_verdict(args, data, _render, data["violation"])

@@ -10,20 +10,16 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from dpaudit.audit.checkpoint import cli_run
 from dpaudit.audit.sanity_check import PATHS, TIE_RULES, SanityCheckResult, sanity_check
 from dpaudit.cli.common import (
-    EXIT_OK,
-    EXIT_VIOLATION,
-    add_execution_args,
-    add_json,
     add_mechanism_args,
-    add_output_dir,
+    add_run_args,
     add_seed,
     build_mechanism,
-    emit,
+    emit_verdict,
     execution_config,
     parse_params,
+    run_recorded,
 )
 from dpaudit.errors import InvalidArgumentError
 
@@ -60,9 +56,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--fail-on-violation", action="store_true", help="exit 1 when a violation is found"
     )
-    add_execution_args(p)
-    add_output_dir(p)
-    add_json(p)
+    add_run_args(p)
     p.set_defaults(func=run)
 
 
@@ -107,8 +101,10 @@ def run(args: argparse.Namespace) -> int:
     """Run the sanity check and print the result."""
     _apply_dim(args)
     mech = build_mechanism(args)
-    with cli_run(args, "sanity-check") as run_dir:
-        result = sanity_check(
+    result = run_recorded(
+        args,
+        "sanity-check",
+        lambda: sanity_check(
             mech,
             args.runs,
             seed=args.seed,
@@ -116,10 +112,6 @@ def run(args: argparse.Namespace) -> int:
             tie_rule=args.tie_rule,
             path=args.path,
             config=execution_config(args),
-        )
-        if run_dir is not None:
-            run_dir.write_result(result)
-    emit(args, result, _render)
-    if args.fail_on_violation and result.violation:
-        return EXIT_VIOLATION
-    return EXIT_OK
+        ),
+    )
+    return emit_verdict(args, result, _render, result.violation)

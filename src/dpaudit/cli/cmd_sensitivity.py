@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from dpaudit.analysis.sensitivity import clipping_sensitivity, norm_label
-from dpaudit.cli.common import add_json, emit
+from dpaudit.cli.common import add_json, emit, format_vector
 
 
 def register(sub: Any) -> None:
@@ -45,16 +45,11 @@ def _render(result: dict[str, Any]) -> str:
             f"  formula: {result['formula']}",
             f"  ADePT's claim 2C = {result['claimed_by_adept']:g}; "
             f"true / claimed = {result['ratio_to_claimed']:.6g}",
-            f"  witness r1 = {_vec(w['r1'])}",
-            f"          r2 = {_vec(w['r2'])}",
+            f"  witness r1 = {format_vector(w['r1'])}",
+            f"          r2 = {format_vector(w['r2'])}",
             f"  ||f(r1) − f(r2)||_{q[1:]} = {w['distance']:.12g}",
         ]
     )
-
-
-def _vec(v: list[float]) -> str:
-    head = ", ".join(f"{t:.6g}" for t in v[:6])
-    return f"({head}{', …' if len(v) > 6 else ''})"
 
 
 def run(args: argparse.Namespace) -> int:

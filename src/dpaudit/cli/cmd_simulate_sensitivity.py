@@ -10,22 +10,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from dpaudit.audit.checkpoint import cli_run
 from dpaudit.audit.sensitivity_simulation import (
     DISTRIBUTIONS,
     NORMAL_SCALES,
     SensitivitySimulationResult,
     simulate_sensitivity,
 )
-from dpaudit.cli.common import (
-    EXIT_OK,
-    add_execution_args,
-    add_json,
-    add_output_dir,
-    add_seed,
-    emit,
-    execution_config,
-)
+from dpaudit.cli.common import EXIT_OK, add_run_args, add_seed, emit, execution_config, run_recorded
 from dpaudit.errors import InvalidArgumentError
 
 
@@ -71,9 +62,7 @@ def register(sub: Any) -> None:
         "--confidence", type=float, default=0.95, help="level of each interval (default 0.95)"
     )
     add_seed(p)
-    add_execution_args(p)
-    add_output_dir(p)
-    add_json(p)
+    add_run_args(p)
     p.set_defaults(func=run)
 
 
@@ -97,8 +86,10 @@ def _render(result: SensitivitySimulationResult) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run the simulation and print the table."""
-    with cli_run(args, "simulate-sensitivity") as run_dir:
-        result = simulate_sensitivity(
+    result = run_recorded(
+        args,
+        "simulate-sensitivity",
+        lambda: simulate_sensitivity(
             args.dims,
             distribution=args.distribution,
             pairs=args.pairs,
@@ -109,8 +100,7 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
             confidence=args.confidence,
             config=execution_config(args),
-        )
-        if run_dir is not None:
-            run_dir.write_result(result)
+        ),
+    )
     emit(args, result, _render)
     return EXIT_OK

@@ -11,10 +11,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from dpaudit.cli.cmd_attack import add_corpus_args, add_scheme_args, load_corpus_from_args
-from dpaudit.cli.common import add_json, add_seed, emit, parse_params
-from dpaudit.errors import InvalidArgumentError
-from dpaudit.validation import check_epsilon, check_seed
+from dpaudit.cli.cmd_attack import (
+    add_corpus_args,
+    add_scheme_args,
+    check_scheme_args,
+    load_corpus_from_args,
+)
+from dpaudit.cli.common import add_json, add_seed, emit
 
 
 def register(sub: Any) -> None:
@@ -51,11 +54,7 @@ def run(args: argparse.Namespace) -> int:
     """Validate the options, split and embed the corpus, train twice, print."""
     from dpaudit.text.utility import prepare_utility_data, utility_experiment
 
-    check_epsilon(args.epsilon, "--epsilon")
-    seed = check_seed(args.seed, "--seed")
-    params = parse_params(args.param)
-    if "epsilon" in params:
-        raise InvalidArgumentError("-p", "epsilon", "--epsilon for ε")
+    seed, params = check_scheme_args(args)
     corpus = load_corpus_from_args(args)
     data = prepare_utility_data(corpus, args.embedder)
     result = utility_experiment(data, args.scheme, args.epsilon, params, seed, args.classifier)

@@ -16,9 +16,10 @@ import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from dpaudit.adapters import missing_adapter_error
+from dpaudit.audit.checkpoint import cli_run
 from dpaudit.audit.executor import BACKENDS, ExecutionConfig
 from dpaudit.audit.guard import DEFAULT_UNIT_TIMEOUT, check_timeout, preflight
 from dpaudit.errors import InvalidArgumentError
@@ -31,6 +32,8 @@ EXIT_VIOLATION = 1
 EXIT_USAGE = 2
 #: Longest the preflight waits for a small chunk of outputs (seconds).
 PREFLIGHT_TIMEOUT = 60.0
+
+T = TypeVar("T")
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -58,14 +61,7 @@ def add_mechanism_args(parser: argparse.ArgumentParser, epsilon_required: bool =
     parser.add_argument(
         "mechanism", metavar="MECHANISM", help="registered name (see `dpaudit mechanisms`)"
     )
-    parser.add_argument(
-        "-p",
-        "--param",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="mechanism parameter, e.g. -p dim=8 -p lambda=10 (repeatable)",
-    )
+    add_param(parser, "mechanism parameter, e.g. -p dim=8 -p lambda=10 (repeatable)")
     parser.add_argument("--epsilon", type=float, required=epsilon_required, help="claimed ε (> 0)")
     parser.add_argument("--delta", type=float, default=None, help="claimed δ in [0, 1)")
     parser.add_argument(
@@ -73,6 +69,13 @@ def add_mechanism_args(parser: argparse.ArgumentParser, epsilon_required: bool =
         default=None,
         metavar="LOW,HIGH",
         help="input domain per coordinate, e.g. -10,10",
+    )
+
+
+def add_param(parser: argparse.ArgumentParser, help_text: str) -> None:
+    """``-p/--param NAME=VALUE`` (repeatable), read with :func:`parse_params`."""
+    parser.add_argument(
+        "-p", "--param", action="append", default=[], metavar="NAME=VALUE", help=help_text
     )
 
 
@@ -100,6 +103,13 @@ def add_execution_args(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help=f"stop if one work unit runs longer (default {DEFAULT_UNIT_TIMEOUT:g} s)",
     )
+
+
+def add_run_args(parser: argparse.ArgumentParser) -> None:
+    """The tail of every command that runs work units: execution options, ``--out``, ``--json``."""
+    add_execution_args(parser)
+    add_output_dir(parser)
+    add_json(parser)
 
 
 def execution_config(args: argparse.Namespace) -> ExecutionConfig:
@@ -159,6 +169,31 @@ def emit(args: argparse.Namespace, result: Any, render_text: Callable[[Any], str
         sys.stdout.write(render_text(result).rstrip("\n") + "\n")
 
 
+def run_recorded(args: argparse.Namespace, command: str, compute: Callable[[], T]) -> T:
+    """``compute()`` inside the ``--out`` run directory (if given), its result stored there.
+
+    The directory keeps finished units for ``--resume`` and is removed again when
+    bad input or a broken mechanism stops the run (see
+    :func:`dpaudit.audit.checkpoint.cli_run`); call this after every argument
+    has been validated.
+    """
+    with cli_run(args, command) as run_dir:
+        result = compute()
+        if run_dir is not None:
+            run_dir.write_result(result)
+    return result
+
+
+def emit_verdict(
+    args: argparse.Namespace, result: Any, render_text: Callable[[Any], str], violation: bool
+) -> int:
+    """:func:`emit` the result; exit status 1 for a violation with ``--fail-on-violation``."""
+    emit(args, result, render_text)
+    if args.fail_on_violation and violation:
+        return EXIT_VIOLATION
+    return EXIT_OK
+
+
 def add_output_dir(parser: argparse.ArgumentParser) -> None:
     """``--out DIR`` (run directory) with ``--force`` and ``--resume``."""
     parser.add_argument("--out", default=None, metavar="DIR", help="run directory for results")
@@ -190,6 +225,13 @@ def prepare_output_dir(path: str, *, force: bool, resume: bool = False) -> Path:
             "--out", path, f"a writable directory ({exc.strerror})"
         ) from None
     return out
+
+
+def format_vector(v: list[Any]) -> str:
+    """``(a, b, …)`` with at most six entries for text output (``"inf"`` strings as ``∞``)."""
+    special = {"inf": "∞", "-inf": "-∞"}
+    head = ", ".join(special.get(t, t) if isinstance(t, str) else f"{t:.6g}" for t in v[:6])
+    return f"({head}{', …' if len(v) > 6 else ''})"
 
 
 def as_dict(obj: Any) -> dict[str, Any]:
