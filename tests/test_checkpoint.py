@@ -182,7 +182,9 @@ def test_stored_units_are_reused_and_changed_units_recomputed(tmp_path: Path) ->
         # Different units in call 1: the stored result (49) is not reused.
         assert run_units(_square, [8]) == [64]
     assert (s.reused, s.computed, s.unreadable) == (4, 3, 1)
-    assert "1 unreadable unit files were recomputed" in checkpoint.resume_summary(s)
+    assert "1 unreadable unit files were recomputed" in checkpoint.resume_summary(
+        s.reused, s.computed, s.unreadable
+    )
 
 
 def test_a_failing_run_leaves_no_directory_behind(tmp_path: Path) -> None:

@@ -441,16 +441,16 @@ def cli_run(options: Any, command: str) -> Iterator[RunDirectory | None]:
         )
     with session(directory, unit_timeout=timeout) as state:
         yield directory
-    summary = resume_summary(state)
+    summary = resume_summary(state.reused, state.computed, state.unreadable)
     if directory is not None and summary:
         sys.stderr.write(f"dpaudit {command}: {summary}\n")
 
 
-def resume_summary(state: Session) -> str | None:
-    """``resumed R stored work units, computed C`` (+ unreadable files), or None if none resumed."""
-    if not (state.reused or state.unreadable):
+def resume_summary(reused: int, computed: int, unreadable: int = 0) -> str | None:
+    """``resumed R stored work units, computed C`` (+ unreadable files); None if nothing resumed."""
+    if not (reused or unreadable):
         return None
-    text = f"resumed {state.reused} stored work units, computed {state.computed}"
-    if state.unreadable:
-        text += f" ({state.unreadable} unreadable unit files were recomputed)"
+    text = f"resumed {reused} stored work units, computed {computed}"
+    if unreadable:
+        text += f" ({unreadable} unreadable unit files were recomputed)"
     return text

@@ -2,14 +2,19 @@
 
 Each figure is written to ``DIR/<figure>/`` (results.json, results.csv,
 figure.png, README.md); ``DIR/report.html`` and ``DIR/report.md`` come last.
+Completed work units are stored as they finish (``DIR/<figure>/checkpoint``):
+after an interruption, ``--resume`` keeps finished figures and reuses the
+stored units of the interrupted one, giving the uninterrupted run's results.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
+from dpaudit.audit.checkpoint import resume_summary
 from dpaudit.cli.common import (
     add_execution_args,
     add_json,
@@ -63,6 +68,8 @@ def _render(result: dict[str, Any]) -> str:
     for fig in result["figures"]:
         mark = "findings shown" if fig["findings_hold"] else "SOME FINDINGS NOT SHOWN"
         note = " (kept from the interrupted run)" if fig["resumed"] else ""
+        if fig["units_reused"]:
+            note = f" ({fig['units_reused']} work units reused from the interrupted run)"
         lines.append(
             f"  {fig['figure']}: {mark}, {fig['seconds']:.0f} s{note} -> {fig['directory']}"
         )
@@ -103,6 +110,10 @@ def run(args: argparse.Namespace) -> int:
         data=args.data,
         resume=args.resume,
     )
+    for o in summary.figures:
+        note = resume_summary(o.units_reused, o.units_computed, o.units_unreadable)
+        if note:
+            sys.stderr.write(f"dpaudit reproduce: {o.figure}: {note}\n")
     payload = {
         "out": summary.directory,
         "status": summary.status,
@@ -116,6 +127,9 @@ def run(args: argparse.Namespace) -> int:
                 "findings_hold": o.findings_hold,
                 "seconds": o.seconds,
                 "resumed": o.resumed,
+                "units_reused": o.units_reused,
+                "units_computed": o.units_computed,
+                "units_unreadable": o.units_unreadable,
             }
             for o in summary.figures
         ],

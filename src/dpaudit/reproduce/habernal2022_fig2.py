@@ -30,7 +30,8 @@ from typing import Any
 import numpy as np
 from scipy import special, stats
 
-from dpaudit.audit.executor import ExecutionConfig, run_units
+from dpaudit.audit.checkpoint import run_units  # the executor's, checkpointed in a session
+from dpaudit.audit.executor import ExecutionConfig
 from dpaudit.audit.sanity_check import (
     ACL2022_DIMS,
     ACL2022_EPSILONS,

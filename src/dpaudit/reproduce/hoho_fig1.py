@@ -16,6 +16,7 @@ is the yelp file shipped with dpaudit unless ``--data PATH`` names another.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +26,12 @@ from dpaudit.attacks.experiment import (
     DEFAULT_COPIES,
     DEFAULT_SENTENCES,
     DEFAULT_TARGET_FRACTION,
-    TextAttackResult,
+    AttackData,
+    AttackMetrics,
     attack_text,
     prepare_attack_data,
 )
+from dpaudit.audit.checkpoint import run_units  # the executor's, checkpointed in a session
 from dpaudit.audit.executor import ExecutionConfig
 from dpaudit.reproduce.common import (
     FigureProgress,
@@ -79,6 +82,26 @@ _SIZES: dict[str, tuple[int, float, int]] = {
 _EXAMPLES = 3
 
 
+@dataclass(frozen=True)
+class _AttackUnit:
+    """Work unit: both attacks on one scheme and ε (seeded by ``seed`` and the configuration)."""
+
+    prepared: AttackData
+    scheme: str
+    epsilon: float
+    params: dict[str, float]
+    seed: int
+    copies: int
+
+
+def _attack_unit(unit: _AttackUnit) -> AttackMetrics:
+    """Run one :class:`_AttackUnit` (module level: the executor pickles it)."""
+    result = attack_text(
+        unit.prepared, unit.scheme, unit.epsilon, unit.params, seed=unit.seed, copies=unit.copies
+    )
+    return result.metrics
+
+
 def compute(
     scale: str,
     seed: int,
@@ -87,8 +110,7 @@ def compute(
     *,
     data: str | None = None,
 ) -> FigureResult:
-    """Embed the corpus once, then run both attacks for every scheme and ε."""
-    del execution  # the attacks run in-process, vectorised
+    """Embed the corpus once, then run both attacks for every scheme and ε (one unit each)."""
     n_sentences, fraction, copies = _SIZES[scale]
     clock = Stopwatch()
     progress.start(1 + len(CONFIGS) * len(EPSILONS))
@@ -96,15 +118,22 @@ def compute(
         corpus = load_corpus(data)
         prepared = prepare_attack_data(corpus, n_sentences, fraction, seed=seed)
     progress.advance()
-    rows: list[dict[str, Any]] = []
-    results: dict[tuple[str, float], TextAttackResult] = {}
-    for eps in EPSILONS:
-        for label, scheme, params in CONFIGS:
-            with clock.stage(f"attack {scheme}"):
-                result = attack_text(prepared, scheme, eps, params, seed=seed, copies=copies)
-            results[(label, eps)] = result
-            rows.append(_row(label, eps, result))
-            progress.advance()
+    grid = [(label, eps) for eps in EPSILONS for label, _, _ in CONFIGS]
+    units = [
+        _AttackUnit(prepared, scheme, eps, params, seed, copies)
+        for eps in EPSILONS
+        for _, scheme, params in CONFIGS
+    ]
+    with clock.stage("attacks"):
+        metrics = run_units(
+            _attack_unit,
+            units,
+            execution,
+            desc="HoHo attacks",
+            on_result=lambda i, m: progress.advance(),
+        )
+    results = dict(zip(grid, metrics, strict=True))
+    rows = [_row(label, eps, m) for (label, eps), m in results.items()]
     examples = _examples(corpus, prepared, results)
     m = rows[0]
     return FigureResult(
@@ -143,8 +172,7 @@ def compute(
     )
 
 
-def _row(label: str, eps: float, result: TextAttackResult) -> dict[str, Any]:
-    m = result.metrics
+def _row(label: str, eps: float, m: AttackMetrics) -> dict[str, Any]:
     return {
         "scheme": label,
         "epsilon": eps,
@@ -165,11 +193,11 @@ def _row(label: str, eps: float, result: TextAttackResult) -> dict[str, Any]:
 
 
 def _examples(
-    corpus: Any, prepared: Any, results: dict[tuple[str, float], TextAttackResult]
+    corpus: Any, prepared: Any, results: dict[tuple[str, float], AttackMetrics]
 ) -> list[dict[str, Any]]:
     """A few target sentences with their per-target linking AUCs (corpus text, raw)."""
-    ome = results[("OME λ=100", 1.0)].metrics.linking_auc_per_target
-    sue = results[("SUE", 1.0)].metrics.linking_auc_per_target
+    ome = results[("OME λ=100", 1.0)].linking_auc_per_target
+    sue = results[("SUE", 1.0)].linking_auc_per_target
     out = []
     for t, target in enumerate(prepared.targets[:_EXAMPLES]):
         sentence = corpus.sentences[int(prepared.indices[int(target)])]

@@ -3,8 +3,16 @@
 Layout of a run directory ``DIR``::
 
     DIR/run-status.json          running | complete | failed | interrupted
+    DIR/<figure>/checkpoint/     the figure's completed work units (:mod:`dpaudit.audit.checkpoint`)
     DIR/<figure>/results.json    (+ results.csv, figure.png, README.md)
     DIR/report.md, DIR/report.html
+
+Resume works per work unit: every figure computes inside a checkpoint session
+(``DIR/<figure>/checkpoint``), so each unit its auditors finish is stored as
+it arrives (atomically, no pickle).  ``--resume`` keeps figures that are
+complete and, in the figure that was interrupted, reuses every stored unit and
+computes only the rest — the result is the uninterrupted run's, because every
+unit is seeded from (seed, key) alone.
 
 ``run-status.json`` is written first (``running``) and rewritten after every
 figure; ``complete`` is written only after every figure is on disk, and the
@@ -17,11 +25,14 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from dpaudit.audit import checkpoint
 from dpaudit.audit.executor import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.io import atomic_write_text
@@ -42,6 +53,8 @@ STATUS_RUNNING = "running"
 STATUS_COMPLETE = "complete"
 STATUS_FAILED = "failed"
 STATUS_INTERRUPTED = "interrupted"
+#: Sub-directory of ``DIR/<figure>/`` holding the figure's stored work units.
+CHECKPOINT_DIR = "checkpoint"
 
 #: Weight of a figure in the overall progress bar when it gives no estimate.
 _DEFAULT_WEIGHT_S = 10.0
@@ -59,13 +72,22 @@ class RunConfig:
 
 @dataclass(frozen=True)
 class FigureOutcome:
-    """One figure of a run: where it was written and whether its findings showed."""
+    """One figure of a run: where it was written and whether its findings showed.
+
+    ``resumed``: the figure was complete already and kept as it was.
+    ``units_reused`` / ``units_computed``: work units taken from the figure's
+    checkpoint / computed in this run; ``units_unreadable``: stored unit files
+    that could not be read back and were recomputed.
+    """
 
     figure: str
     directory: str
     findings_hold: bool
     seconds: float
     resumed: bool = False
+    units_reused: int = 0
+    units_computed: int = 0
+    units_unreadable: int = 0
 
 
 @dataclass(frozen=True)
@@ -159,8 +181,9 @@ def reproduce(
                     bar.update(round(weight))
                     continue
                 share = _BarShare(bar, weight)
-                result = spec.compute(scale, seed, execution, FigureProgress(share), data=data)
-                write_figure_outputs(result, directory, spec.plot, spec.readme)
+                with _figure_checkpoint(directory, spec.name, config, resume) as units:
+                    result = spec.compute(scale, seed, execution, FigureProgress(share), data=data)
+                    write_figure_outputs(result, directory, spec.plot, spec.readme)
                 share(1.0)
                 outcomes.append(
                     FigureOutcome(
@@ -168,6 +191,9 @@ def reproduce(
                         str(directory),
                         result.all_findings_hold,
                         round(time.perf_counter() - t0, 3),
+                        units_reused=units.reused,
+                        units_computed=units.computed,
+                        units_unreadable=units.unreadable,
                     )
                 )
                 _write_status(
@@ -197,6 +223,40 @@ def reproduce(
     return RunSummary(
         str(out), STATUS_COMPLETE, config, tuple(outcomes), str(md_path), str(html_path), seconds
     )
+
+
+@contextmanager
+def _figure_checkpoint(
+    directory: Path, name: str, config: RunConfig, resume: bool
+) -> Iterator[checkpoint.Session]:
+    """Checkpoint every work unit the figure's auditors run into ``directory/checkpoint``.
+
+    On ``resume`` an existing checkpoint is continued (its recorded figure
+    configuration must match); otherwise, or when the figure never started, a
+    new one is opened.  Completion is recorded in the checkpoint's
+    ``result.json`` (a pointer to ``results.json`` and the unit counts).
+    """
+    path = directory / CHECKPOINT_DIR
+    figure_config = {
+        "figure": name,
+        "scale": config.scale,
+        "seed": config.seed,
+        "data": config.data,
+    }
+    started = (path / checkpoint.CONFIG_FILE).is_file()
+    run = checkpoint.RunDirectory.open(
+        path, figure_config, resume=resume and started, force=not resume and started
+    )
+    with checkpoint.session(run) as state:
+        yield state
+        run.write_result(
+            {
+                "figure": name,
+                "results": f"../{RESULTS_JSON}",
+                "units_reused": state.reused,
+                "units_computed": state.computed,
+            }
+        )
 
 
 class _BarShare:

@@ -1,0 +1,105 @@
+"""``reproduce --resume`` continues an interrupted figure from its stored work units.
+
+Each figure computes inside a checkpoint session (``DIR/<figure>/checkpoint``),
+so a run killed mid-figure keeps every unit finished so far, and ``--resume``
+computes only the rest — with exactly the uninterrupted run's results.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from dpaudit.audit.executor import ExecutionConfig
+from dpaudit.reproduce.runner import CHECKPOINT_DIR, reproduce
+
+REPO = Path(__file__).resolve().parents[1]
+FIGURE_FILES = ("results.json", "results.csv", "figure.png", "README.md")
+
+
+def _results(path: Path) -> dict[str, Any]:
+    """results.json without wall-clock timings (the only part that may differ)."""
+    data = json.loads(path.read_text())
+    data.pop("timings")
+    for row in data["rows"]:
+        row.pop("seconds", None)  # hoho-fig2 lists each audit's wall time
+    return data
+
+
+def _unit_files(figure_dir: Path) -> list[Path]:
+    return sorted((figure_dir / CHECKPOINT_DIR).glob("units/c*/u*.npz"))
+
+
+def test_kill_9_mid_figure_then_resume_reuses_the_stored_units(tmp_path: Path) -> None:
+    """hoho-fig2 at tiny scale: 12 black-box audits, many units over a few seconds."""
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    base = [sys.executable, "-m", "dpaudit.cli.main", "-q", "reproduce", "hoho-fig2",
+            "--scale", "tiny", "--seed", "1", "--workers", "1", "--json"]  # fmt: skip
+    out = tmp_path / "run"
+    figure_dir = out / "hoho-fig2"
+    proc = subprocess.Popen([*base, "--out", str(out)], env=env, stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while len(_unit_files(figure_dir)) < 40:  # of 252: well inside the figure
+        assert proc.poll() is None, "the run ended before it could be killed"
+        assert time.monotonic() < deadline
+        time.sleep(0.005)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    stored = len(_unit_files(figure_dir))
+    assert not (figure_dir / "results.json").exists()  # killed mid-figure
+
+    resumed = subprocess.run(
+        [*base, "--out", str(out), "--resume"], env=env, capture_output=True, text=True
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    (outcome,) = json.loads(resumed.stdout)["figures"]
+    assert outcome["units_reused"] == stored and outcome["units_computed"] >= 1
+    assert not outcome["resumed"]  # the figure itself was not complete
+    assert f"hoho-fig2: resumed {stored} stored work units" in resumed.stderr
+
+    reference = tmp_path / "reference"
+    reproduce("hoho-fig2", reference, scale="tiny", seed=1, execution=ExecutionConfig(workers=1))
+    assert _results(figure_dir / "results.json") == _results(
+        reference / "hoho-fig2" / "results.json"
+    )
+
+
+def test_resume_computes_only_the_missing_units_of_a_figure(tmp_path: Path) -> None:
+    """habernal2022-fig2: lose half its units and every output, resume, same results."""
+    out = tmp_path / "run"
+    one = ExecutionConfig(workers=1)
+    first = reproduce("habernal2022-fig2", out, scale="tiny", seed=2, execution=one)
+    figure_dir = out / "habernal2022-fig2"
+    before = _results(figure_dir / "results.json")
+    files = _unit_files(figure_dir)
+    assert first.figures[0].units_computed == len(files) > 40  # grid + exact losses
+    lost = files[::2]
+    for path in lost:
+        path.unlink()
+    for name in FIGURE_FILES:
+        (figure_dir / name).unlink()
+    (figure_dir / CHECKPOINT_DIR / "result.json").unlink()
+
+    summary = reproduce("habernal2022-fig2", out, scale="tiny", seed=2, execution=one, resume=True)
+    (outcome,) = summary.figures
+    assert (outcome.units_reused, outcome.units_computed) == (len(files) - len(lost), len(lost))
+    assert _results(figure_dir / "results.json") == before
+    for name in FIGURE_FILES:
+        assert (figure_dir / name).is_file()
+
+
+def test_a_new_run_does_not_reuse_another_runs_units(tmp_path: Path) -> None:
+    one = ExecutionConfig(workers=1)
+    reproduce("habernal2021-fig1", tmp_path, scale="tiny", seed=3, execution=one)
+    again = reproduce("habernal2021-fig1", tmp_path, scale="tiny", seed=4, execution=one)
+    assert again.figures[0].units_reused == 0 and again.figures[0].units_computed > 0
+    recorded = json.loads(
+        (tmp_path / "habernal2021-fig1" / CHECKPOINT_DIR / "config.json").read_text()
+    )
+    assert recorded["config"]["seed"] == 4
