@@ -8,10 +8,11 @@ bit-identical whatever the number of workers.  Inside a unit, outputs are
 produced and scored in blocks of about :data:`BLOCK_ELEMENTS` numbers, so memory
 is flat in the number of samples and the working set stays in cache.
 
-Every block is checked: a mechanism that raises, or returns NaN/inf (unless it
-declares a NaN policy), a wrong shape or a non-numeric dtype stops the audit with
-a :class:`~dpaudit.errors.MechanismError` naming the mechanism, the input and
-the problem.
+Every block is checked (:func:`dpaudit.audit.guard.checked_sample`): a
+mechanism that raises, or returns NaN/inf (unless it declares a NaN policy), a
+wrong shape or a non-numeric dtype stops the audit with a
+:class:`~dpaudit.errors.MechanismError` naming the mechanism, the input and the
+problem.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from dpaudit.audit.attacks import (
     count_at_thresholds,
     weighted_sums_at_thresholds,
 )
+from dpaudit.audit.guard import checked_sample
 from dpaudit.errors import DPAuditError, MechanismError
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.random import unit_rng
@@ -49,38 +51,6 @@ def split_samples(n: int, mechanism: Mechanism) -> list[int]:
     per_unit = max(block_rows(mechanism), UNIT_ELEMENTS // size)
     full, rest = divmod(n, per_unit)
     return [per_unit] * full + ([rest] if rest else [])
-
-
-def checked_sample(
-    mechanism: Mechanism, x: np.ndarray, n: int, rng: np.random.Generator
-) -> np.ndarray:
-    """``mechanism.sample`` with the audit's checks on what comes back."""
-    try:
-        out = mechanism.sample(x, n, rng)
-    except MechanismError:
-        raise
-    except Exception as exc:  # a misbehaving mechanism must stop the audit, with context
-        raise MechanismError(
-            f"mechanism {mechanism.name!r} raised {type(exc).__name__} on input "
-            f"{x.ravel().tolist()}: {exc}"
-        ) from exc
-    if out.dtype.kind not in "biuf":
-        raise MechanismError(
-            f"mechanism {mechanism.name!r} returned dtype {out.dtype} on input "
-            f"{x.ravel().tolist()}: expected numbers (bool, int or float)"
-        )
-    if out.dtype.kind == "f":
-        with np.errstate(over="ignore", invalid="ignore"):
-            total = out.sum()  # one pass; non-finite iff some value is (or the sum overflows)
-        if not np.isfinite(total):
-            bad_nan = bool(np.isnan(out).any())
-            bad_inf = bool(np.isinf(out).any())
-            where = f"mechanism {mechanism.name!r} on input {x.ravel().tolist()}"
-            if bad_inf:
-                raise MechanismError(f"{where} returned inf")
-            if bad_nan and not mechanism.allows_nan_output:
-                raise MechanismError(f"{where} returned NaN (it declares no NaN policy)")
-    return out
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,9 @@
 """Guards around a mechanism under audit: timeouts, rng discipline, memory, a preflight.
 
-The auditors check every chunk of outputs they draw
-(:func:`dpaudit.audit.counting.checked_sample`: raising, NaN, ±inf, wrong
-shape or dtype → :class:`~dpaudit.errors.MechanismError` naming the mechanism,
-the input and the problem).  This module adds what a per-chunk output check
-cannot see:
+Both auditors (black-box and sanity check) draw every chunk of outputs
+through :func:`checked_sample`: raising, NaN, ±inf, wrong shape or dtype →
+:class:`~dpaudit.errors.MechanismError` naming the mechanism, the input and the
+problem.  This module adds what a per-chunk output check cannot see:
 
 * **hanging** — :func:`deadline` / :func:`with_timeout`: a work unit that does
   not return within ``seconds`` is interrupted with a ``MechanismError``.  It
@@ -55,6 +54,43 @@ WORKING_SET_FACTOR = 3
 DEFAULT_UNIT_TIMEOUT = 3600.0
 
 _SEED_TAG = stable_hash("dpaudit.guard.preflight")
+
+
+# -------------------------------------------------------------- output checks
+def checked_sample(
+    mechanism: Mechanism, x: np.ndarray, n: int, rng: np.random.Generator
+) -> np.ndarray:
+    """``mechanism.sample`` with what comes back checked; raises :class:`MechanismError`.
+
+    Rejected, with a message naming the mechanism, the input and the problem: an
+    exception inside the mechanism, a non-array or non-numeric dtype, the wrong
+    shape, inf, and NaN unless the mechanism declares a NaN policy
+    (``allows_nan_output``).
+    """
+    where = f"mechanism {mechanism.name!r} on input {x.ravel().tolist()}"
+    try:
+        out = mechanism.sample(x, n, rng)
+    except MechanismError:
+        raise
+    except Exception as exc:  # a misbehaving mechanism must stop the audit, with context
+        raise MechanismError(f"{where} raised {type(exc).__name__}: {exc}") from exc
+    if not isinstance(out, np.ndarray) or out.dtype.kind not in "biuf":
+        kind = getattr(out, "dtype", type(out).__name__)
+        raise MechanismError(
+            f"{where} returned dtype {kind}: expected numbers (bool, int or float)"
+        )
+    expected = (n, *mechanism.output_shape)
+    if out.shape != expected:
+        raise MechanismError(f"{where} returned shape {out.shape}: expected {expected}")
+    if out.dtype.kind == "f":
+        with np.errstate(over="ignore", invalid="ignore"):
+            total = out.sum()  # one pass; non-finite iff some value is (or the sum overflows)
+        if not np.isfinite(total):
+            if np.isinf(out).any():
+                raise MechanismError(f"{where} returned inf")
+            if not mechanism.allows_nan_output and np.isnan(out).any():
+                raise MechanismError(f"{where} returned NaN (it declares no NaN policy)")
+    return out
 
 
 # ------------------------------------------------------------------- timeouts
@@ -216,8 +252,6 @@ def check_rng_discipline(
 
     Skipped for mechanisms that declare ``externally_seeded = True``.
     """
-    from dpaudit.audit.counting import checked_sample
-
     if getattr(mechanism, "externally_seeded", False):
         return
     first = checked_sample(mechanism, x, rows, unit_rng(seed, (_SEED_TAG, 1)))
@@ -248,8 +282,6 @@ def preflight(mechanism: Mechanism, *, timeout: float | None = 60.0, seed: int =
     shape and dtype without raising (within ``timeout`` seconds each); the
     chunk is reproducible from its seed (see :func:`check_rng_discipline`).
     """
-    from dpaudit.audit.counting import checked_sample
-
     timeout = check_timeout(timeout, "timeout")
     label = mechanism_label(mechanism)
     in_size = mechanism.input_domain.size

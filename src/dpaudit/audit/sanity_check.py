@@ -74,6 +74,7 @@ import numpy as np
 
 from dpaudit.audit.checkpoint import run_units  # the executor's, checkpointed in a session
 from dpaudit.audit.executor import ExecutionConfig
+from dpaudit.audit.guard import checked_sample
 from dpaudit.audit.statistics import (
     clopper_pearson_lower,
     clopper_pearson_upper,
@@ -259,40 +260,6 @@ def _fused_ones(
         counts = hit.sum(axis=0, dtype=dtype)
         ones += _vote_ones(counts, n, tie_rule, rng)
     return ones
-
-
-def _describe_input(x: np.ndarray) -> str:
-    return f"x = all {x.flat[0]:g} (shape {x.shape})"
-
-
-def checked_sample(
-    mech: Mechanism, x: np.ndarray, rows: int, rng: np.random.Generator
-) -> np.ndarray:
-    """``mech.sample`` with every output checked: raises :class:`MechanismError` naming the problem.
-
-    Rejected: an exception inside the mechanism, a non-array, the wrong shape,
-    a non-numeric dtype, inf, and NaN unless the mechanism declares a NaN policy
-    (``allows_nan_output``).
-    """
-    where = f"mechanism {mech.name!r} on {_describe_input(x)}"
-    try:
-        out = mech.sample(x, rows, rng)
-    except MechanismError:
-        raise
-    except Exception as exc:
-        raise MechanismError(f"{where} raised {type(exc).__name__}: {exc}") from exc
-    if not isinstance(out, np.ndarray) or out.dtype.kind not in "fiub":
-        kind = getattr(out, "dtype", type(out).__name__)
-        raise MechanismError(f"{where} returned {kind}: expected a real or integer array")
-    expected = (rows, *mech.output_shape)
-    if out.shape != expected:
-        raise MechanismError(f"{where} returned shape {out.shape}: expected {expected}")
-    if out.dtype.kind == "f":
-        if np.isinf(out).any():
-            raise MechanismError(f"{where} returned inf")
-        if not mech.allows_nan_output and np.isnan(out).any():
-            raise MechanismError(f"{where} returned NaN and declares no NaN policy")
-    return out
 
 
 def _generic_ones(
