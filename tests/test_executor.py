@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import socket
 import subprocess
 import sys
@@ -163,6 +166,98 @@ def test_worker_that_always_dies_fails_clearly_without_hanging() -> None:
         run_units(usermod.always_die, list(range(6)), config)
     assert isinstance(info.value, DPAuditError)
     assert time.perf_counter() - start < 30
+
+
+# ------------------------------------------------------- parent death
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie waiting for its new parent to reap it counts as gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc: ask the kernel
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+def _wait_gone(pids: list[int], seconds: float) -> list[int]:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        alive = [p for p in pids if _alive(p)]
+        if not alive:
+            return []
+        time.sleep(0.05)
+    return [p for p in pids if _alive(p)]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="kill -9 and re-parenting are POSIX")
+def test_kill_9_of_the_parent_leaves_no_pool_workers(tmp_path: Path) -> None:
+    """A 2-worker run whose units hang; the parent is killed; its workers must go too."""
+    script = (
+        "import sys; sys.path.insert(0, sys.argv[2])\n"
+        "from test_executor_usermod import record_pid_and_sleep\n"
+        "from dpaudit.audit.executor import ExecutionConfig, run_units\n"
+        "run_units(record_pid_and_sleep, [(sys.argv[1], i) for i in range(4)],\n"
+        "          ExecutionConfig(workers=2))\n"
+    )
+    pids_dir = tmp_path / "pids"
+    pids_dir.mkdir()
+    tests_dir = str(Path(__file__).parent)
+    parent = subprocess.Popen([sys.executable, "-c", script, str(pids_dir), tests_dir])
+    try:
+        deadline = time.monotonic() + 60
+        while len({p.suffix for p in pids_dir.iterdir()}) < 2:
+            assert parent.poll() is None, "the run ended early"
+            assert time.monotonic() < deadline, "the workers did not start"
+            time.sleep(0.02)
+        workers = sorted({int(p.suffix[1:]) for p in pids_dir.iterdir()})
+        assert parent.pid not in workers and all(_alive(p) for p in workers)
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+        assert _wait_gone(workers, 5.0) == []
+    finally:
+        for p in pids_dir.iterdir():  # never leave sleepers behind, even when failing
+            with contextlib.suppress(ProcessLookupError, ValueError):
+                os.kill(int(p.suffix[1:]), signal.SIGKILL)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_portable_guard_alone_ends_an_orphan(tmp_path: Path) -> None:
+    """Without prctl, the polling thread notices the re-parenting and exits the process."""
+    script = textwrap.dedent(
+        """
+        import os, sys, time
+        from dpaudit.audit.executor import guard_parent_death
+        if os.fork() == 0:
+            guard_parent_death(os.getppid(), use_prctl=False, poll_seconds=0.1)
+            print(os.getpid(), flush=True)
+            time.sleep(120)
+            os._exit(0)
+        time.sleep(1.0)  # the parent dies while the child sleeps (no clean-up)
+        os._exit(0)
+        """
+    )
+    middle = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    orphan = int(middle.stdout.readline())
+    try:
+        middle.wait(timeout=30)
+        assert _wait_gone([orphan], 3.0) == []
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(orphan, signal.SIGKILL)
+        middle.stdout.close()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl is Linux-only")
+def test_pool_workers_get_a_parent_death_signal() -> None:
+    assert run_units(usermod.parent_death_signal, [0, 1], TWO) == [signal.SIGKILL] * 2
+    # The in-process path (one worker) leaves the caller's own setting alone.
+    own = usermod.parent_death_signal(0)
+    assert run_units(usermod.parent_death_signal, [0], ONE) == [own]
 
 
 # ------------------------------------------------------------ batching

@@ -128,3 +128,24 @@ def always_die(x: int) -> int:
 def writable(x: int) -> np.ndarray:
     """An array result (must arrive writable, whatever the backend)."""
     return np.arange(4, dtype=np.int64) * x
+
+
+def record_pid_and_sleep(unit: tuple[str, int]) -> int:
+    """Writes this worker's pid into the folder ``unit[0]``, then sleeps (a unit that hangs)."""
+    import time
+
+    folder, index = unit
+    Path(folder, f"{index}.{os.getpid()}").write_text("")
+    time.sleep(120)
+    return index
+
+
+def parent_death_signal(_: int) -> int:
+    """The signal this process receives when its parent dies (Linux ``PR_GET_PDEATHSIG``)."""
+    import ctypes
+
+    value = ctypes.c_int(-1)
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(2, ctypes.byref(value), 0, 0, 0) != 0:  # 2 = PR_GET_PDEATHSIG
+        return -1
+    return value.value

@@ -43,18 +43,27 @@ Faults
 * An unreachable ``ray_address`` raises :class:`InvalidArgumentError` before
   any unit runs (a TCP probe with a short timeout; Ray itself would wait for
   minutes).
+* A parent that dies — even by ``kill -9``, which runs no clean-up — leaves no
+  orphaned pool workers behind: every worker arms a parent-death guard first
+  (:func:`guard_parent_death`): on Linux the kernel sends it ``SIGKILL`` when
+  the parent goes (``prctl(PR_SET_PDEATHSIG)``), and everywhere a daemon
+  thread checks ``os.getppid()`` every :data:`PARENT_POLL_SECONDS` and exits
+  the worker once it has been re-parented.
 """
 
 from __future__ import annotations
 
 import atexit
+import ctypes
 import json
 import math
 import multiprocessing
 import os
 import pickle
+import signal
 import socket
 import sys
+import threading
 import time
 import traceback
 import warnings
@@ -80,6 +89,12 @@ TARGET_BATCH_SECONDS = 0.1
 
 #: Seconds to wait for a TCP connection to a ``ray_address`` before giving up.
 RAY_CONNECT_TIMEOUT = 5.0
+
+#: How often a pool worker checks that its parent is still alive (the portable guard).
+PARENT_POLL_SECONDS = 0.5
+
+#: ``prctl`` option of Linux's <sys/prctl.h>: signal sent when the parent dies.
+_PR_SET_PDEATHSIG = 1
 
 
 class WorkerLostError(DPAuditError, RuntimeError):
@@ -316,6 +331,55 @@ def _unpack(
         yield i, value
 
 
+# ------------------------------------------------------- parent-death guard
+def guard_parent_death(
+    parent_pid: int, *, use_prctl: bool = True, poll_seconds: float = PARENT_POLL_SECONDS
+) -> None:
+    """End this process soon after ``parent_pid`` (its parent) dies, however the parent died.
+
+    Two layers: ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` (Linux, when ``use_prctl``)
+    makes the kernel kill this process at once when the parent thread that
+    started it exits; a daemon thread polls ``os.getppid()`` every
+    ``poll_seconds`` and calls ``os._exit`` once the process has been
+    re-parented (every POSIX system).  If the parent is already gone when this
+    runs, the process exits immediately.
+    """
+    if use_prctl:
+        _set_parent_death_signal()
+    if os.getppid() != parent_pid:  # the parent died before the guard was armed
+        os._exit(1)
+    watcher = threading.Thread(
+        target=_watch_parent,
+        args=(parent_pid, poll_seconds),
+        name="dpaudit-parent-watch",
+        daemon=True,
+    )
+    watcher.start()
+
+
+def _set_parent_death_signal() -> bool:
+    """Ask Linux to ``SIGKILL`` this process when its parent dies; False where unavailable."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)) == 0
+    except (OSError, AttributeError):  # no libc symbol: the polling thread still guards
+        return False
+
+
+def _watch_parent(parent_pid: int, poll_seconds: float) -> None:
+    while True:
+        time.sleep(poll_seconds)
+        if os.getppid() != parent_pid:
+            os._exit(1)  # no clean-up: the results have nobody to go to
+
+
+def _pool_worker_init(parent_pid: int) -> None:
+    """Initializer of every local pool worker."""
+    guard_parent_death(parent_pid)
+
+
 # ----------------------------------------------------------- local pool
 def _start_method() -> str:
     methods = multiprocessing.get_all_start_methods()
@@ -342,7 +406,12 @@ def _iter_pool(
     in_flight_limit = 2 * workers  # keep every worker fed while results travel back
     restarts = 0
     while batcher.pending:
-        pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+        pool = ProcessPoolExecutor(
+            max_workers=workers,
+            mp_context=ctx,
+            initializer=_pool_worker_init,
+            initargs=(os.getpid(),),
+        )
         in_flight: dict[Future[Any], list[int]] = {}
         finished = False
         try:
@@ -382,12 +451,20 @@ def _close_pool(pool: ProcessPoolExecutor, graceful: bool) -> None:
         return
     # Workers may still be busy with batches nobody will read: end them now
     # instead of letting the interpreter wait for them at exit.
-    processes = list(getattr(pool, "_processes", {}).values())
+    terminate = getattr(pool, "terminate_workers", None)  # public from Python 3.14
+    if callable(terminate):
+        terminate()
+        return
+    # Before 3.14 the pool exposes its processes only as the private ``_processes``
+    # (a dict of pid → Process since Python 3.2).  If it is ever missing, the
+    # fallback is a plain shutdown: busy workers finish their batch, then exit.
+    processes = getattr(pool, "_processes", None)
+    workers = list(processes.values()) if isinstance(processes, dict) else []
     pool.shutdown(wait=False, cancel_futures=True)
-    for proc in processes:
+    for proc in workers:
         if proc.is_alive():
             proc.terminate()
-    for proc in processes:
+    for proc in workers:
         proc.join(timeout=5)
 
 
