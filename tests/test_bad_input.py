@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _cli import run_cli_quiet
 
-from dpaudit.cli.main import main
 from dpaudit.errors import MechanismError
 
 USER_MODULE = """
@@ -223,11 +223,7 @@ def test_cli_bad_input_exits_2_with_one_line_and_no_output(
             a = _corpus(inputs, a[len("{corpus:") : -1])
         args.append(subs.get(a, a))
     before_inputs = _snapshot(inputs)
-    try:
-        code = main(["-q", *args])
-    except SystemExit as exc:  # argparse errors
-        code = int(exc.code or 0)
-    stdout, stderr = capsys.readouterr()
+    code, stdout, stderr = run_cli_quiet(capsys, *args)
     assert code == 2, (stdout, stderr)
     assert stdout == ""
     lines = stderr.strip().splitlines()

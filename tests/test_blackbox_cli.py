@@ -5,23 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from dpaudit.cli.main import main
+from _cli import run_cli_quiet
 
 FAST = ["--samples", "5000", "--final-samples", "20000", "--workers", "1", "--json"]
 
 
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(["-q", *argv])
-    except SystemExit as exc:  # argparse usage errors
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_audit_json_has_the_documented_keys(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run_cli(capsys, "audit", "laplace", "--epsilon", "1", *FAST)
+    code, out, _ = run_cli_quiet(capsys, "audit", "laplace", "--epsilon", "1", *FAST)
     assert code == 0
     data = json.loads(out)
     for key in (
@@ -43,7 +33,7 @@ def test_audit_json_has_the_documented_keys(capsys: pytest.CaptureFixture[str]) 
 
 
 def test_fail_on_violation_exits_1_and_still_prints(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run_cli(
+    code, out, _ = run_cli_quiet(
         capsys, "audit", "identity", "--epsilon", "1", "--fail-on-violation", *FAST
     )
     assert code == 1
@@ -52,14 +42,16 @@ def test_fail_on_violation_exits_1_and_still_prints(capsys: pytest.CaptureFixtur
 
 
 def test_no_violation_exits_0_with_fail_on_violation(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, _ = run_cli(capsys, "audit", "laplace", "--epsilon", "1", "--fail-on-violation", *FAST)
+    code, _, _ = run_cli_quiet(
+        capsys, "audit", "laplace", "--epsilon", "1", "--fail-on-violation", *FAST
+    )
     assert code == 0
 
 
 def test_dpsniper_mode_and_pairs_from_the_command_line(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    code, out, _ = run_cli(
+    code, out, _ = run_cli_quiet(
         capsys,
         "audit",
         "ome",
@@ -81,7 +73,7 @@ def test_dpsniper_mode_and_pairs_from_the_command_line(
 
 
 def test_text_output_states_the_verdict(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run_cli(
+    code, out, _ = run_cli_quiet(
         capsys,
         "audit",
         "identity",
@@ -118,7 +110,7 @@ def test_text_output_states_the_verdict(capsys: pytest.CaptureFixture[str]) -> N
 def test_bad_input_exits_2_with_one_line(
     capsys: pytest.CaptureFixture[str], argv: list[str]
 ) -> None:
-    code, out, err = run_cli(capsys, "audit", *argv, "--workers", "1", "--json")
+    code, out, err = run_cli_quiet(capsys, "audit", *argv, "--workers", "1", "--json")
     assert code == 2
     assert out == ""
     assert len(err.strip().splitlines()) == 1

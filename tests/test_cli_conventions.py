@@ -5,17 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from dpaudit.cli.main import main
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:  # argparse usage errors
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
+from _cli import run_cli
 
 
 def test_mechanisms_json_is_one_object(capsys: pytest.CaptureFixture[str]) -> None:

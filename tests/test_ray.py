@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 import test_executor_usermod as usermod
+from _cli import run_cli
 
 ray = pytest.importorskip("ray")
 
@@ -29,7 +30,6 @@ from dpaudit.audit.executor import (  # noqa: E402
     run_units,
     shutdown_ray,
 )
-from dpaudit.cli.main import main  # noqa: E402
 from dpaudit.errors import DPAuditError, InvalidArgumentError  # noqa: E402
 from dpaudit.mechanisms import make_mechanism  # noqa: E402
 
@@ -178,19 +178,10 @@ def test_module_missing_on_the_workers_gives_a_clear_error(tmp_path: Path) -> No
 
 
 # --------------------------------------------------------------------- CLI
-def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_cli_sanity_check_on_ray_equals_local(capsys: pytest.CaptureFixture[str]) -> None:
     base = ["-q", "sanity-check", "laplace", "--epsilon", "1", "--dim", "4", "--runs", "50000"]
-    code_l, out_l, _ = _cli(capsys, *base, "--workers", "2", "--json")
-    code_r, out_r, _ = _cli(capsys, *base, "--backend", "ray", "--workers", "2", "--json")
+    code_l, out_l, _ = run_cli(capsys, *base, "--workers", "2", "--json")
+    code_r, out_r, _ = run_cli(capsys, *base, "--backend", "ray", "--workers", "2", "--json")
     assert code_l == code_r == 0
     local, remote = json.loads(out_l), json.loads(out_r)
     for key in ("counts", "empirical_loss", "epsilon_lower_bound", "violation"):
@@ -203,7 +194,7 @@ def test_cli_unreachable_ray_address_exits_2_with_one_line(
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    code, out, err = _cli(
+    code, out, err = run_cli(
         capsys,
         "sanity-check",
         "laplace",

@@ -5,21 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from dpaudit.cli.main import main
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(["-q", *argv])
-    except SystemExit as exc:  # argparse usage errors
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
+from _cli import run_cli_quiet
 
 
 def test_json_has_the_documented_keys(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run_cli(
+    code, out, _ = run_cli_quiet(
         capsys,
         "sanity-check",
         "laplace",
@@ -56,7 +46,7 @@ def test_json_has_the_documented_keys(capsys: pytest.CaptureFixture[str]) -> Non
 
 
 def test_identity_is_flagged_and_fail_on_violation(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run_cli(
+    code, out, _ = run_cli_quiet(
         capsys,
         "sanity-check",
         "identity",
@@ -74,7 +64,7 @@ def test_identity_is_flagged_and_fail_on_violation(capsys: pytest.CaptureFixture
     data = json.loads(out)
     assert code == 1 and data["violation"] is True
     assert data["empirical_loss"] == "inf"
-    code, out, _ = run_cli(
+    code, out, _ = run_cli_quiet(
         capsys,
         "sanity-check",
         "identity",
@@ -89,7 +79,7 @@ def test_identity_is_flagged_and_fail_on_violation(capsys: pytest.CaptureFixture
 
 
 def test_text_output(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run_cli(
+    code, out, _ = run_cli_quiet(
         capsys,
         "sanity-check",
         "dptext",
@@ -125,7 +115,7 @@ def test_text_output(capsys: pytest.CaptureFixture[str]) -> None:
 def test_bad_input_exits_2_with_one_line(
     capsys: pytest.CaptureFixture[str], argv: list[str]
 ) -> None:
-    code, out, err = run_cli(capsys, "sanity-check", "--workers", "1", *argv)
+    code, out, err = run_cli_quiet(capsys, "sanity-check", "--workers", "1", *argv)
     assert code == 2
     assert out == ""
     assert len(err.strip().splitlines()) == 1

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from _cli import run_cli_quiet
 
 from dpaudit.audit.executor import ExecutionConfig
 from dpaudit.audit.sensitivity_simulation import (
@@ -16,7 +17,6 @@ from dpaudit.audit.sensitivity_simulation import (
     simulate_sensitivity,
     vector_norms,
 )
-from dpaudit.cli.main import main
 from dpaudit.errors import InvalidArgumentError
 
 ONE = ExecutionConfig(workers=1)
@@ -145,26 +145,23 @@ def test_rejects_bad_arguments(kwargs: dict[str, object], argument: str) -> None
 
 
 def test_cli_json(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(
-        [
-            "-q",
-            "simulate-sensitivity",
-            "--distribution",
-            "uniform",
-            "--dims",
-            "1-3,8",
-            "--pairs",
-            "2000",
-            "--bound",
-            "10",
-            "--seed",
-            "4",
-            "--workers",
-            "1",
-            "--json",
-        ]
+    code, out, _ = run_cli_quiet(
+        capsys,
+        "simulate-sensitivity",
+        "--distribution",
+        "uniform",
+        "--dims",
+        "1-3,8",
+        "--pairs",
+        "2000",
+        "--bound",
+        "10",
+        "--seed",
+        "4",
+        "--workers",
+        "1",
+        "--json",
     )
-    out, _ = capsys.readouterr()
     assert code == 0
     data = json.loads(out)
     assert [r["dim"] for r in data["results"]] == [1, 2, 3, 8]
@@ -178,7 +175,6 @@ def test_cli_json(capsys: pytest.CaptureFixture[str]) -> None:
     [["--dims", "0-3"], ["--pairs", "0"], ["--clip-norm", "abc"], ["--confidence", "2"]],
 )
 def test_cli_bad_input_exits_2(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
-    code = main(["-q", "simulate-sensitivity", "--workers", "1", *argv])
-    out, err = capsys.readouterr()
+    code, out, err = run_cli_quiet(capsys, "simulate-sensitivity", "--workers", "1", *argv)
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1
