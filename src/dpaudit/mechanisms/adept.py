@@ -38,9 +38,14 @@ import numpy as np
 from dpaudit.analysis.adept import box_contains, clipped_l1_sensitivity, paper_counterexample_pair
 from dpaudit.analysis.laplace import laplace_log_density, laplace_pair_loss
 from dpaudit.analysis.sensitivity import clip_to_norm, norm_label
-from dpaudit.claims import AnalyticTruth, PrivacyClaim, WitnessPair
-from dpaudit.mechanisms.base import Mechanism, parameter
-from dpaudit.mechanisms.domains import box_claim, box_corners, check_box_domain, check_box_params
+from dpaudit.claims import AnalyticTruth, WitnessPair
+from dpaudit.mechanisms.base import parameter
+from dpaudit.mechanisms.domains import (
+    BoxMechanism,
+    box_corners,
+    check_box_domain,
+    check_box_params,
+)
 from dpaudit.mechanisms.laplace import AdditiveLaplace, sample_laplace
 from dpaudit.mechanisms.registry import register
 from dpaudit.validation import check_epsilon, check_int, check_positive
@@ -50,11 +55,12 @@ _HABERNAL21 = "Habernal, EMNLP 2021"
 
 
 @dataclass(frozen=True)
-class ClippedLaplace(Mechanism):
+class ClippedLaplace(BoxMechanism):
     """``f(r) + Lap(b)^n`` with ``f`` the ``L_p`` clipping to ``C``; subclasses fix p and b."""
 
     #: Norm of the clipping step.
     clip_norm: ClassVar[float] = 2.0
+    sensitivity_norm: ClassVar[str | None] = "L1"
 
     dim: int = parameter(2, doc="latent dimension n")
     bound: float = parameter(1.0, doc="clipping norm C")
@@ -84,20 +90,6 @@ class ClippedLaplace(Mechanism):
         return clip_to_norm(r, self.bound, self.clip_norm)
 
     # ------------------------------------------------------------------ contract
-    @property
-    def claim(self) -> PrivacyClaim:
-        return box_claim(
-            self.epsilon,
-            self.dim,
-            self.domain,
-            sensitivity=self.assumed_sensitivity,
-            sensitivity_norm="L1",
-        )
-
-    @property
-    def output_shape(self) -> tuple[int, ...]:
-        return (self.dim,)
-
     def _sample(self, x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
         out = sample_laplace((n, self.dim), self.scale, rng)
         out += self.clip(x)

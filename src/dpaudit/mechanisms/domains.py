@@ -8,18 +8,22 @@ categorical ones (randomised response, GRR, pure-ldp) take one category of
 declares its own ``dim``/``domain``/``k`` parameters (their defaults and docs
 differ); this module holds the validation, the claim and the corner inputs
 they have in common, so every mechanism rejects a bad domain with the same
-message.
+message.  :class:`BoxMechanism` is the base of the mechanisms whose claim is
+exactly "pure ε-DP on the box" and whose output has one coordinate per input
+coordinate.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from dpaudit.claims import Definition, InputDomain, PrivacyClaim
 from dpaudit.errors import InvalidArgumentError
+from dpaudit.mechanisms.base import Mechanism
 from dpaudit.validation import check_epsilon, check_int
 
 
@@ -74,6 +78,40 @@ def box_corners(dim: int, domain: tuple[float, float]) -> tuple[np.ndarray, np.n
     """The opposite corners ``LOW^n`` and ``HIGH^n`` (the worst pair of most box mechanisms)."""
     low, high = domain
     return np.full(dim, low), np.full(dim, high)
+
+
+@dataclass(frozen=True)
+class BoxMechanism(Mechanism):
+    """A mechanism on ``[LOW, HIGH]^dim`` with outputs of shape ``(dim,)``, claiming pure ε-DP.
+
+    Subclasses declare the ``dim`` and ``domain`` parameters.  When the noise is
+    calibrated to a sensitivity, they name its norm in :attr:`sensitivity_norm`
+    and define ``assumed_sensitivity``; the claim then records it.
+    """
+
+    if TYPE_CHECKING:
+        dim: int
+        domain: tuple[float, float]
+        assumed_sensitivity: float
+
+    #: Norm of ``assumed_sensitivity`` (None: the claim states no sensitivity).
+    sensitivity_norm: ClassVar[str | None] = None
+
+    @property
+    def claim(self) -> PrivacyClaim:
+        if self.sensitivity_norm is None:
+            return box_claim(self.epsilon, self.dim, self.domain)
+        return box_claim(
+            self.epsilon,
+            self.dim,
+            self.domain,
+            sensitivity=self.assumed_sensitivity,
+            sensitivity_norm=self.sensitivity_norm,
+        )
+
+    @property
+    def output_shape(self) -> tuple[int, ...]:
+        return (self.dim,)
 
 
 def check_category_params(epsilon: float, k: int) -> None:

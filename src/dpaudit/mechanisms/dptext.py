@@ -28,10 +28,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from dpaudit.analysis.dptext import NAN_POLICIES, support_witness
-from dpaudit.claims import AnalyticTruth, PrivacyClaim, WitnessPair
+from dpaudit.claims import AnalyticTruth, WitnessPair
 from dpaudit.errors import InvalidArgumentError
-from dpaudit.mechanisms.base import Mechanism, parameter
-from dpaudit.mechanisms.domains import box_claim, box_corners, check_box_params
+from dpaudit.mechanisms.base import parameter
+from dpaudit.mechanisms.domains import BoxMechanism, box_corners, check_box_params
 from dpaudit.mechanisms.registry import register
 
 
@@ -44,7 +44,7 @@ def dptext_raw_noise(u: np.ndarray, scale: float) -> np.ndarray:
 
 @register
 @dataclass(frozen=True)
-class DPTextMechanism(Mechanism):
+class DPTextMechanism(BoxMechanism):
     """``x + N`` with DPText's non-negative "Laplace" noise; claims ε-DP, true ε = ∞."""
 
     name: ClassVar[str] = "dptext"
@@ -54,6 +54,7 @@ class DPTextMechanism(Mechanism):
     )
     summary: ClassVar[str] = "DPText's broken Laplace sampler (noise never negative)"
     known_flawed: ClassVar[bool] = True
+    sensitivity_norm: ClassVar[str | None] = "L1"
 
     dim: int = parameter(1, doc="number of coordinates n")
     domain: tuple[float, float] = parameter(
@@ -86,20 +87,6 @@ class DPTextMechanism(Mechanism):
     def scale(self) -> float:
         """``b = Δ₁/ε``."""
         return self.assumed_sensitivity / self.epsilon
-
-    @property
-    def claim(self) -> PrivacyClaim:
-        return box_claim(
-            self.epsilon,
-            self.dim,
-            self.domain,
-            sensitivity=self.assumed_sensitivity,
-            sensitivity_norm="L1",
-        )
-
-    @property
-    def output_shape(self) -> tuple[int, ...]:
-        return (self.dim,)
 
     def noise_from_uniform(self, u: np.ndarray) -> np.ndarray:
         """The sampler's own transform, NaN policy included.

@@ -15,15 +15,15 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from dpaudit.claims import AnalyticTruth, PrivacyClaim, WitnessPair
-from dpaudit.mechanisms.base import Mechanism, parameter
-from dpaudit.mechanisms.domains import box_claim, box_corners, check_box_params
+from dpaudit.claims import AnalyticTruth, WitnessPair
+from dpaudit.mechanisms.base import parameter
+from dpaudit.mechanisms.domains import BoxMechanism, box_corners, check_box_params
 from dpaudit.mechanisms.registry import register
 
 
 @register
 @dataclass(frozen=True)
-class IdentityMechanism(Mechanism):
+class IdentityMechanism(BoxMechanism):
     """``M(x) = x``; claims ε-DP, true ε = ∞."""
 
     name: ClassVar[str] = "identity"
@@ -38,14 +38,6 @@ class IdentityMechanism(Mechanism):
 
     def __post_init__(self) -> None:
         check_box_params(self.epsilon, self.dim, self.domain)
-
-    @property
-    def claim(self) -> PrivacyClaim:
-        return box_claim(self.epsilon, self.dim, self.domain)
-
-    @property
-    def output_shape(self) -> tuple[int, ...]:
-        return (self.dim,)
 
     def _sample(self, x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
         return np.broadcast_to(x, (n, self.dim)).copy()

@@ -12,14 +12,14 @@ sign ``S`` — exact, and faster than the inverse CDF because it avoids a log.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
 from dpaudit.analysis.laplace import laplace_log_density, laplace_pair_loss
-from dpaudit.claims import AnalyticTruth, PrivacyClaim, WitnessPair
-from dpaudit.mechanisms.base import Mechanism, parameter
-from dpaudit.mechanisms.domains import box_claim, box_corners, check_box_params
+from dpaudit.claims import AnalyticTruth, WitnessPair
+from dpaudit.mechanisms.base import parameter
+from dpaudit.mechanisms.domains import BoxMechanism, box_corners, check_box_params
 from dpaudit.mechanisms.registry import register
 from dpaudit.validation import check_positive
 
@@ -34,39 +34,22 @@ def sample_laplace(shape: tuple[int, ...], scale: float, rng: np.random.Generato
 
 
 @dataclass(frozen=True)
-class AdditiveLaplace(Mechanism):
+class AdditiveLaplace(BoxMechanism):
     """``x + Lap(b)^n`` on a box ``[low, high]^n``, claiming ε-DP for an assumed L1 sensitivity.
 
     The sampler, its uniform transform and the density of every mechanism that
     adds Laplace noise to the input unchanged and differs from the others only
     in how it calibrates ``b`` (``laplace``; ADePT's ACL 2022 variant).
     Subclasses declare the ``dim`` and ``domain`` parameters and define
-    :attr:`assumed_sensitivity`; the scale is ``b = Δ₁/ε``.
+    ``assumed_sensitivity``; the scale is ``b = Δ₁/ε``.
     """
 
-    if TYPE_CHECKING:
-        dim: int
-        domain: tuple[float, float]
-        assumed_sensitivity: float
+    sensitivity_norm: ClassVar[str | None] = "L1"
 
     @property
     def scale(self) -> float:
         """Noise scale ``b = Δ₁/ε``."""
         return self.assumed_sensitivity / self.epsilon
-
-    @property
-    def claim(self) -> PrivacyClaim:
-        return box_claim(
-            self.epsilon,
-            self.dim,
-            self.domain,
-            sensitivity=self.assumed_sensitivity,
-            sensitivity_norm="L1",
-        )
-
-    @property
-    def output_shape(self) -> tuple[int, ...]:
-        return (self.dim,)
 
     def _sample(self, x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
         out = sample_laplace((n, self.dim), self.scale, rng)

@@ -13,15 +13,15 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from dpaudit.claims import AnalyticTruth, PrivacyClaim, WitnessPair
-from dpaudit.mechanisms.base import Mechanism, parameter
-from dpaudit.mechanisms.domains import box_claim, box_corners, check_box_params
+from dpaudit.claims import AnalyticTruth, WitnessPair
+from dpaudit.mechanisms.base import parameter
+from dpaudit.mechanisms.domains import BoxMechanism, box_corners, check_box_params
 from dpaudit.mechanisms.registry import register
 
 
 @register
 @dataclass(frozen=True)
-class RandomBitsMechanism(Mechanism):
+class RandomBitsMechanism(BoxMechanism):
     """``M(x) ~ U({0,1}^n)`` whatever ``x``; true ε = 0."""
 
     name: ClassVar[str] = "random-bits"
@@ -36,14 +36,6 @@ class RandomBitsMechanism(Mechanism):
 
     def __post_init__(self) -> None:
         check_box_params(self.epsilon, self.dim, self.domain)
-
-    @property
-    def claim(self) -> PrivacyClaim:
-        return box_claim(self.epsilon, self.dim, self.domain)
-
-    @property
-    def output_shape(self) -> tuple[int, ...]:
-        return (self.dim,)
 
     def _sample(self, x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
         return rng.integers(0, 2, size=(n, self.dim), dtype=np.uint8)
