@@ -26,9 +26,9 @@ from dpaudit.reproduce.common import (
     AuditRecord,
     FigureProgress,
     FigureResult,
+    FigureRun,
     Finding,
-    Stopwatch,
-    library_versions,
+    readme_page,
     require_matplotlib,
     rows_to_csv,
     save_figure,
@@ -38,34 +38,26 @@ from dpaudit.reproduce.runner import read_run_status, reproduce
 CORPUS_LIKE = "<script>alert('x')</script> & \"quoted\" <b>bold</b>"
 
 
-def _compute(scale, seed, execution, progress, *, data=None):
+def _compute(run: FigureRun) -> FigureResult:
     """Coverage of a 95% interval for a coin's bias: a small seeded experiment."""
-    clock = Stopwatch()
-    rng = np.random.default_rng(seed)
-    trials = {"tiny": 50, "quick": 200, "paper": 1000}[scale]
-    progress.start(3)
+    rng = np.random.default_rng(run.seed)
+    trials = {"tiny": 50, "quick": 200, "paper": 1000}[run.scale]
+    run.progress.start(3)
     rows = []
     for step, p in enumerate((0.1, 0.5, 0.9)):
-        with clock.stage("simulate"):
+        with run.stage("simulate"):
             k = rng.binomial(100, p, size=trials)
         hat = k / 100
         se = np.sqrt(hat * (1 - hat) / 100)
         covered = float(np.mean(np.abs(hat - p) <= 1.96 * se + 1e-12))
         rows.append({"p": p, "coverage": covered, "trials": trials})
-        progress.advance()
+        run.progress.advance()
         assert step < 3
     if os.environ.get("DPAUDIT_TEST_FAIL_FIGURE") == "1":
         raise KeyboardInterrupt
-    return FigureResult(
-        figure="test-fig",
-        title="Coverage of a Wald interval",
-        paper="test paper",
-        scale=scale,
-        seed=seed,
+    return run.result(
         parameters={"n": 100},
         sample_counts={"trials": trials},
-        timings=clock.total(),
-        versions=library_versions(),
         rows=tuple(rows),
         comparison=({"quantity": "coverage at p=0.5", "paper": 0.95, "ours": rows[1]["coverage"]},),
         findings=(Finding("coverage is near 95% at p = 0.5", rows[1]["coverage"] > 0.8),),
@@ -199,6 +191,27 @@ def test_resume_keeps_finished_figures_and_refuses_other_settings(
     assert (tmp_path / "test-fig/results.json").read_text() == before
     with pytest.raises(InvalidArgumentError, match="--resume"):
         reproduce(fake_figure, tmp_path, scale="tiny", seed=6, resume=True)
+
+
+def test_figure_run_fills_identity_and_readme_page_lays_out_every_section() -> None:
+    run = FigureRun("fig-x", "A title", "A paper (2021)", "tiny", 9)
+    with run.stage("work"):
+        pass
+    result = run.result(
+        parameters={"k": 1},
+        sample_counts={"n": 5},
+        rows=({"a": 1},),
+        findings=(Finding("it shows", True),),
+    )
+    assert (result.figure, result.title, result.paper) == ("fig-x", "A title", "A paper (2021)")
+    assert (result.scale, result.seed) == ("tiny", 9)
+    assert set(result.timings) == {"work", "total_s"} and "numpy" in result.versions
+    page = readme_page(result, "What it is.", ["## One\n\nfirst", "## Two"], "- because")
+    parts = page.split("\n\n")
+    assert parts[:5] == ["# A title", "Reproduces A paper (2021).", "What it is.",
+                         "![figure](figure.png)", "## One"]  # fmt: skip
+    assert page.index("## Two") < page.index("## Where and why this differs from the paper")
+    assert page.index("- because") < page.index("## Run") and "--seed 9" in page
 
 
 def test_progress_fractions_reach_one() -> None:

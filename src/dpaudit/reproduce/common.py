@@ -1,10 +1,13 @@
 """What every reproduced figure shares: scales, the result record, audit summaries, output files.
 
-Each figure module computes a :class:`FigureResult` — a frozen record with the
+A figure module's ``compute`` receives a :class:`FigureRun` (the figure's
+identity, scale, seed, executor, progress and stopwatch) and returns
+:meth:`FigureRun.result` — a :class:`FigureResult`, a frozen record with the
 figure's parameters, seed, library versions, sample counts, timings, a tidy
 table of rows (one CSV line each), the paper's numbers set beside ours, the
 qualitative findings checked, and one :class:`AuditRecord` per audited
-mechanism (what the report lists).  :func:`write_figure_outputs` then writes
+mechanism (what the report lists).  Its ``readme`` lays out the figure's
+README with :func:`readme_page`.  :func:`write_figure_outputs` then writes
 ``results.json``, ``results.csv``, ``figure.png`` and ``README.md`` into the
 figure's directory, each atomically (:mod:`dpaudit.io`), so a file is either
 complete or absent.
@@ -18,11 +21,12 @@ import math
 import platform
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dpaudit.audit.executor import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError, OptionalDependencyError
 from dpaudit.io import atomic_write_bytes, atomic_write_text
 from dpaudit.serialization import dumps
@@ -182,6 +186,44 @@ class FigureProgress:
             self._on_fraction(self._done / self._total)
 
 
+@dataclass(frozen=True)
+class FigureRun:
+    """One computation of a figure: what its ``compute`` gets, and how it builds its result.
+
+    ``name``, ``title`` and ``paper`` identify the figure (from its spec);
+    ``scale``, ``seed``, ``execution`` and ``data`` (a corpus path or None) are
+    the run's settings; ``progress`` reports steps to the runner's bar and
+    ``clock`` times the stages.
+    """
+
+    name: str
+    title: str
+    paper: str
+    scale: str
+    seed: int
+    execution: ExecutionConfig = field(default_factory=ExecutionConfig)
+    progress: FigureProgress = field(default_factory=FigureProgress)
+    data: str | None = None
+    clock: Stopwatch = field(default_factory=Stopwatch)
+
+    def stage(self, name: str) -> AbstractContextManager[None]:
+        """Time the enclosed block under ``name`` (see :meth:`Stopwatch.stage`)."""
+        return self.clock.stage(name)
+
+    def result(self, **fields: Any) -> FigureResult:
+        """The figure's :class:`FigureResult`, with identity, settings, timings and versions."""
+        return FigureResult(
+            figure=self.name,
+            title=self.title,
+            paper=self.paper,
+            scale=self.scale,
+            seed=self.seed,
+            timings=self.clock.total(),
+            versions=library_versions(),
+            **fields,
+        )
+
+
 def fmt_number(value: Any, digits: int = 4) -> str:
     """A number for tables: ``∞`` for infinity, ``—`` for missing, else ``digits`` significant."""
     if value is None:
@@ -272,6 +314,33 @@ def write_figure_outputs(
     plot(result, directory / FIGURE_PNG)
     atomic_write_text(directory / FIGURE_README, readme(result).rstrip("\n") + "\n")
     atomic_write_text(directory / RESULTS_JSON, dumps(result) + "\n")
+
+
+def readme_page(
+    result: FigureResult, description: str, sections: Sequence[str], differences: str
+) -> str:
+    """A figure's README: title, source, description, the figure, ``sections``, differences, run.
+
+    ``sections`` are the figure's own Markdown sections, in order (tables,
+    :func:`findings_section`, ...); ``differences`` the bullet list of where
+    and why this reproduction differs from the paper.
+    """
+    return "\n\n".join(
+        [
+            f"# {result.title}",
+            f"Reproduces {result.paper}.",
+            description,
+            f"![figure]({FIGURE_PNG})",
+            *sections,
+            "## Where and why this differs from the paper\n\n" + differences,
+            provenance_markdown(result),
+        ]
+    )
+
+
+def findings_section(result: FigureResult) -> str:
+    """The README section listing the qualitative findings."""
+    return "## Findings\n\n" + findings_markdown(result)
 
 
 def findings_markdown(result: FigureResult) -> str:

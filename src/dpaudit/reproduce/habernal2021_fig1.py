@@ -17,20 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from dpaudit.analysis.sensitivity import clipping_sensitivity
-from dpaudit.audit.executor import ExecutionConfig
 from dpaudit.audit.sensitivity_simulation import simulate_sensitivity
-from dpaudit.reproduce.common import (
-    FigureProgress,
-    FigureResult,
-    Finding,
-    Stopwatch,
-    findings_markdown,
-    library_versions,
-    markdown_table,
-    provenance_markdown,
-    require_matplotlib,
-    save_figure,
-)
+from dpaudit.reproduce import common
+from dpaudit.reproduce.common import FigureResult, FigureRun, Finding
 from dpaudit.reproduce.registry import FigureSpec
 
 NAME = "habernal2021-fig1"
@@ -57,22 +46,13 @@ SERIES: tuple[tuple[str, str, float], ...] = (
 )
 
 
-def compute(
-    scale: str,
-    seed: int,
-    execution: ExecutionConfig,
-    progress: FigureProgress,
-    *,
-    data: str | None = None,
-) -> FigureResult:
+def compute(run: FigureRun) -> FigureResult:
     """Run the simulation for every series; rows are (series, dim) with the violating share."""
-    del data  # this figure reads no corpus
-    pairs, dims = _SIZES[scale]
-    clock = Stopwatch()
-    progress.start(len(SERIES))
+    pairs, dims = _SIZES[run.scale]
+    run.progress.start(len(SERIES))
     rows: list[dict[str, Any]] = []
     for index, (label, distribution, clip_norm) in enumerate(SERIES):
-        with clock.stage(f"simulate {distribution} L{int(clip_norm)}"):
+        with run.stage(f"simulate {distribution} L{int(clip_norm)}"):
             sim = simulate_sensitivity(
                 dims,
                 distribution=distribution,
@@ -80,9 +60,9 @@ def compute(
                 bound=BOUND,
                 clip_norm=clip_norm,
                 normal_scale="std",
-                seed=seed + index,  # independent samples per series
+                seed=run.seed + index,  # independent samples per series
                 confidence=CONFIDENCE,
-                config=execution,
+                config=run.execution,
             )
         for r in sim.results:
             rows.append(
@@ -102,13 +82,8 @@ def compute(
                     ).sensitivity,
                 }
             )
-        progress.advance()
-    return FigureResult(
-        figure=NAME,
-        title=TITLE,
-        paper=PAPER,
-        scale=scale,
-        seed=seed,
+        run.progress.advance()
+    return run.result(
         parameters={
             "bound_C": BOUND,
             "claimed_sensitivity": 2 * BOUND,
@@ -119,8 +94,6 @@ def compute(
             "violation_rule": "||f(r1) − f(r2)||_1 > 2C (strict)",
         },
         sample_counts={"pairs_per_dimension": pairs, "dimensions": len(dims)},
-        timings=clock.total(),
-        versions=library_versions(),
         rows=tuple(rows),
         comparison=tuple(_comparison(rows)),
         findings=tuple(_findings(rows)),
@@ -201,7 +174,7 @@ def _findings(rows: list[dict[str, Any]]) -> list[Finding]:
 
 def plot(result: FigureResult, path: Path) -> None:
     """Violating share (%) vs latent dimension, one line per series with its 95% band."""
-    plt = require_matplotlib()
+    plt = common.require_matplotlib()
     fig, ax = plt.subplots(figsize=(7.0, 4.2))
     styles = {SERIES[0][0]: ("C0", "-"), SERIES[1][0]: ("C1", "-"), SERIES[2][0]: ("C2", ":")}
     for label, _, _ in SERIES:
@@ -230,7 +203,7 @@ def plot(result: FigureResult, path: Path) -> None:
         f"{result.sample_counts['pairs_per_dimension']:,} pairs per n; bands: 95% CI",
         fontsize=10,
     )
-    save_figure(fig, path)
+    common.save_figure(fig, path)
 
 
 def readme(result: FigureResult) -> str:
@@ -249,22 +222,20 @@ def readme(result: FigureResult) -> str:
             ]
         )
     comparison = [[c["quantity"], str(c["paper"]), c["ours"]] for c in result.comparison]
-    return "\n\n".join(
+    return common.readme_page(
+        result,
+        "ADePT clips each latent vector to L2 norm C and adds Laplace noise calibrated "
+        "to an L1 sensitivity of 2C. Every pair of clipped vectors is a pair of "
+        "neighbouring inputs, so its L1 distance must not exceed 2C for the claim to "
+        "hold; the true L1 sensitivity is 2C·√n. We draw random unclipped vectors, clip "
+        "them and count the pairs whose L1 distance exceeds 2C (strictly), with an exact "
+        "95% Clopper–Pearson interval per dimension.",
         [
-            f"# {TITLE}",
-            f"Reproduces {PAPER}.",
-            "ADePT clips each latent vector to L2 norm C and adds Laplace noise calibrated "
-            "to an L1 sensitivity of 2C. Every pair of clipped vectors is a pair of "
-            "neighbouring inputs, so its L1 distance must not exceed 2C for the claim to "
-            "hold; the true L1 sensitivity is 2C·√n. We draw random unclipped vectors, clip "
-            "them and count the pairs whose L1 distance exceeds 2C (strictly), with an exact "
-            "95% Clopper–Pearson interval per dimension.",
-            "![figure](figure.png)",
             "## Paper beside ours\n\nThe paper gives the figure but no table of values; its "
             "statements are set beside our numbers (percent unless stated).\n\n"
-            + markdown_table(["quantity", "paper", "ours"], comparison),
+            + common.markdown_table(["quantity", "paper", "ours"], comparison),
             "## Selected dimensions (percent of pairs violating)\n\n"
-            + markdown_table(
+            + common.markdown_table(
                 [
                     "n",
                     "uniform, L2 clip",
@@ -274,28 +245,18 @@ def readme(result: FigureResult) -> str:
                 ],
                 table_rows,
             ),
-            "## Findings\n\n" + findings_markdown(result),
-            "## Where and why this differs from the paper\n\n"
-            "- The paper's text describes the normal distribution by its *variance* 0.1·C; "
-            "the authors' code, which drew the figure, used *standard deviation* 0.1·C "
-            "(std 1 for C = 10). We follow the code; with the variance reading (std ≈ 3.16) "
-            "vectors are clipped more often and the normal curve rises faster.\n"
-            "- The paper says '10k vectors'; its code draws 10,000 *pairs* (20,000 vectors) "
-            "per dimension, as we do.\n"
-            "- The L1-clipping series is the remedy proposed in the paper's discussion; the "
-            "authors' code checks it, the figure does not show it. A distance that exceeds 2C "
-            "only by floating-point rounding (relative 1e-9) is not counted as a violation.",
-            provenance_markdown(result),
-        ]
+            common.findings_section(result),
+        ],
+        "- The paper's text describes the normal distribution by its *variance* 0.1·C; "
+        "the authors' code, which drew the figure, used *standard deviation* 0.1·C "
+        "(std 1 for C = 10). We follow the code; with the variance reading (std ≈ 3.16) "
+        "vectors are clipped more often and the normal curve rises faster.\n"
+        "- The paper says '10k vectors'; its code draws 10,000 *pairs* (20,000 vectors) "
+        "per dimension, as we do.\n"
+        "- The L1-clipping series is the remedy proposed in the paper's discussion; the "
+        "authors' code checks it, the figure does not show it. A distance that exceeds 2C "
+        "only by floating-point rounding (relative 1e-9) is not counted as a violation.",
     )
 
 
-FIGURE = FigureSpec(
-    name=NAME,
-    title=TITLE,
-    paper=PAPER,
-    compute=compute,
-    plot=plot,
-    readme=readme,
-    expected_seconds={"tiny": 1, "quick": 8, "paper": 8},
-)
+FIGURE = FigureSpec(NAME, TITLE, PAPER, compute, plot, readme, {"tiny": 1, "quick": 8, "paper": 8})

@@ -31,7 +31,6 @@ import numpy as np
 from scipy import special, stats
 
 from dpaudit.audit.checkpoint import run_units  # the executor's, checkpointed in a session
-from dpaudit.audit.executor import ExecutionConfig
 from dpaudit.audit.sanity_check import (
     ACL2022_DIMS,
     ACL2022_EPSILONS,
@@ -41,20 +40,8 @@ from dpaudit.audit.sanity_check import (
 )
 from dpaudit.audit.statistics import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.mechanisms import make_mechanism
-from dpaudit.reproduce.common import (
-    AuditRecord,
-    FigureProgress,
-    FigureResult,
-    Finding,
-    Stopwatch,
-    findings_markdown,
-    fmt_number,
-    library_versions,
-    markdown_table,
-    provenance_markdown,
-    require_matplotlib,
-    save_figure,
-)
+from dpaudit.reproduce import common
+from dpaudit.reproduce.common import AuditRecord, FigureResult, FigureRun, Finding
 from dpaudit.reproduce.reference_data import (
     ACL2022_DEFECT_ABOVE_N,
     acl2022_published,
@@ -182,42 +169,33 @@ def loss_standard_error(counts: np.ndarray, runs: int, other_runs: int) -> float
 
 
 # --------------------------------------------------------------------- compute
-def compute(
-    scale: str,
-    seed: int,
-    execution: ExecutionConfig,
-    progress: FigureProgress,
-    *,
-    data: str | None = None,
-) -> FigureResult:
+def compute(run: FigureRun) -> FigureResult:
     """Run the grid, attach exact losses, published values and the agreement check."""
-    del data
-    runs, epsilons, dims = _SIZES[scale]
-    clock = Stopwatch()
-    progress.start(3)
-    with clock.stage("sanity-check grid"):
+    runs, epsilons, dims = _SIZES[run.scale]
+    run.progress.start(3)
+    with run.stage("sanity-check grid"):
         grid = run_acl2022_grid(
             runs,
             mechanisms=ORDER,
             epsilons=epsilons,
             dims=dims,
-            seed=seed,
+            seed=run.seed,
             confidence=CONFIDENCE,
             familywise=True,
-            config=execution,
+            config=run.execution,
         )
-    progress.advance()
-    with clock.stage("exact attack losses"):
+    run.progress.advance()
+    with run.stage("exact attack losses"):
         exact = run_units(
             _exact_unit,
             [(c.mechanism, c.epsilon, c.dim) for c in grid],
-            execution,
+            run.execution,
             desc="exact attack losses",
         )
     published = acl2022_published()
     rows: list[dict[str, Any]] = []
     comparison: list[dict[str, Any]] = []
-    with clock.stage("comparison"):
+    with run.stage("comparison"):
         for cell, exact_loss in zip(grid, exact, strict=True):
             counts = np.array([[cell.f00, cell.f01], [cell.f10, cell.f11]])
             paper = published.get(cell.mechanism, {}).get(cell.epsilon, {}).get(cell.dim)
@@ -243,15 +221,10 @@ def compute(
             }
             rows.append(row)
             comparison.append(_compare(row, counts))
-    progress.advance()
+    run.progress.advance()
     audits = tuple(_audits(rows))
-    progress.advance()
-    return FigureResult(
-        figure=NAME,
-        title=TITLE,
-        paper=PAPER,
-        scale=scale,
-        seed=seed,
+    run.progress.advance()
+    return run.result(
         parameters={
             "mechanisms": list(ORDER),
             "epsilons": list(epsilons),
@@ -267,8 +240,6 @@ def compute(
             "cells": len(grid),
             "mechanism_runs_total": 2 * runs * len(grid),
         },
-        timings=clock.total(),
-        versions=library_versions(),
         rows=tuple(rows),
         comparison=tuple(comparison),
         findings=tuple(_findings(rows, comparison)),
@@ -443,7 +414,7 @@ def _y(v: float | None) -> float:
 
 def plot(result: FigureResult, path: Path) -> None:
     """One panel per mechanism: loss vs n per ε (ours: lines + band; published: ×)."""
-    plt = require_matplotlib()
+    plt = common.require_matplotlib()
     rows = list(result.rows)
     epsilons = sorted({r["epsilon"] for r in rows})
     cmap = plt.get_cmap("viridis")
@@ -498,7 +469,7 @@ def plot(result: FigureResult, path: Path) -> None:
         fontsize=11,
     )
     fig.subplots_adjust(left=0.06, right=0.99, top=0.86, bottom=0.25, wspace=0.08)
-    save_figure(fig, path)
+    common.save_figure(fig, path)
 
 
 # ---------------------------------------------------------------------- README
@@ -506,20 +477,7 @@ def readme(result: FigureResult) -> str:
     """What was reproduced, every published value beside ours, the agreement check."""
     rows = list(result.rows)
     dims = sorted({r["dim"] for r in rows})
-    sections = [
-        f"# {TITLE}",
-        f"Reproduces {PAPER}.",
-        "Two neighbouring inputs — n zeros and n ones — each go through the mechanism "
-        f"{result.sample_counts['runs_per_dataset_per_cell']:,} times. The attacker rounds "
-        "each output coordinate at 0.5 and takes a majority vote; the 2×2 table of true vs "
-        "guessed input gives the paper's empirical loss max_g |ln(f0g/f1g)| (MLE). dpaudit "
-        "adds a one-sided Clopper–Pearson ε lower bound per cell (Bonferroni-corrected over "
-        "every cell, so all verdicts hold together at 95%) and the exact loss the attack "
-        "converges to with infinitely many runs.",
-        "![figure](figure.png)",
-        "## Findings\n\n" + findings_markdown(result),
-        _agreement_section(result),
-    ]
+    sections = [common.findings_section(result), _agreement_section(result)]
     for mech in ORDER:
         cells = [r for r in rows if r["mechanism"] == mech]
         if not cells:
@@ -534,10 +492,18 @@ def readme(result: FigureResult) -> str:
         sections.append(
             f"### {LABELS[mech]} (`{mech}`)\n\nours / published / exact attack loss "
             "(∞ runs); **bold** = flagged (ε lower bound > claimed ε)\n\n"
-            + markdown_table(["ε \\ n", *[str(n) for n in dims]], table)
+            + common.markdown_table(["ε \\ n", *[str(n) for n in dims]], table)
         )
-    sections.append(
-        "## Where and why this differs from the paper\n\n"
+    return common.readme_page(
+        result,
+        "Two neighbouring inputs — n zeros and n ones — each go through the mechanism "
+        f"{result.sample_counts['runs_per_dataset_per_cell']:,} times. The attacker rounds "
+        "each output coordinate at 0.5 and takes a majority vote; the 2×2 table of true vs "
+        "guessed input gives the paper's empirical loss max_g |ln(f0g/f1g)| (MLE). dpaudit "
+        "adds a one-sided Clopper–Pearson ε lower bound per cell (Bonferroni-corrected over "
+        "every cell, so all verdicts hold together at 95%) and the exact loss the attack "
+        "converges to with infinitely many runs.",
+        sections,
         "- **Overwritten counts for n > 16.** The reference code runs n > 16 in 10 chunks "
         "of 1,000,000 runs but *assigns* each chunk's counts instead of adding them, so "
         "the published cells for n ∈ {32, 64, 128} rest on 1M runs, not the stated 10M. "
@@ -554,16 +520,15 @@ def readme(result: FigureResult) -> str:
         "Seeds differ from the reference (legacy numpy seed 1234), so individual values "
         "differ within sampling error.\n"
         "- **Verdicts are one-sided.** A cell that is not flagged does not show that the "
-        "mechanism is private; it shows this attack found no violation."
+        "mechanism is private; it shows this attack found no violation.",
     )
-    sections.append(provenance_markdown(result))
-    return "\n\n".join(sections)
 
 
 def _cell_text(r: dict[str, Any]) -> str:
     text = (
-        f"{fmt_number(r['empirical_loss'], 3)} / {fmt_number(r['published_loss'], 3)} / "
-        f"{fmt_number(r['exact_attack_loss'], 3)}"
+        f"{common.fmt_number(r['empirical_loss'], 3)} / "
+        f"{common.fmt_number(r['published_loss'], 3)} / "
+        f"{common.fmt_number(r['exact_attack_loss'], 3)}"
     )
     return f"**{text}**" if r["violation"] else text
 
@@ -590,7 +555,7 @@ def _agreement_section(result: FigureResult) -> str:
     if bad:
         lines += ["", "Cells outside the rule:", ""]
         lines.append(
-            markdown_table(
+            common.markdown_table(
                 ["mechanism", "ε", "n", "ours", "published", "z"],
                 [
                     [c["mechanism"], c["epsilon"], c["n"], c["ours"], c["paper"], c["z"]]
@@ -601,7 +566,7 @@ def _agreement_section(result: FigureResult) -> str:
     if one_inf:
         lines += ["", "Infinite on one side only (exact attack loss shows the true value):", ""]
         lines.append(
-            markdown_table(
+            common.markdown_table(
                 ["mechanism", "ε", "n", "ours", "published", "published runs", "exact"],
                 [
                     [
@@ -621,11 +586,5 @@ def _agreement_section(result: FigureResult) -> str:
 
 
 FIGURE = FigureSpec(
-    name=NAME,
-    title=TITLE,
-    paper=PAPER,
-    compute=compute,
-    plot=plot,
-    readme=readme,
-    expected_seconds={"tiny": 4, "quick": 90, "paper": 600},
+    NAME, TITLE, PAPER, compute, plot, readme, {"tiny": 4, "quick": 90, "paper": 600}
 )

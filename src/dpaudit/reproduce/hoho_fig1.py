@@ -32,20 +32,8 @@ from dpaudit.attacks.experiment import (
     prepare_attack_data,
 )
 from dpaudit.audit.checkpoint import run_units  # the executor's, checkpointed in a session
-from dpaudit.audit.executor import ExecutionConfig
-from dpaudit.reproduce.common import (
-    FigureProgress,
-    FigureResult,
-    Finding,
-    Stopwatch,
-    findings_markdown,
-    fmt_number,
-    library_versions,
-    markdown_table,
-    provenance_markdown,
-    require_matplotlib,
-    save_figure,
-)
+from dpaudit.reproduce import common
+from dpaudit.reproduce.common import FigureResult, FigureRun, Finding
 from dpaudit.reproduce.registry import FigureSpec
 from dpaudit.text.corpus import load_corpus
 
@@ -102,46 +90,33 @@ def _attack_unit(unit: _AttackUnit) -> AttackMetrics:
     return result.metrics
 
 
-def compute(
-    scale: str,
-    seed: int,
-    execution: ExecutionConfig,
-    progress: FigureProgress,
-    *,
-    data: str | None = None,
-) -> FigureResult:
+def compute(run: FigureRun) -> FigureResult:
     """Embed the corpus once, then run both attacks for every scheme and ε (one unit each)."""
-    n_sentences, fraction, copies = _SIZES[scale]
-    clock = Stopwatch()
-    progress.start(1 + len(CONFIGS) * len(EPSILONS))
-    with clock.stage("embed corpus"):
-        corpus = load_corpus(data)
-        prepared = prepare_attack_data(corpus, n_sentences, fraction, seed=seed)
-    progress.advance()
+    n_sentences, fraction, copies = _SIZES[run.scale]
+    run.progress.start(1 + len(CONFIGS) * len(EPSILONS))
+    with run.stage("embed corpus"):
+        corpus = load_corpus(run.data)
+        prepared = prepare_attack_data(corpus, n_sentences, fraction, seed=run.seed)
+    run.progress.advance()
     grid = [(label, eps) for eps in EPSILONS for label, _, _ in CONFIGS]
     units = [
-        _AttackUnit(prepared, scheme, eps, params, seed, copies)
+        _AttackUnit(prepared, scheme, eps, params, run.seed, copies)
         for eps in EPSILONS
         for _, scheme, params in CONFIGS
     ]
-    with clock.stage("attacks"):
+    with run.stage("attacks"):
         metrics = run_units(
             _attack_unit,
             units,
-            execution,
+            run.execution,
             desc="HoHo attacks",
-            on_result=lambda i, m: progress.advance(),
+            on_result=lambda i, m: run.progress.advance(),
         )
     results = dict(zip(grid, metrics, strict=True))
     rows = [_row(label, eps, m) for (label, eps), m in results.items()]
     examples = _examples(corpus, prepared, results)
     m = rows[0]
-    return FigureResult(
-        figure=NAME,
-        title=TITLE,
-        paper=PAPER,
-        scale=scale,
-        seed=seed,
+    return run.result(
         parameters={
             "corpus": prepared.source,
             "embedder": f"{prepared.embedder} (GloVe 6B 50-d, max-pooled; OOV words → zeros)",
@@ -158,8 +133,6 @@ def compute(
             "copies_per_target": copies,
             "sentences_without_known_word": prepared.n_oov_only,
         },
-        timings=clock.total(),
-        versions=library_versions(),
         rows=tuple(rows),
         comparison=tuple(_comparison(rows)),
         findings=tuple(_findings(rows)),
@@ -271,7 +244,7 @@ def _findings(rows: list[dict[str, Any]]) -> list[Finding]:
 
 def plot(result: FigureResult, path: Path) -> None:
     """Two panels as in the paper: (a) linking AUC, (b) reconstruction accuracy."""
-    plt = require_matplotlib()
+    plt = common.require_matplotlib()
     rows = list(result.rows)
     labels = [c[0] for c in CONFIGS]
     fig, axes = plt.subplots(1, 2, figsize=(12.5, 4.6))
@@ -330,7 +303,7 @@ def plot(result: FigureResult, path: Path) -> None:
         fontsize=10,
     )
     fig.subplots_adjust(left=0.06, right=0.99, top=0.88, bottom=0.2, wspace=0.18)
-    save_figure(fig, path)
+    common.save_figure(fig, path)
 
 
 def readme(result: FigureResult) -> str:
@@ -343,40 +316,36 @@ def readme(result: FigureResult) -> str:
         f"{e['sue_auc']:.3f} under SUE"
         for e in examples
     )
-    return "\n\n".join(
+    return common.readme_page(
+        result,
+        f"Corpus: `{result.parameters['corpus']}`; "
+        f"{result.sample_counts['sentences']} sentences sampled, "
+        f"{result.sample_counts['targets']} targets, "
+        f"{result.sample_counts['copies_per_target']} privatised copies per target, mixed "
+        "with one privatised encoding of every sentence. HoHo scores an encoding by the "
+        "share of its even bits equal to the target's clean encoding and reconstructs "
+        "by copying the even bits; the optimal attack uses the exact likelihood ratio "
+        "over all bits and per-bit MAP reconstruction.",
         [
-            f"# {TITLE}",
-            f"Reproduces {PAPER}.",
-            f"Corpus: `{result.parameters['corpus']}`; "
-            f"{result.sample_counts['sentences']} sentences sampled, "
-            f"{result.sample_counts['targets']} targets, "
-            f"{result.sample_counts['copies_per_target']} privatised copies per target, mixed "
-            "with one privatised encoding of every sentence. HoHo scores an encoding by the "
-            "share of its even bits equal to the target's clean encoding and reconstructs "
-            "by copying the even bits; the optimal attack uses the exact likelihood ratio "
-            "over all bits and per-bit MAP reconstruction.",
-            "![figure](figure.png)",
             "## Paper beside ours\n\nThe paper reports linking AUC 1.0 for λ ≥ 10 and "
             "chance-like AUC for λ = 1, SUE and OUE; reconstruction accuracy 99% (λ = 100), "
             "91% (λ = 10) and about 50% (λ = 1, SUE, OUE), for both ε.\n\n"
-            + markdown_table(headers, [list(c.values()) for c in comp]),
-            "## Findings\n\n" + findings_markdown(result),
+            + common.markdown_table(headers, [list(c.values()) for c in comp]),
+            common.findings_section(result),
             "## Example targets\n\n" + (example_lines or "—"),
-            "## Where and why this differs from the paper\n\n"
-            "- The HoHo paper publishes no code; we follow the protocol of its §3.1. "
-            "Sampling of sentences, targets and noise uses dpaudit's seeds, so values "
-            "differ from the paper's within sampling error.\n"
-            "- Encodings identical to the target's (sentences the embedding cannot tell "
-            "apart) are labelled as the target's: they *are* its encoding.\n"
-            "- SUE/OUE are the standard definitions (Wang et al. 2017) applied to the "
-            "one-hot encoding of each value's integer part, as the OME code did; the "
-            "reference's off-by-one in the SUE domain is not reproduced.\n"
-            "- The optimal attack's reconstruction uses the bits' prior (the share of ones "
-            "at each position in the clean encodings), so for schemes that leak nothing it "
-            "equals the prior-only baseline "
-            f"(e.g. {fmt_number(_prior(result), 3)}), not 50%.",
-            provenance_markdown(result),
-        ]
+        ],
+        "- The HoHo paper publishes no code; we follow the protocol of its §3.1. "
+        "Sampling of sentences, targets and noise uses dpaudit's seeds, so values "
+        "differ from the paper's within sampling error.\n"
+        "- Encodings identical to the target's (sentences the embedding cannot tell "
+        "apart) are labelled as the target's: they *are* its encoding.\n"
+        "- SUE/OUE are the standard definitions (Wang et al. 2017) applied to the "
+        "one-hot encoding of each value's integer part, as the OME code did; the "
+        "reference's off-by-one in the SUE domain is not reproduced.\n"
+        "- The optimal attack's reconstruction uses the bits' prior (the share of ones "
+        "at each position in the clean encodings), so for schemes that leak nothing it "
+        "equals the prior-only baseline "
+        f"(e.g. {common.fmt_number(_prior(result), 3)}), not 50%.",
     )
 
 
@@ -394,12 +363,5 @@ def _md_escape(text: str) -> str:
 
 
 FIGURE = FigureSpec(
-    name=NAME,
-    title=TITLE,
-    paper=PAPER,
-    compute=compute,
-    plot=plot,
-    readme=readme,
-    expected_seconds={"tiny": 8, "quick": 40, "paper": 40},
-    uses_data=True,
+    NAME, TITLE, PAPER, compute, plot, readme, {"tiny": 8, "quick": 40, "paper": 40}, uses_data=True
 )

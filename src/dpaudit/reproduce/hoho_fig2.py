@@ -29,23 +29,10 @@ from dpaudit.audit.blackbox import (
     AuditConfig,
     audit,
 )
-from dpaudit.audit.executor import ExecutionConfig
 from dpaudit.audit.verdict import AuditResult
 from dpaudit.mechanisms import make_mechanism
-from dpaudit.reproduce.common import (
-    AuditRecord,
-    FigureProgress,
-    FigureResult,
-    Finding,
-    Stopwatch,
-    findings_markdown,
-    fmt_number,
-    library_versions,
-    markdown_table,
-    provenance_markdown,
-    require_matplotlib,
-    save_figure,
-)
+from dpaudit.reproduce import common
+from dpaudit.reproduce.common import AuditRecord, FigureResult, FigureRun, Finding
 from dpaudit.reproduce.registry import FigureSpec
 from dpaudit.serialization import to_jsonable
 
@@ -97,38 +84,24 @@ def _config(scale: str, mode: str, seed: int) -> AuditConfig:
     )
 
 
-def compute(
-    scale: str,
-    seed: int,
-    execution: ExecutionConfig,
-    progress: FigureProgress,
-    *,
-    data: str | None = None,
-) -> FigureResult:
+def compute(run: FigureRun) -> FigureResult:
     """Audit OME in both modes for every (ε, λ); rows hold bounds, estimates and exact ε."""
-    del data
-    clock = Stopwatch()
     configs = [(e, lam) for e in EPSILONS for lam in LAMBDAS]
-    progress.start(len(configs) * len(MODES))
+    run.progress.start(len(configs) * len(MODES))
     rows: list[dict[str, Any]] = []
     audits: list[AuditRecord] = []
     for eps, lam in configs:
         mech = make_mechanism("ome", epsilon=eps, dim=1, domain=DOMAIN, **{"lambda": lam})
-        with clock.stage("exact ε (analysis)"):
+        with run.stage("exact ε (analysis)"):
             truth = mech.truth()
         for mode in MODES:
-            with clock.stage(f"audit {mode}"):
-                result = audit(mech, _config(scale, mode, seed), execution)
+            with run.stage(f"audit {mode}"):
+                result = audit(mech, _config(run.scale, mode, run.seed), run.execution)
             rows.append(_row(eps, lam, mode, result, truth.true_epsilon))
             audits.append(_audit_record(mech, mode, result, truth))
-            progress.advance()
-    sizes = _SIZES[scale]
-    return FigureResult(
-        figure=NAME,
-        title=TITLE,
-        paper=PAPER,
-        scale=scale,
-        seed=seed,
+            run.progress.advance()
+    sizes = _SIZES[run.scale]
+    return run.result(
         parameters={
             "mechanism": "ome",
             "dim_r": 1,
@@ -148,8 +121,6 @@ def compute(
             for mode in MODES
             for kind, n in zip(("samples", "final_samples"), sizes[mode], strict=True)
         },
-        timings=clock.total(),
-        versions=library_versions(),
         rows=tuple(rows),
         comparison=tuple(_comparison(rows)),
         findings=tuple(_findings(rows)),
@@ -297,7 +268,7 @@ _FLOOR = 1e-5  # where a bound of exactly 0 is drawn (log axis)
 
 def plot(result: FigureResult, path: Path) -> None:
     """Estimated ε vs claimed ε on log axes: both modes per λ, exact ε, the claim as a line."""
-    plt = require_matplotlib()
+    plt = common.require_matplotlib()
     rows = list(result.rows)
     fig, ax = plt.subplots(figsize=(9.6, 5.0))
     colors = {1.0: "C2", 10.0: "C1", 100.0: "C3"}
@@ -344,7 +315,7 @@ def plot(result: FigureResult, path: Path) -> None:
     ax.grid(alpha=0.3, which="major")
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
     ax.set_title("OME on one scalar in [−10, 10] (r = 1, 11 bits)", fontsize=10)
-    save_figure(fig, path)
+    common.save_figure(fig, path)
 
 
 def readme(result: FigureResult) -> str:
@@ -352,52 +323,42 @@ def readme(result: FigureResult) -> str:
     comp = [list(c.values()) for c in result.comparison]
     headers = list(result.comparison[0].keys()) if result.comparison else []
     ceiling = math.log(1 / DPSNIPER_TARGET_MASS)
-    return "\n\n".join(
+    return common.readme_page(
+        result,
+        "OME encodes one value in [−10, 10] as 11 bits and flips them with probabilities "
+        "set by ε, λ and the bit's parity. HoHo ran DP-Sniper on it and found estimated ε "
+        "far above the claim for λ ≥ 10. We run the same experiment with dpaudit's "
+        "black-box auditor twice per configuration: in DP-Sniper's mode (target mass "
+        "c = 0.01, logistic regression, confidence 0.9) and in dpaudit's mode (exact "
+        "likelihood-ratio attack, thresholds searched on separate samples, confidence "
+        "0.95), and compare with the exact worst-case ε from the analysis layer.",
         [
-            f"# {TITLE}",
-            f"Reproduces {PAPER}.",
-            "OME encodes one value in [−10, 10] as 11 bits and flips them with probabilities "
-            "set by ε, λ and the bit's parity. HoHo ran DP-Sniper on it and found estimated ε "
-            "far above the claim for λ ≥ 10. We run the same experiment with dpaudit's "
-            "black-box auditor twice per configuration: in DP-Sniper's mode (target mass "
-            "c = 0.01, logistic regression, confidence 0.9) and in dpaudit's mode (exact "
-            "likelihood-ratio attack, thresholds searched on separate samples, confidence "
-            "0.95), and compare with the exact worst-case ε from the analysis layer.",
-            "![figure](figure.png)",
-            "## Paper beside ours\n\n" + markdown_table(headers, comp),
-            "## Findings\n\n" + findings_markdown(result),
-            "## Where and why this differs from the paper\n\n"
-            f"- **DP-Sniper's ceiling.** DP-Sniper thresholds its classifier so that "
-            f"Pr[M(x') ∈ S] ≈ c; hence its estimate ln(p1/p2) ≤ ln(1/c) = {ceiling:.2f} "
-            "(c = 0.01). The paper's '4600×' (ε = 0.001) and '4.6×' (ε = 1) for λ = 100 are "
-            "both this ceiling, not OME's leakage; dpaudit's mode searches thresholds of "
-            "the exact likelihood ratio without a fixed mass and reaches far higher bounds, "
-            "limited only by the number of samples.\n"
-            "- **Lower bounds, not estimates.** The HoHo paper plots DP-Sniper's ε; we plot "
-            "lower confidence bounds (DP-Sniper's own ε_lcb in its mode) and list its point "
-            "estimate ε̂ in the table.\n"
-            "- **Exact ε.** The analysis layer computes OME's exact worst-case ε on the "
-            "domain by searching all pairs of codes; HoHo's printed bound r·l·ln λ + ε/2 is "
-            "shown beside it. Every empirical lower bound must stay below the exact ε.\n"
-            "- **Sample sizes.** At `paper` scale both modes use DP-Sniper's defaults "
-            f"(10.7M samples per estimate, 200M final); this run (`{result.scale}`) used "
-            f"{fmt_number(result.sample_counts.get('dpsniper_samples'), 6)} / "
-            f"{fmt_number(result.sample_counts.get('dpsniper_final_samples'), 6)} (DP-Sniper "
-            f"mode) and {fmt_number(result.sample_counts.get('dpaudit_samples'), 6)} / "
-            f"{fmt_number(result.sample_counts.get('dpaudit_final_samples'), 6)} (dpaudit "
-            "mode) per input; fewer samples only widen the confidence intervals and lower "
-            "the ceiling of zero-count bounds.",
-            provenance_markdown(result),
-        ]
+            "## Paper beside ours\n\n" + common.markdown_table(headers, comp),
+            common.findings_section(result),
+        ],
+        f"- **DP-Sniper's ceiling.** DP-Sniper thresholds its classifier so that "
+        f"Pr[M(x') ∈ S] ≈ c; hence its estimate ln(p1/p2) ≤ ln(1/c) = {ceiling:.2f} "
+        "(c = 0.01). The paper's '4600×' (ε = 0.001) and '4.6×' (ε = 1) for λ = 100 are "
+        "both this ceiling, not OME's leakage; dpaudit's mode searches thresholds of "
+        "the exact likelihood ratio without a fixed mass and reaches far higher bounds, "
+        "limited only by the number of samples.\n"
+        "- **Lower bounds, not estimates.** The HoHo paper plots DP-Sniper's ε; we plot "
+        "lower confidence bounds (DP-Sniper's own ε_lcb in its mode) and list its point "
+        "estimate ε̂ in the table.\n"
+        "- **Exact ε.** The analysis layer computes OME's exact worst-case ε on the "
+        "domain by searching all pairs of codes; HoHo's printed bound r·l·ln λ + ε/2 is "
+        "shown beside it. Every empirical lower bound must stay below the exact ε.\n"
+        "- **Sample sizes.** At `paper` scale both modes use DP-Sniper's defaults "
+        f"(10.7M samples per estimate, 200M final); this run (`{result.scale}`) used "
+        f"{common.fmt_number(result.sample_counts.get('dpsniper_samples'), 6)} / "
+        f"{common.fmt_number(result.sample_counts.get('dpsniper_final_samples'), 6)} (DP-Sniper "
+        f"mode) and {common.fmt_number(result.sample_counts.get('dpaudit_samples'), 6)} / "
+        f"{common.fmt_number(result.sample_counts.get('dpaudit_final_samples'), 6)} (dpaudit "
+        "mode) per input; fewer samples only widen the confidence intervals and lower "
+        "the ceiling of zero-count bounds.",
     )
 
 
 FIGURE = FigureSpec(
-    name=NAME,
-    title=TITLE,
-    paper=PAPER,
-    compute=compute,
-    plot=plot,
-    readme=readme,
-    expected_seconds={"tiny": 10, "quick": 95, "paper": 1800},
+    NAME, TITLE, PAPER, compute, plot, readme, {"tiny": 10, "quick": 95, "paper": 1800}
 )

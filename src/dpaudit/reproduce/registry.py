@@ -11,11 +11,9 @@ import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
 
-from dpaudit.audit.executor import ExecutionConfig
 from dpaudit.errors import UnknownNameError
-from dpaudit.reproduce.common import FigureProgress, FigureResult
+from dpaudit.reproduce.common import FigureResult, FigureRun
 
 #: Figure name → module in :mod:`dpaudit.reproduce` (or a full dotted module
 #: path), in the order ``all`` runs them.
@@ -30,18 +28,8 @@ FIGURE_MODULES: dict[str, str] = {
 ALL = "all"
 
 
-class ComputeFn(Protocol):
-    """``compute(scale, seed, execution, progress, *, data=None) -> FigureResult``."""
-
-    def __call__(
-        self,
-        scale: str,
-        seed: int,
-        execution: ExecutionConfig,
-        progress: FigureProgress,
-        *,
-        data: str | None = None,
-    ) -> FigureResult: ...
+#: ``compute(run) -> FigureResult``: the figure's computation for one :class:`FigureRun`.
+ComputeFn = Callable[[FigureRun], FigureResult]
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ from dpaudit.progress import progress
 from dpaudit.reproduce.common import (
     RESULTS_JSON,
     FigureProgress,
+    FigureRun,
     check_scale,
     require_matplotlib,
     write_figure_outputs,
@@ -182,7 +183,17 @@ def reproduce(
                     continue
                 share = _BarShare(bar, weight)
                 with _figure_checkpoint(directory, spec.name, config, resume) as units:
-                    result = spec.compute(scale, seed, execution, FigureProgress(share), data=data)
+                    run = FigureRun(
+                        spec.name,
+                        spec.title,
+                        spec.paper,
+                        scale,
+                        seed,
+                        execution,
+                        FigureProgress(share),
+                        data,
+                    )
+                    result = spec.compute(run)
                     write_figure_outputs(result, directory, spec.plot, spec.readme)
                 share(1.0)
                 outcomes.append(
