@@ -42,7 +42,6 @@ from dpaudit.claims import AnalyticTruth, WitnessPair
 from dpaudit.mechanisms.base import parameter
 from dpaudit.mechanisms.domains import (
     BoxMechanism,
-    box_corners,
     check_box_domain,
     check_box_params,
 )
@@ -226,16 +225,9 @@ class ADePTACL22(AdditiveLaplace):
         return laplace_pair_loss(a, b, self.scale)
 
     def truth(self) -> AnalyticTruth:
-        low, high = self.domain
-        x, x_prime = box_corners(self.dim, self.domain)
-        loss = self.privacy_loss(x, x_prime)
-        true_sens = self.dim * (high - low)
-        return AnalyticTruth(
-            true_epsilon=loss,
-            method="closed form: ε = Δ₁/b with Δ₁ = n·(HIGH−LOW) over the box, b = 1/ε",
-            true_sensitivity=true_sens,
-            sensitivity_norm="L1",
-            witness=WitnessPair(x, x_prime, loss, "opposite corners of the input box"),
+        true_sens = self.true_sensitivity
+        return self.corner_truth(
+            "closed form: ε = Δ₁/b with Δ₁ = n·(HIGH−LOW) over the box, b = 1/ε",
             notes=(
                 f"assumed L1 sensitivity 1 for every n; true {true_sens:g}, "
                 f"so the true ε is {true_sens:g}·ε",

@@ -65,6 +65,28 @@ class AdditiveLaplace(BoxMechanism):
     def log_prob(self, x: Any, outputs: np.ndarray) -> np.ndarray:
         return laplace_log_density(self.validate_input(x), outputs, self.scale)
 
+    @property
+    def true_sensitivity(self) -> float:
+        """The true L1 sensitivity over the box: ``n·(HIGH − LOW)``."""
+        low, high = self.domain
+        return self.dim * (high - low)
+
+    def corner_truth(self, method: str, notes: tuple[str, ...] = ()) -> AnalyticTruth:
+        """Exact ε over the box: the loss of the opposite corners, ``Δ₁/b`` (Laplace's ratio).
+
+        ``method`` and ``notes`` say how the subclass's calibration comes out.
+        """
+        x, x_prime = box_corners(self.dim, self.domain)
+        loss = self.privacy_loss(x, x_prime)
+        return AnalyticTruth(
+            true_epsilon=loss,
+            method=method,
+            true_sensitivity=self.true_sensitivity,
+            sensitivity_norm="L1",
+            witness=WitnessPair(x, x_prime, loss, "opposite corners of the input box"),
+            notes=notes,
+        )
+
 
 @register
 @dataclass(frozen=True)
@@ -102,16 +124,4 @@ class LaplaceMechanism(AdditiveLaplace):
         return laplace_pair_loss(self.validate_input(x), self.validate_input(x_prime), self.scale)
 
     def truth(self) -> AnalyticTruth:
-        low, high = self.domain
-        x, x_prime = box_corners(self.dim, self.domain)
-        loss = self.privacy_loss(x, x_prime)
-        true_sens = self.dim * (high - low)
-        return AnalyticTruth(
-            true_epsilon=loss,
-            method="closed form: ε = Δ₁/b with Δ₁ = n·(HIGH−LOW) over the box",
-            true_sensitivity=true_sens,
-            sensitivity_norm="L1",
-            witness=WitnessPair(
-                tuple(x), tuple(x_prime), loss, "opposite corners of the input box"
-            ),
-        )
+        return self.corner_truth("closed form: ε = Δ₁/b with Δ₁ = n·(HIGH−LOW) over the box")
