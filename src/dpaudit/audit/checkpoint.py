@@ -228,8 +228,12 @@ class RunDirectory:
         call's stored results are dropped.
         """
         folder = self._call_dir(call)
-        manifest = {"fingerprint": fingerprint, "units": n_units, "desc": desc}
-        manifest["store"] = UNIT_FORMAT
+        manifest = {
+            "fingerprint": fingerprint,
+            "units": n_units,
+            "desc": desc,
+            "store": UNIT_FORMAT,
+        }
         stored: dict[int, Any] = {}
         unreadable: list[int] = []
         manifest_path = folder / MANIFEST_FILE
