@@ -13,25 +13,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _cli import run_cli_quiet
 
 from dpaudit.audit import checkpoint
 from dpaudit.audit.checkpoint import RunDirectory, run_units, session
 from dpaudit.audit.executor import ExecutionConfig
 from dpaudit.audit.unit_codec import decode_unit
-from dpaudit.cli.main import main
 from dpaudit.errors import InvalidArgumentError, MechanismError
 
 REPO = Path(__file__).resolve().parents[1]
 RESULT_FILE = checkpoint.RESULT_FILE
-
-
-def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(["-q", *argv])
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def _without_timing(result: dict) -> dict:
@@ -83,7 +74,7 @@ def test_audit_resumes_every_stage_bit_identically(
     args = ["audit", "laplace", "--epsilon", "1", "--samples", "20000", "--final-samples",
             "40000", "--seed", "5", "--workers", "1", "--json"]  # fmt: skip
     out = tmp_path / "audit"
-    code, first, _ = _cli(capsys, *args, "--out", str(out))
+    code, first, _ = run_cli_quiet(capsys, *args, "--out", str(out))
     assert code == 0
     files = _unit_files(out)
     calls = {f.parent.name for f in files}
@@ -92,7 +83,7 @@ def test_audit_resumes_every_stage_bit_identically(
     for f in files[len(files) // 2 :]:
         f.unlink()
     (out / RESULT_FILE).unlink()
-    code, second, err = _cli(capsys, *args, "--out", str(out), "--resume")
+    code, second, err = run_cli_quiet(capsys, *args, "--out", str(out), "--resume")
     assert code == 0, err
     assert "resumed" in err
     a, b = json.loads(first), json.loads(second)
@@ -104,16 +95,16 @@ def test_resume_with_a_different_configuration_is_refused(
 ) -> None:
     out = tmp_path / "r"
     small = ["sanity-check", "laplace", "--epsilon", "1", "--runs", "1000", "--workers", "1"]
-    assert _cli(capsys, *small, "--out", str(out))[0] == 0
+    assert run_cli_quiet(capsys, *small, "--out", str(out))[0] == 0
     before = sorted(p.name for p in out.rglob("*"))
-    code, stdout, err = _cli(capsys, *small[:-4], "--runs", "2000", "--workers", "1",
-                             "--out", str(out), "--resume")  # fmt: skip
+    code, stdout, err = run_cli_quiet(capsys, *small[:-4], "--runs", "2000", "--workers", "1",
+                                      "--out", str(out), "--resume")  # fmt: skip
     assert code == 2 and stdout == ""
     assert len(err.strip().splitlines()) == 1
     assert "runs=2000" in err and "1000" in err and "refused" in err
     assert sorted(p.name for p in out.rglob("*")) == before  # nothing touched
     # Execution-only options may change on resume.
-    code, _, err = _cli(capsys, *small[:-1], "2", "--out", str(out), "--resume")
+    code, _, err = run_cli_quiet(capsys, *small[:-1], "2", "--out", str(out), "--resume")
     assert code == 0, err
 
 
@@ -128,8 +119,8 @@ def test_resume_option_errors(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], needle: str
 ) -> None:
     extra = [str(tmp_path / "x") if e == "X" else e for e in extra]
-    code, _, err = _cli(capsys, "sanity-check", "laplace", "--epsilon", "1", "--runs", "10",
-                        *extra)  # fmt: skip
+    argv = ["sanity-check", "laplace", "--epsilon", "1", "--runs", "10", *extra]
+    code, _, err = run_cli_quiet(capsys, *argv)
     assert code == 2 and needle in err and len(err.strip().splitlines()) == 1
 
 
@@ -199,7 +190,9 @@ def test_cli_mechanism_fault_leaves_no_out_dir(
 ) -> None:
     # Bad input is refused before the directory exists.
     out = tmp_path / "o"
-    code, _, _err = _cli(capsys, "sanity-check", "laplace", "--epsilon", "-1", "--out", str(out))
+    code, _, _err = run_cli_quiet(
+        capsys, "sanity-check", "laplace", "--epsilon", "-1", "--out", str(out)
+    )
     assert code == 2 and not out.exists()
 
 
@@ -256,7 +249,7 @@ def test_truncated_unit_file_is_recomputed_and_the_result_is_identical(
     args = ["audit", "laplace", "--epsilon", "1", "--samples", "20000", "--final-samples",
             "40000", "--seed", "6", "--workers", "1", "--json"]  # fmt: skip
     out = tmp_path / "s"
-    code, first, _ = _cli(capsys, *args, "--out", str(out))
+    code, first, _ = run_cli_quiet(capsys, *args, "--out", str(out))
     assert code == 0
     files = _unit_files(out)
     assert len(files) >= 4
@@ -265,7 +258,7 @@ def test_truncated_unit_file_is_recomputed_and_the_result_is_identical(
     damaged[len(damaged) // 3] ^= 0xFF
     files[-1].write_bytes(bytes(damaged))
     (out / RESULT_FILE).unlink()
-    code, second, err = _cli(capsys, *args, "--out", str(out), "--resume")
+    code, second, err = run_cli_quiet(capsys, *args, "--out", str(out), "--resume")
     assert code == 0, err
     n = len(files)
     assert f"resumed {n - 2} stored work units, computed 2" in err
@@ -282,7 +275,7 @@ def test_run_directory_holds_no_pickle_and_never_loads_one(
     args = ["audit", "laplace", "--epsilon", "1", "--samples", "20000", "--final-samples",
             "40000", "--seed", "5", "--workers", "1", "--json"]  # fmt: skip
     out = tmp_path / "audit"
-    assert _cli(capsys, *args, "--out", str(out))[0] == 0
+    assert run_cli_quiet(capsys, *args, "--out", str(out))[0] == 0
     files = [p for p in out.rglob("*") if p.is_file()]
     assert _unit_files(out)
     for path in files:
@@ -297,7 +290,7 @@ def test_run_directory_holds_no_pickle_and_never_loads_one(
     call = _unit_files(out)[0].parent
     (call / "u000000.pkl").write_bytes(pickle.dumps(_Payload(marker)))
     (out / RESULT_FILE).unlink()
-    code, _, err = _cli(capsys, *args, "--out", str(out), "--resume")
+    code, _, err = run_cli_quiet(capsys, *args, "--out", str(out), "--resume")
     assert code == 0, err
     assert not marker.exists()
 

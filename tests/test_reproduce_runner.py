@@ -16,9 +16,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _cli import run_cli_quiet
 
 from dpaudit.audit.executor import ExecutionConfig
-from dpaudit.cli.main import main
 from dpaudit.errors import InvalidArgumentError, UnknownNameError
 from dpaudit.report.build import write_report
 from dpaudit.reproduce import registry
@@ -109,15 +109,6 @@ def fake_figure(monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.setitem(sys.modules, "dpaudit_tests.fake_figure", module)
     monkeypatch.setattr(registry, "FIGURE_MODULES", {"test-fig": "dpaudit_tests.fake_figure"})
     return "test-fig"
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(["--quiet", *argv])
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_run_writes_every_output_and_a_complete_report(fake_figure: str, tmp_path: Path) -> None:
@@ -239,14 +230,14 @@ def test_cli_unknown_figure_exits_2_and_writes_nothing(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     out = tmp_path / "out"
-    code, stdout, err = run_cli(capsys, "reproduce", "no-such-figure", "--out", str(out))
+    code, stdout, err = run_cli_quiet(capsys, "reproduce", "no-such-figure", "--out", str(out))
     assert code == 2 and stdout == ""
     assert len(err.strip().splitlines()) == 1 and "figure" in err
     assert not out.exists()
 
 
 def test_cli_unknown_scale_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    code, _, err = run_cli(
+    code, _, err = run_cli_quiet(
         capsys, "reproduce", "all", "--scale", "huge", "--out", str(tmp_path / "o")
     )
     assert code == 2 and "--scale" in err and len(err.strip().splitlines()) == 1
@@ -256,7 +247,7 @@ def test_cli_non_empty_out_without_force_exits_2(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     (tmp_path / "keep.txt").write_text("precious")
-    code, _, err = run_cli(capsys, "reproduce", "habernal2021-fig1", "--out", str(tmp_path))
+    code, _, err = run_cli_quiet(capsys, "reproduce", "habernal2021-fig1", "--out", str(tmp_path))
     assert code == 2 and "--force" in err and len(err.strip().splitlines()) == 1
     assert (tmp_path / "keep.txt").read_text() == "precious"
 
@@ -267,7 +258,7 @@ def test_cli_unwritable_out_exits_2(capsys: pytest.CaptureFixture[str], tmp_path
     locked.mkdir()
     locked.chmod(0o500)
     try:
-        code, _, err = run_cli(
+        code, _, err = run_cli_quiet(
             capsys, "reproduce", "habernal2021-fig1", "--out", str(locked / "sub")
         )
     finally:
@@ -278,7 +269,7 @@ def test_cli_unwritable_out_exits_2(capsys: pytest.CaptureFixture[str], tmp_path
 def test_cli_out_that_is_a_file_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     target = tmp_path / "file.txt"
     target.write_text("x")
-    code, _, err = run_cli(capsys, "reproduce", "habernal2021-fig1", "--out", str(target))
+    code, _, err = run_cli_quiet(capsys, "reproduce", "habernal2021-fig1", "--out", str(target))
     assert code == 2 and "--out" in err and len(err.strip().splitlines()) == 1
 
 
@@ -286,12 +277,14 @@ def test_cli_out_under_a_file_exits_2(capsys: pytest.CaptureFixture[str], tmp_pa
     # Unwritable even for root: a path below a regular file cannot be created.
     target = tmp_path / "file.txt"
     target.write_text("x")
-    code, _, err = run_cli(capsys, "reproduce", "habernal2021-fig1", "--out", str(target / "d"))
+    code, _, err = run_cli_quiet(
+        capsys, "reproduce", "habernal2021-fig1", "--out", str(target / "d")
+    )
     assert code == 2 and "--out" in err and len(err.strip().splitlines()) == 1
 
 
 def test_cli_missing_data_file_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    code, _, err = run_cli(
+    code, _, err = run_cli_quiet(
         capsys,
         "reproduce",
         "hoho-fig1",
@@ -309,7 +302,7 @@ def test_cli_data_for_a_figure_without_corpus_exits_2(
 ) -> None:
     corpus = tmp_path / "c.txt"
     corpus.write_text("good food\t1\nbad food\t0\n")
-    code, _, err = run_cli(
+    code, _, err = run_cli_quiet(
         capsys,
         "reproduce",
         "habernal2021-fig1",
@@ -328,7 +321,9 @@ def test_cli_malformed_corpus_fails_before_any_output(
     corpus = tmp_path / "empty.txt"
     corpus.write_text("\n\n")
     out = tmp_path / "o"
-    code, _, err = run_cli(capsys, "reproduce", "all", "--data", str(corpus), "--out", str(out))
+    code, _, err = run_cli_quiet(
+        capsys, "reproduce", "all", "--data", str(corpus), "--out", str(out)
+    )
     assert code == 2 and len(err.strip().splitlines()) == 1
     assert not out.exists()
 
@@ -336,9 +331,9 @@ def test_cli_malformed_corpus_fails_before_any_output(
 def test_cli_report_on_missing_or_empty_dir_exits_2(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    code, _, err = run_cli(capsys, "report", str(tmp_path / "nope"))
+    code, _, err = run_cli_quiet(capsys, "report", str(tmp_path / "nope"))
     assert code == 2 and len(err.strip().splitlines()) == 1
-    code, _, err = run_cli(capsys, "report", str(tmp_path))
+    code, _, err = run_cli_quiet(capsys, "report", str(tmp_path))
     assert code == 2 and "no results" in err
     assert not (tmp_path / "report.html").exists()
 
@@ -347,18 +342,18 @@ def test_cli_reproduce_and_report_json(
     fake_figure: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     out = tmp_path / "run"
-    code, stdout, _ = run_cli(
+    code, stdout, _ = run_cli_quiet(
         capsys, "reproduce", fake_figure, "--scale", "tiny", "--out", str(out), "--json"
     )
     assert code == 0
     payload = json.loads(stdout)
     assert payload["status"] == "complete" and payload["figures"][0]["figure"] == "test-fig"
-    code, stdout, _ = run_cli(capsys, "report", str(out), "--json")
+    code, stdout, _ = run_cli_quiet(capsys, "report", str(out), "--json")
     assert code == 0
     data = json.loads(stdout)
     assert data["complete"] is True and data["audits"] == 1
     # --force wipes and reruns.
-    code, _, _ = run_cli(
+    code, _, _ = run_cli_quiet(
         capsys, "reproduce", fake_figure, "--scale", "tiny", "--out", str(out), "--force"
     )
     assert code == 0
