@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
 import pickle
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 from _cli import run_cli_quiet
+from _killed_cli import dpaudit_argv, kill_9_when, run_to_end
 
 from dpaudit.audit import checkpoint
 from dpaudit.audit.checkpoint import RunDirectory, run_units, session
@@ -21,7 +18,6 @@ from dpaudit.audit.executor import ExecutionConfig
 from dpaudit.audit.unit_codec import decode_unit
 from dpaudit.errors import InvalidArgumentError, MechanismError
 
-REPO = Path(__file__).resolve().parents[1]
 RESULT_FILE = checkpoint.RESULT_FILE
 
 
@@ -33,35 +29,30 @@ def _unit_files(out: Path) -> list[Path]:
     return sorted(out.glob("units/c*/u*.npz"))
 
 
+def _audit_args(seed: int) -> list[str]:
+    """A small black-box audit of Laplace: several stages, each a checkpointed call."""
+    return ["audit", "laplace", "--epsilon", "1", "--samples", "20000", "--final-samples",
+            "40000", "--seed", str(seed), "--workers", "1", "--json"]  # fmt: skip
+
+
 # ------------------------------------------------------------ kill -9 and resume
 SANITY = ["sanity-check", "laplace", "--epsilon", "1", "--runs", "100000000", "--seed", "3"]
 
 
 def test_kill_9_during_a_1e8_run_sanity_check_then_resume_is_identical(tmp_path: Path) -> None:
     """10^8 runs (n = 1) in 4 work units; the process is killed after the first unit is stored."""
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    base = [sys.executable, "-m", "dpaudit.cli.main", "-q", *SANITY, "--workers", "1", "--json"]
+    base = dpaudit_argv(*SANITY, "--workers", "1", "--json")
     out = tmp_path / "run"
-    proc = subprocess.Popen([*base, "--out", str(out)], env=env, stdout=subprocess.DEVNULL)
-    deadline = time.monotonic() + 120
-    while not _unit_files(out):
-        assert proc.poll() is None, "the run ended before it could be killed"
-        assert time.monotonic() < deadline
-        time.sleep(0.005)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    kill_9_when([*base, "--out", str(out)], lambda: bool(_unit_files(out)))
     stored = len(_unit_files(out))
     assert 1 <= stored < 4, stored  # killed mid-run: some units done, some not
     assert not (out / RESULT_FILE).exists()  # no result claims to be complete
 
-    resumed = subprocess.run(
-        [*base, "--out", str(out), "--resume"], env=env, capture_output=True, text=True
-    )
+    resumed = run_to_end([*base, "--out", str(out), "--resume"])
     assert resumed.returncode == 0, resumed.stderr
     assert f"resumed {stored} stored work units, computed {4 - stored}" in resumed.stderr
-    fresh = subprocess.run(
-        [*base, "--workers", "2"], env=env, capture_output=True, text=True, check=True
-    )
+    fresh = run_to_end([*base, "--workers", "2"])
+    assert fresh.returncode == 0, fresh.stderr
     a, b = json.loads(resumed.stdout), json.loads(fresh.stdout)
     assert a["runs"] == 100_000_000
     assert _without_timing(a) == _without_timing(b)
@@ -71,8 +62,7 @@ def test_kill_9_during_a_1e8_run_sanity_check_then_resume_is_identical(tmp_path:
 def test_audit_resumes_every_stage_bit_identically(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    args = ["audit", "laplace", "--epsilon", "1", "--samples", "20000", "--final-samples",
-            "40000", "--seed", "5", "--workers", "1", "--json"]  # fmt: skip
+    args = _audit_args(seed=5)
     out = tmp_path / "audit"
     code, first, _ = run_cli_quiet(capsys, *args, "--out", str(out))
     assert code == 0
@@ -246,8 +236,7 @@ def test_truncated_unit_file_is_recomputed_and_the_result_is_identical(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A unit file cut short (or with flipped bytes) counts as missing: recomputed, reported."""
-    args = ["audit", "laplace", "--epsilon", "1", "--samples", "20000", "--final-samples",
-            "40000", "--seed", "6", "--workers", "1", "--json"]  # fmt: skip
+    args = _audit_args(seed=6)
     out = tmp_path / "s"
     code, first, _ = run_cli_quiet(capsys, *args, "--out", str(out))
     assert code == 0
@@ -272,8 +261,7 @@ def test_truncated_unit_file_is_recomputed_and_the_result_is_identical(
 def test_run_directory_holds_no_pickle_and_never_loads_one(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    args = ["audit", "laplace", "--epsilon", "1", "--samples", "20000", "--final-samples",
-            "40000", "--seed", "5", "--workers", "1", "--json"]  # fmt: skip
+    args = _audit_args(seed=5)
     out = tmp_path / "audit"
     assert run_cli_quiet(capsys, *args, "--out", str(out))[0] == 0
     files = [p for p in out.rglob("*") if p.is_file()]

@@ -8,18 +8,14 @@ computes only the rest — with exactly the uninterrupted run's results.
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
+
+from _killed_cli import dpaudit_argv, kill_9_when, run_to_end
 
 from dpaudit.audit.executor import ExecutionConfig
 from dpaudit.reproduce.runner import CHECKPOINT_DIR, reproduce
 
-REPO = Path(__file__).resolve().parents[1]
 FIGURE_FILES = ("results.json", "results.csv", "figure.png", "README.md")
 
 
@@ -38,25 +34,16 @@ def _unit_files(figure_dir: Path) -> list[Path]:
 
 def test_kill_9_mid_figure_then_resume_reuses_the_stored_units(tmp_path: Path) -> None:
     """hoho-fig2 at tiny scale: 12 black-box audits, many units over a few seconds."""
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    base = [sys.executable, "-m", "dpaudit.cli.main", "-q", "reproduce", "hoho-fig2",
-            "--scale", "tiny", "--seed", "1", "--workers", "1", "--json"]  # fmt: skip
+    base = dpaudit_argv("reproduce", "hoho-fig2", "--scale", "tiny", "--seed", "1",
+                        "--workers", "1", "--json")  # fmt: skip
     out = tmp_path / "run"
     figure_dir = out / "hoho-fig2"
-    proc = subprocess.Popen([*base, "--out", str(out)], env=env, stdout=subprocess.DEVNULL)
-    deadline = time.monotonic() + 120
-    while len(_unit_files(figure_dir)) < 40:  # of 252: well inside the figure
-        assert proc.poll() is None, "the run ended before it could be killed"
-        assert time.monotonic() < deadline
-        time.sleep(0.005)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    # Killed after 40 of its 252 units are stored: well inside the figure.
+    kill_9_when([*base, "--out", str(out)], lambda: len(_unit_files(figure_dir)) >= 40)
     stored = len(_unit_files(figure_dir))
     assert not (figure_dir / "results.json").exists()  # killed mid-figure
 
-    resumed = subprocess.run(
-        [*base, "--out", str(out), "--resume"], env=env, capture_output=True, text=True
-    )
+    resumed = run_to_end([*base, "--out", str(out), "--resume"])
     assert resumed.returncode == 0, resumed.stderr
     (outcome,) = json.loads(resumed.stdout)["figures"]
     assert outcome["units_reused"] == stored and outcome["units_computed"] >= 1
