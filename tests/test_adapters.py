@@ -261,7 +261,11 @@ def test_correct_library_laplace_is_not_flagged_and_scale_over_10_is(
     from dpaudit.testing import PrivacyViolationError, assert_no_violation
 
     good = make_mechanism(name, epsilon=1.0)
-    result = assert_no_violation(good, samples=5_000, seed=1)
+    # OpenDP draws from the OS CSPRNG, so this audit is not reproducible from the
+    # seed: at confidence 0.95 a correct mechanism is flagged with probability up
+    # to 5% (measured ≈1%, benchmarks/calibration.py). At 0.999 the audit's own
+    # guarantee bounds this test's spurious failure rate by 0.1%.
+    result = assert_no_violation(good, samples=5_000, seed=1, confidence=0.999)
     assert not result.violation and result.epsilon_lower_bound <= 1.0
     bad = make_mechanism(name, epsilon=1.0, noise_divisor=10.0)
     with pytest.raises(PrivacyViolationError) as info:
