@@ -43,10 +43,34 @@ def build_parser() -> OneLineParser:
     return parser
 
 
+#: Options whose values often start with '-' (``--domain -10,10``, ``--pair "-1;1"``).
+DASH_VALUE_OPTIONS = ("--domain", "--pair")
+
+
+def attach_dash_values(argv: Sequence[str]) -> list[str]:
+    """Rewrite ``--domain -10,10`` as ``--domain=-10,10``.
+
+    argparse takes a token that starts with '-' and is not a plain negative
+    number for an option, so ``--domain -10,10`` would fail to parse.
+    """
+    out: list[str] = []
+    tokens = list(argv)
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if token in DASH_VALUE_OPTIONS and i + 1 < len(tokens) and tokens[i + 1].startswith("-"):
+            out.append(f"{token}={tokens[i + 1]}")
+            i += 2
+            continue
+        out.append(token)
+        i += 1
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns (and exits with) 0, 1 or 2."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(attach_dash_values(sys.argv[1:] if argv is None else argv))
     if args.quiet:
         from dpaudit import progress
 
