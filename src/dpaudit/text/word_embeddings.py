@@ -58,7 +58,7 @@ class WordEmbedding:
     name: str = "custom"
     source: tuple[str, int] | None = None
     _index: dict[str, int] = field(init=False, repr=False)
-    _sq_norms: np.ndarray = field(init=False, repr=False)
+    _augmented: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         words = tuple(str(w) for w in self.words)
@@ -81,7 +81,9 @@ class WordEmbedding:
         object.__setattr__(self, "matrix", matrix)
         object.__setattr__(self, "_index", index)
         sq = np.einsum("ij,ij->i", matrix, matrix, dtype=np.float64).astype(np.float32)
-        object.__setattr__(self, "_sq_norms", sq)
+        # (d + 1, V): rows −2·e_vᵀ and ‖e_v‖², so [p, 1] @ it = ‖p − e_v‖² − ‖p‖².
+        augmented = np.ascontiguousarray(np.vstack([-2.0 * matrix.T, sq[None, :]]))
+        object.__setattr__(self, "_augmented", augmented)
 
     def __reduce__(self) -> Any:
         if self.source is not None and self.source[0] == "glove-6B-50d":
@@ -139,18 +141,19 @@ class WordEmbedding:
         k = check_int("k", k, minimum=1, maximum=self.size)
         idx = np.empty((n, k), dtype=np.int64)
         rows = max(1, _NN_BLOCK_ELEMENTS // self.size)
-        mt = self.matrix.T
+        aug = np.empty((min(rows, n), self.dim + 1), dtype=np.float32)
+        aug[:, -1] = 1.0
         for start in range(0, n, rows):
-            block = pts[start : start + rows]
-            score = block @ mt  # (b, V): p·e_v
-            score *= -2.0
-            score += self._sq_norms  # ‖e_v‖² − 2 p·e_v = ‖p − e_v‖² − ‖p‖²
+            b = min(rows, n - start)
+            aug[:b, :-1] = pts[start : start + b]
+            # One GEMM gives ‖e_v‖² − 2 p·e_v = ‖p − e_v‖² − ‖p‖² for every word v.
+            score = aug[:b] @ self._augmented
             if k == 1:
-                idx[start : start + len(block), 0] = np.argmin(score, axis=1)
+                idx[start : start + b, 0] = np.argmin(score, axis=1)
             else:
                 part = np.argpartition(score, k - 1, axis=1)[:, :k]
                 order = np.argsort(np.take_along_axis(score, part, axis=1), axis=1, kind="stable")
-                idx[start : start + len(block)] = np.take_along_axis(part, order, axis=1)
+                idx[start : start + b] = np.take_along_axis(part, order, axis=1)
         diff = self.matrix[idx].astype(np.float64) - pts[:, None, :].astype(np.float64)
         dist = np.sqrt(np.einsum("nkd,nkd->nk", diff, diff))
         return idx, dist

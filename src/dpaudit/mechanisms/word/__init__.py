@@ -12,7 +12,11 @@ from dpaudit.mechanisms.word.base import (
     encode_outputs,
 )
 
+from dpaudit.mechanisms.word import nearest  # noqa: F401  isort: skip
+from dpaudit.mechanisms.word import tem  # noqa: F401  isort: skip
 from dpaudit.mechanisms.word import santext  # noqa: F401  isort: skip
+from dpaudit.mechanisms.word import custext  # noqa: F401  isort: skip
+from dpaudit.mechanisms.word import truncated_gumbel  # noqa: F401  isort: skip
 
 __all__ = [
     "N_SPECIAL",

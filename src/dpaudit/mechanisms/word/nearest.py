@@ -1,0 +1,140 @@
+"""Noisy-embedding mechanisms: perturb the word's vector, map back to the nearest word(s).
+
+* **CMP** (Feyisetan et al., WSDM 2020, Alg. 1; §4.2): ``φ̂ = φ(w) + z`` with
+  noise density ``∝ exp(−ε‖z‖₂)`` in R^d (sampled as a uniform direction
+  times a ``Gamma(d, 1/ε)`` radius), output the vocabulary word nearest to
+  ``φ̂``.  Claim (Theorem 2): ``ε·d_euc``-privacy.  True: ``φ̂`` is
+  ``ε·d``-private and the nearest-word map is post-processing.
+* **Mahalanobis** (Xu et al., PrivateNLP@EMNLP 2020, Alg. 1): the same with
+  elliptical noise ``z = Σ_R^{1/2}·(Gamma(d, 1/ε)·uniform direction)``,
+  ``Σ_R = λΣ̃ + (1 − λ)I``; claim (Theorem 1): ``ε·d_R``-privacy for the
+  regularised Mahalanobis distance ``d_R(w, w') = ‖Σ_R^{-1/2}(φ(w) − φ(w'))‖``
+  (:class:`~dpaudit.text.word_metrics.MahalanobisMetric`).
+* **Vickrey** (Xu et al., EACL 2021, §3, eq. 4): the noisy vector as in CMP
+  (or Mahalanobis, ``noise=mahalanobis``); with ``y₁, y₂`` its two nearest
+  words at distances ``d₁ ≤ d₂``, output ``y₁`` with probability
+  ``(1 − t)·d₂ / (t·d₁ + (1 − t)·d₂)``, else ``y₂``.  Claim: that of the noise
+  (``ε·d_euc`` or ``ε·d_R``) — the choice uses ``φ̂`` only, so it is
+  post-processing.
+
+Nearest words come from :meth:`WordEmbedding.nearest` (blocked BLAS products).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from functools import cached_property
+
+import numpy as np
+
+from dpaudit.claims import MetricClaim
+from dpaudit.errors import InvalidArgumentError
+from dpaudit.mechanisms.base import parameter
+from dpaudit.mechanisms.registry import register_word
+from dpaudit.mechanisms.word.base import EmbeddingWordMechanism, sample_multivariate_laplace
+from dpaudit.text.word_metrics import (
+    EuclideanMetric,
+    MahalanobisMetric,
+    regularised_covariance_root,
+)
+
+
+@register_word
+@dataclasses.dataclass(frozen=True, eq=False)
+class CMP(EmbeddingWordMechanism):
+    """Multivariate Laplace noise on the embedding, then the nearest word."""
+
+    name = "cmp"
+    reference = "Feyisetan et al., WSDM 2020, Alg. 1, §4.2, Theorem 2"
+    summary = "CMP: φ(w) + noise ∝ exp(−ε‖z‖), nearest word (ε·d_euc-privacy)"
+
+    @property
+    def claim(self) -> MetricClaim:
+        """``ε·d_euc``-privacy."""
+        return MetricClaim(self.epsilon, EuclideanMetric(self.embedding))
+
+    def noisy_points(self, i: int, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``φ(w) + z`` for ``n`` draws of the noise."""
+        z = sample_multivariate_laplace(rng, n, self.embedding.dim, self.epsilon)
+        return self.embedding.matrix[i].astype(np.float64) + z
+
+    def _sample_rows(self, i: int, n: int, rng: np.random.Generator) -> np.ndarray:
+        idx, _ = self.embedding.nearest(self.noisy_points(i, n, rng))
+        return idx[:, 0]
+
+
+@register_word
+@dataclasses.dataclass(frozen=True, eq=False)
+class Mahalanobis(CMP):
+    """Elliptical noise shaped by the regularised covariance ``Σ_R``, then the nearest word."""
+
+    name = "mahalanobis"
+    reference = "Xu et al., PrivateNLP@EMNLP 2020, Alg. 1, Theorem 1"
+    summary = "Mahalanobis: φ(w) + Σ_R^{1/2}·noise, nearest word (ε·d_R-privacy)"
+
+    lam: float = parameter(0.2, doc="weight λ of the covariance in Σ_R", cli="lambda")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not 0.0 <= self.lam <= 1.0:
+            raise InvalidArgumentError("lambda", self.lam, "a weight in [0, 1]")
+
+    @cached_property
+    def _root(self) -> np.ndarray:
+        return regularised_covariance_root(self.embedding, self.lam)
+
+    @property
+    def claim(self) -> MetricClaim:
+        """``ε·d_R``-privacy."""
+        return MetricClaim(self.epsilon, MahalanobisMetric(self.embedding, lam=self.lam))
+
+    def noisy_points(self, i: int, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``φ(w) + Σ_R^{1/2}·z``."""
+        z = sample_multivariate_laplace(rng, n, self.embedding.dim, self.epsilon)
+        return self.embedding.matrix[i].astype(np.float64) + z @ self._root.T
+
+
+@register_word
+@dataclasses.dataclass(frozen=True, eq=False)
+class Vickrey(EmbeddingWordMechanism):
+    """Choose between the two words nearest to the noisy vector (second-price idea)."""
+
+    name = "vickrey"
+    reference = "Xu et al., EACL 2021, §3 eq. 4"
+    summary = "Vickrey: 1st or 2nd nearest word of the noisy vector, threshold t"
+
+    t: float = parameter(0.75, doc="threshold t in [0, 1] (0: always the nearest word)")
+    noise: str = parameter(
+        "euclidean", doc="noise of the vector", choices=("euclidean", "mahalanobis")
+    )
+    lam: float = parameter(0.2, doc="λ of Σ_R for noise=mahalanobis", cli="lambda")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not 0.0 <= self.t <= 1.0:
+            raise InvalidArgumentError("t", self.t, "a threshold in [0, 1]")
+        if self.noise not in ("euclidean", "mahalanobis"):
+            raise InvalidArgumentError("noise", self.noise, "euclidean or mahalanobis")
+        if not 0.0 <= self.lam <= 1.0:
+            raise InvalidArgumentError("lambda", self.lam, "a weight in [0, 1]")
+
+    @cached_property
+    def _base(self) -> CMP:
+        if self.noise == "mahalanobis":
+            return Mahalanobis(self.epsilon, self.embedding, lam=self.lam)
+        return CMP(self.epsilon, self.embedding)
+
+    @property
+    def claim(self) -> MetricClaim:
+        """The noise's claim (post-processing)."""
+        return self._base.claim
+
+    def _sample_rows(self, i: int, n: int, rng: np.random.Generator) -> np.ndarray:
+        pts = self._base.noisy_points(i, n, rng)
+        idx, dist = self.embedding.nearest(pts, k=2)
+        d1, d2 = dist[:, 0], dist[:, 1]
+        den = self.t * d1 + (1.0 - self.t) * d2
+        with np.errstate(invalid="ignore", divide="ignore"):
+            p_first = np.where(den > 0, (1.0 - self.t) * d2 / den, 1.0 - self.t)
+        first = rng.random(n) < p_first
+        return np.where(first, idx[:, 0], idx[:, 1])
