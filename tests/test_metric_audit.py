@@ -1,0 +1,149 @@
+"""The pair-by-pair metric-DP word audit: correct mechanisms are not flagged, flawed ones are."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from dpaudit.audit.executor import ExecutionConfig
+from dpaudit.audit.metric_audit import (
+    INCONCLUSIVE,
+    NO_VIOLATION,
+    OUTSIDE,
+    VIOLATION,
+    MetricAuditConfig,
+    audit_metric,
+)
+from dpaudit.audit.word_pairs import search_pairs
+from dpaudit.claims import MetricClaim
+from dpaudit.errors import InvalidArgumentError
+from dpaudit.mechanisms.registry import make_word_mechanism
+from dpaudit.mechanisms.word.santext import SanText
+from dpaudit.serialization import dumps
+from dpaudit.text.word_embeddings import WordEmbedding
+from dpaudit.text.word_metrics import EuclideanMetric
+
+ONE = ExecutionConfig(workers=1)
+SMALL = {"samples": 20_000, "final_samples": 100_000, "max_pairs": 8}
+
+
+def synthetic(v: int = 40, d: int = 4, seed: int = 0, scale: float = 1.0) -> WordEmbedding:
+    rng = np.random.default_rng(seed)
+    return WordEmbedding(tuple(f"w{i}" for i in range(v)), scale * rng.normal(size=(v, d)))
+
+
+class HalfClaimSanText(SanText):
+    """SanText run at ε but claiming ε/2: a deliberately miscalibrated variant."""
+
+    name = "santext-half-claim"
+
+    @property
+    def claim(self) -> MetricClaim:
+        return MetricClaim(self.epsilon / 2, EuclideanMetric(self.embedding))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize(
+    ("name", "params"),
+    [("santext", {}), ("tem", {"gamma": 1.0}), ("cmp", {}), ("custext", {"k": 5})],
+)
+def test_correct_mechanisms_are_never_flagged(name: str, params: dict, seed: int) -> None:
+    mech = make_word_mechanism(name, synthetic(seed=seed), epsilon=3.0, **params)
+    res = audit_metric(mech, MetricAuditConfig(seed=seed, **SMALL), ONE)
+    assert not res.violation, res.verdict
+    assert all(p.verdict != VIOLATION for p in res.pairs)
+    assert "pass" not in res.verdict.replace("not a pass", "")
+
+
+def test_miscalibrated_variant_is_flagged_with_its_witness() -> None:
+    mech = HalfClaimSanText(4.0, synthetic())
+    res = audit_metric(mech, MetricAuditConfig(seed=0, **SMALL), ONE)
+    assert res.violation and res.verdict.startswith("violation")
+    worst = res.worst
+    assert worst is not None and worst.verdict == VIOLATION
+    assert worst.epsilon_lower_bound > worst.allowed_loss and worst.ratio > 1.0
+    # The exact loss of the witness pair is at least the certified bound.
+    from dpaudit.analysis.word_loss import pair_loss
+
+    exact = pair_loss(mech, worst.w, worst.w_prime)
+    assert exact.loss >= worst.epsilon_lower_bound
+    assert worst.p1.bound_error == pytest.approx(0.05 / (2 * res.candidates_final))
+
+
+def test_inconclusive_when_the_allowed_loss_needs_more_samples() -> None:
+    # Far-apart words: ε·d ≈ 10+, so an honest bound needs ≈ e^{ε·d}/p samples.
+    mech = make_word_mechanism("santext", synthetic(v=12, scale=4.0), epsilon=2.0)
+    cfg = MetricAuditConfig(
+        samples=2_000,
+        final_samples=5_000,
+        max_pairs=4,
+        search=False,
+        pairs=(("w0", "w1"), ("w2", "w3")),
+    )
+    res = audit_metric(mech, cfg, ONE)
+    assert not res.violation
+    assert any(p.verdict == INCONCLUSIVE for p in res.pairs)
+    assert res.verdict.startswith("inconclusive")
+    for p in res.pairs:
+        if p.verdict == INCONCLUSIVE:
+            assert p.samples_needed is not None and p.samples_needed > cfg.final_samples
+            assert "needs" in p.describe()
+
+
+def test_no_violation_found_when_the_sample_suffices() -> None:
+    mech = make_word_mechanism("santext", synthetic(v=30, scale=0.05), epsilon=1.0)
+    res = audit_metric(mech, MetricAuditConfig(seed=3, **SMALL), ONE)
+    covered = [p for p in res.pairs if p.verdict != OUTSIDE]
+    assert covered and all(p.verdict == NO_VIOLATION for p in covered)
+    assert res.verdict.startswith("no violation found")
+
+
+def test_out_of_vocabulary_inputs_are_reported_outside_the_claim() -> None:
+    mech = make_word_mechanism("tem", synthetic(), epsilon=1.0)
+    res = audit_metric(mech, MetricAuditConfig(pairs=(("W0", "w0"),), **SMALL), ONE)
+    oov = next(p for p in res.pairs if p.w == "W0")
+    assert oov.verdict == OUTSIDE and math.isinf(oov.distance)
+    assert oov.epsilon_lower_bound > 5  # unchanged input vs never: limited by the sample size
+    assert "<unchanged input>" in oov.set_preview
+    assert any("do not cover" in n or "does not cover" in n for n in res.notes)
+
+
+def test_pair_search_uses_the_geometry() -> None:
+    emb = synthetic(v=60)
+    mech = make_word_mechanism("tem", emb, epsilon=2.0, gamma=1.2)
+    pairs = search_pairs(mech, max_pairs=30, user_pairs=(("w1", "w2"),))
+    origins = {p.origin for p in pairs}
+    assert pairs[0].origin == "user"
+    assert {"closest", "nearest", "neighbourhood", "radius", "oov"} <= origins
+    m = emb.matrix.astype(float)
+    d = np.sqrt(((m[:, None] - m[None]) ** 2).sum(-1)) + np.eye(60) * 1e9
+    i, j = np.unravel_index(np.argmin(d), d.shape)
+    closest = next(p for p in pairs if p.origin == "closest")
+    assert {closest.w, closest.w_prime} == {f"w{i}", f"w{j}"}
+
+
+def test_bit_identical_for_any_worker_count_and_json() -> None:
+    mech = make_word_mechanism("cmp", synthetic(), epsilon=2.0)
+    cfg = MetricAuditConfig(samples=5_000, final_samples=300_000, max_pairs=3, seed=7)
+    a = audit_metric(mech, cfg, ONE)
+    b = audit_metric(mech, cfg, ExecutionConfig(workers=2))
+    assert [(p.w, p.w_prime, p.p1.hits, p.p2.hits) for p in a.pairs] == [
+        (p.w, p.w_prime, p.p1.hits, p.p2.hits) for p in b.pairs
+    ]
+    data = json.loads(dumps(a))
+    assert data["kind"] == "metric-audit" and len(data["pairs"]) == 3
+    assert data["worst"]["w"] == a.pairs[0].w
+
+
+def test_config_is_checked() -> None:
+    with pytest.raises(InvalidArgumentError, match="samples"):
+        MetricAuditConfig(samples=0)
+    with pytest.raises(InvalidArgumentError, match="pairs"):
+        MetricAuditConfig(pairs=(("a", "a"),))
+    with pytest.raises(InvalidArgumentError, match="pairs"):
+        MetricAuditConfig(search=False)
+    with pytest.raises(InvalidArgumentError, match="mechanism"):
+        audit_metric(object())  # type: ignore[arg-type]
