@@ -13,6 +13,8 @@ name                      extra           library call / where the claim comes f
 ``pureldp-de``            ``pureldp``     ``DEClient.privatise`` / ``client.epsilon``
 ``pureldp-ue``            ``pureldp``     ``UEClient.privatise`` / ``client.epsilon``
 ``callable``              (core)          ``module:callable`` / the command line
+``mldp:NAME``             ``mldp``        ``replace_word`` of mldp-text's six word
+                                          mechanisms / their papers (metric DP)
 ========================  ==============  ==========================================
 
 Adapters whose library takes no seed declare ``externally_seeded = True``
@@ -22,8 +24,12 @@ bit-reproducible from dpaudit's seed.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from typing import Any
+
 from dpaudit.adapters import callable as callable_adapter
-from dpaudit.adapters import diffprivlib, opendp, pure_ldp
+from dpaudit.adapters import diffprivlib, mldp, opendp, pure_ldp
 from dpaudit.errors import OptionalDependencyError
 
 #: Adapter name → (Python package, extra that installs it).
@@ -40,6 +46,18 @@ def is_externally_seeded(mechanism: object) -> bool:
     return bool(getattr(mechanism, "externally_seeded", False))
 
 
+def word_adapter(name: str) -> Callable[..., Any] | None:
+    """For a word-mechanism adapter name (``mldp:NAME``), its factory ``f(**params)``; else None.
+
+    The factory raises :class:`OptionalDependencyError` naming the extra when the
+    library is not installed.
+    """
+    prefix, sep, _ = str(name).partition(":")
+    if sep and prefix == mldp.PREFIX:
+        return functools.partial(mldp.make_mldp, name)
+    return None
+
+
 def missing_adapter_error(name: str) -> OptionalDependencyError | None:
     """The error to raise for an adapter name whose library is not installed, else None."""
     if name not in ADAPTER_EXTRAS:
@@ -54,6 +72,8 @@ __all__ = [
     "diffprivlib",
     "is_externally_seeded",
     "missing_adapter_error",
+    "mldp",
     "opendp",
     "pure_ldp",
+    "word_adapter",
 ]
