@@ -60,7 +60,7 @@ from dpaudit.mechanisms.word.base import WordMechanism, outcome_name
 from dpaudit.random import unit_rng
 from dpaudit.validation import check_int, check_probability_open, check_seed
 
-#: Outputs per work unit and per block inside a unit.
+#: Outputs per work unit and per block inside a unit (a mechanism's ``unit_samples`` wins).
 UNIT_SAMPLES = 1 << 18
 BLOCK_SAMPLES = 1 << 14
 #: Stage codes at the head of every unit key.
@@ -192,9 +192,10 @@ def run_word_count_unit(unit: WordCountUnit) -> np.ndarray:
     n_codes = mech.n_codes
     rng = unit_rng(unit.root_seed, unit.key)
     counts = np.zeros(n_codes, dtype=np.int64)
+    block = min(BLOCK_SAMPLES, mech.unit_samples or BLOCK_SAMPLES)
     done = 0
     while done < unit.n:
-        rows = min(BLOCK_SAMPLES, unit.n - done)
+        rows = min(block, unit.n - done)
         try:
             codes = mech.sample_codes(unit.word, rows, rng)
         except Exception as exc:
@@ -226,10 +227,11 @@ def _count_words(
     execution: ExecutionConfig,
     desc: str,
 ) -> list[np.ndarray]:
+    per_unit = mech.unit_samples or UNIT_SAMPLES
     units, owner = [], []
     for i, w in enumerate(words):
-        full, rest = divmod(n, UNIT_SAMPLES)
-        sizes = [UNIT_SAMPLES] * full + ([rest] if rest else [])
+        full, rest = divmod(n, per_unit)
+        sizes = [per_unit] * full + ([rest] if rest else [])
         for c, size in enumerate(sizes):
             units.append(WordCountUnit(mech, w, size, seed, (stage, i, c)))
             owner.append(i)

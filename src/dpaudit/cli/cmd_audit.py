@@ -5,6 +5,12 @@ Pr[M(x) ∈ S] > e^ε·Pr[M(x') ∈ S] + δ and reports the one-sided bound
 ε ≥ ln(p1_lower − δ) − ln(p2_upper) at the chosen confidence.  A violation is
 reported only when that bound exceeds the claimed ε; otherwise "no violation
 found" (never "the mechanism is private").
+
+Word-level mechanisms (cmp, mahalanobis, vickrey, tem, truncated-gumbel,
+santext, santext+, custext) make a metric-DP claim: every word pair is audited
+against its own allowed loss ε·d(w, w') (see dpaudit.audit.metric_audit), with
+pairs from the embedding's geometry plus --pair 'A;B'; a pair whose honest
+bound would need more samples than drawn is "inconclusive", never a pass.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from typing import Any
 
 from dpaudit.audit.blackbox import CLASSIFIERS, DEFAULT_CALIBRATION, MODES, AuditConfig, audit
 from dpaudit.audit.guard import check_sample_memory
+from dpaudit.audit.metric_audit import MetricAuditConfig, audit_metric
 from dpaudit.audit.pairs import parse_pair
 from dpaudit.cli.common import (
     add_mechanism_args,
@@ -23,7 +30,15 @@ from dpaudit.cli.common import (
     build_mechanism,
     emit_verdict,
     execution_config,
+    parse_params,
     run_recorded,
+)
+from dpaudit.cli.word_args import (
+    add_word_args,
+    build_word_mechanism,
+    fmt,
+    is_word_mechanism,
+    parse_word_pair,
 )
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.serialization import to_jsonable
@@ -41,16 +56,18 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--samples",
         type=int,
-        default=1_000_000,
+        default=None,
         metavar="N",
-        help="outputs per input for each selection estimate (default 1e6; DP-Sniper: 10.7e6)",
+        help="outputs per input for each selection estimate (default 1e6, word mechanisms "
+        "1e5; DP-Sniper: 10.7e6)",
     )
     p.add_argument(
         "--final-samples",
         type=int,
-        default=10_000_000,
+        default=None,
         metavar="N",
-        help="outputs per input for the final estimate (default 1e7; DP-Sniper: 2e8)",
+        help="outputs per input for the final estimate (default 1e7, word mechanisms 1e6; "
+        "DP-Sniper: 2e8)",
     )
     p.add_argument(
         "--train-samples",
@@ -106,6 +123,14 @@ def register(sub: Any) -> None:
         help="try only the --pair pairs, not the generated patterns",
     )
     p.add_argument(
+        "--max-pairs",
+        type=int,
+        default=16,
+        metavar="N",
+        help="word mechanisms: word pairs audited (default 16; --pair pairs always included)",
+    )
+    add_word_args(p)
+    p.add_argument(
         "--fail-on-violation",
         action="store_true",
         help="exit with status 1 when a violation is found",
@@ -117,6 +142,8 @@ def register(sub: Any) -> None:
 
 def build_config(args: argparse.Namespace, mechanism: Any) -> AuditConfig:
     """The :class:`AuditConfig` described by the command line (validated)."""
+    args.samples = 1_000_000 if args.samples is None else args.samples
+    args.final_samples = 10_000_000 if args.final_samples is None else args.final_samples
     for name in ("samples", "final_samples"):
         value = getattr(args, name)
         if value < 1:
@@ -175,8 +202,82 @@ def _render(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def build_word_config(
+    args: argparse.Namespace, default_samples: tuple[int, int] | None = None
+) -> MetricAuditConfig:
+    """The :class:`MetricAuditConfig` described by the command line (validated).
+
+    ``default_samples`` (the mechanism's, e.g. a slow adapter's) replaces the
+    auditor's default (selection, final) sample sizes.
+    """
+    base = MetricAuditConfig()
+    default_sel, default_fin = default_samples or (base.samples, base.final_samples)
+    samples = default_sel if args.samples is None else args.samples
+    final = default_fin if args.final_samples is None else args.final_samples
+    for option, value in (("--samples", samples), ("--final-samples", final)):
+        if value < 1:
+            raise InvalidArgumentError(option, value, "an integer >= 1")
+    if not (math.isfinite(args.confidence) and 0.0 < args.confidence < 1.0):
+        raise InvalidArgumentError(
+            "--confidence", args.confidence, "a number in the open interval (0, 1)"
+        )
+    if args.max_pairs < 1:
+        raise InvalidArgumentError("--max-pairs", args.max_pairs, "an integer >= 1")
+    if args.seed < 0:
+        raise InvalidArgumentError("--seed", args.seed, "an integer >= 0")
+    if args.no_patterns and not args.pair:
+        raise InvalidArgumentError("--no-patterns", True, "used together with --pair")
+    return MetricAuditConfig(
+        samples=samples,
+        final_samples=final,
+        confidence=args.confidence,
+        max_pairs=args.max_pairs,
+        pairs=tuple(parse_word_pair(t) for t in args.pair),
+        search=not args.no_patterns,
+        seed=args.seed,
+    )
+
+
+def _render_word(result: dict[str, Any]) -> str:
+    lines = [result["verdict"], f"claim: {result['claim']}"]
+    header = f"{'pair':<34} {'d':>8} {'ε·d':>8} {'ε_lcb':>8} {'ratio':>7}  verdict"
+    lines += ["", header, "-" * len(header)]
+    for p in result["pairs"]:
+        pair = f"{p['w']!r} / {p['w_prime']!r} [{p['origin']}]"
+        verdict = p["verdict"]
+        if verdict == "inconclusive" and p["samples_needed"] is not None:
+            verdict += f" (needs ≈ {p['samples_needed']:.3g} samples per input)"
+        lines.append(
+            f"{pair:<34} {fmt(p['distance']):>8} {fmt(p['allowed_loss']):>8} "
+            f"{fmt(p['epsilon_lower_bound']):>8} {fmt(p['ratio']):>7}  {verdict}"
+        )
+    w = result["worst"]
+    if w is not None:
+        lines += [
+            "",
+            f"worst pair: {w['w']!r} vs {w['w_prime']!r}; S = {w['set_rule']} "
+            f"({w['set_size']} outcomes, e.g. {', '.join(w['set_preview'][:6])})",
+            f"  p1 ≈ {w['p1']['estimate']:.6g} ({w['p1']['hits']}/{w['p1']['samples']}), "
+            f"lower bound {w['p1']['bound']:.6g}; p2 ≈ {w['p2']['estimate']:.6g} "
+            f"({w['p2']['hits']}/{w['p2']['samples']}), upper bound {w['p2']['bound']:.6g}",
+        ]
+    lines.append(result["confidence_statement"])
+    lines += [f"note: {n}" for n in result["notes"]]
+    lines.append(f"time: {result['timing']['total']:.2f} s")
+    return "\n".join(lines)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the audit; exit 1 on a violation with ``--fail-on-violation``."""
+    if is_word_mechanism(args.mechanism):
+        word_mech = build_word_mechanism(args, parse_params(args.param))
+        word_config = build_word_config(args, word_mech.default_samples)
+        data = run_recorded(
+            args,
+            "audit",
+            lambda: to_jsonable(audit_metric(word_mech, word_config, execution_config(args))),
+        )
+        return emit_verdict(args, data, _render_word, data["violation"])
     mechanism = build_mechanism(args)
     config = build_config(args, mechanism)
     train = config.train_samples or (

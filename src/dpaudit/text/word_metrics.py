@@ -95,13 +95,14 @@ class MahalanobisMetric(_EmbeddingMetric):
     """Regularised Mahalanobis ``d_R`` (Xu et al. 2020, eq. 2) with weight ``lam`` on Σ̃."""
 
     lam: float = 0.2
+    normalisation: str = "trace"
     name: str = "Mahalanobis d_R"
     _whiten: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.lam <= 1.0:
             raise InvalidArgumentError("lambda", self.lam, "a weight in [0, 1]")
-        root = regularised_covariance_root(self.embedding, self.lam)
+        root = regularised_covariance_root(self.embedding, self.lam, self.normalisation)
         object.__setattr__(self, "_whiten", np.linalg.inv(root))
 
     def _vectors(self, rows: np.ndarray) -> np.ndarray:
@@ -112,14 +113,28 @@ class MahalanobisMetric(_EmbeddingMetric):
         return f"regularised Mahalanobis d_R (λ = {self.lam:g}) {self._scope()}"
 
 
-def regularised_covariance_root(embedding: WordEmbedding, lam: float) -> np.ndarray:
+#: How Σ is scaled before regularisation: by its mean variance tr(Σ)/d, or by the
+#: variance of all matrix entries (as mldp-text does).
+NORMALISATIONS = ("trace", "variance")
+
+
+def regularised_covariance_root(
+    embedding: WordEmbedding, lam: float, normalisation: str = "trace"
+) -> np.ndarray:
     """``Σ_R^{1/2}`` with ``Σ_R = λΣ̃ + (1 − λ)I`` (Xu et al. 2020, §3; symmetric root).
 
     ``Σ̃`` is the embedding's covariance divided by its mean variance
-    ``tr(Σ)/d``, so that ``Σ_R`` keeps the scale of the identity for any λ.
+    ``tr(Σ)/d`` (``normalisation="trace"``), so that ``Σ_R`` keeps the scale of
+    the identity for any λ; ``"variance"`` divides by the variance of all
+    entries of the matrix instead.
     """
+    if normalisation not in NORMALISATIONS:
+        raise InvalidArgumentError("normalisation", normalisation, "trace or variance")
     sigma = embedding.covariance()
-    sigma = sigma / (np.trace(sigma) / sigma.shape[0])
+    if normalisation == "trace":
+        sigma = sigma / (np.trace(sigma) / sigma.shape[0])
+    else:
+        sigma = sigma / float(np.var(embedding.matrix.astype(np.float64)))
     sigma_r = lam * sigma + (1.0 - lam) * np.eye(sigma.shape[0])
     vals, vecs = np.linalg.eigh(sigma_r)
     vals = np.maximum(vals, 1e-12)

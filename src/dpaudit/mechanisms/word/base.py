@@ -80,6 +80,11 @@ class WordMechanism(ABC):
     summary: ClassVar[str] = ""
     #: True when the published guarantee is known to be false.
     known_flawed: ClassVar[bool] = False
+    #: Draws per audit work unit (None: the auditor's default); slow adapters set it small
+    #: so that units stay short, resumable and spread over the workers.
+    unit_samples: ClassVar[int | None] = None
+    #: (selection, final) draws per input when the user gives none (None: the auditor's).
+    default_samples: ClassVar[tuple[int, int] | None] = None
 
     @property
     @abstractmethod

@@ -1,0 +1,96 @@
+"""Command-line plumbing for word-level mechanisms (``dpaudit audit`` / ``analyze``).
+
+A MECHANISM name registered with :func:`dpaudit.mechanisms.registry.register_word`
+(``cmp``, ``tem``, ``santext``…) selects the word-level path: the embedding is
+``--embeddings glove`` (default; GloVe 6B 50-d from the installed package) or a
+GloVe-format text file, restricted to its ``--vocabulary-size`` first (most
+frequent) words; pairs are given as ``--pair 'good;great'``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Any
+
+from dpaudit.errors import InvalidArgumentError
+from dpaudit.mechanisms.registry import make_word_mechanism, word_mechanism_names
+from dpaudit.mechanisms.word.base import WordMechanism
+from dpaudit.text.word_embeddings import DEFAULT_VOCABULARY_SIZE, resolve_embedding
+
+
+def add_word_args(parser: argparse.ArgumentParser) -> None:
+    """``--embeddings`` and ``--vocabulary-size`` (used by word-level mechanisms only)."""
+    parser.add_argument(
+        "--embeddings",
+        default="glove",
+        metavar="glove|PATH",
+        help="word mechanisms: GloVe 6B 50-d (default) or a GloVe-format text file",
+    )
+    parser.add_argument(
+        "--vocabulary-size",
+        type=int,
+        default=None,
+        metavar="V",
+        help=f"word mechanisms: the V most frequent words (default {DEFAULT_VOCABULARY_SIZE} "
+        "for GloVe; the whole file otherwise)",
+    )
+
+
+def _adapter_factory(name: str) -> Any:
+    """The factory of a word-mechanism adapter (``mldp:NAME``), or None."""
+    try:
+        from dpaudit.adapters import word_adapter  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    return word_adapter(name)
+
+
+def is_word_mechanism(name: str) -> bool:
+    """Whether ``name`` is a registered word-level mechanism or a word adapter (``mldp:NAME``)."""
+    return name in word_mechanism_names() or _adapter_factory(name) is not None
+
+
+def build_word_mechanism(args: argparse.Namespace, params: dict[str, Any]) -> WordMechanism:
+    """The word mechanism named on the command line (``--delta``/``--domain`` rejected)."""
+    for option in ("delta", "domain"):
+        if getattr(args, option, None) is not None:
+            raise InvalidArgumentError(
+                f"--{option}", getattr(args, option), f"no --{option} for word mechanisms"
+            )
+    size = getattr(args, "vocabulary_size", None)
+    if size is not None and size < 2:
+        raise InvalidArgumentError("--vocabulary-size", size, "an integer >= 2")
+    if getattr(args, "epsilon", None) is not None:
+        params["epsilon"] = args.epsilon
+    factory = _adapter_factory(args.mechanism)
+    if factory is not None:  # the adapted library brings its own embedding
+        if size is not None:
+            raise InvalidArgumentError("--vocabulary-size", size, f"none for {args.mechanism}")
+        if getattr(args, "embeddings", "glove") != "glove":
+            raise InvalidArgumentError(
+                "--embeddings", args.embeddings, f"none for {args.mechanism}"
+            )
+        mechanism = factory(**params)
+        if not isinstance(mechanism, WordMechanism):
+            raise InvalidArgumentError("mechanism", args.mechanism, "a word-mechanism adapter")
+        return mechanism
+    embedding = resolve_embedding(getattr(args, "embeddings", "glove"), size)
+    return make_word_mechanism(args.mechanism, embedding, **params)
+
+
+def parse_word_pair(text: str) -> tuple[str, str]:
+    """``'good;great'`` → ``("good", "great")``."""
+    parts = text.split(";")
+    if len(parts) != 2 or not all(p.strip() for p in parts) or parts[0] == parts[1]:
+        raise InvalidArgumentError("--pair", text, "two different words as 'A;B'")
+    return parts[0].strip(), parts[1].strip()
+
+
+def fmt(v: Any) -> str:
+    """A float for text output (``inf`` and JSON's ``"inf"`` as ∞)."""
+    if isinstance(v, str):
+        return {"inf": "∞", "-inf": "-∞"}.get(v, v)
+    if v is None:
+        return "-"
+    return "∞" if math.isinf(v) else f"{v:.4g}"
