@@ -148,8 +148,12 @@ class WordEmbedding:
             aug[:b, :-1] = pts[start : start + b]
             # One GEMM gives ‖e_v‖² − 2 p·e_v = ‖p − e_v‖² − ‖p‖² for every word v.
             score = aug[:b] @ self._augmented
-            if k == 1:
-                idx[start : start + b, 0] = np.argmin(score, axis=1)
+            if k <= 2:  # one or two argmin passes: much cheaper than argpartition
+                first = np.argmin(score, axis=1)
+                idx[start : start + b, 0] = first
+                if k == 2:
+                    score[np.arange(b), first] = np.inf
+                    idx[start : start + b, 1] = np.argmin(score, axis=1)
             else:
                 part = np.argpartition(score, k - 1, axis=1)[:, :k]
                 order = np.argsort(np.take_along_axis(score, part, axis=1), axis=1, kind="stable")

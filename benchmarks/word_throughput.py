@@ -1,0 +1,123 @@
+"""Sampling throughput of dpaudit's own word-level mechanisms, words per CPU second of one core.
+
+For each registered word mechanism and vocabulary size (the most frequent
+GloVe 6B 50-d words), draws ``--draws`` outputs for each of ``--repeats``
+input words (one fresh seed each) in blocks of 16 384 — exactly as an audit
+work unit does (:meth:`WordMechanism.sample_codes`) — with BLAS limited to one
+thread, and reports the median and the min–max spread of the per-repeat rates
+(never the best repeat).  Rates are per CPU second of this process
+(``time.process_time``), so other load on a shared machine distorts them
+less; wall rates are recorded beside.
+
+Nearest-word mechanisms (cmp, mahalanobis, vickrey) cost one ``(block × (d+1))
+@ ((d+1) × V)`` float32 product per block, so their rate falls like ``1/V``;
+exponential-mechanism ones (tem, santext, santext+, custext) compute one
+``V``-vector per block and then draw by inverse CDF, so theirs barely depends
+on ``V``.  Setup (embedding load, CusText's output sets, the truncated Gumbel
+calibration's distance range) is timed separately and not in the rate.
+
+Usage::
+
+    python benchmarks/word_throughput.py [--sizes 2000,20000] [--draws 65536]
+        [--repeats 5] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import time
+from typing import Any
+
+import numpy as np
+
+from dpaudit.mechanisms.registry import make_word_mechanism, word_mechanism_names
+from dpaudit.text.word_embeddings import glove_embedding
+
+BLOCK = 1 << 14
+#: ε per mechanism: a typical audited value (truncated Gumbel's calibration needs a large one).
+EPSILON = {"truncated-gumbel": 100.0}
+TARGET = 100_000  # words per second per core (issue 11)
+
+
+def _one_thread() -> Any:
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - scikit-learn brings it
+        return None
+    return threadpool_limits(limits=1)
+
+
+def measure(name: str, size: int, draws: int, repeats: int) -> dict[str, Any]:
+    """Rates of ``name`` at vocabulary ``size`` over ``repeats`` input words."""
+    emb = glove_embedding(size)
+    t0 = time.perf_counter()
+    mech = make_word_mechanism(name, emb, epsilon=EPSILON.get(name, 10.0))
+    mech.sample_codes(emb.words[0], 16, np.random.default_rng(0))  # build caches
+    setup = time.perf_counter() - t0
+    cpu_rates, wall_rates = [], []
+    for r in range(repeats):
+        word = emb.words[(r * 97) % min(size, 1000)]
+        rng = np.random.default_rng(1000 + r)
+        c0, w0 = time.process_time(), time.perf_counter()
+        done = 0
+        while done < draws:
+            n = min(BLOCK, draws - done)
+            mech.sample_codes(word, n, rng)
+            done += n
+        cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+        cpu_rates.append(draws / max(cpu, 1e-9))
+        wall_rates.append(draws / max(wall, 1e-9))
+    return {
+        "mechanism": name,
+        "vocabulary": size,
+        "draws_per_repeat": draws,
+        "repeats": repeats,
+        "words_per_cpu_s_median": statistics.median(cpu_rates),
+        "words_per_cpu_s_min": min(cpu_rates),
+        "words_per_cpu_s_max": max(cpu_rates),
+        "words_per_wall_s_median": statistics.median(wall_rates),
+        "setup_s": setup,
+        "meets_target": statistics.median(cpu_rates) >= TARGET,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark and print a table (and JSON with ``--json``)."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", default="2000,20000", help="vocabulary sizes (comma-separated)")
+    ap.add_argument("--draws", type=int, default=1 << 16, help="draws per repeat")
+    ap.add_argument("--repeats", type=int, default=5, help="input words (seeds) per figure")
+    ap.add_argument("--only", default="", help="mechanisms to run (comma-separated)")
+    ap.add_argument("--json", default=None, help="write the results to this file")
+    args = ap.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    names = [n for n in args.only.split(",") if n] or word_mechanism_names()
+    limit = _one_thread()
+    rows = []
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"load average (1 min) at start: {load:.2f}; BLAS threads: 1; target {TARGET} words/s")
+    print(f"{'mechanism':<18} {'V':>7} {'words/CPU s (median [min, max])':>36} {'setup s':>8}")
+    try:
+        for size in sizes:
+            for name in names:
+                r = measure(name, size, args.draws, args.repeats)
+                rows.append(r)
+                rate = (
+                    f"{r['words_per_cpu_s_median']:>12,.0f} [{r['words_per_cpu_s_min']:,.0f}, "
+                    f"{r['words_per_cpu_s_max']:,.0f}]"
+                )
+                print(f"{name:<18} {size:>7} {rate:>36} {r['setup_s']:>8.2f}", flush=True)
+    finally:
+        if limit is not None:
+            limit.unregister()
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump({"load_average_1min": load, "target": TARGET, "rows": rows}, fh, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
