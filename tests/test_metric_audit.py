@@ -147,3 +147,39 @@ def test_config_is_checked() -> None:
         MetricAuditConfig(search=False)
     with pytest.raises(InvalidArgumentError, match="mechanism"):
         audit_metric(object())  # type: ignore[arg-type]
+
+
+def test_tem_with_a_miscounted_bottom_score_is_flagged() -> None:
+    """⊥ scored with ln(|V|/|L_w|) instead of ln|L̄_w| (Carvalho et al. 2023, Alg. 1): a bug."""
+    import dataclasses
+
+    from dpaudit.analysis.word_loss import exact_metric_truth
+    from dpaudit.mechanisms.word.tem import TEM
+
+    @dataclasses.dataclass(frozen=True, eq=False)
+    class BottomBugTEM(TEM):
+        name = "tem-bottom-bug"
+
+        def log_weights(self, i: int) -> np.ndarray:
+            d = self.embedding.distances_from(i)
+            g, eps = self.radius, self.epsilon
+            inside = d <= g
+            lw = np.full(len(d), -np.inf)
+            lw[inside] = -eps * d[inside] / 2
+            if (~inside).any():  # ⊥'s weight shared uniformly by the words outside
+                bottom = eps / 2 * (-g + 2 / eps * math.log(len(d) / inside.sum()))
+                lw[~inside] = bottom - math.log((~inside).sum())
+            return self._with_specials(lw)
+
+    mech = BottomBugTEM(2.0, synthetic(v=60), gamma=1.5)
+    truth = exact_metric_truth(mech)
+    assert truth.violation and truth.worst is not None and truth.worst.ratio > 2
+    res = audit_metric(mech, MetricAuditConfig(samples=50_000, final_samples=500_000), ONE)
+    assert res.violation and res.worst is not None and res.worst.ratio > 1.5
+    assert res.worst.epsilon_lower_bound <= pair_loss_of(mech, res.worst.w, res.worst.w_prime)
+
+
+def pair_loss_of(mech: object, w: str, w_prime: str) -> float:
+    from dpaudit.analysis.word_loss import pair_loss
+
+    return pair_loss(mech, w, w_prime).loss  # type: ignore[arg-type]
