@@ -7,8 +7,9 @@ every pair of words and every set of outputs ``S``
 
 1. *pairs* — candidate pairs from the embedding's geometry
    (:mod:`dpaudit.audit.word_pairs`) and the user;
-2. *selection* — ``samples`` outputs of each input of each pair, as counts
-   over the ``V + N_SPECIAL`` outcome codes (``np.bincount``: vocabulary words,
+2. *selection* — ``samples`` outputs of each input of each pair (one half
+   builds candidate sets, the other ranks them), as counts over the
+   ``V + N_SPECIAL`` outcome codes (``np.bincount``: vocabulary words,
    then the unchanged input, another string, a crash, an empty output).  On
    these counts, for both orientations, candidate sets ``S`` are formed:
    single outputs, prefixes of the outputs sorted by count ratio, and the
@@ -64,7 +65,7 @@ from dpaudit.validation import check_int, check_probability_open, check_seed
 UNIT_SAMPLES = 1 << 18
 BLOCK_SAMPLES = 1 << 14
 #: Stage codes at the head of every unit key.
-_SELECT, _FINAL = 21, 22
+_SELECT, _RANK, _FINAL = 21, 23, 22
 #: Words shown per output set in results.
 SET_PREVIEW = 12
 
@@ -280,12 +281,20 @@ def audit_metric(
     K = len(pairs)
     alpha = 1.0 - config.confidence
     alpha_side = alpha / (2 * K)
-    sel = _count_words(
-        mechanism, words, config.samples, config.seed, _SELECT, execution, "selecting"
-    )
+    # Selection: one half of the sample builds the candidate sets from counts, the
+    # other half ranks them (a set built from counts looks best on those very counts).
+    half = max(1, config.samples // 2)
+    build = _count_words(mechanism, words, half, config.seed, _SELECT, execution, "selecting")
+    rank = _count_words(mechanism, words, half, config.seed, _RANK, execution, "ranking")
     chosen = [
         _choose_set(
-            mechanism, p, sel[pos[p.w]], sel[pos[p.w_prime]], config, alpha_side, claim.epsilon, d
+            mechanism,
+            p,
+            (build[pos[p.w]], build[pos[p.w_prime]]),
+            (rank[pos[p.w]], rank[pos[p.w_prime]]),
+            config,
+            alpha_side,
+            claim.epsilon * d if np.isfinite(d) else 0.0,
         )
         for p, d in zip(pairs, distances, strict=True)
     ]
@@ -304,7 +313,8 @@ def audit_metric(
     results.sort(key=_rank_key)
     violation = any(r.verdict == VIOLATION for r in results)
     statement = (
-        f"Pairs and output sets were chosen on selection samples ({config.samples} per input) "
+        f"Pairs and output sets were chosen on selection samples ({config.samples} per input, "
+        f"half to build candidate sets, half to rank them) "
         f"independent of the final samples ({config.final_samples} per input). {K} (pair, set) "
         f"candidates were re-estimated; p1_lower and p2_upper are one-sided Clopper–Pearson "
         f"bounds at error α/(2·{K}) = {alpha_side:.4g} each (α = {alpha:.4g}, Bonferroni), so all "
@@ -335,15 +345,19 @@ def _unique(words: list[str]) -> list[str]:
 def _choose_set(
     mech: WordMechanism,
     pair: WordPair,
-    c1: np.ndarray,
-    c2: np.ndarray,
+    build: tuple[np.ndarray, np.ndarray],
+    rank: tuple[np.ndarray, np.ndarray],
     cfg: MetricAuditConfig,
     alpha_side: float,
-    epsilon: float,
-    d: float,
+    allowed: float,
 ) -> _Set:
-    """The candidate set with the largest projected ``ε_lcb − ε·d`` (either orientation)."""
-    n = cfg.samples
+    """The candidate set with the largest projected ``ε_lcb − ε·d`` (either orientation).
+
+    Candidates come from the ``build`` counts (single outputs and prefixes by
+    count ratio) and the geometry; the projection uses the independent ``rank``
+    counts.
+    """
+    c1, c2 = build
     candidates: list[_Set] = []
     for first, (num, den) in ((True, (c1, c2)), (False, (c2, c1))):
         seen = np.flatnonzero(num)
@@ -364,30 +378,47 @@ def _choose_set(
             )
             size *= 2
     for first, (a, b) in ((True, (pair.w, pair.w_prime)), (False, (pair.w_prime, pair.w))):
-        closer = _closer_outputs(mech, a, b)
-        if closer is not None and len(closer):
-            candidates.append(
-                _Set(closer, f"outputs closer to {a!r} than to {b!r} (embedding)", first)
-            )
+        candidates += _geometric_sets(mech, a, b, first)
     if not candidates:
         return _Set(np.array([0], dtype=np.int64), "no output seen", True)
-    k_num = np.array([(c1 if s.numerator_first else c2)[s.codes].sum() for s in candidates])
-    k_den = np.array([(c2 if s.numerator_first else c1)[s.codes].sum() for s in candidates])
-    nn = np.full(len(candidates), n)
+    r1, r2 = rank
+    k_num = np.array([(r1 if s.numerator_first else r2)[s.codes].sum() for s in candidates])
+    k_den = np.array([(r2 if s.numerator_first else r1)[s.codes].sum() for s in candidates])
+    nn = np.full(len(candidates), int(r1.sum()))
     proj = projected_bound(k_num, nn, k_den, nn, cfg.final_samples, alpha_side)
-    allowed = epsilon * d if np.isfinite(d) else 0.0
     best = int(np.argmax(proj - allowed)) if np.any(np.isfinite(proj)) else int(np.argmax(k_num))
     return candidates[best]
 
 
-def _closer_outputs(mech: WordMechanism, a: str, b: str) -> np.ndarray | None:
-    """Vocabulary codes whose vectors are closer to ``a``'s than to ``b``'s (None if OOV)."""
+def _geometric_sets(mech: WordMechanism, a: str, b: str, first: bool) -> list[_Set]:
+    """Side-information sets: the outputs ranked by ``d(y, b) − d(y, a)``, nested prefixes.
+
+    For exponential mechanisms on ``−d`` the log-likelihood ratio of an output
+    is a function of exactly this difference, so these are the Neyman–Pearson
+    sets; for nearest-word mechanisms they approximate them.  Sizes 1, 2, 4, …
+    and the half-space ``d(y, a) < d(y, b)``.  Chosen without looking at counts.
+    """
     emb = mech.vocabulary
     ia, ib = emb.index(a), emb.index(b)
     if ia < 0 or ib < 0:
-        return None
-    da, db = emb.distances_from(ia), emb.distances_from(ib)
-    return np.flatnonzero(da < db).astype(np.int64)
+        return []
+    gap = emb.distances_from(ib) - emb.distances_from(ia)
+    order = np.argsort(-gap, kind="stable").astype(np.int64)
+    out = []
+    size = 1
+    while size < len(order):
+        out.append(
+            _Set(
+                order[:size],
+                f"the {size} outputs with the largest d(y, {b!r}) − d(y, {a!r})",
+                first,
+            )
+        )
+        size *= 2
+    closer = np.flatnonzero(gap > 0).astype(np.int64)
+    if len(closer):
+        out.append(_Set(closer, f"outputs closer to {a!r} than to {b!r} (embedding)", first))
+    return out
 
 
 def _pair_result(

@@ -240,7 +240,7 @@ def build_word_config(
 
 def _render_word(result: dict[str, Any]) -> str:
     lines = [result["verdict"], f"claim: {result['claim']}"]
-    header = f"{'pair':<34} {'d':>8} {'ε·d':>8} {'ε_lcb':>8} {'ratio':>7}  verdict"
+    header = f"{'pair':<42} {'d':>8} {'ε·d':>8} {'ε_lcb':>8} {'ratio':>7}  verdict"
     lines += ["", header, "-" * len(header)]
     for p in result["pairs"]:
         pair = f"{p['w']!r} / {p['w_prime']!r} [{p['origin']}]"
@@ -248,7 +248,7 @@ def _render_word(result: dict[str, Any]) -> str:
         if verdict == "inconclusive" and p["samples_needed"] is not None:
             verdict += f" (needs ≈ {p['samples_needed']:.3g} samples per input)"
         lines.append(
-            f"{pair:<34} {fmt(p['distance']):>8} {fmt(p['allowed_loss']):>8} "
+            f"{pair:<42} {fmt(p['distance']):>8} {fmt(p['allowed_loss']):>8} "
             f"{fmt(p['epsilon_lower_bound']):>8} {fmt(p['ratio']):>7}  {verdict}"
         )
     w = result["worst"]
