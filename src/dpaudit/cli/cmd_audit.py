@@ -140,30 +140,34 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def build_config(args: argparse.Namespace, mechanism: Any) -> AuditConfig:
-    """The :class:`AuditConfig` described by the command line (validated)."""
-    args.samples = 1_000_000 if args.samples is None else args.samples
-    args.final_samples = 10_000_000 if args.final_samples is None else args.final_samples
-    for name in ("samples", "final_samples"):
-        value = getattr(args, name)
+def _check_common(args: argparse.Namespace, samples: int, final_samples: int) -> None:
+    """Checks shared by the black-box and the word audit (sizes, confidence, seed, pairs)."""
+    for option, value in (("--samples", samples), ("--final-samples", final_samples)):
         if value < 1:
-            raise InvalidArgumentError(f"--{name.replace('_', '-')}", value, "an integer >= 1")
-    if args.train_samples is not None and args.train_samples < 1:
-        raise InvalidArgumentError("--train-samples", args.train_samples, "an integer >= 1")
+            raise InvalidArgumentError(option, value, "an integer >= 1")
     if not (math.isfinite(args.confidence) and 0.0 < args.confidence < 1.0):
         raise InvalidArgumentError(
             "--confidence", args.confidence, "a number in the open interval (0, 1)"
         )
+    if args.seed < 0:
+        raise InvalidArgumentError("--seed", args.seed, "an integer >= 0")
+    if args.no_patterns and not args.pair:
+        raise InvalidArgumentError("--no-patterns", True, "used together with --pair")
+
+
+def build_config(args: argparse.Namespace, mechanism: Any) -> AuditConfig:
+    """The :class:`AuditConfig` described by the command line (validated)."""
+    args.samples = 1_000_000 if args.samples is None else args.samples
+    args.final_samples = 10_000_000 if args.final_samples is None else args.final_samples
+    _check_common(args, args.samples, args.final_samples)
+    if args.train_samples is not None and args.train_samples < 1:
+        raise InvalidArgumentError("--train-samples", args.train_samples, "an integer >= 1")
     if not (math.isfinite(args.target_mass) and 0.0 < args.target_mass < 1.0):
         raise InvalidArgumentError(
             "--target-mass", args.target_mass, "a number in the open interval (0, 1)"
         )
     if args.final_candidates < 1:
         raise InvalidArgumentError("--final-candidates", args.final_candidates, "an integer >= 1")
-    if args.seed < 0:
-        raise InvalidArgumentError("--seed", args.seed, "an integer >= 0")
-    if args.no_patterns and not args.pair:
-        raise InvalidArgumentError("--no-patterns", True, "used together with --pair")
     pairs = tuple(parse_pair(text, mechanism) for text in args.pair)
     return AuditConfig(
         samples=args.samples,
@@ -214,19 +218,9 @@ def build_word_config(
     default_sel, default_fin = default_samples or (base.samples, base.final_samples)
     samples = default_sel if args.samples is None else args.samples
     final = default_fin if args.final_samples is None else args.final_samples
-    for option, value in (("--samples", samples), ("--final-samples", final)):
-        if value < 1:
-            raise InvalidArgumentError(option, value, "an integer >= 1")
-    if not (math.isfinite(args.confidence) and 0.0 < args.confidence < 1.0):
-        raise InvalidArgumentError(
-            "--confidence", args.confidence, "a number in the open interval (0, 1)"
-        )
+    _check_common(args, samples, final)
     if args.max_pairs < 1:
         raise InvalidArgumentError("--max-pairs", args.max_pairs, "an integer >= 1")
-    if args.seed < 0:
-        raise InvalidArgumentError("--seed", args.seed, "an integer >= 0")
-    if args.no_patterns and not args.pair:
-        raise InvalidArgumentError("--no-patterns", True, "used together with --pair")
     return MetricAuditConfig(
         samples=samples,
         final_samples=final,

@@ -16,11 +16,15 @@ _REGISTRY: dict[str, type[Mechanism]] = {}
 
 def register(cls: type[Mechanism]) -> type[Mechanism]:
     """Class decorator adding a mechanism class to the registry under ``cls.name``."""
+    return _add(_REGISTRY, cls, "mechanism")
+
+
+def _add(registry: dict[str, Any], cls: Any, kind: str) -> Any:
     if not cls.name:
         raise ValueError(f"{cls.__qualname__} has no name")
-    if cls.name in _REGISTRY and _REGISTRY[cls.name] is not cls:
-        raise ValueError(f"mechanism name {cls.name!r} registered twice")
-    _REGISTRY[cls.name] = cls
+    if cls.name in registry and registry[cls.name] is not cls:
+        raise ValueError(f"{kind} name {cls.name!r} registered twice")
+    registry[cls.name] = cls
     return cls
 
 
@@ -144,12 +148,7 @@ _WORD_REGISTRY: dict[str, type[Any]] = {}
 
 def register_word(cls: type[Any]) -> type[Any]:
     """Class decorator adding a word-level mechanism (:mod:`dpaudit.mechanisms.word`)."""
-    if not cls.name:
-        raise ValueError(f"{cls.__qualname__} has no name")
-    if cls.name in _WORD_REGISTRY and _WORD_REGISTRY[cls.name] is not cls:
-        raise ValueError(f"word mechanism name {cls.name!r} registered twice")
-    _WORD_REGISTRY[cls.name] = cls
-    return cls
+    return _add(_WORD_REGISTRY, cls, "word mechanism")
 
 
 def word_mechanism_names() -> list[str]:

@@ -100,8 +100,7 @@ class MahalanobisMetric(_EmbeddingMetric):
     _whiten: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        if not 0.0 <= self.lam <= 1.0:
-            raise InvalidArgumentError("lambda", self.lam, "a weight in [0, 1]")
+        check_lambda(self.lam)
         root = regularised_covariance_root(self.embedding, self.lam, self.normalisation)
         object.__setattr__(self, "_whiten", np.linalg.inv(root))
 
@@ -111,6 +110,13 @@ class MahalanobisMetric(_EmbeddingMetric):
     def describe(self) -> str:
         """E.g. ``regularised Mahalanobis d_R (λ = 0.2) over …``."""
         return f"regularised Mahalanobis d_R (λ = {self.lam:g}) {self._scope()}"
+
+
+def check_lambda(value: float) -> float:
+    """The weight λ of Σ in ``Σ_R``: a number in [0, 1], or an error naming ``lambda``."""
+    if not 0.0 <= value <= 1.0:
+        raise InvalidArgumentError("lambda", value, "a weight in [0, 1]")
+    return value
 
 
 #: How Σ is scaled before regularisation: by its mean variance tr(Σ)/d, or by the

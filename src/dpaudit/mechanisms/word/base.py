@@ -35,6 +35,7 @@ import numpy as np
 from dpaudit.claims import MetricClaim
 from dpaudit.errors import InvalidArgumentError, InvalidTypeError
 from dpaudit.text.word_embeddings import WordEmbedding
+from dpaudit.text.word_metrics import EuclideanMetric
 from dpaudit.validation import check_epsilon, check_int
 
 #: Offsets of the special outcome codes after the V vocabulary codes.
@@ -164,6 +165,11 @@ class EmbeddingWordMechanism(WordMechanism):
     def vocabulary(self) -> WordEmbedding:
         """The embedding's words are the outputs."""
         return self.embedding
+
+    @property
+    def claim(self) -> MetricClaim:
+        """``ε·d_euc``-privacy over the embedding (the family's usual claim)."""
+        return MetricClaim(self.epsilon, EuclideanMetric(self.embedding))
 
     def sample_codes(self, word: str, n: int, rng: np.random.Generator) -> np.ndarray:
         """Vectorised: :meth:`_sample_rows` for a vocabulary word, UNCHANGED otherwise."""

@@ -33,8 +33,8 @@ from dpaudit.mechanisms.base import parameter
 from dpaudit.mechanisms.registry import register_word
 from dpaudit.mechanisms.word.base import EmbeddingWordMechanism, sample_multivariate_laplace
 from dpaudit.text.word_metrics import (
-    EuclideanMetric,
     MahalanobisMetric,
+    check_lambda,
     regularised_covariance_root,
 )
 
@@ -47,11 +47,6 @@ class CMP(EmbeddingWordMechanism):
     name = "cmp"
     reference = "Feyisetan et al., WSDM 2020, Alg. 1, §4.2, Theorem 2"
     summary = "CMP: φ(w) + noise ∝ exp(−ε‖z‖), nearest word (ε·d_euc-privacy)"
-
-    @property
-    def claim(self) -> MetricClaim:
-        """``ε·d_euc``-privacy."""
-        return MetricClaim(self.epsilon, EuclideanMetric(self.embedding))
 
     def noisy_points(self, i: int, n: int, rng: np.random.Generator) -> np.ndarray:
         """``φ(w) + z`` for ``n`` draws of the noise."""
@@ -76,8 +71,7 @@ class Mahalanobis(CMP):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if not 0.0 <= self.lam <= 1.0:
-            raise InvalidArgumentError("lambda", self.lam, "a weight in [0, 1]")
+        check_lambda(self.lam)
 
     @cached_property
     def _root(self) -> np.ndarray:
@@ -115,8 +109,7 @@ class Vickrey(EmbeddingWordMechanism):
             raise InvalidArgumentError("t", self.t, "a threshold in [0, 1]")
         if self.noise not in ("euclidean", "mahalanobis"):
             raise InvalidArgumentError("noise", self.noise, "euclidean or mahalanobis")
-        if not 0.0 <= self.lam <= 1.0:
-            raise InvalidArgumentError("lambda", self.lam, "a weight in [0, 1]")
+        check_lambda(self.lam)
 
     @cached_property
     def _base(self) -> CMP:

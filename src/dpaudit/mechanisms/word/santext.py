@@ -43,11 +43,6 @@ class SanText(ExponentialWordMechanism):
     reference = "Yue et al., Findings of ACL-IJCNLP 2021, §3.2 eq. 1, Theorem 1"
     summary = "SanText: p(y|x) ∝ exp(−ε·d(x,y)/2) over all words (ε·d-privacy)"
 
-    @property
-    def claim(self) -> MetricClaim:
-        """``ε·d_euc``-privacy over the whole vocabulary."""
-        return MetricClaim(self.epsilon, EuclideanMetric(self.embedding))
-
     def log_weights(self, i: int) -> np.ndarray:
         """``−ε·d(x, y)/2`` for every word ``y``."""
         return self._with_specials(-0.5 * self.epsilon * self.embedding.distances_from(i))

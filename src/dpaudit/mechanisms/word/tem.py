@@ -29,12 +29,10 @@ import math
 
 import numpy as np
 
-from dpaudit.claims import MetricClaim
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.base import parameter
 from dpaudit.mechanisms.registry import register_word
 from dpaudit.mechanisms.word.exponential import ExponentialWordMechanism
-from dpaudit.text.word_metrics import EuclideanMetric
 
 
 @register_word
@@ -63,11 +61,6 @@ class TEM(ExponentialWordMechanism):
             return float(self.gamma)
         v = self.embedding.size
         return 2.0 / self.epsilon * math.log((1.0 - self.beta) * v / self.beta)
-
-    @property
-    def claim(self) -> MetricClaim:
-        """``ε·d_euc``-privacy over the vocabulary."""
-        return MetricClaim(self.epsilon, EuclideanMetric(self.embedding))
 
     def log_weights(self, i: int) -> np.ndarray:
         """``−ε·min(d(w, y), γ)/2`` for every word ``y``."""

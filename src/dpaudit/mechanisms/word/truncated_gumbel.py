@@ -28,12 +28,10 @@ from functools import cached_property
 import numpy as np
 from scipy.special import lambertw
 
-from dpaudit.claims import MetricClaim
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.registry import register_word
 from dpaudit.mechanisms.word.base import EmbeddingWordMechanism
 from dpaudit.text.word_embeddings import WordEmbedding
-from dpaudit.text.word_metrics import EuclideanMetric
 
 
 def distance_range(embedding: WordEmbedding) -> tuple[float, float]:
@@ -82,11 +80,6 @@ class TruncatedGumbel(EmbeddingWordMechanism):
             )
         w = float(lambertw(2.0 * a * d_max).real)
         return 2.0 * d_max / min(w, math.log(a * d_min))
-
-    @property
-    def claim(self) -> MetricClaim:
-        """``ε·d_euc``-privacy."""
-        return MetricClaim(self.epsilon, EuclideanMetric(self.embedding))
 
     def _sample_rows(self, i: int, n: int, rng: np.random.Generator) -> np.ndarray:
         v = self.embedding.size
