@@ -313,3 +313,10 @@ def test_glove_vocabulary_is_frequency_ordered_and_pickles_by_reference() -> Non
     mech = make_word_mechanism("tem", emb, epsilon=5.0)
     truth = pair_loss(mech, "1998", "1999")
     assert not truth.violates and 0 < truth.loss <= truth.allowed_loss
+
+
+def test_plain_dp_metric_is_one_for_distinct_words() -> None:
+    from dpaudit.text.word_metrics import plain_dp_metric
+
+    m = plain_dp_metric(["a", "b", "c"])
+    np.testing.assert_array_equal(m.distances(["a", "a", "b"], ["a", "c", "zzz"]), [0, 1, math.inf])

@@ -41,6 +41,8 @@ from dpaudit.validation import check_int
 DEFAULT_VOCABULARY_SIZE = 20_000
 #: Full size of GloVe 6B.
 GLOVE_6B_SIZE = 400_000
+#: Rows per chunk when computing the distances of one word to all words.
+_DIST_CHUNK = 1 << 15
 #: Numbers (points × vocabulary) per block of the nearest-word search.
 _NN_BLOCK_ELEMENTS = 1 << 22
 
@@ -122,8 +124,12 @@ class WordEmbedding:
     # --------------------------------------------------------------- geometry
     def distances_from(self, i: int) -> np.ndarray:
         """Euclidean distances of word ``i`` to every word (float64, shape ``(V,)``)."""
-        diff = self.matrix.astype(np.float64) - self.matrix[i].astype(np.float64)
-        return np.sqrt(np.einsum("ij,ij->i", diff, diff))
+        row = self.matrix[i].astype(np.float64)
+        out = np.empty(self.size)
+        for s in range(0, self.size, _DIST_CHUNK):  # chunks: memory flat in V
+            diff = self.matrix[s : s + _DIST_CHUNK].astype(np.float64) - row
+            out[s : s + _DIST_CHUNK] = np.sqrt(np.einsum("ij,ij->i", diff, diff))
+        return out
 
     def nearest(self, points: np.ndarray, k: int = 1) -> tuple[np.ndarray, np.ndarray]:
         """The ``k`` nearest words (Euclidean) to each row of ``points``, nearest first.

@@ -191,3 +191,12 @@ class CallableMetric(WordMetric):
     def describe(self) -> str:
         """The metric's name."""
         return self.name
+
+
+def plain_dp_metric(words: Sequence[str]) -> PartitionMetric:
+    """``d = 1`` for any two different words of ``words``: ``ε·d`` is plain ε-DP over words.
+
+    For word mechanisms that claim ordinary ε-DP (e.g. SynTF, Weggenmann &
+    Kerschbaum, SIGIR 2018) but are audited word by word like the metric ones.
+    """
+    return PartitionMetric({w: 0 for w in words}, label="vocabulary")
