@@ -183,3 +183,12 @@ def pair_loss_of(mech: object, w: str, w_prime: str) -> float:
     from dpaudit.analysis.word_loss import pair_loss
 
     return pair_loss(mech, w, w_prime).loss  # type: ignore[arg-type]
+
+
+def test_pair_search_keeps_pairs_the_claim_constrains() -> None:
+    mech = make_word_mechanism("custext", synthetic(v=60), epsilon=1.0, k=6)
+    pairs = search_pairs(mech, max_pairs=20)
+    d = mech.claim.metric.distances([p.w for p in pairs], [p.w_prime for p in pairs])
+    for p, di in zip(pairs, d, strict=True):
+        assert np.isfinite(di) or p.origin == "oov"
+    assert sum(np.isfinite(d)) >= 10

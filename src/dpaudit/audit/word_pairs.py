@@ -16,8 +16,10 @@ or where the mechanism's behaviour changes abruptly.  Candidates, in order:
 * ``oov`` — a capitalised or otherwise out-of-vocabulary input against its
   vocabulary word (the claim does not cover them; the audit shows what leaks).
 
-Everything is deterministic given the embedding (searched words: the first
-``search_words`` rows, the most frequent for GloVe).
+Geometric pairs the claim does not constrain (``d = inf``, e.g. two words in
+different CusText output sets) are dropped.  Everything is deterministic given
+the embedding (searched words: the first ``search_words`` rows, the most
+frequent for GloVe).
 """
 
 from __future__ import annotations
@@ -75,6 +77,12 @@ def search_pairs(
             if variant != w and variant not in emb:
                 pools["oov"].append((variant, w))
                 break
+    metric = mechanism.claim.metric
+    for origin in ("closest", "nearest", "neighbourhood", "radius"):
+        pool = pools[origin]
+        if pool:  # pairs the claim does not constrain tell nothing about it (OOV pool aside)
+            d = metric.distances([a for a, _ in pool], [b for _, b in pool])
+            pools[origin] = [pair for pair, di in zip(pool, d, strict=True) if np.isfinite(di)]
     return _interleave(pools, max_pairs)
 
 
