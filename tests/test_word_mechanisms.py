@@ -64,7 +64,7 @@ def test_registry_lists_the_published_mechanisms() -> None:
 def test_santext_closed_form_and_sampler() -> None:
     emb = synthetic()
     mech = make_word_mechanism("santext", emb, epsilon=2.0)
-    p = softmax(-0.5 * 2.0 * distances(emb, 3))  # Yue et al. 2021, eq. 1
+    p = softmax(-0.5 * 2.0 * distances(emb, 3))  # Yue et al. 2021: SanText's sampling law
     lp = mech.output_log_probs("w3")
     np.testing.assert_allclose(np.exp(lp[: emb.size]), p, rtol=1e-6)
     assert np.all(np.isneginf(lp[emb.size :]))
@@ -106,7 +106,7 @@ def test_custext_partitions_and_closed_form() -> None:
     i = 10
     members = np.flatnonzero(groups == groups[i])
     d = distances(emb, i)[members]
-    u = (d.max() - d) / (d.max() - d.min())  # Chen et al. 2023, eq. 3
+    u = (d.max() - d) / (d.max() - d.min())  # Chen et al. 2023: normalised utility
     p = softmax(1.5 * u / 2)
     got = np.exp(mech.output_log_probs("w10"))
     np.testing.assert_allclose(got[members], p, rtol=1e-6)
@@ -200,7 +200,7 @@ def test_vickrey_choice_probability() -> None:
     rng = np.random.default_rng(5)
     pts = mech._base.noisy_points(3, 1, rng)
     idx, dist = emb.nearest(pts, k=2)
-    # Xu et al. 2021, eq. 4 at t = 1/2: first word with probability d2/(d1 + d2).
+    # Xu et al. 2021 (Vickrey) at t = 1/2: first word with probability d2/(d1 + d2).
     p_first = dist[0, 1] / dist[0, 0:2].sum()
 
     class Fixed:

@@ -1,10 +1,10 @@
 """Metrics on words for metric-DP claims (:class:`dpaudit.claims.MetricClaim`).
 
 * :class:`EuclideanMetric` — ``d(w, w') = ‖φ(w) − φ(w')‖₂`` over an embedding
-  (Feyisetan et al., WSDM 2020, §3, Def. 1 with the Euclidean distance);
+  (Feyisetan et al., WSDM 2020: d_χ-privacy with the Euclidean distance);
 * :class:`MahalanobisMetric` — the regularised Mahalanobis distance
   ``d_R(w, w') = ‖Σ_R^{-1/2}(φ(w) − φ(w'))‖₂`` with ``Σ_R = λΣ̃ + (1 − λ)I``
-  (Xu et al., PrivateNLP@EMNLP 2020, eq. 2 and §3), ``Σ̃`` the embedding's
+  (Xu et al., PrivateNLP@EMNLP 2020), ``Σ̃`` the embedding's
   covariance scaled to mean variance 1;
 * :class:`PartitionMetric` — ``0`` for a word and itself, ``1`` inside a group,
   ``inf`` across groups: an ε-DP claim among the words of one group (CusText);
@@ -92,7 +92,7 @@ class EuclideanMetric(_EmbeddingMetric):
 
 @dataclass(frozen=True, eq=False)
 class MahalanobisMetric(_EmbeddingMetric):
-    """Regularised Mahalanobis ``d_R`` (Xu et al. 2020, eq. 2) with weight ``lam`` on Σ̃."""
+    """Regularised Mahalanobis ``d_R`` (Xu et al. 2020) with weight ``lam`` on Σ̃."""
 
     lam: float = 0.2
     normalisation: str = "trace"
@@ -127,7 +127,7 @@ NORMALISATIONS = ("trace", "variance")
 def regularised_covariance_root(
     embedding: WordEmbedding, lam: float, normalisation: str = "trace"
 ) -> np.ndarray:
-    """``Σ_R^{1/2}`` with ``Σ_R = λΣ̃ + (1 − λ)I`` (Xu et al. 2020, §3; symmetric root).
+    """``Σ_R^{1/2}`` with ``Σ_R = λΣ̃ + (1 − λ)I`` (Xu et al. 2020; symmetric root).
 
     ``Σ̃`` is the embedding's covariance divided by its mean variance
     ``tr(Σ)/d`` (``normalisation="trace"``), so that ``Σ_R`` keeps the scale of

@@ -208,8 +208,8 @@ def sample_multivariate_laplace(
 ) -> np.ndarray:
     """``n`` draws of the noise with density ∝ ``exp(−ε‖z‖₂)`` in R^d.
 
-    Feyisetan et al., WSDM 2020, §4.2: a direction uniform on the sphere times
-    a radius ``‖z‖ ~ Gamma(d, 1/ε)`` (the radial law of that density).
+    Feyisetan et al., WSDM 2020, the sampling step of Alg. 1: a direction
+    uniform on the sphere times a radius ``‖z‖ ~ Gamma(d, 1/ε)`` (the radial law of that density).
     """
     radius = rng.gamma(shape=d, scale=1.0 / epsilon, size=n)
     return sample_unit_direction(rng, n, d) * radius[:, None]

@@ -1,16 +1,16 @@
 """CusText (Chen et al., Findings of ACL 2023): customised output sets per word.
 
-1. *Output sets* (§3.2, the mapping ``f_map``): take the vocabulary in order
+1. *Output sets* (the mapping ``f_map``): take the vocabulary in order
    (most frequent first); the first word not yet assigned and its ``K − 1``
    nearest unassigned words (Euclidean in the embedding) form one set; every
    word of the set has that set as its output set.  The sets partition the
    vocabulary (the last one may be smaller).
-2. *Sampling* (§3.3, eq. 3–4): for input ``x`` with output set ``Y_x``, the
+2. *Sampling* (the sanitisation step): for input ``x`` with output set ``Y_x``, the
    utility ``u(x, y) = (d_max − d(x, y))/(d_max − d_min)`` is the distance
    normalised to ``[0, 1]`` over ``Y_x``, and
    ``p(y | x) ∝ exp(ε·u(x, y)/2)`` for ``y ∈ Y_x`` (sensitivity ``Δu = 1``).
 
-Claim (Theorem 1): ε-DP for any two inputs sharing an output set — a
+Claim (the paper's privacy theorem): ε-DP for any two inputs sharing an output set — a
 :class:`~dpaudit.text.word_metrics.PartitionMetric` with ``d = 1`` inside a
 set, ``inf`` across sets.  True: ``|u(x,y) − u(x',y)| ≤ 1``, so the loss is at
 most ``ε/2 + ε/2 = ε``.
@@ -37,7 +37,7 @@ class CusText(ExponentialWordMechanism):
     """CusText: exponential mechanism on normalised distance within customised output sets."""
 
     name = "custext"
-    reference = "Chen et al., Findings of ACL 2023, §3.2 (f_map), §3.3 eq. 3-4, Theorem 1"
+    reference = "Chen et al., Findings of ACL 2023 (f_map output sets, normalised-utility EM)"
     summary = "CusText: ε-DP among the K words of each customised output set"
 
     k: int = parameter(20, doc="size K of each output set")

@@ -1,16 +1,16 @@
 """Noisy-embedding mechanisms: perturb the word's vector, map back to the nearest word(s).
 
-* **CMP** (Feyisetan et al., WSDM 2020, Alg. 1; §4.2): ``φ̂ = φ(w) + z`` with
+* **CMP** (Feyisetan et al., WSDM 2020, Alg. 1): ``φ̂ = φ(w) + z`` with
   noise density ``∝ exp(−ε‖z‖₂)`` in R^d (sampled as a uniform direction
   times a ``Gamma(d, 1/ε)`` radius), output the vocabulary word nearest to
-  ``φ̂``.  Claim (Theorem 2): ``ε·d_euc``-privacy.  True: ``φ̂`` is
+  ``φ̂``.  Claim: ``ε·d_euc``-privacy (its d_χ-privacy theorem).  True: ``φ̂`` is
   ``ε·d``-private and the nearest-word map is post-processing.
 * **Mahalanobis** (Xu et al., PrivateNLP@EMNLP 2020, Alg. 1): the same with
   elliptical noise ``z = Σ_R^{1/2}·(Gamma(d, 1/ε)·uniform direction)``,
-  ``Σ_R = λΣ̃ + (1 − λ)I``; claim (Theorem 1): ``ε·d_R``-privacy for the
+  ``Σ_R = λΣ̃ + (1 − λ)I``; claim: ``ε·d_R``-privacy for the
   regularised Mahalanobis distance ``d_R(w, w') = ‖Σ_R^{-1/2}(φ(w) − φ(w'))‖``
   (:class:`~dpaudit.text.word_metrics.MahalanobisMetric`).
-* **Vickrey** (Xu et al., EACL 2021, §3, eq. 4): the noisy vector as in CMP
+* **Vickrey** (Xu et al., EACL 2021, its selection rule): the noisy vector as in CMP
   (or Mahalanobis, ``noise=mahalanobis``); with ``y₁, y₂`` its two nearest
   words at distances ``d₁ ≤ d₂``, output ``y₁`` with probability
   ``(1 − t)·d₂ / (t·d₁ + (1 − t)·d₂)``, else ``y₂``.  Claim: that of the noise
@@ -45,7 +45,7 @@ class CMP(EmbeddingWordMechanism):
     """Multivariate Laplace noise on the embedding, then the nearest word."""
 
     name = "cmp"
-    reference = "Feyisetan et al., WSDM 2020, Alg. 1, §4.2, Theorem 2"
+    reference = "Feyisetan et al., WSDM 2020, Alg. 1 (multivariate Laplace + nearest word)"
     summary = "CMP: φ(w) + noise ∝ exp(−ε‖z‖), nearest word (ε·d_euc-privacy)"
 
     def noisy_points(self, i: int, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -64,7 +64,7 @@ class Mahalanobis(CMP):
     """Elliptical noise shaped by the regularised covariance ``Σ_R``, then the nearest word."""
 
     name = "mahalanobis"
-    reference = "Xu et al., PrivateNLP@EMNLP 2020, Alg. 1, Theorem 1"
+    reference = "Xu et al., PrivateNLP@EMNLP 2020, Alg. 1 (regularised Mahalanobis noise)"
     summary = "Mahalanobis: φ(w) + Σ_R^{1/2}·noise, nearest word (ε·d_R-privacy)"
 
     lam: float = parameter(0.2, doc="weight λ of the covariance in Σ_R", cli="lambda")
@@ -94,7 +94,7 @@ class Vickrey(EmbeddingWordMechanism):
     """Choose between the two words nearest to the noisy vector (second-price idea)."""
 
     name = "vickrey"
-    reference = "Xu et al., EACL 2021, §3 eq. 4"
+    reference = "Xu et al., EACL 2021 (Vickrey: 1st/2nd nearest word with threshold t)"
     summary = "Vickrey: 1st or 2nd nearest word of the noisy vector, threshold t"
 
     t: float = parameter(0.75, doc="threshold t in [0, 1] (0: always the nearest word)")

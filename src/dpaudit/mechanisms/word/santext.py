@@ -1,6 +1,6 @@
 """SanText and SanText+ (Yue et al., Findings of ACL-IJCNLP 2021).
 
-**SanText** (§3.2, eq. 1; Theorem 1): every word ``x`` is replaced by ``y``
+**SanText**: every word ``x`` is replaced by ``y``
 drawn from the whole vocabulary with
 
     p(y | x) = exp(−ε·d(x, y)/2) / Σ_{y'} exp(−ε·d(x, y')/2),
@@ -9,7 +9,7 @@ drawn from the whole vocabulary with
 (metric local DP).  True: ``|ln p(y|x) − ln p(y|x')| ≤ ε/2·(|d(x,y) − d(x',y)|)
 + ε/2·d(x, x') ≤ ε·d(x, x')`` by the triangle inequality.
 
-**SanText+** (§3.3; Theorem 2): the ``w`` least frequent fraction of the
+**SanText+**: the ``w`` least frequent fraction of the
 vocabulary is *sensitive* (``V_S``; GloVe rows are in frequency order, so the
 last rows).  Outputs are drawn from ``V_S`` only, with the same weights
 ``exp(−ε·d/2)``.  A sensitive word is always replaced; a non-sensitive word is
@@ -40,7 +40,7 @@ class SanText(ExponentialWordMechanism):
     """SanText: exponential mechanism with utility ``−d_euc`` over the vocabulary."""
 
     name = "santext"
-    reference = "Yue et al., Findings of ACL-IJCNLP 2021, §3.2 eq. 1, Theorem 1"
+    reference = "Yue et al., Findings of ACL-IJCNLP 2021 (SanText: EM on −d_euc over all words)"
     summary = "SanText: p(y|x) ∝ exp(−ε·d(x,y)/2) over all words (ε·d-privacy)"
 
     def log_weights(self, i: int) -> np.ndarray:
@@ -54,7 +54,7 @@ class SanTextPlus(ExponentialWordMechanism):
     """SanText+: outputs from the sensitive words only; non-sensitive words kept w.p. 1 − p."""
 
     name = "santext+"
-    reference = "Yue et al., Findings of ACL-IJCNLP 2021, §3.3, Theorem 2"
+    reference = "Yue et al., Findings of ACL-IJCNLP 2021 (SanText+: sensitive words, probability p)"
     summary = "SanText+: sensitive words always replaced, others with probability p"
 
     p: float = parameter(0.3, doc="probability of replacing a non-sensitive word")

@@ -1,6 +1,6 @@
 """TEM, the truncated exponential mechanism (Carvalho et al., SDM 2023).
 
-For input ``w`` (Carvalho et al. 2023, Alg. 1 and §4):
+For input ``w`` (Carvalho et al. 2023, Alg. 1):
 
 * ``L_w = {y : d(w, y) ≤ γ}`` — the words within the truncation radius, with
   score ``f(w, y) = −d(w, y)``;
@@ -10,14 +10,14 @@ For input ``w`` (Carvalho et al. 2023, Alg. 1 and §4):
   taken; if it is ``⊥``, the output is a uniformly random word of ``L̄_w``.
 
 The default radius is the paper's ``γ = (2/ε)·ln((1 − β)|V|/β)`` with
-``β = 0.001`` (§4.2, from the utility bound).  By the Gumbel-max trick the
+``β = 0.001`` (from the paper's utility bound).  By the Gumbel-max trick the
 output law is exactly
 
     p(y | w) ∝ exp(−ε·min(d(w, y), γ)/2)   over the vocabulary,
 
 (``⊥`` carries weight ``|L̄_w|·e^{−εγ/2}``, shared uniformly), which is how it
 is sampled here (inverse CDF: the same law, no per-word Gumbel draws).
-Claim (Theorem 1): ``ε·d``-privacy for the Euclidean ``d``.  True: the score
+Claim (the paper's privacy theorem): ``ε·d``-privacy for the Euclidean ``d``.  True: the score
 ``−min(d(w, y), γ)`` is 1-Lipschitz in ``w`` under ``d``, so the loss is at
 most ``ε·d(w, w')``.
 """
@@ -41,7 +41,7 @@ class TEM(ExponentialWordMechanism):
     """Truncated exponential mechanism: exponential mechanism on ``−min(d, γ)``."""
 
     name = "tem"
-    reference = "Carvalho et al., SDM 2023, Alg. 1, §4.2 (γ), Theorem 1"
+    reference = "Carvalho et al., SDM 2023, Alg. 1 (TEM; γ from the utility parameter β)"
     summary = "TEM: truncated exponential mechanism with a ⊥ element (ε·d-privacy)"
 
     beta: float = parameter(0.001, doc="utility parameter β of the default radius")

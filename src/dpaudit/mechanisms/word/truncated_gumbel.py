@@ -9,7 +9,7 @@ For input ``w`` (Carvalho et al. 2021, Alg. 1):
    truncated to ``[−Δ_max, Δ_max]``, and output the candidate with the smallest
    noisy distance.
 
-The scale follows the published calibration (Theorem 1, as in the authors'
+The scale follows the published calibration (as in the authors'
 released code): ``a = (ε − 2(1 + ln|V|)/Δ_min)/3`` and
 ``b = 2Δ_max / min(W(2aΔ_max), ln(aΔ_min))`` (``W`` Lambert's function),
 ``Δ_min``/``Δ_max`` the smallest non-zero and the largest distance between
@@ -56,7 +56,7 @@ class TruncatedGumbel(EmbeddingWordMechanism):
     """Random number of nearest candidates, truncated-Gumbel noisy distances, argmin."""
 
     name = "truncated-gumbel"
-    reference = "Carvalho et al., FLAIRS 2021, Alg. 1, Theorem 1"
+    reference = "Carvalho et al., FLAIRS 2021 (truncated Gumbel noise on nearest-word distances)"
     summary = "Truncated Gumbel: noisy distances over a random number of nearest words"
 
     def __post_init__(self) -> None:
