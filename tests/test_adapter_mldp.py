@@ -155,11 +155,12 @@ def test_draws_are_a_function_of_the_unit_rng(name: str, n: int) -> None:
 
 
 def test_multivariate_calibrated_agrees_with_dpaudit_cmp() -> None:
-    # Same mechanism (Feyisetan et al., WSDM 2020) twice: mldp-text's (its default faiss
-    # index, which probes 50 of 100 lists; the exact search runs at ≈ 4 words/s) through
-    # the adapter and dpaudit's vectorised exact CMP, on the same embedding.  Chi-square homogeneity test of their output counts (cells with an
-    # expected count ≥ 5, the rest pooled) at α = 1e-3: a miscoded or mis-seeded
-    # adapter output shifts the distribution; a correct one fails 1 time in 1000.
+    # Same mechanism (Feyisetan et al., WSDM 2020) twice: mldp-text's through the adapter
+    # (its default faiss index, probing 50 of 100 lists; its exact search runs at only
+    # ≈ 4 words/s) and dpaudit's vectorised exact CMP, on the same embedding.  Chi-square
+    # homogeneity test of their output counts (cells with an expected count ≥ 5, the
+    # rest pooled) at α = 1e-3: a miscoded or mis-seeded adapter output shifts the
+    # distribution; a correct one fails 1 time in 1000.
     from scipy.stats import chi2_contingency
 
     eps, n = 20.0, 400  # P(output = input) ≈ 0.67, the rest spread over ~500 words

@@ -59,7 +59,7 @@ def test_exact_loss_is_the_largest_log_ratio_and_infinite_on_disjoint_support() 
     a = np.log(np.array([0.5, 0.3, 0.2]))
     b = np.log(np.array([0.2, 0.3, 0.5]))
     assert fig._exact_loss(_Known({"a": a, "b": b}), "a", "b") == pytest.approx(math.log(2.5))
-    c = np.log(np.array([0.5, 0.5, 0.0]))
     with np.errstate(divide="ignore"):
+        c = np.log(np.array([0.5, 0.5, 0.0]))
         assert math.isinf(fig._exact_loss(_Known({"a": a, "c": c}), "a", "c"))
     assert fig._exact_loss(object(), "a", "b") is None

@@ -11,11 +11,11 @@ mechanisms maps one word to one word (``replace_word``).  On the command line
 =========================== ==================================== ===========================
 NAME                        paper                                claim audited
 =========================== ==================================== ===========================
-``multivariate_calibrated`` Feyisetan et al., WSDM 2020, Thm. 1  ε·d, d Euclidean
+``multivariate_calibrated`` Feyisetan et al., WSDM 2020          ε·d, d Euclidean
 ``truncated_gumbel``        Carvalho et al., FLAIRS 2021         ε·d, d Euclidean
 ``vickrey``                 Xu et al., PrivateNLP 2021           ε·d, d Euclidean
-``tem``                     Carvalho et al., SDM 2023, Thm. 1    ε·d, d Euclidean
-``mahalanobis``             Xu et al., PrivateNLP 2020, eq. 2    ε·d_R (regularised, λ)
+``tem``                     Carvalho et al., SDM 2023            ε·d, d Euclidean
+``mahalanobis``             Xu et al., PrivateNLP 2020           ε·d_R (regularised, λ)
 ``syntf``                   Weggenmann & Kerschbaum, SIGIR 2018  ε-DP among corpus words
 =========================== ==================================== ===========================
 
@@ -39,8 +39,8 @@ package's documented factory):
   computed once, in the auditing process, and travel with the mechanism.
 * **mahalanobis.**  Default ``lambd = 0.2``; the claim's ``d_R`` uses the
   package's own ``Σ`` (covariance divided by the variance of all entries,
-  :class:`PackageMahalanobisMetric`), since that is what its noise is
-  calibrated to.
+  ``MahalanobisMetric(normalisation="variance")``), since that is what its
+  noise is calibrated to.
 * **syntf.**  Needs a document corpus (``data=``) and WordNet.  The corpus
   defaults to dpaudit's packaged UCI Yelp sentences; ``corpus=PATH`` reads a
   file with one document per line (text before a tab).  WordNet 3.0 comes
@@ -101,7 +101,7 @@ from dpaudit.errors import DPAuditError, InvalidArgumentError
 from dpaudit.mechanisms.registry import register_word
 from dpaudit.mechanisms.word.base import StringWordMechanism
 from dpaudit.text.word_embeddings import WordEmbedding
-from dpaudit.text.word_metrics import EuclideanMetric, MahalanobisMetric, PartitionMetric
+from dpaudit.text.word_metrics import EuclideanMetric, MahalanobisMetric, plain_dp_metric
 from dpaudit.validation import check_epsilon
 
 #: The six mechanisms of mldp-text, as ``get_mechanism`` names them.
@@ -117,12 +117,18 @@ MLDP_MECHANISMS = (
 #: Paper (and claim) of each mechanism.
 REFERENCES = {
     "multivariate_calibrated": (
-        "Feyisetan, Balle, Drake & Diethe, WSDM 2020, Thm. 1 (ε·d_χ, Euclidean)"
+        "Feyisetan, Balle, Drake & Diethe, WSDM 2020: Laplace-type noise ∝ exp(−ε‖z‖), "
+        "nearest word (ε·d_χ, Euclidean)"
     ),
     "truncated_gumbel": "Carvalho, Vasiloudis & Feyisetan, FLAIRS 2021 (truncated Gumbel, ε·d_χ)",
     "vickrey": "Xu, Aggarwal, Feyisetan & Teissier, PrivateNLP 2021 (Vickrey over CMP, ε·d_χ)",
-    "tem": "Carvalho, Vasiloudis, Feyisetan & Wang, SDM 2023, Thm. 1 (TEM, ε·d_χ)",
-    "mahalanobis": "Xu, Aggarwal, Feyisetan & Teissier, PrivateNLP 2020, eq. 2 (ε·d_R)",
+    "tem": (
+        "Carvalho, Vasiloudis, Feyisetan & Wang, SDM 2023 "
+        "(TEM: Gumbel max over a γ-ball and ⊥, ε·d_χ)"
+    ),
+    "mahalanobis": (
+        "Xu, Aggarwal, Feyisetan & Teissier, PrivateNLP 2020 (regularised Mahalanobis noise, ε·d_R)"
+    ),
     "syntf": "Weggenmann & Kerschbaum, SIGIR 2018 (SynTF exponential mechanism, ε-DP)",
 }
 
@@ -267,32 +273,6 @@ def inter_word_distances(embedding: WordEmbedding) -> tuple[float, float]:
     except OSError:
         pass
     return low, high
-
-
-@dataclass(frozen=True, eq=False)
-class PackageMahalanobisMetric(MahalanobisMetric):
-    """``d_R`` with mldp-text's ``Σ``: covariance / variance of all entries (not ``tr Σ / d``).
-
-    ``d_R(w, w') = ‖Σ_R^{-1/2}(φ(w) − φ(w'))‖``, ``Σ_R = λΣ̃ + (1 − λ)I``
-    (Xu et al., PrivateNLP 2020, eq. 2), as the package's ``Mahalanobis``
-    computes ``Σ̃`` (``np.cov(V, rowvar=False) / np.var(V)``).
-    """
-
-    name: str = "Mahalanobis d_R (mldp-text's Σ)"
-
-    def __post_init__(self) -> None:
-        if not 0.0 <= self.lam <= 1.0:
-            raise InvalidArgumentError("lambda", self.lam, "a weight in [0, 1]")
-        vectors = self.embedding.matrix
-        sigma = np.cov(vectors, rowvar=False) / np.var(vectors)
-        sigma_r = self.lam * sigma + (1.0 - self.lam) * np.eye(sigma.shape[0])
-        vals, vecs = np.linalg.eigh(sigma_r)
-        inv_root = (vecs / np.sqrt(np.maximum(vals, 1e-12))) @ vecs.T
-        object.__setattr__(self, "_whiten", inv_root)
-
-    def describe(self) -> str:
-        """E.g. ``regularised Mahalanobis d_R (λ = 0.2, Σ as in mldp-text) over …``."""
-        return f"regularised Mahalanobis d_R (λ = {self.lam:g}, Σ as in mldp-text) {self._scope()}"
 
 
 # ==================================================================== WordNet
@@ -497,14 +477,12 @@ class MLDPMechanism(StringWordMechanism):
     @property
     def claim(self) -> MetricClaim:
         if self.mechanism == "syntf":
-            lib = self.library()
-            groups = {w: 0 for w in lib.words}
-            return MetricClaim(
-                self.epsilon, PartitionMetric(groups, label="SynTF corpus vocabulary")
-            )
+            return MetricClaim(self.epsilon, plain_dp_metric(self.library().words))
         emb = package_embedding()
         if self.mechanism == "mahalanobis":
-            return MetricClaim(self.epsilon, PackageMahalanobisMetric(emb, lam=self.lam))
+            # The package divides Σ by the variance of all entries (np.var), not tr(Σ)/d.
+            metric = MahalanobisMetric(emb, lam=self.lam, normalisation="variance")
+            return MetricClaim(self.epsilon, metric)
         return MetricClaim(self.epsilon, EuclideanMetric(emb))
 
     @property
@@ -630,7 +608,6 @@ __all__ = [
     "MLDP_MECHANISMS",
     "REFERENCES",
     "MLDPMechanism",
-    "PackageMahalanobisMetric",
     "available",
     "import_mldp",
     "inter_word_distances",
