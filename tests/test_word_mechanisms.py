@@ -320,3 +320,15 @@ def test_plain_dp_metric_is_one_for_distinct_words() -> None:
 
     m = plain_dp_metric(["a", "b", "c"])
     np.testing.assert_array_equal(m.distances(["a", "a", "b"], ["a", "c", "zzz"]), [0, 1, math.inf])
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_nearest_from_a_centre_equals_brute_force(k: int) -> None:
+    emb = synthetic(v=500, d=6, seed=4)
+    rng = np.random.default_rng(8)
+    for scale in (0.05, 0.5, 5.0):  # most points near the centre … far from everything
+        pts = emb.matrix[17].astype(float) + scale * rng.normal(size=(3000, 6))
+        i1, d1 = emb.nearest(pts, k=k)
+        i2, d2 = emb.nearest_from(17, pts, k=k)
+        np.testing.assert_array_equal(i1, i2)
+        np.testing.assert_allclose(d1, d2)

@@ -43,6 +43,8 @@ DEFAULT_VOCABULARY_SIZE = 20_000
 GLOVE_6B_SIZE = 400_000
 #: Rows per chunk when computing the distances of one word to all words.
 _DIST_CHUNK = 1 << 15
+#: Share of the vocabulary above which a ball search is replaced by the plain one.
+_FULL_SEARCH = 0.6
 #: Numbers (points × vocabulary) per block of the nearest-word search.
 _NN_BLOCK_ELEMENTS = 1 << 22
 
@@ -154,19 +156,64 @@ class WordEmbedding:
             aug[:b, :-1] = pts[start : start + b]
             # One GEMM gives ‖e_v‖² − 2 p·e_v = ‖p − e_v‖² − ‖p‖² for every word v.
             score = aug[:b] @ self._augmented
-            if k <= 2:  # one or two argmin passes: much cheaper than argpartition
-                first = np.argmin(score, axis=1)
-                idx[start : start + b, 0] = first
-                if k == 2:
-                    score[np.arange(b), first] = np.inf
-                    idx[start : start + b, 1] = np.argmin(score, axis=1)
-            else:
-                part = np.argpartition(score, k - 1, axis=1)[:, :k]
-                order = np.argsort(np.take_along_axis(score, part, axis=1), axis=1, kind="stable")
-                idx[start : start + b] = np.take_along_axis(part, order, axis=1)
+            idx[start : start + b] = _k_smallest(score, k)
         diff = self.matrix[idx].astype(np.float64) - pts[:, None, :].astype(np.float64)
         dist = np.sqrt(np.einsum("nkd,nkd->nk", diff, diff))
         return idx, dist
+
+    def nearest_from(
+        self, center: int, points: np.ndarray, k: int = 1
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`nearest` for points scattered around word ``center``, searching fewer words.
+
+        Exact by the triangle inequality: with ``ρ = ‖p − e_c‖``, word ``c`` lies
+        at distance ``ρ`` from ``p`` and its ``k − 1`` nearest other words within
+        ``ρ + δ_{k−1}`` (``δ_j`` the distance of ``c``'s ``j``-th nearest other
+        word, ``δ_0 = 0``), so the ``k`` words nearest to ``p`` lie within
+        ``2ρ + δ_{k−1}`` of ``e_c``.  Points are taken in order of ``ρ``, in
+        blocks, each searched over the words of ``c``'s ball of the block's
+        largest radius (all words when that ball holds them all: noisy points
+        far from ``c`` cost as much as :meth:`nearest`).  Ties may resolve
+        differently from :meth:`nearest` (probability zero for continuous noise).
+        """
+        pts = np.asarray(points, dtype=np.float32)
+        if pts.ndim != 2 or pts.shape[1] != self.dim:
+            raise InvalidArgumentError(
+                "points", f"<array of shape {pts.shape}>", f"shape (n, {self.dim})"
+            )
+        k = check_int("k", k, minimum=1, maximum=self.size)
+        n = pts.shape[0]
+        d_c = self.distances_from(center)
+        by_d = np.argsort(d_c, kind="stable")
+        sorted_d = d_c[by_d]
+        delta = float(sorted_d[k - 1]) if k > 1 else 0.0
+        diff = pts.astype(np.float64) - self.matrix[center].astype(np.float64)
+        rho = np.sqrt(np.einsum("ij,ij->i", diff, diff))
+        # A margin far above float32 rounding of the scores keeps the search exact.
+        reach = (2.0 * rho + delta) * (1.0 + 1e-4) + 1e-4
+        p_order = np.argsort(rho, kind="stable")
+        widths = np.maximum(k, np.searchsorted(sorted_d, reach[p_order], side="right"))
+        full = widths >= _FULL_SEARCH * self.size  # these points: plain search over all words
+        if np.all(full):
+            return self.nearest(pts, k)
+        aug_sorted = np.ascontiguousarray(self._augmented[:, by_d[: int(widths[~full].max())]])
+        idx = np.empty((n, k), dtype=np.int64)
+        rows = max(1, _NN_BLOCK_ELEMENTS // self.size)
+        aug = np.empty((min(rows, n), self.dim + 1), dtype=np.float32)
+        aug[:, -1] = 1.0
+        near = p_order[~full]
+        for start in range(0, len(near), rows):
+            sel = near[start : start + rows]
+            b = len(sel)
+            width = int(widths[~full][start : start + rows].max())
+            aug[:b, :-1] = pts[sel]
+            score = aug[:b] @ aug_sorted[:, :width]
+            idx[sel] = by_d[_k_smallest(score, k)]
+        if np.any(full):
+            far = p_order[full]
+            idx[far] = self.nearest(pts[far], k)[0]
+        diff3 = self.matrix[idx].astype(np.float64) - pts[:, None, :].astype(np.float64)
+        return idx, np.sqrt(np.einsum("nkd,nkd->nk", diff3, diff3))
 
     def covariance(self) -> np.ndarray:
         """Sample covariance ``Σ`` of the word vectors (float64, ``(d, d)``)."""
@@ -185,6 +232,20 @@ class WordEmbedding:
     def describe(self) -> str:
         """E.g. ``glove-6B-50d (20000 words, d = 50)``."""
         return f"{self.name} ({self.size} words, d = {self.dim})"
+
+
+def _k_smallest(score: np.ndarray, k: int) -> np.ndarray:
+    """Columns of the ``k`` smallest scores per row, smallest first (``score`` may be changed)."""
+    b = score.shape[0]
+    if k <= 2:  # one or two argmin passes: much cheaper than argpartition
+        first = np.argmin(score, axis=1)
+        if k == 1:
+            return first[:, None]
+        score[np.arange(b), first] = np.inf
+        return np.stack([first, np.argmin(score, axis=1)], axis=1)
+    part = np.argpartition(score, k - 1, axis=1)[:, :k]
+    order = np.argsort(np.take_along_axis(score, part, axis=1), axis=1, kind="stable")
+    return np.take_along_axis(part, order, axis=1)
 
 
 @functools.lru_cache(maxsize=4)

@@ -17,7 +17,8 @@
   (``ε·d_euc`` or ``ε·d_R``) — the choice uses ``φ̂`` only, so it is
   post-processing.
 
-Nearest words come from :meth:`WordEmbedding.nearest` (blocked BLAS products).
+Nearest words come from :meth:`WordEmbedding.nearest_from` (blocked BLAS
+products over the words that the triangle inequality leaves possible).
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ class CMP(EmbeddingWordMechanism):
         return self.embedding.matrix[i].astype(np.float64) + z
 
     def _sample_rows(self, i: int, n: int, rng: np.random.Generator) -> np.ndarray:
-        idx, _ = self.embedding.nearest(self.noisy_points(i, n, rng))
+        idx, _ = self.embedding.nearest_from(i, self.noisy_points(i, n, rng))
         return idx[:, 0]
 
 
@@ -124,7 +125,7 @@ class Vickrey(EmbeddingWordMechanism):
 
     def _sample_rows(self, i: int, n: int, rng: np.random.Generator) -> np.ndarray:
         pts = self._base.noisy_points(i, n, rng)
-        idx, dist = self.embedding.nearest(pts, k=2)
+        idx, dist = self.embedding.nearest_from(i, pts, k=2)
         d1, d2 = dist[:, 0], dist[:, 1]
         den = self.t * d1 + (1.0 - self.t) * d2
         with np.errstate(invalid="ignore", divide="ignore"):
