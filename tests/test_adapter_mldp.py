@@ -9,6 +9,7 @@ environment they are skipped and ``tests/test_mldp_env.py`` runs this file in
 from __future__ import annotations
 
 import itertools
+import json
 import random
 import subprocess
 import sys
@@ -233,3 +234,22 @@ def test_mechanism_pickles_small() -> None:
     blob = pickle.dumps(mech)
     assert len(blob) < 2000  # the configuration, never the embedding or the library object
     assert pickle.loads(blob).spec() == mech.spec()
+
+
+@pytest.mark.skipif(
+    not _wordnet_available(), reason="no WordNet 3.0 (apt-get install wordnet-base)"
+)
+def test_cli_audits_mldp_names(capsys: pytest.CaptureFixture[str]) -> None:
+    from _cli import run_cli_quiet
+
+    argv = ["audit", "mldp:syntf", "--epsilon", "1", "--pair", "food;good", "--max-pairs", "1"]
+    code, out, err = run_cli_quiet(
+        capsys, *argv, "--samples", "200", "--final-samples", "300", "--json"
+    )
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["violation"] is True and result["worst"]["w"] == "food"
+    code, _, err = run_cli_quiet(capsys, *argv, "--vocabulary-size", "100")
+    assert code == 2 and "--vocabulary-size" in err and len(err.strip().splitlines()) == 1
+    code, _, err = run_cli_quiet(capsys, "audit", "mldp:nope", "--epsilon", "1")
+    assert code == 2 and "mldp:" in err
