@@ -36,8 +36,8 @@ from typing import Any
 
 import numpy as np
 
+from dpaudit.analysis.word_embedding import glove_embedding
 from dpaudit.mechanisms.registry import make_word_mechanism, word_mechanism_names
-from dpaudit.text.word_embeddings import glove_embedding
 
 BLOCK = 1 << 14
 #: ε per mechanism (truncated Gumbel's calibration needs a large one); nearest-word

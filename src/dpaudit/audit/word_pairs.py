@@ -28,8 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpaudit.analysis.word_embedding import WordEmbedding
 from dpaudit.mechanisms.word.base import WordMechanism
-from dpaudit.text.word_embeddings import WordEmbedding
 from dpaudit.validation import check_int
 
 #: Pair origins in the order they are tried.

@@ -150,8 +150,13 @@ def _render(r: dict[str, Any]) -> str:
 
 
 def analyze_word(mech: Any, pairs: tuple[tuple[str, str], ...], max_pairs: int) -> dict[str, Any]:
-    """The analysis record of a word-level mechanism (exact pair losses where computable)."""
-    from dpaudit.analysis.word_loss import exact_metric_truth
+    """The analysis record of a word-level mechanism (exact pair losses where computable).
+
+    Small vocabularies are analysed over all pairs; larger ones over ``pairs``
+    and up to ``max_pairs`` pairs of the geometric search.
+    """
+    from dpaudit.analysis.word_loss import EXHAUSTIVE_LIMIT, exact_metric_truth
+    from dpaudit.audit.word_pairs import search_pairs
 
     claim = mech.claim
     result: dict[str, Any] = {
@@ -172,7 +177,10 @@ def analyze_word(mech: Any, pairs: tuple[tuple[str, str], ...], max_pairs: int) 
     if mech.output_log_probs(probe) is None:
         result["notes"] = ["the output distribution has no closed form: use `dpaudit audit`"]
         return to_jsonable(result)
-    truth = exact_metric_truth(mech, pairs, max_pairs=max_pairs)
+    if mech.vocabulary.size > EXHAUSTIVE_LIMIT:
+        found = search_pairs(mech, max_pairs, pairs, search_words=min(mech.vocabulary.size, 5000))
+        pairs = tuple((p.w, p.w_prime) for p in found)
+    truth = exact_metric_truth(mech, pairs)
     result.update(
         method=truth.method,
         violation=truth.violation,

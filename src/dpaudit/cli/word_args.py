@@ -13,10 +13,10 @@ import argparse
 import math
 from typing import Any
 
+from dpaudit.analysis.word_embedding import DEFAULT_VOCABULARY_SIZE, resolve_embedding
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.registry import make_word_mechanism, word_mechanism_names
 from dpaudit.mechanisms.word.base import WordMechanism
-from dpaudit.text.word_embeddings import DEFAULT_VOCABULARY_SIZE, resolve_embedding
 
 
 def add_word_args(parser: argparse.ArgumentParser) -> None:

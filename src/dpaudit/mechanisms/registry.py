@@ -8,6 +8,7 @@ import types
 import typing
 from typing import Any
 
+from dpaudit.analysis.word_embedding import glove_embedding
 from dpaudit.errors import InvalidArgumentError, InvalidTypeError, UnknownNameError
 from dpaudit.mechanisms.base import Mechanism
 
@@ -172,8 +173,6 @@ def make_word_mechanism(name: str, embedding: Any = None, **params: Any) -> Any:
     ``params`` are named as the class's fields (``-p NAME=VALUE`` on the CLI);
     string values are converted to the field's type.
     """
-    from dpaudit.text.word_embeddings import glove_embedding
-
     cls = word_mechanism_class(name)
     fields = {f.name: f for f in dataclasses.fields(cls) if f.name != "embedding"}
     hints = typing.get_type_hints(cls)

@@ -32,23 +32,37 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from dpaudit.analysis.word_embedding import (
+    CRASH,
+    EMPTY,
+    N_SPECIAL,
+    OTHER,
+    SPECIAL_NAMES,
+    UNCHANGED,
+    WordEmbedding,
+    outcome_name,
+)
+from dpaudit.analysis.word_metrics import EuclideanMetric
 from dpaudit.claims import MetricClaim
 from dpaudit.errors import InvalidArgumentError, InvalidTypeError
-from dpaudit.text.word_embeddings import WordEmbedding
-from dpaudit.text.word_metrics import EuclideanMetric
 from dpaudit.validation import check_epsilon, check_int
 
-#: Offsets of the special outcome codes after the V vocabulary codes.
-UNCHANGED, OTHER, CRASH, EMPTY = 0, 1, 2, 3
-#: Number of special outcome codes.
-N_SPECIAL = 4
-SPECIAL_NAMES = ("<unchanged input>", "<other string>", "<crash>", "<empty>")
-
-
-def outcome_name(vocabulary: WordEmbedding, code: int) -> str:
-    """The word of a code, or the name of a special outcome."""
-    v = vocabulary.size
-    return vocabulary.words[code] if code < v else SPECIAL_NAMES[code - v]
+__all__ = [
+    "CRASH",
+    "EMPTY",
+    "N_SPECIAL",
+    "OTHER",
+    "SPECIAL_NAMES",
+    "UNCHANGED",
+    "EmbeddingWordMechanism",
+    "StringWordMechanism",
+    "WordMechanism",
+    "encode_outputs",
+    "outcome_name",
+    "sample_from_log_probs",
+    "sample_multivariate_laplace",
+    "sample_unit_direction",
+]
 
 
 def encode_outputs(vocabulary: WordEmbedding, word: str, outputs: Sequence[Any]) -> np.ndarray:

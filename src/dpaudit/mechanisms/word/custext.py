@@ -11,7 +11,7 @@
    ``p(y | x) ∝ exp(ε·u(x, y)/2)`` for ``y ∈ Y_x`` (sensitivity ``Δu = 1``).
 
 Claim (the paper's privacy theorem): ε-DP for any two inputs sharing an output set — a
-:class:`~dpaudit.text.word_metrics.PartitionMetric` with ``d = 1`` inside a
+:class:`~dpaudit.analysis.word_metrics.PartitionMetric` with ``d = 1`` inside a
 set, ``inf`` across sets.  True: ``|u(x,y) − u(x',y)| ≤ 1``, so the loss is at
 most ``ε/2 + ε/2 = ε``.
 """
@@ -23,11 +23,11 @@ from functools import cached_property
 
 import numpy as np
 
+from dpaudit.analysis.word_metrics import PartitionMetric
 from dpaudit.claims import MetricClaim
 from dpaudit.mechanisms.base import parameter
 from dpaudit.mechanisms.registry import register_word
 from dpaudit.mechanisms.word.exponential import ExponentialWordMechanism
-from dpaudit.text.word_metrics import PartitionMetric
 from dpaudit.validation import check_int
 
 

@@ -9,7 +9,7 @@
   elliptical noise ``z = Σ_R^{1/2}·(Gamma(d, 1/ε)·uniform direction)``,
   ``Σ_R = λΣ̃ + (1 − λ)I``; claim: ``ε·d_R``-privacy for the
   regularised Mahalanobis distance ``d_R(w, w') = ‖Σ_R^{-1/2}(φ(w) − φ(w'))‖``
-  (:class:`~dpaudit.text.word_metrics.MahalanobisMetric`).
+  (:class:`~dpaudit.analysis.word_metrics.MahalanobisMetric`).
 * **Vickrey** (Xu et al., EACL 2021, its selection rule): the noisy vector as in CMP
   (or Mahalanobis, ``noise=mahalanobis``); with ``y₁, y₂`` its two nearest
   words at distances ``d₁ ≤ d₂``, output ``y₁`` with probability
@@ -28,16 +28,16 @@ from functools import cached_property
 
 import numpy as np
 
+from dpaudit.analysis.word_metrics import (
+    MahalanobisMetric,
+    check_lambda,
+    regularised_covariance_root,
+)
 from dpaudit.claims import MetricClaim
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.base import parameter
 from dpaudit.mechanisms.registry import register_word
 from dpaudit.mechanisms.word.base import EmbeddingWordMechanism, sample_multivariate_laplace
-from dpaudit.text.word_metrics import (
-    MahalanobisMetric,
-    check_lambda,
-    regularised_covariance_root,
-)
 
 
 @register_word

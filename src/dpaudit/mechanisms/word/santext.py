@@ -26,12 +26,12 @@ from functools import cached_property
 
 import numpy as np
 
+from dpaudit.analysis.word_metrics import EuclideanMetric
 from dpaudit.claims import MetricClaim
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.base import parameter
 from dpaudit.mechanisms.registry import register_word
 from dpaudit.mechanisms.word.exponential import ExponentialWordMechanism
-from dpaudit.text.word_metrics import EuclideanMetric
 
 
 @register_word

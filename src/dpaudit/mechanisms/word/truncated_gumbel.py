@@ -27,11 +27,12 @@ from functools import cached_property
 
 import numpy as np
 from scipy.special import lambertw
+from scipy.stats import poisson
 
+from dpaudit.analysis.word_embedding import WordEmbedding
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.registry import register_word
 from dpaudit.mechanisms.word.base import EmbeddingWordMechanism
-from dpaudit.text.word_embeddings import WordEmbedding
 
 
 def distance_range(embedding: WordEmbedding) -> tuple[float, float]:
@@ -97,8 +98,6 @@ def _truncated_poisson(
     rng: np.random.Generator, mean: float, low: int, high: int, n: int
 ) -> np.ndarray:
     """Poisson(mean) conditioned on ``low ≤ k ≤ high`` (inverse CDF on the truncated support)."""
-    from scipy.stats import poisson
-
     c_lo, c_hi = poisson.cdf(low - 1, mean), poisson.cdf(high, mean)
     u = c_lo + rng.random(n) * (c_hi - c_lo)
     k = poisson.ppf(u, mean)

