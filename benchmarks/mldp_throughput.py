@@ -9,7 +9,7 @@ Two measurements per mechanism:
   this process (``time.process_time``; other load on a shared machine distorts
   it less) with the wall rate beside; median and min–max over ``--repeats``
   fresh seeds (never the best);
-* **workers** — ``--units`` work units of ``unit_samples`` draws each through
+* **workers** — ``--units`` work units of ``--unit-draws`` draws each through
   the executor (:func:`dpaudit.audit.executor.run_units`, the path an audit
   takes) with 1 and with 2 worker processes: total words per wall second,
   pool start-up and each worker's one-time embedding load included.  Wall
@@ -19,7 +19,7 @@ Two measurements per mechanism:
 Usage (from the repository root)::
 
     .venv-mldp/bin/python benchmarks/mldp_throughput.py [--draws 200] [--repeats 3]
-        [--units 8] [--mechanisms truncated_gumbel,vickrey] [--json FILE]
+        [--units 8] [--unit-draws 200] [--mechanisms truncated_gumbel,vickrey] [--json FILE]
 """
 
 from __future__ import annotations
@@ -71,10 +71,11 @@ def one_process(name: str, epsilon: float, draws: int, repeats: int) -> dict[str
     }
 
 
-def with_workers(name: str, epsilon: float, units: int, workers: int) -> dict[str, Any]:
-    """Total words per wall second for ``units`` work units on ``workers`` processes."""
+def with_workers(
+    name: str, epsilon: float, units: int, workers: int, per_unit: int
+) -> dict[str, Any]:
+    """Total words per wall second for ``units`` work units of ``per_unit`` draws."""
     mech = _mechanism(name, epsilon)
-    per_unit = int(mech.unit_samples or 200)
     work = [WordCountUnit(mech, "good", per_unit, 5, (99, i, 0)) for i in range(units)]
     t0 = time.perf_counter()
     results = run_units(run_word_count_unit, work, ExecutionConfig(workers=workers))
@@ -97,6 +98,7 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--units", type=int, default=8)
+    parser.add_argument("--unit-draws", type=int, default=200, help="draws per work unit")
     parser.add_argument("--workers", default="1,2")
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
@@ -114,7 +116,8 @@ def main() -> None:
     for name in args.mechanisms.split(","):
         row = one_process(name, args.epsilon, args.draws, args.repeats)
         row["workers"] = [
-            with_workers(name, args.epsilon, args.units, int(w)) for w in args.workers.split(",")
+            with_workers(name, args.epsilon, args.units, int(w), args.unit_draws)
+            for w in args.workers.split(",")
         ]
         out["mechanisms"][name] = row
         scaling = ", ".join(f"{w['workers']}w {w['words_per_wall_s']}/s" for w in row["workers"])
