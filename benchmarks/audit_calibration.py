@@ -24,8 +24,8 @@ from typing import Any
 
 from dpaudit import progress
 from dpaudit.audit.blackbox import AuditConfig, audit
-from dpaudit.audit.executor import ExecutionConfig, run_units
 from dpaudit.audit.statistics import clopper_pearson_upper
+from dpaudit.engine.executor import ExecutionConfig, run_units
 from dpaudit.mechanisms import make_mechanism
 
 #: Correct mechanisms (claims that hold), with the parameters audited.

@@ -41,7 +41,7 @@ from scipy import stats
 from dpaudit import progress
 from dpaudit.adapters._support import library_available
 from dpaudit.audit.blackbox import AuditConfig, audit
-from dpaudit.audit.executor import ExecutionConfig, run_units
+from dpaudit.engine.executor import ExecutionConfig, run_units
 from dpaudit.mechanisms import make_mechanism
 
 ALPHA = 0.05

@@ -25,10 +25,10 @@ from dpaudit.audit.attacks import (
 )
 from dpaudit.audit.blackbox import AuditConfig, audit, projected_bound
 from dpaudit.audit.counting import CountUnit, run_count_unit
-from dpaudit.audit.executor import ExecutionConfig
 from dpaudit.audit.pairs import InputPair
 from dpaudit.audit.statistics import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.claims import Definition, InputDomain, PrivacyClaim
+from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError, MechanismError
 from dpaudit.mechanisms import Mechanism, make_mechanism
 from dpaudit.serialization import dumps, to_jsonable

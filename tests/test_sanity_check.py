@@ -11,7 +11,6 @@ import pytest
 from scipy import stats
 
 from dpaudit.audit import sanity_check as sc
-from dpaudit.audit.executor import ExecutionConfig
 from dpaudit.audit.sanity_check import (
     DecisionSet,
     attack_decision_set,
@@ -24,6 +23,7 @@ from dpaudit.audit.sanity_check import (
 )
 from dpaudit.audit.statistics import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.claims import Definition, InputDomain, PrivacyClaim
+from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError, MechanismError
 from dpaudit.mechanisms import Mechanism, make_mechanism, mechanism_names
 

@@ -15,7 +15,7 @@ import pytest
 from dpaudit.attacks.experiment import AttackMetrics
 from dpaudit.audit.attacks import TrainingData, compress_rows
 from dpaudit.audit.counting import UnitCounts
-from dpaudit.audit.unit_codec import (
+from dpaudit.engine.unit_codec import (
     ALLOWED_DATACLASSES,
     CorruptUnitError,
     UnitEncodingError,

@@ -37,10 +37,10 @@ import numpy as np
 
 from dpaudit.adapters.callable import FunctionMechanism
 from dpaudit.audit.blackbox import AuditConfig, audit
-from dpaudit.audit.executor import ExecutionConfig
 from dpaudit.audit.pairs import InputPair
 from dpaudit.audit.verdict import AuditResult, Witness
 from dpaudit.claims import PrivacyClaim
+from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidTypeError
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.validation import check_epsilon, check_int

@@ -49,7 +49,7 @@ Clopper–Pearson bounds at error ``α/(2K)`` (Bonferroni over the ``K``
 candidates and the two estimates), so the reported bound holds with probability
 at least ``1 − α``.
 
-All sampling runs as work units through :func:`dpaudit.audit.executor.run_units`
+All sampling runs as work units through :func:`dpaudit.engine.executor.run_units`
 (see :mod:`dpaudit.audit.counting`): memory is flat in the sample size and the
 result is bit-identical for any number of workers.
 """
@@ -74,7 +74,6 @@ from dpaudit.audit.attacks import (
     train_classifier,
     weighted_sums_at_thresholds,
 )
-from dpaudit.audit.checkpoint import run_units  # the executor's, checkpointed in a session
 from dpaudit.audit.counting import (
     CountUnit,
     OutputUnit,
@@ -83,8 +82,6 @@ from dpaudit.audit.counting import (
     run_output_unit,
     split_samples,
 )
-from dpaudit.audit.executor import ExecutionConfig
-from dpaudit.audit.guard import check_timeout, with_timeout
 from dpaudit.audit.pairs import InputPair, check_pair, generate_pairs
 from dpaudit.audit.statistics import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.audit.verdict import (
@@ -95,6 +92,8 @@ from dpaudit.audit.verdict import (
     verdict_text,
 )
 from dpaudit.claims import Definition
+from dpaudit.engine.executor import ExecutionConfig, run_units
+from dpaudit.engine.timeout import check_timeout, with_timeout
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.validation import check_int, check_probability_open, check_seed

@@ -117,7 +117,7 @@ class UnitCounts:
 
 
 def run_count_unit(unit: CountUnit) -> UnitCounts:
-    """Work-unit function (module level, picklable) for :func:`dpaudit.audit.executor.run_units`."""
+    """Work-unit function (module level, picklable) for the engine's ``run_units``."""
     try:
         return _count(unit)
     except MechanismError:

@@ -72,14 +72,13 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.audit.checkpoint import run_units  # the executor's, checkpointed in a session
-from dpaudit.audit.executor import ExecutionConfig
 from dpaudit.audit.guard import checked_sample
 from dpaudit.audit.statistics import (
     clopper_pearson_lower,
     clopper_pearson_upper,
     log_ratio_lower_bound,
 )
+from dpaudit.engine.executor import ExecutionConfig, run_units
 from dpaudit.errors import DPAuditError, InvalidArgumentError, MechanismError
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.random import stable_hash, unit_rng

@@ -22,7 +22,6 @@ from dpaudit.cli.common import (
     add_seed,
     build_mechanism,
     emit_verdict,
-    execution_config,
     run_recorded,
 )
 from dpaudit.errors import InvalidArgumentError
@@ -184,6 +183,6 @@ def run(args: argparse.Namespace) -> int:
     )
     check_sample_memory(mechanism, train, 2, "--train-samples", "the training outputs")
     data = run_recorded(
-        args, "audit", lambda: to_jsonable(audit(mechanism, config, execution_config(args)))
+        args, "audit", lambda execution: to_jsonable(audit(mechanism, config, execution))
     )
     return emit_verdict(args, data, _render, data["violation"])

@@ -30,7 +30,6 @@ from typing import Any
 import numpy as np
 from scipy import special, stats
 
-from dpaudit.audit.checkpoint import run_units  # the executor's, checkpointed in a session
 from dpaudit.audit.sanity_check import (
     ACL2022_DIMS,
     ACL2022_EPSILONS,
@@ -39,6 +38,7 @@ from dpaudit.audit.sanity_check import (
     sanity_epsilon_lower_bound,
 )
 from dpaudit.audit.statistics import clopper_pearson_lower, clopper_pearson_upper
+from dpaudit.engine.executor import run_units
 from dpaudit.mechanisms import make_mechanism
 from dpaudit.reproduce import common
 from dpaudit.reproduce.common import AuditRecord, FigureResult, FigureRun, Finding

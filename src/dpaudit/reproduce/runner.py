@@ -3,7 +3,7 @@
 Layout of a run directory ``DIR``::
 
     DIR/run-status.json          running | complete | failed | interrupted
-    DIR/<figure>/checkpoint/     the figure's completed work units (:mod:`dpaudit.audit.checkpoint`)
+    DIR/<figure>/checkpoint/     the figure's finished work units (:mod:`dpaudit.engine.checkpoint`)
     DIR/<figure>/results.json    (+ results.csv, figure.png, README.md)
     DIR/report.md, DIR/report.html
 
@@ -32,8 +32,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from dpaudit.audit import checkpoint
-from dpaudit.audit.executor import ExecutionConfig
+from dpaudit.engine import checkpoint
+from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.io import atomic_write_text
 from dpaudit.progress import progress
@@ -189,7 +189,7 @@ def reproduce(
                         spec.paper,
                         scale,
                         seed,
-                        execution,
+                        units.attach(execution),
                         FigureProgress(share),
                         data,
                     )
