@@ -467,7 +467,7 @@ def bench_ray(quick: bool) -> list[Row]:
 GRID_PROBE = (
     PROBE_HEAD
     + """
-from dpaudit.audit.sanity_check import run_acl2022_grid
+from dpaudit.reproduce.acl_grid import run_acl2022_grid
 runs = int(sys.argv[1])
 t = time.perf_counter()
 rows = run_acl2022_grid(runs=runs, config=ExecutionConfig(workers=2))

@@ -15,7 +15,10 @@ import numpy as np
 import pytest
 
 from dpaudit import progress
-from dpaudit.audit.attacks import (
+from dpaudit.audit.blackbox import AuditConfig, audit, projected_bound
+from dpaudit.audit.counting import CountUnit, run_count_unit
+from dpaudit.audit.pairs import InputPair
+from dpaudit.audit.scores import (
     LikelihoodRatioScore,
     candidate_thresholds,
     compress_rows,
@@ -23,9 +26,6 @@ from dpaudit.audit.attacks import (
     dpsniper_threshold,
     weighted_sums_at_thresholds,
 )
-from dpaudit.audit.blackbox import AuditConfig, audit, projected_bound
-from dpaudit.audit.counting import CountUnit, run_count_unit
-from dpaudit.audit.pairs import InputPair
 from dpaudit.audit.statistics import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.claims import Definition, InputDomain, PrivacyClaim
 from dpaudit.engine.executor import ExecutionConfig

@@ -63,7 +63,16 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.audit.attacks import (
+from dpaudit.audit.counting import (
+    CountUnit,
+    OutputUnit,
+    UnitCounts,
+    run_count_unit,
+    run_output_unit,
+    split_samples,
+)
+from dpaudit.audit.pairs import InputPair, check_pair, generate_pairs
+from dpaudit.audit.scores import (
     DPSNIPER_LEVELS,
     LikelihoodRatioScore,
     Score,
@@ -74,15 +83,6 @@ from dpaudit.audit.attacks import (
     train_classifier,
     weighted_sums_at_thresholds,
 )
-from dpaudit.audit.counting import (
-    CountUnit,
-    OutputUnit,
-    UnitCounts,
-    run_count_unit,
-    run_output_unit,
-    split_samples,
-)
-from dpaudit.audit.pairs import InputPair, check_pair, generate_pairs
 from dpaudit.audit.statistics import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.audit.verdict import (
     AuditResult,

@@ -21,14 +21,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpaudit.audit.attacks import (
+from dpaudit.audit.guard import checked_sample
+from dpaudit.audit.scores import (
     Score,
     TrainingData,
     compress_rows,
     count_at_thresholds,
     weighted_sums_at_thresholds,
 )
-from dpaudit.audit.guard import checked_sample
 from dpaudit.errors import DPAuditError, MechanismError
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.random import unit_rng

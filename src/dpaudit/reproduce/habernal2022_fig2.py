@@ -1,7 +1,7 @@
 """Habernal (ACL 2022), Fig. 2: empirical privacy loss of the reconstruction sanity check.
 
 For every mechanism × ε × n of the published grid, the sanity check
-(:func:`dpaudit.audit.sanity_check.run_acl2022_grid`) gives n zeros and n ones
+(:func:`dpaudit.reproduce.acl_grid.run_acl2022_grid`) gives n zeros and n ones
 to the mechanism ``runs`` times each, rounds every coordinate at 0.5, takes a
 majority vote and turns the 2×2 table into the paper's MLE loss
 ``max_g |ln(f0g/f1g)|`` and a one-sided Clopper–Pearson ε lower bound.
@@ -9,7 +9,7 @@ majority vote and turns the 2×2 table into the paper's MLE loss
 Beside the sampled numbers this module computes, for additive mechanisms, the
 **exact loss of the attack** — the value the MLE converges to with infinitely
 many runs: the per-coordinate probability of rounding to 1 is exact
-(:func:`dpaudit.audit.sanity_check.attack_decision_set`), and the majority vote
+(:func:`dpaudit.audit.decision_set.attack_decision_set`), and the majority vote
 of n independent coordinates is binomial (ties vote 0, numpy's
 round-half-to-even as in the reference).  It shows which "infinite" cells are
 finite losses too large for the sample size.
@@ -30,17 +30,13 @@ from typing import Any
 import numpy as np
 from scipy import special, stats
 
-from dpaudit.audit.sanity_check import (
-    ACL2022_DIMS,
-    ACL2022_EPSILONS,
-    attack_decision_set,
-    run_acl2022_grid,
-    sanity_epsilon_lower_bound,
-)
+from dpaudit.audit.decision_set import attack_decision_set
+from dpaudit.audit.sanity_check import sanity_epsilon_lower_bound
 from dpaudit.audit.statistics import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.engine.executor import run_units
 from dpaudit.mechanisms import make_mechanism
 from dpaudit.reproduce import common
+from dpaudit.reproduce.acl_grid import ACL2022_DIMS, ACL2022_EPSILONS, run_acl2022_grid
 from dpaudit.reproduce.common import AuditRecord, FigureResult, FigureRun, Finding
 from dpaudit.reproduce.reference_data import (
     ACL2022_DEFECT_ABOVE_N,
