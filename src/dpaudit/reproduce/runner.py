@@ -37,6 +37,7 @@ from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.io import atomic_write_text
 from dpaudit.progress import progress
+from dpaudit.report.build import write_report
 from dpaudit.reproduce.common import (
     RESULTS_JSON,
     FigureProgress,
@@ -149,8 +150,6 @@ def reproduce(
     already complete under the same scale and seed are kept, and the run
     refuses a directory written with a different configuration.
     """
-    from dpaudit.report.build import write_report
-
     names = resolve_figures(figure)
     scale = check_scale(scale)
     seed = check_seed(seed)
