@@ -1,4 +1,4 @@
-"""The layout shows the design: import arrows point one way, no cycles, no hidden lazy imports, no god files.
+"""The layout shows the design: arrows point one way, no cycles, no lazy imports, no god files.
 
 Layers (each may import only what is listed for it, plus the basics)::
 
@@ -140,7 +140,7 @@ def test_imports_follow_the_layers(path: Path) -> None:
 
 @pytest.mark.parametrize("path", _source_files(), ids=lambda p: str(p.relative_to(SRC)))
 def test_no_hidden_lazy_imports(path: Path) -> None:
-    """Imports inside functions hide arrows (and loops); only the CLI defers them, for start-up time."""
+    """Imports inside functions hide arrows (and loops); only the CLI defers them (start-up)."""
     if _package(path) == "cli":
         return
     lazy = sorted({m for m, top in _imports(path) if not top and m != "dpaudit"})
