@@ -18,6 +18,7 @@ a file breaks a rule, whether or not that code path runs.
 from __future__ import annotations
 
 import ast
+import itertools
 from pathlib import Path
 
 import pytest
@@ -164,8 +165,8 @@ def test_no_import_cycles_between_modules() -> None:
             if nxt not in graph:
                 continue
             if state.get(nxt) == 1:
-                cycle = stack[stack.index(nxt) :] + [nxt]
-                if not all(b.startswith(a + ".") for a, b in _pairs(cycle)):
+                cycle = [*stack[stack.index(nxt) :], nxt]
+                if not all(b.startswith(a + ".") for a, b in itertools.pairwise(cycle)):
                     pytest.fail("import cycle: " + " -> ".join(cycle))
             elif nxt not in state:
                 dfs(nxt)
@@ -175,10 +176,6 @@ def test_no_import_cycles_between_modules() -> None:
     for node in sorted(graph):
         if node not in state:
             dfs(node)
-
-
-def _pairs(items: list[str]) -> list[tuple[str, str]]:
-    return list(zip(items, items[1:], strict=False))
 
 
 def test_layer_rules_catch_a_violation(tmp_path: Path) -> None:

@@ -116,7 +116,7 @@ class ReclaimedMechanism(Mechanism):
     @property
     def externally_seeded(self) -> bool:
         """Delegated to the wrapped mechanism."""
-        return bool(getattr(self._inner(), "externally_seeded", False))
+        return self._inner().externally_seeded
 
     @property
     def has_log_prob(self) -> bool:

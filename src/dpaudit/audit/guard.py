@@ -147,7 +147,7 @@ def check_rng_discipline(
 
     Skipped for mechanisms that declare ``externally_seeded = True``.
     """
-    if getattr(mechanism, "externally_seeded", False):
+    if mechanism.externally_seeded:
         return
     first = checked_sample(mechanism, x, rows, unit_rng(seed, (_SEED_TAG, 1)))
     second = checked_sample(mechanism, x, rows, unit_rng(seed, (_SEED_TAG, 1)))
