@@ -9,7 +9,7 @@ Layers (each may import only what is listed for it, plus the basics)::
     adapters → mechanisms, analysis            (adapters sit above mechanisms)
     mechanisms → analysis                      (mechanisms use the maths)
     engine, analysis, text       basics only
-    basics: errors, validation, claims, random, serialization, io, progress
+    basics: errors, validation, claims, random, serialization, io, progress, verdicts
 
 Imports are read with :mod:`ast` from the source, so the test fails as soon as
 a file breaks a rule, whether or not that code path runs.
@@ -26,7 +26,17 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src" / "dpaudit"
 
 BASICS = frozenset(
-    {"errors", "validation", "claims", "random", "serialization", "io", "progress", "__init__"}
+    {
+        "errors",
+        "validation",
+        "claims",
+        "random",
+        "serialization",
+        "io",
+        "progress",
+        "verdicts",
+        "__init__",
+    }
 )
 #: What each package may import besides itself and the basics.
 ALLOWED: dict[str, frozenset[str]] = {
@@ -52,6 +62,7 @@ BASIC_ALLOWED: dict[str, frozenset[str]] = {
     "serialization": frozenset({"errors"}),
     "io": frozenset({"errors"}),
     "progress": frozenset({"errors"}),
+    "verdicts": frozenset(),
 }
 #: Largest source file, in lines: a file longer than this holds more than one idea.
 MAX_LINES = 600

@@ -14,14 +14,9 @@ from dpaudit.audit.pairs import InputPair
 from dpaudit.audit.sampler import Timer
 from dpaudit.audit.selection import Candidate, log_ratio
 from dpaudit.audit.statistics import clopper_pearson_lower, clopper_pearson_upper
-from dpaudit.audit.verdict import (
-    AuditResult,
-    ProbabilityEstimate,
-    ThresholdAttack,
-    Witness,
-    verdict_text,
-)
+from dpaudit.audit.verdict import AuditResult, ProbabilityEstimate, ThresholdAttack, Witness
 from dpaudit.mechanisms.base import Mechanism
+from dpaudit.verdicts import verdict_text
 
 
 def build_witness(

@@ -86,6 +86,7 @@ from dpaudit.mechanisms.base import Mechanism
 from dpaudit.random import stable_hash, unit_rng
 from dpaudit.serialization import to_jsonable
 from dpaudit.validation import check_int, check_probability_open, check_seed
+from dpaudit.verdicts import verdict_text
 
 #: How a tie (exactly half the coordinates rounded to 1) is voted.
 #: ``half-even`` is numpy's ``round(0.5) = 0`` as in the reference; ``half-up``
@@ -262,16 +263,8 @@ class SanityCheckResult:
         return out
 
     def verdict(self) -> str:
-        """One-sided verdict in words."""
-        if self.violation:
-            return (
-                f"violation: ε >= {self.epsilon_lower_bound:.4g} > claimed "
-                f"{self.claimed_epsilon:g} at confidence {self.confidence:g}"
-            )
-        return (
-            f"no violation found: ε_lcb = {self.epsilon_lower_bound:.4g} <= claimed "
-            f"{self.claimed_epsilon:g} (this does not show the mechanism is private)"
-        )
+        """One-sided verdict in words (:func:`dpaudit.verdicts.verdict_text`)."""
+        return verdict_text(self.epsilon_lower_bound, self.claimed_epsilon, self.confidence)
 
 
 def empirical_loss(counts: Any) -> float:

@@ -44,6 +44,7 @@ from dpaudit.reproduce.reference_data import (
     acl2022_published_runs,
 )
 from dpaudit.reproduce.registry import FigureSpec
+from dpaudit.verdicts import verdict_text
 
 NAME = "habernal2022-fig2"
 TITLE = "Empirical privacy loss of the ACL 2022 sanity check vs dimension"
@@ -358,12 +359,11 @@ def _audits(rows: list[dict[str, Any]]) -> list[AuditRecord]:
         flagged = sum(r["violation"] for r in cells)
         # Each cell's bound holds at level 1 − α/cells, so all of them hold together at 1 − α.
         family = f"{CONFIDENCE:g} (family-wise over all {len(rows)} cells)"
-        verdict = (
-            f"violation: ε ≥ {bound:.4g} > claimed {cell['epsilon']:g} at confidence "
-            f"{family}; flagged in {flagged}/{len(cells)} cells"
+        verdict = verdict_text(bound, cell["epsilon"], family) + (
+            f"; flagged in {flagged}/{len(cells)} cells"
             if cell["violation"]
-            else f"no violation found in any of {len(cells)} cells: largest ε_lcb/ε = "
-            f"{bound / cell['epsilon']:.3g} (this does not show that the mechanism is private)"
+            else f"; none of {len(cells)} cells flagged, largest ε_lcb/ε = "
+            f"{bound / cell['epsilon']:.3g}"
         )
         out.append(
             AuditRecord(
