@@ -47,7 +47,7 @@ from dpaudit.validation import check_epsilon, check_int
 
 #: Outputs per input for the selection stage; the final estimate uses twice as many.
 DEFAULT_SAMPLES = 20_000
-#: Outputs per input to train classifiers / calibrate thresholds.
+#: Outputs per input to train classifiers and fix the threshold grid.
 DEFAULT_TRAIN_SAMPLES = 10_000
 
 

@@ -24,7 +24,7 @@ Two modes:
 
 ``dpaudit`` — three stages on disjoint samples:
 
-  1. *calibration*: a small sample per input trains the classifiers (when no
+  1. *training*: a small sample per input trains the classifiers (when no
      log-density is available) and fixes a grid of candidate thresholds (every
      distinct score, or quantiles at tail masses from ``1/n`` to ``1/2``);
   2. *selection*: every candidate — pair × attack family × threshold ×
@@ -62,15 +62,15 @@ import numpy as np
 
 from dpaudit.audit.blackbox_config import (
     CLASSIFIERS,
-    DEFAULT_CALIBRATION,
+    DEFAULT_TRAIN_SAMPLES,
     DPSNIPER_CONFIDENCE,
     DPSNIPER_FINAL_SAMPLES,
     DPSNIPER_SAMPLES,
     DPSNIPER_TARGET_MASS,
     MODES,
-    STAGE_CALIBRATE,
     STAGE_FINAL,
     STAGE_SELECT,
+    STAGE_TRAIN,
     AuditConfig,
 )
 from dpaudit.audit.blackbox_result import build_result, build_witness, no_witness_result
@@ -87,7 +87,7 @@ from dpaudit.mechanisms.base import Mechanism
 
 __all__ = [
     "CLASSIFIERS",
-    "DEFAULT_CALIBRATION",
+    "DEFAULT_TRAIN_SAMPLES",
     "DPSNIPER_CONFIDENCE",
     "DPSNIPER_FINAL_SAMPLES",
     "DPSNIPER_SAMPLES",
@@ -159,12 +159,12 @@ def _audit_dpaudit(
     delta = mech.claim.delta
     K = cfg.final_candidates
     alpha_side = (1.0 - cfg.confidence) / (2 * K)
-    n_cal = cfg.train_samples or min(cfg.samples, DEFAULT_CALIBRATION)
+    n_train = cfg.train_samples or min(cfg.samples, DEFAULT_TRAIN_SAMPLES)
 
-    # ---- 1. calibration: train classifiers, fix threshold grids, screen pairs
+    # ---- 1. training: train classifiers, fix threshold grids, screen pairs
     inputs = [p.x for p in pairs] + [p.x_prime for p in pairs]
     sampler = Sampler(mech, cfg.seed, execution, cfg.unit_timeout)
-    data = sampler.outputs(inputs, n_cal, STAGE_CALIBRATE, "calibrating")
+    data = sampler.outputs(inputs, n_train, STAGE_TRAIN, "training")
     combos: list[tuple[int, Score, np.ndarray, float]] = []
     for i, pair in enumerate(pairs):
         dx, dxp = data[i], data[len(pairs) + i]
@@ -189,7 +189,7 @@ def _audit_dpaudit(
             )
             best = ranked[0].projected if ranked else -math.inf
             combos.append((i, score, thr, best))
-    timer.mark("calibration")
+    timer.mark("training")
     combos.sort(key=lambda c: -c[3])
     kept = combos[: cfg.screen_pairs]
 
@@ -202,7 +202,7 @@ def _audit_dpaudit(
         signs += [(1 if is_lr else 0,), (-1 if is_lr else 0,)]
     counts = sampler.counts(jobs, cfg.samples, STAGE_SELECT, "selecting", importance_signs=signs)
     candidates: list[Candidate] = []
-    # Every (pair, score) was ranked on the calibration sample; the kept ones again on
+    # Every (pair, score) was ranked on the training sample; the kept ones again on
     # the selection sample: 8 sets per threshold (>, ≥, <, ≤; either input on top).
     n_compared = sum(8 * len(thr) for _, _, thr, _ in combos)
     for k, (i, score, thr, _) in enumerate(kept):
@@ -251,7 +251,7 @@ def _audit_dpaudit(
     statement = (
         f"ε ≥ epsilon_lower_bound holds with probability ≥ {cfg.confidence:g} over the final "
         f"samples. {len(pairs)} pair(s), {len(families)} attack famil(ies) and "
-        f"{n_compared} threshold/direction candidates were compared on separate calibration "
+        f"{n_compared} threshold/direction candidates were compared on separate training "
         f"and selection samples, so choosing among them costs no confidence; {K} candidate(s) "
         f"were re-estimated on fresh final samples, Bonferroni-corrected: p1_lower and "
         f"p2_upper are each one-sided Clopper–Pearson bounds at error α/(2·{K}) = "
@@ -266,5 +266,5 @@ def _audit_dpaudit(
         n_compared,
         statement,
         timer,
-        samples={"calibration": n_cal, "selection": cfg.samples, "final": cfg.final_samples},
+        samples={"training": n_train, "selection": cfg.samples, "final": cfg.final_samples},
     )

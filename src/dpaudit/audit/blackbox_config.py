@@ -22,11 +22,11 @@ DPSNIPER_SAMPLES = 10_700_000
 DPSNIPER_FINAL_SAMPLES = 200_000_000
 DPSNIPER_CONFIDENCE = 0.9
 
-#: Default calibration/training sample per input in dpaudit mode.
-DEFAULT_CALIBRATION = 1 << 17
+#: Default training sample per input in dpaudit mode (classifiers and threshold grid).
+DEFAULT_TRAIN_SAMPLES = 1 << 17
 
 # Stage codes at the head of every work-unit key: the streams never overlap.
-STAGE_CALIBRATE, STAGE_SELECT, STAGE_FINAL = 1, 2, 3
+STAGE_TRAIN, STAGE_SELECT, STAGE_FINAL = 1, 2, 3
 STAGE_SNIPER_TRAIN, STAGE_SNIPER_CHECK, STAGE_SNIPER_FINAL = 11, 12, 13
 
 
@@ -36,7 +36,7 @@ class AuditConfig:
 
     ``samples`` is the number of outputs per input for each selection estimate,
     ``final_samples`` per input for the final estimate, ``train_samples`` per
-    input for classifier training / threshold calibration (dpaudit default
+    input for classifier training and the threshold grid (dpaudit default
     ``min(samples, 131072)``; dpsniper default ``samples`` as in DP-Sniper).
     """
 

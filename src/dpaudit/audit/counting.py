@@ -174,7 +174,7 @@ def _count(unit: CountUnit) -> UnitCounts:
 
 @dataclass(frozen=True)
 class OutputUnit:
-    """Sample ``n`` outputs of ``M(x)`` for training/calibration (compressed if discrete)."""
+    """Sample ``n`` outputs of ``M(x)`` for the training stage (compressed if discrete)."""
 
     mechanism: Mechanism
     x: tuple[float, ...]

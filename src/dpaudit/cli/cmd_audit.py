@@ -13,7 +13,7 @@ import argparse
 import math
 from typing import Any
 
-from dpaudit.audit.blackbox import CLASSIFIERS, DEFAULT_CALIBRATION, MODES, AuditConfig, audit
+from dpaudit.audit.blackbox import CLASSIFIERS, DEFAULT_TRAIN_SAMPLES, MODES, AuditConfig, audit
 from dpaudit.audit.guard import check_sample_memory
 from dpaudit.audit.pairs import parse_pair
 from dpaudit.cli.common import (
@@ -56,7 +56,7 @@ def register(sub: Any) -> None:
         type=int,
         default=None,
         metavar="N",
-        help="outputs per input for training/calibration "
+        help="outputs per input for training (classifiers, threshold grid) "
         "(default: min(samples, 131072); dpsniper mode: samples)",
     )
     p.add_argument(
@@ -179,7 +179,7 @@ def run(args: argparse.Namespace) -> int:
     mechanism = build_mechanism(args)
     config = build_config(args, mechanism)
     train = config.train_samples or (
-        config.samples if config.mode == "dpsniper" else min(config.samples, DEFAULT_CALIBRATION)
+        config.samples if config.mode == "dpsniper" else min(config.samples, DEFAULT_TRAIN_SAMPLES)
     )
     check_sample_memory(mechanism, train, 2, "--train-samples", "the training outputs")
     data = run_recorded(
