@@ -298,7 +298,7 @@ def sanity_epsilon_lower_bound(
                     kind=WitnessKind.SANITY_CHECK,
                     x=(float(a),) * dim,
                     x_prime=(float(b),) * dim,
-                    event=f"reconstruction guess = {g}",
+                    event=f"guess(y) = {g}",  # the reconstruction attack's guess from output y
                     epsilon_lower_bound=bound,
                     confidence=confidence,
                     p1=ProbabilityEstimate(k1, runs, p1, "lower", alpha / 2),
