@@ -34,8 +34,9 @@ from typing import Any
 import numpy as np
 
 from dpaudit.adapters.mldp import MLDP_MECHANISMS, MLDPMechanism, package_embedding
-from dpaudit.audit.executor import ExecutionConfig, run_units
 from dpaudit.audit.metric_audit import WordCountUnit, run_word_count_unit
+from dpaudit.engine.config import ExecutionConfig
+from dpaudit.engine.executor import run_units
 
 #: The exact inter-word distances of the package's vocabulary (adapters.mldp computes them).
 GUMBEL_INTER = {"min_inter_dist": 0.7446196209482931, "max_inter_dist": 16.252268213915638}

@@ -31,11 +31,11 @@ from dpaudit.adapters.mldp import (
     package_vectors,
     wordnet_data_dir,
 )
-from dpaudit.audit.executor import ExecutionConfig
+from dpaudit.analysis.word_embedding import WordEmbedding
 from dpaudit.audit.metric_audit import VIOLATION, MetricAuditConfig, audit_metric
+from dpaudit.engine.config import ExecutionConfig
 from dpaudit.errors import DPAuditError, InvalidArgumentError, UnknownNameError
 from dpaudit.mechanisms.registry import make_word_mechanism
-from dpaudit.text.word_embeddings import WordEmbedding
 
 #: The exact inter-word distances of the package's vocabulary (inter_word_distances computes
 #: them in ≈ 30 s; passing them keeps these tests fast — the search is tested below).

@@ -10,7 +10,6 @@ import pytest
 
 from dpaudit.analysis.word_embedding import WordEmbedding
 from dpaudit.analysis.word_metrics import EuclideanMetric
-from dpaudit.audit.executor import ExecutionConfig
 from dpaudit.audit.metric_audit import (
     INCONCLUSIVE,
     NO_VIOLATION,
@@ -21,6 +20,7 @@ from dpaudit.audit.metric_audit import (
 )
 from dpaudit.audit.word_pairs import search_pairs
 from dpaudit.claims import MetricClaim
+from dpaudit.engine.config import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.registry import make_word_mechanism
 from dpaudit.mechanisms.word.santext import SanText

@@ -11,21 +11,19 @@ import pytest
 from scipy import stats
 
 from dpaudit.audit import sanity_check as sc
-from dpaudit.audit.executor import ExecutionConfig
+from dpaudit.audit.decision_set import DecisionSet, attack_decision_set
 from dpaudit.audit.sanity_check import (
-    DecisionSet,
-    attack_decision_set,
     empirical_loss,
     plan_sanity_check,
-    reference_effective_runs,
-    run_acl2022_grid,
     sanity_check,
     sanity_epsilon_lower_bound,
 )
 from dpaudit.audit.statistics import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.claims import Definition, InputDomain, PrivacyClaim
+from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError, MechanismError
 from dpaudit.mechanisms import Mechanism, make_mechanism, mechanism_names
+from dpaudit.reproduce.acl_grid import reference_effective_runs, run_acl2022_grid
 
 ONE = ExecutionConfig(workers=1)
 
@@ -176,7 +174,10 @@ def test_bound_is_bonferroni_over_four_candidates() -> None:
         - math.log(clopper_pearson_upper(3000, 10_000, a)),
     ]
     assert bound == pytest.approx(max(candidates))
-    assert witness is not None and witness.guess == 1 and witness.true_numerator == 1
+    assert witness is not None and witness.event == "guess(y) = 1"
+    assert witness.x == (1.0,) and witness.x_prime == (0.0,)  # numerator: true input 1
+    assert (witness.p1.hits, witness.p2.hits) == (6000, 3000)
+    assert witness.epsilon_lower_bound == bound and witness.confidence == 0.9
     assert bound < empirical_loss(f)
 
 

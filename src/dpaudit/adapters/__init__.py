@@ -41,11 +41,6 @@ ADAPTER_EXTRAS: dict[str, tuple[str, str]] = {
 }
 
 
-def is_externally_seeded(mechanism: object) -> bool:
-    """True when the mechanism's randomness does not come from the generator it is given."""
-    return bool(getattr(mechanism, "externally_seeded", False))
-
-
 def word_adapter(name: str) -> Callable[..., Any] | None:
     """For a word-mechanism adapter name (``mldp:NAME``), its factory ``f(**params)``; else None.
 
@@ -70,7 +65,6 @@ __all__ = [
     "ADAPTER_EXTRAS",
     "callable_adapter",
     "diffprivlib",
-    "is_externally_seeded",
     "missing_adapter_error",
     "mldp",
     "opendp",

@@ -96,11 +96,11 @@ from typing import Any, ClassVar
 import numpy as np
 
 from dpaudit.adapters._support import library_available, require, seeded_global_random
+from dpaudit.analysis.word_embedding import WordEmbedding
+from dpaudit.analysis.word_metrics import EuclideanMetric, MahalanobisMetric, plain_dp_metric
 from dpaudit.claims import MetricClaim
 from dpaudit.errors import DPAuditError, InvalidArgumentError
 from dpaudit.mechanisms.word.base import StringWordMechanism
-from dpaudit.text.word_embeddings import WordEmbedding
-from dpaudit.text.word_metrics import EuclideanMetric, MahalanobisMetric, plain_dp_metric
 from dpaudit.validation import check_epsilon
 
 #: The six mechanisms of mldp-text, as ``get_mechanism`` names them.

@@ -50,16 +50,17 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.audit.blackbox import projected_bound
-from dpaudit.audit.checkpoint import run_units
-from dpaudit.audit.executor import ExecutionConfig
+from dpaudit.audit.selection import projected_bound
 from dpaudit.audit.statistics import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.audit.verdict import ProbabilityEstimate
 from dpaudit.audit.word_pairs import WordPair, search_pairs
+from dpaudit.engine.config import ExecutionConfig
+from dpaudit.engine.executor import run_units
 from dpaudit.errors import InvalidArgumentError, MechanismError
 from dpaudit.mechanisms.word.base import WordMechanism, outcome_name
 from dpaudit.random import unit_rng
 from dpaudit.validation import check_int, check_probability_open, check_seed
+from dpaudit.verdicts import Verdict
 
 #: Outputs per work unit and per block inside a unit (a mechanism's ``unit_samples`` wins).
 UNIT_SAMPLES = 1 << 18
@@ -69,8 +70,10 @@ _SELECT, _RANK, _FINAL = 21, 23, 22
 #: Words shown per output set in results.
 SET_PREVIEW = 12
 
-VIOLATION = "violation"
-NO_VIOLATION = "no violation found"
+#: Per-pair verdicts: the shared vocabulary (:mod:`dpaudit.verdicts`) plus two that only a
+#: per-pair metric claim has.
+VIOLATION = Verdict.VIOLATION.value
+NO_VIOLATION = Verdict.NO_VIOLATION_FOUND.value
 INCONCLUSIVE = "inconclusive"
 OUTSIDE = "outside the claim"
 

@@ -17,11 +17,12 @@ from typing import Any, ClassVar
 import numpy as np
 
 from dpaudit.analysis.laplace import laplace_log_density, laplace_pair_loss
-from dpaudit.claims import AnalyticTruth, WitnessPair
+from dpaudit.claims import AnalyticTruth
 from dpaudit.mechanisms.base import parameter
 from dpaudit.mechanisms.domains import BoxMechanism, box_corners, check_box_params
 from dpaudit.mechanisms.registry import register
 from dpaudit.validation import check_positive
+from dpaudit.witness import Witness
 
 
 def sample_laplace(shape: tuple[int, ...], scale: float, rng: np.random.Generator) -> np.ndarray:
@@ -34,7 +35,7 @@ def sample_laplace(shape: tuple[int, ...], scale: float, rng: np.random.Generato
 
 
 @dataclass(frozen=True)
-class AdditiveLaplace(BoxMechanism):
+class AdditiveLaplace(BoxMechanism, abstract=True):
     """``x + Lap(b)^n`` on a box ``[low, high]^n``, claiming ε-DP for an assumed L1 sensitivity.
 
     The sampler, its uniform transform and the density of every mechanism that
@@ -83,7 +84,7 @@ class AdditiveLaplace(BoxMechanism):
             method=method,
             true_sensitivity=self.true_sensitivity,
             sensitivity_norm="L1",
-            witness=WitnessPair(x, x_prime, loss, "opposite corners of the input box"),
+            witness=Witness.analytic(x, x_prime, loss, "opposite corners of the input box"),
             notes=notes,
         )
 

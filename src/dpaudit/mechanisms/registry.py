@@ -1,4 +1,9 @@
-"""Registry of mechanisms by name, and construction from names and ``-p`` parameters."""
+"""Registry of mechanisms by name, and construction from names and ``-p`` parameters.
+
+Importing this module imports its package first, whose ``__init__`` registers
+every built-in mechanism; adapters register when :mod:`dpaudit.adapters` is
+imported.  The registry itself imports no mechanism.
+"""
 
 from __future__ import annotations
 
@@ -31,13 +36,11 @@ def _add(registry: dict[str, Any], cls: Any, kind: str) -> Any:
 
 def mechanism_names() -> list[str]:
     """All registered mechanism names, sorted."""
-    _load_builtin()
     return sorted(_REGISTRY)
 
 
 def mechanism_class(name: str) -> type[Mechanism]:
     """The class registered under ``name``."""
-    _load_builtin()
     try:
         return _REGISTRY[name]
     except KeyError:
@@ -138,11 +141,6 @@ def _base_type(tp: Any) -> Any:
     return tp
 
 
-def _load_builtin() -> None:
-    # Importing the package registers every built-in mechanism exactly once.
-    import dpaudit.mechanisms  # noqa: F401
-
-
 # ------------------------------------------------------------------ word level
 _WORD_REGISTRY: dict[str, type[Any]] = {}
 
@@ -154,13 +152,11 @@ def register_word(cls: type[Any]) -> type[Any]:
 
 def word_mechanism_names() -> list[str]:
     """All registered word-level mechanism names, sorted."""
-    _load_builtin()
     return sorted(_WORD_REGISTRY)
 
 
 def word_mechanism_class(name: str) -> type[Any]:
     """The word-level mechanism class registered under ``name``."""
-    _load_builtin()
     try:
         return _WORD_REGISTRY[name]
     except KeyError:

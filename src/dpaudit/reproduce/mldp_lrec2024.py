@@ -100,8 +100,8 @@ def _build(source: str, name: str, eps: float, scale: str) -> Any:
         from dpaudit.adapters.mldp import MLDPMechanism
 
         return MLDPMechanism(epsilon=eps, mechanism=name)
+    from dpaudit.analysis.word_embedding import glove_embedding
     from dpaudit.mechanisms.registry import make_word_mechanism
-    from dpaudit.text.word_embeddings import glove_embedding
 
     return make_word_mechanism(name, glove_embedding(OWN_VOCABULARY[scale]), epsilon=eps)
 
