@@ -10,7 +10,7 @@ Two measurements per mechanism:
   it less) with the wall rate beside; median and min–max over ``--repeats``
   fresh seeds (never the best);
 * **workers** — ``--units`` work units of ``--unit-draws`` draws each through
-  the executor (:func:`dpaudit.audit.executor.run_units`, the path an audit
+  the executor (:func:`dpaudit.engine.executor.run_units`, the path an audit
   takes) with 1 and with 2 worker processes: total words per wall second,
   pool start-up and each worker's one-time embedding load included.  Wall
   time is what workers buy; on a machine shared with other jobs it

@@ -18,9 +18,13 @@ import textwrap
 import numpy as np
 import pytest
 
-pytest.importorskip("mldp_text", reason="mldp-text is not installed (extra 'mldp')")
+from dpaudit.adapters._support import library_available
+
+if not library_available("mldp_text"):  # checked without importing it (its import may download)
+    pytest.skip("mldp-text is not installed (extra 'mldp')", allow_module_level=True)
 
 from dpaudit.adapters import word_adapter
+from dpaudit.adapters._wordnet import wordnet_data_dir
 from dpaudit.adapters.mldp import (
     MLDPMechanism,
     import_mldp,
@@ -29,7 +33,6 @@ from dpaudit.adapters.mldp import (
     package_embedding,
     package_keyed_vectors,
     package_vectors,
-    wordnet_data_dir,
 )
 from dpaudit.analysis.word_embedding import WordEmbedding
 from dpaudit.audit.metric_audit import VIOLATION, MetricAuditConfig, audit_metric

@@ -29,7 +29,7 @@ def test_mldp_adapter_tests_in_their_environment() -> None:
     if not MLDP_PYTHON.exists():
         pytest.skip(f".venv-mldp does not exist (create it: {CREATE}; .ci/run does)")
     probe = subprocess.run(
-        [str(MLDP_PYTHON), "-c", "import mldp_text, dpaudit"],
+        [str(MLDP_PYTHON), "-c", "from dpaudit.adapters.mldp import import_mldp; import_mldp()"],
         capture_output=True,
         text=True,
         timeout=300,

