@@ -77,3 +77,12 @@ def test_bad_word_input_exits_2_with_one_line(
     code, out, err = run_cli_quiet(capsys, *argv)
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and names in err
+
+
+def test_mechanisms_lists_word_mechanisms(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, "mechanisms", "--json")
+    assert code == 0
+    words = {row["name"]: row for row in json.loads(out)["word_mechanisms"]}
+    assert {"cmp", "mahalanobis", "vickrey", "tem", "truncated-gumbel"} <= set(words)
+    assert {"santext", "santext+", "custext"} <= set(words)
+    assert "lambda" in words["mahalanobis"]["parameters"]

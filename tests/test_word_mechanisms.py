@@ -231,7 +231,7 @@ def test_mahalanobis_metric_limits() -> None:
     assert ma.distances(["w0"], ["w2"])[0] == pytest.approx(
         math.sqrt(diff @ np.linalg.solve(cov, diff))
     )
-    mech = make_word_mechanism("mahalanobis", emb, epsilon=1e6, **{"lam": 0.5})
+    mech = make_word_mechanism("mahalanobis", emb, epsilon=1e6, **{"lambda": "0.5"})
     assert np.all(mech.sample_codes("w4", 50, np.random.default_rng(0)) == 4)
 
 

@@ -8,7 +8,11 @@ from typing import Any
 
 from dpaudit.cli.common import add_json, emit
 from dpaudit.mechanisms import make_mechanism, mechanism_class, mechanism_names
-from dpaudit.mechanisms.registry import parameter_fields
+from dpaudit.mechanisms.registry import (
+    parameter_fields,
+    word_mechanism_class,
+    word_mechanism_names,
+)
 
 #: ε used to instantiate each mechanism for the listing (the claim scales with it).
 LISTING_EPSILON = 1.0
@@ -54,6 +58,31 @@ def describe_all() -> list[dict[str, Any]]:
     return rows
 
 
+def describe_word_mechanisms() -> list[dict[str, Any]]:
+    """One record per word-level mechanism (metric-DP claims; nothing is instantiated)."""
+    rows = []
+    for name in word_mechanism_names():
+        cls = word_mechanism_class(name)
+        params = {
+            key: {
+                "default": None if f.default is dataclasses.MISSING else f.default,
+                "doc": f.metadata.get("doc", ""),
+            }
+            for key, f in parameter_fields(cls).items()
+            if key not in ("epsilon", "embedding") and not key.startswith("_")
+        }
+        rows.append(
+            {
+                "name": name,
+                "summary": cls.summary,
+                "reference": cls.reference,
+                "known_flawed": cls.known_flawed,
+                "parameters": params,
+            }
+        )
+    return rows
+
+
 def _render(result: dict[str, Any]) -> str:
     lines = [
         f"{len(result['mechanisms'])} mechanisms (claims shown at ε = {LISTING_EPSILON:g}, "
@@ -71,10 +100,29 @@ def _render(result: dict[str, Any]) -> str:
         if row["parameters"]:
             ps = ", ".join(f"{k}={v['default']!r}" for k, v in row["parameters"].items())
             lines.append(f"    -p:    {ps}")
+    words = result.get("word_mechanisms", [])
+    if words:
+        lines += [
+            "",
+            f"{len(words)} word-level mechanisms (metric-DP claims over word embeddings; "
+            "`dpaudit audit NAME --epsilon E`, `--embeddings glove|PATH`)",
+            "",
+        ]
+    for row in words:
+        lines.append(f"{row['name']}{'  [KNOWN FLAWED]' if row['known_flawed'] else ''}")
+        lines.append(f"    {row['summary']}")
+        lines.append(f"    ref:   {row['reference']}")
+        if row["parameters"]:
+            ps = ", ".join(f"{k}={v['default']!r}" for k, v in row["parameters"].items())
+            lines.append(f"    -p:    {ps}")
     return "\n".join(lines)
 
 
 def run(args: argparse.Namespace) -> int:
     """Print the listing."""
-    emit(args, {"mechanisms": describe_all()}, _render)
+    emit(
+        args,
+        {"mechanisms": describe_all(), "word_mechanisms": describe_word_mechanisms()},
+        _render,
+    )
     return 0

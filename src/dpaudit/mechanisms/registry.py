@@ -166,17 +166,20 @@ def word_mechanism_class(name: str) -> type[Any]:
 def make_word_mechanism(name: str, embedding: Any = None, **params: Any) -> Any:
     """Build word mechanism ``name`` over ``embedding`` (default: GloVe, 20 000 words).
 
-    ``params`` are named as the class's fields (``-p NAME=VALUE`` on the CLI);
-    string values are converted to the field's type.
+    ``params`` are named as on the CLI (``-p NAME=VALUE``: the field name, or its
+    ``cli`` name such as ``lambda``); string values are converted to the field's type.
     """
     cls = word_mechanism_class(name)
-    fields = {f.name: f for f in dataclasses.fields(cls) if f.name != "embedding"}
+    fields = {
+        k: f for k, f in parameter_fields(cls).items() if k != "embedding" and not k.startswith("_")
+    }
     hints = typing.get_type_hints(cls)
     kwargs: dict[str, Any] = {}
     for key, value in params.items():
-        if key not in fields or key.startswith("_"):
+        if key not in fields:
             raise UnknownNameError(f"parameter of {name}", key, sorted(fields))
-        kwargs[key] = _convert(key, value, fields[key], hints[key])
+        f = fields[key]
+        kwargs[f.name] = _convert(key, value, f, hints[f.name])
     if "epsilon" not in kwargs:
         raise InvalidArgumentError("epsilon", None, f"a value (required parameter of {name})")
     return cls(embedding=embedding if embedding is not None else glove_embedding(), **kwargs)
