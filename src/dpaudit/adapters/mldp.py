@@ -69,8 +69,9 @@ dpaudit's seed and the unit key (see :func:`dpaudit.adapters._support.seeded_glo
 Outputs are codes of the mechanism's vocabulary plus the special outcomes of
 :mod:`dpaudit.mechanisms.word.base` (an exception of the library, e.g. TEM's
 ``np.random.choice`` on an empty list, is the outcome *crash*).  The library
-is slow (≈ 10 words/s for TEM and Mahalanobis, ≈ 70–90 for the others; see
-``benchmarks/mldp_throughput.py``), so a work unit holds :attr:`unit_samples`
+is slow (words per CPU-second: TEM ≈ 9, Mahalanobis ≈ 21, multivariate_calibrated ≈ 40,
+Vickrey ≈ 80, SynTF ≈ 100, truncated_gumbel ≈ 1000; ``benchmarks/mldp_throughput.py``),
+so a work unit holds :attr:`unit_samples`
 draws: audits run in parallel over workers and resume per unit.
 """
 
