@@ -345,7 +345,7 @@ def plot(result: FigureResult, path: Path) -> None:
         plt.Line2D([], [], color="black", marker="_", ls="", ms=12, label="exact loss (top = ∞)"),
     ]
     fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=8)
-    fig.suptitle(TITLE, fontsize=10)
+    fig.suptitle(f"{TITLE}\nmechanisms: {result.parameters.get('source')}", fontsize=10)
     fig.tight_layout(rect=(0, 0.06, 1, 0.96))
     common.save_figure(fig, path)
 
