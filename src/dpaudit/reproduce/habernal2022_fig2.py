@@ -24,6 +24,7 @@ on the four proportions, Bonferroni over their eight one-sided bounds).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -224,7 +225,7 @@ def compute(run: FigureRun) -> FigureResult:
     run.progress.advance()
     audits = tuple(_audits(rows))
     run.progress.advance()
-    return run.result(
+    result = run.result(
         parameters={
             "mechanisms": list(ORDER),
             "epsilons": list(epsilons),
@@ -249,7 +250,21 @@ def compute(run: FigureRun) -> FigureResult:
             "reference code assigned instead of adding the counts of its 10 chunks.",
             "Published 'infinite' ADePT cells are finite losses too large for the sample "
             "size; the exact attack loss column gives their value.",
+            "The audit table lists one row per mechanism: its most damning cell (largest "
+            "ε lower bound / claimed ε), named by its ε and n.",
         ),
+    )
+    return _with_text(result)
+
+
+def _with_text(result: FigureResult) -> FigureResult:
+    """The result with the words and tables the README and the report show."""
+    return replace(
+        result,
+        shows=_shows(result),
+        method=_method(result),
+        differences=_differences(result),
+        tables=_tables(result),
     )
 
 
@@ -311,38 +326,47 @@ def _findings(rows: list[dict[str, Any]], comparison: list[dict[str, Any]]) -> l
     worst = max((abs(c["z"]) for c in checked), default=0.0)
     return [
         Finding(
-            "ADePT violates its claim (ε lower bound > claimed ε) in every cell with n ≥ 8",
+            "ADePT violates its claim in every cell with n ≥ 8",
             bool(adept_big) and all(r["violation"] for r in adept_big),
-            f"{sum(r['violation'] for r in adept)}/{len(adept)} cells flagged in all",
+            f"{sum(r['violation'] for r in adept_big)}/{len(adept_big)} cells with n ≥ 8 "
+            f"flagged ({sum(r['violation'] for r in adept)}/{len(adept)} in all)",
+            "loss > ε for n ≥ 8",
         ),
         Finding(
-            "ADePT's empirical loss grows with the dimension (curse of dimensionality)",
+            "ADePT's loss grows with the dimension n",
             bool(grows) and all(grows),
-            "loss at the largest n exceeds the loss at the smallest n for every ε",
+            f"largest n above smallest n for {sum(grows)}/{len(grows)} ε values",
+            "grows with n",
         ),
         Finding(
-            "DPText's empirical loss is infinite in every cell, and every cell is flagged",
+            "DPText's loss is infinite (and flagged) in every cell",
             bool(dptext)
             and all(math.isinf(r["empirical_loss"]) and r["violation"] for r in dptext),
-            f"{sum(math.isinf(r['empirical_loss']) for r in dptext)}/{len(dptext)} infinite",
+            f"{sum(math.isinf(r['empirical_loss']) for r in dptext)}/{len(dptext)} cells infinite",
+            "∞ in every cell",
         ),
         Finding(
             "copying the input has infinite loss in every cell",
             bool(identity) and all(math.isinf(r["empirical_loss"]) for r in identity),
+            f"{sum(math.isinf(r['empirical_loss']) for r in identity)}/{len(identity)} cells "
+            "infinite",
+            "∞",
         ),
         Finding(
-            "correct mechanisms pass: vanilla Laplace and random bits are never flagged",
+            "vanilla Laplace and random bits are never flagged",
             bool(correct) and not any(r["violation"] for r in correct),
-            f"{len(correct)} cells, largest ε_lcb/ε = "
-            f"{max(r['epsilon_lower_bound'] / r['epsilon'] for r in correct):.3f}"
+            f"{sum(r['violation'] for r in correct)}/{len(correct)} cells flagged; largest "
+            f"ε_lcb/ε = {max(r['epsilon_lower_bound'] / r['epsilon'] for r in correct):.3f}"
             if correct
             else "",
+            "loss ≤ ε",
         ),
         Finding(
-            "published values agree within sampling error (finite cells on 10M runs, n ≤ 16)",
+            "published values agree within sampling error (n ≤ 16)",
             bool(checked) and len(agree) == len(checked),
             f"{len(agree)}/{len(checked)} cells within {AGREEMENT_SE:g} SE (largest |z| = "
             f"{worst:.2f})",
+            "published grid",
         ),
     ]
 
@@ -400,8 +424,8 @@ def _audits(rows: list[dict[str, Any]]) -> list[AuditRecord]:
 
 
 # ------------------------------------------------------------------------ plot
-_INF_Y = 60.0
-_FLOOR_Y = 1e-4
+_INF_Y = 2000.0  # ∞ is drawn here: above every finite exact loss of the grid
+_FLOOR_Y = 3e-5  # 0 (and anything smaller) is drawn here, marked ▼ / ▽
 
 
 def _y(v: float | None) -> float:
@@ -412,64 +436,210 @@ def _y(v: float | None) -> float:
     return max(v, _FLOOR_Y)
 
 
+def _clipped(v: float | None) -> bool:
+    return v is not None and not math.isinf(v) and v < _FLOOR_Y
+
+
 def plot(result: FigureResult, path: Path) -> None:
-    """One panel per mechanism: loss vs n per ε (ours: lines + band; published: ×)."""
+    """One panel per mechanism (2 × 3 grid): loss vs n per ε, published ×, exact attack loss."""
     plt = common.require_matplotlib()
     rows = list(result.rows)
     epsilons = sorted({r["epsilon"] for r in rows})
     cmap = plt.get_cmap("viridis")
-    colors = {e: cmap(i / max(1, len(epsilons) - 1)) for i, e in enumerate(epsilons)}
+    colors = {e: cmap(0.92 * i / max(1, len(epsilons) - 1)) for i, e in enumerate(epsilons)}
     mechanisms = [m for m in ORDER if any(r["mechanism"] == m for r in rows)]
-    fig, axes = plt.subplots(1, len(mechanisms), figsize=(3.3 * len(mechanisms), 4.3), sharey=True)
-    axes = np.atleast_1d(axes)
-    for ax, mech in zip(axes, mechanisms, strict=True):
-        for eps in epsilons:
+    ncols = 3
+    nrows = (len(mechanisms) + 1 + ncols - 1) // ncols  # one cell left for the legend
+    fig, grid = plt.subplots(nrows, ncols, figsize=(10.0, 3.35 * nrows), sharey=True)
+    cells_ax = list(np.atleast_1d(grid).ravel())
+    dims = sorted({r["dim"] for r in rows})
+    for ax, mech in zip(cells_ax, mechanisms, strict=False):
+        for i, eps in enumerate(epsilons):
             cells = sorted(
                 (r for r in rows if r["mechanism"] == mech and r["epsilon"] == eps),
                 key=lambda r: r["dim"],
             )
-            x = [r["dim"] for r in cells]
+            x = np.array([r["dim"] for r in cells], dtype=float)
             c = colors[eps]
-            ax.fill_between(
-                x,
+            # Confidence intervals as thin bars, nudged apart per ε so that they stay legible.
+            nudge = 2.0 ** ((i - (len(epsilons) - 1) / 2) * 0.07)
+            ax.vlines(
+                x * nudge,
                 [_y(r["epsilon_lower_bound"]) for r in cells],
                 [_y(r["loss_upper_bound"]) for r in cells],
                 color=c,
-                alpha=0.15,
-                lw=0,
+                lw=2.2,
+                alpha=0.35,
             )
-            ax.plot(x, [_y(r["empirical_loss"]) for r in cells], "-o", color=c, ms=3, lw=1.5)
-            ax.plot(x, [_y(r["published_loss"]) for r in cells], "x", color=c, ms=7, mew=1.5)
+            exact = [_y(r["exact_attack_loss"]) for r in cells]
+            ax.plot(x, exact, "--", color=c, lw=1.0, alpha=0.9)
+            ours = [_y(r["empirical_loss"]) for r in cells]
+            ax.plot(x, ours, "-", color=c, lw=1.4)
+            keep = [not _clipped(r["empirical_loss"]) for r in cells]
+            ax.plot(x[keep], np.array(ours)[keep], "o", color=c, ms=3)
+            low = [_clipped(r["empirical_loss"]) for r in cells]
+            ax.plot(x[low], np.array(ours)[low], "v", color=c, ms=6)
+            paper = [r["published_loss"] for r in cells]
+            shown = [p is not None and not _clipped(p) for p in paper]
+            ax.plot(x[shown], [_y(p) for p, s in zip(paper, shown, strict=True) if s], "x",
+                    color=c, ms=6, mew=1.4)  # fmt: skip
+            zero = [_clipped(p) for p in paper]
+            ax.plot(x[zero], [_FLOOR_Y] * sum(zero), "v", color=c, mfc="white", ms=6)
             if mech not in ("identity", "random-bits"):
                 ax.axhline(eps, color=c, ls=":", lw=0.8)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.minorticks_off()  # fewer tick artists: drawing stays fast
-        dims = sorted({r["dim"] for r in rows})
         ax.set_xticks(dims, [str(d) for d in dims])
         ax.set_yticks(
-            [1e-4, 1e-3, 1e-2, 0.1, 1, 10, _INF_Y], ["1e-4", "1e-3", "0.01", "0.1", "1", "10", "∞"]
+            [_FLOOR_Y, 1e-3, 1e-2, 0.1, 1, 10, 100, _INF_Y],
+            ["0", "1e-3", "0.01", "0.1", "1", "10", "100", "∞"],
         )
-        ax.set_ylim(_FLOOR_Y * 0.7, _INF_Y * 1.6)
+        ax.set_ylim(_FLOOR_Y * 0.6, _INF_Y * 1.7)
         ax.axhline(_INF_Y, color="0.6", lw=0.6)
+        ax.axhline(_FLOOR_Y, color="0.6", lw=0.6)
         ax.set_title(LABELS.get(mech, mech), fontsize=10)
-        ax.set_xlabel("dimension n")
+        ax.set_xlabel("dimension n", fontsize=9)
+        ax.tick_params(labelsize=8.5)
         ax.grid(alpha=0.25, which="major")
-    axes[0].set_ylabel("empirical privacy loss (log scale; top line = ∞)")
-    handles = [plt.Line2D([], [], color=colors[e], lw=2, label=f"ε = {e:g}") for e in epsilons] + [
-        plt.Line2D([], [], color="k", marker="o", ms=3, lw=1.5, label="ours (dpaudit)"),
-        plt.Line2D([], [], color="k", marker="x", ls="", ms=7, label="published (ACL 2022)"),
-        plt.Line2D([], [], color="k", ls=":", lw=0.8, label="claimed ε"),
-        plt.Rectangle((0, 0), 1, 1, color="k", alpha=0.15, label="95% confidence band"),
+    for ax in cells_ax[::ncols]:
+        ax.set_ylabel("empirical privacy loss", fontsize=9)
+    legend_ax = cells_ax[len(mechanisms)]
+    legend_ax.axis("off")
+    for ax in cells_ax[len(mechanisms) + 1 :]:
+        ax.axis("off")
+    line = plt.Line2D
+    handles = [line([], [], color=colors[e], lw=2, label=f"ε = {e:g}") for e in epsilons] + [
+        line([], [], color="k", marker="o", ms=3, lw=1.4, label="ours (dpaudit), MLE"),
+        line([], [], color="k", marker="x", ls="", ms=6, mew=1.4, label="published (ACL 2022)"),
+        line([], [], color="k", ls="--", lw=1.0, label="exact loss of the attack (∞ runs)"),
+        line([], [], color="k", lw=2.2, alpha=0.35, label="95% interval (ε_lcb to upper bound)"),
+        line([], [], color="k", ls=":", lw=0.8, label="claimed ε"),
+        line([], [], color="k", marker="v", ls="", ms=6, label="ours = 0 (drawn on the 0 line)"),
+        line([], [], color="k", marker="v", mfc="white", ls="", ms=6, label="published = 0"),
     ]
-    fig.legend(handles=handles, loc="lower center", ncol=6, fontsize=8.5, frameon=False)
+    legend_ax.legend(handles=handles, loc="center", fontsize=8.5, frameon=False, ncol=1)
     fig.suptitle(
         f"ACL 2022 sanity check: {result.sample_counts['runs_per_dataset_per_cell']:,} runs per "
-        "input and cell (published: 10M, 1M for n > 16)",
-        fontsize=11,
+        "input and cell (published: 10M, 1M for n > 16); top line = ∞, bottom line = 0",
+        fontsize=10,
     )
-    fig.subplots_adjust(left=0.06, right=0.99, top=0.86, bottom=0.25, wspace=0.08)
+    fig.subplots_adjust(left=0.08, right=0.99, top=0.9, bottom=0.09, wspace=0.08, hspace=0.42)
     common.save_figure(fig, path)
+
+
+# ---------------------------------------------------------------------- words
+def _shows(result: FigureResult) -> str:
+    rows = list(result.rows)
+    adept = _cells(rows, "adept-acl22")
+    flagged = [r for r in adept if r["violation"]]
+    worst = max(adept, key=lambda r: r["epsilon_lower_bound"] / r["epsilon"], default=None)
+    correct = _cells(rows, "laplace") + _cells(rows, "random-bits")
+    text = (
+        "Each panel is one mechanism; each colour one claimed ε. The attacker sees the "
+        "mechanism's output for n zeros or n ones and guesses which; the empirical privacy "
+        "loss is how much more often a guess comes up for one input than for the other "
+        "(log scale; top line ∞, bottom line 0). A mechanism keeps its claim when its loss "
+        "stays below its dotted ε line.\n\n"
+        "- **Copy input** (no privacy) has infinite loss and **random bits** (perfect "
+        "privacy) has loss 0 up to sampling noise: the two ends of the scale.\n"
+        "- **Vanilla Laplace** stays below its claim in every cell; its loss falls with n "
+        "because the noise is calibrated to all n coordinates.\n"
+    )
+    if worst is not None:
+        text += (
+            f"- **ADePT** breaks its claim in {len(flagged)} of {len(adept)} cells, more "
+            "clearly the larger n (its noise is calibrated to the wrong sensitivity 2C "
+            f"instead of 2C√n); worst cell ε = {worst['epsilon']:g}, n = {worst['dim']}: "
+            f"ε ≥ {worst['epsilon_lower_bound']:.3g}. The dashed lines are the exact loss "
+            "of the attack, which the measured loss converges to with more runs: where "
+            "ours is ∞ but the dashed line is finite, the loss is finite but too large to "
+            "measure with this many runs.\n"
+        )
+    text += (
+        "- **DPText** has infinite loss in every cell: its broken sampler never produces "
+        "some outputs for one of the inputs.\n\n"
+        f"Correct mechanisms are never flagged ({len(correct)} cells). Our values "
+        "(dots) sit on the published ones (×) within sampling error."
+    )
+    return text
+
+
+def _method(result: FigureResult) -> str:
+    return (
+        "Two neighbouring inputs — n zeros and n ones — each go through the mechanism "
+        f"{result.sample_counts['runs_per_dataset_per_cell']:,} times. The attacker rounds "
+        "each output coordinate at 0.5 and takes a majority vote; the 2×2 table of true vs "
+        "guessed input gives the paper's empirical loss max_g |ln(f0g/f1g)| (MLE). dpaudit "
+        "adds a one-sided Clopper–Pearson ε lower bound per cell (Bonferroni-corrected over "
+        "every cell, so all verdicts hold together at 95%) and the exact loss the attack "
+        "converges to with infinitely many runs."
+    )
+
+
+def _differences(result: FigureResult) -> str:
+    return (
+        "- **Overwritten counts for n > 16.** The reference code runs n > 16 in 10 chunks "
+        "of 1,000,000 runs but *assigns* each chunk's counts instead of adding them, so "
+        "the published cells for n ∈ {32, 64, 128} rest on 1M runs, not the stated 10M. "
+        "dpaudit accumulates every chunk. Those cells are compared with the published "
+        "value's own (1M-run) sampling error, for information only.\n"
+        "- **Infinite cells that are finite with more runs.** A loss is reported as "
+        "infinite when one count of the table is zero. For ADePT at large n·ε the true "
+        "loss of the attack is finite but so large that its rare event never occurs in "
+        "10M runs (see the exact loss: it often needs far more than 10^10 runs); "
+        "an infinite cell here and a finite one in the paper (or the reverse) near that "
+        "edge is sampling, not disagreement. DPText's and copy-input's losses are "
+        "infinite for every number of runs: their rare event has probability exactly 0.\n"
+        f"- **Our scale.** This run (`{result.scale}`) used "
+        f"{result.sample_counts['runs_per_dataset_per_cell']:,} runs per cell; `paper` uses "
+        "10M, as published. Seeds differ from the reference (legacy numpy seed 1234), so "
+        "individual values differ within sampling error.\n"
+        "- **Verdicts are one-sided.** A cell that is not flagged does not show that the "
+        "mechanism is private; it shows this attack found no violation."
+    )
+
+
+def _tables(result: FigureResult) -> tuple[common.ReportTable, ...]:
+    rows = list(result.rows)
+    dims = sorted({r["dim"] for r in rows})
+    body: list[tuple[str, ...]] = []
+    for mech in ORDER:
+        cells = [r for r in rows if r["mechanism"] == mech]
+        if not cells:
+            continue
+        lines = []
+        for eps in sorted({r["epsilon"] for r in cells}):
+            line = []
+            for n in dims:
+                r = next((c for c in cells if c["epsilon"] == eps and c["dim"] == n), None)
+                line.append("—" if r is None else _cell_text(r, bold=False))
+            lines.append((eps, line))
+        if len({tuple(line) for _, line in lines}) == 1:
+            body.append((f"{LABELS[mech]}, every ε", *lines[0][1]))
+        else:
+            body += [(f"{LABELS[mech]}, ε = {eps:g}", *line) for eps, line in lines]
+    agreement = _agreement_summary(result)
+    return (
+        common.ReportTable(
+            "Paper beside ours: empirical loss per cell (ours / published / exact)",
+            ("mechanism, ε", *[f"n = {n}" for n in dims]),
+            tuple(body),
+            "Each cell: our MLE loss / the published loss / the exact loss of the attack with "
+            "infinitely many runs (— where unknown in closed form). " + agreement,
+        ),
+    )
+
+
+def _agreement_summary(result: FigureResult) -> str:
+    checked = [c for c in result.comparison if c["checked"]]
+    agree = [c for c in checked if c["agrees"]]
+    one_inf = [c for c in result.comparison if c.get("note") == "infinite on one side only"]
+    return (
+        f"Agreement: {len(agree)} of {len(checked)} finite published cells on 10M runs "
+        f"(n ≤ 16) are within {AGREEMENT_SE:g} standard errors of ours; infinite on one "
+        f"side only: {len(one_inf)} (see the README)."
+    )
 
 
 # ---------------------------------------------------------------------- README
@@ -494,43 +664,16 @@ def readme(result: FigureResult) -> str:
             "(∞ runs); **bold** = flagged (ε lower bound > claimed ε)\n\n"
             + common.markdown_table(["ε \\ n", *[str(n) for n in dims]], table)
         )
-    return common.readme_page(
-        result,
-        "Two neighbouring inputs — n zeros and n ones — each go through the mechanism "
-        f"{result.sample_counts['runs_per_dataset_per_cell']:,} times. The attacker rounds "
-        "each output coordinate at 0.5 and takes a majority vote; the 2×2 table of true vs "
-        "guessed input gives the paper's empirical loss max_g |ln(f0g/f1g)| (MLE). dpaudit "
-        "adds a one-sided Clopper–Pearson ε lower bound per cell (Bonferroni-corrected over "
-        "every cell, so all verdicts hold together at 95%) and the exact loss the attack "
-        "converges to with infinitely many runs.",
-        sections,
-        "- **Overwritten counts for n > 16.** The reference code runs n > 16 in 10 chunks "
-        "of 1,000,000 runs but *assigns* each chunk's counts instead of adding them, so "
-        "the published cells for n ∈ {32, 64, 128} rest on 1M runs, not the stated 10M. "
-        "dpaudit accumulates every chunk. Those cells are compared with the published "
-        "value's own (1M-run) sampling error, for information only.\n"
-        "- **Infinite cells that are finite with more runs.** A loss is reported as "
-        "infinite when one count of the table is zero. For ADePT at large n·ε the true "
-        "loss of the attack is finite but so large that its rare event never occurs in "
-        "10M runs (see the exact-loss column: it often needs far more than 10^10 runs); "
-        "an infinite cell here and a finite one in the paper (or the reverse) near that "
-        "edge is sampling, not disagreement. DPText's and copy-input's losses are "
-        "infinite for every number of runs: their rare event has probability exactly 0.\n"
-        "- **Our scale.** At `quick` each cell uses 1M runs; at `paper` 10M, as published. "
-        "Seeds differ from the reference (legacy numpy seed 1234), so individual values "
-        "differ within sampling error.\n"
-        "- **Verdicts are one-sided.** A cell that is not flagged does not show that the "
-        "mechanism is private; it shows this attack found no violation.",
-    )
+    return common.readme_page(result, sections=sections)
 
 
-def _cell_text(r: dict[str, Any]) -> str:
+def _cell_text(r: dict[str, Any], bold: bool = True) -> str:
     text = (
         f"{common.fmt_number(r['empirical_loss'], 3)} / "
         f"{common.fmt_number(r['published_loss'], 3)} / "
         f"{common.fmt_number(r['exact_attack_loss'], 3)}"
     )
-    return f"**{text}**" if r["violation"] else text
+    return f"**{text}**" if r["violation"] and bold else text
 
 
 def _agreement_section(result: FigureResult) -> str:
