@@ -154,7 +154,7 @@ def test_summary_then_figures_then_witnesses(tmp_path: Path) -> None:
     )  # fmt: skip
     # Findings: the paper's number beside ours, and a finding that does not show says so.
     assert "<td>1.0</td><td>0.9 (cell n = 8)</td>" in page
-    assert "1 of 2 findings of the papers show" in page and "✗ not shown" in page
+    assert "1 of 2 findings show" in page and "✗ not shown" in page
     # The figure's words are in the HTML, with dpaudit's Markdown rendered.
     assert "<b>one thing</b>" in page and "<code>care</code>" in page
     assert "<li>differs because <em>reasons</em></li>" in page

@@ -457,7 +457,7 @@ def summary_blocks(run: RunContents) -> list[Block]:
         Text(
             f"This run reproduces {len(run.figures)} figure(s) from "
             f"{_paper_count(run)} paper(s) at scale '{scale}'. **{held} of {len(all_found)} "
-            "findings of the papers show in it**"
+            "findings show in it** (the papers' own, and dpaudit's checks marked 'not in paper')"
             + (
                 f"; {len(all_found) - held} do not (marked ✗ below)."
                 if held < len(all_found)
@@ -487,7 +487,7 @@ def summary_blocks(run: RunContents) -> list[Block]:
     if rows:
         blocks.append(
             Table(
-                ("figure", "finding of the paper", "paper", "this run", "shows?"),
+                ("figure", "finding", "paper", "this run (cell)", "shows?"),
                 tuple(rows),
                 marks=4,
                 group_column=0,

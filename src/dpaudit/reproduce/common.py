@@ -22,7 +22,7 @@ import platform
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -398,6 +398,28 @@ def readme_page(
         ]
         if part
     )
+
+
+def add_words(
+    result: FigureResult,
+    shows: Callable[[FigureResult], str],
+    method: Callable[[FigureResult], str],
+    differences: Callable[[FigureResult], str],
+    tables: Callable[[FigureResult], Sequence[ReportTable]],
+) -> FigureResult:
+    """``result`` with its words and reader's tables, each derived from the result itself."""
+    return replace(
+        result,
+        shows=shows(result),
+        method=method(result),
+        differences=differences(result),
+        tables=tuple(tables(result)),
+    )
+
+
+def tables_section(result: FigureResult) -> str:
+    """The README section setting the paper's numbers beside ours (the result's tables)."""
+    return "## Paper beside ours\n\n" + "\n\n".join(t.markdown() for t in result.tables)
 
 
 def findings_section(result: FigureResult) -> str:

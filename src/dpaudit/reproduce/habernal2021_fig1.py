@@ -13,7 +13,6 @@ authors' code) plus the paper's remedy (L1 clipping), and draws the figure.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -108,13 +107,7 @@ def compute(run: FigureRun) -> FigureResult:
 
 def _with_text(result: FigureResult) -> FigureResult:
     """The result with the words and tables the README and the report show."""
-    return replace(
-        result,
-        shows=_shows(result),
-        method=_method(result),
-        differences=_differences(result),
-        tables=_tables(result),
-    )
+    return common.add_words(result, _shows, _method, _differences, _tables)
 
 
 def _share(rows: list[dict[str, Any]], distribution: str, clip: str, dim: int) -> float | None:
@@ -318,7 +311,7 @@ def readme(result: FigureResult) -> str:
     return common.readme_page(
         result,
         sections=[
-            "## Paper beside ours\n\n" + "\n\n".join(t.markdown() for t in result.tables),
+            common.tables_section(result),
             common.findings_section(result),
         ],
     )

@@ -24,7 +24,6 @@ on the four proportions, Bonferroni over their eight one-sided bounds).
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -259,13 +258,7 @@ def compute(run: FigureRun) -> FigureResult:
 
 def _with_text(result: FigureResult) -> FigureResult:
     """The result with the words and tables the README and the report show."""
-    return replace(
-        result,
-        shows=_shows(result),
-        method=_method(result),
-        differences=_differences(result),
-        tables=_tables(result),
-    )
+    return common.add_words(result, _shows, _method, _differences, _tables)
 
 
 def _compare(row: dict[str, Any], counts: np.ndarray) -> dict[str, Any]:

@@ -16,7 +16,7 @@ is the yelp file shipped with dpaudit unless ``--data PATH`` names another.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -143,13 +143,7 @@ def compute(run: FigureRun) -> FigureResult:
         ),
         extra={"examples": examples},
     )
-    return replace(
-        result,
-        shows=_shows(result),
-        method=_method(result),
-        differences=_differences(result),
-        tables=_tables(result),
-    )
+    return common.add_words(result, _shows, _method, _differences, _tables)
 
 
 def _row(label: str, eps: float, m: AttackMetrics) -> dict[str, Any]:
@@ -501,7 +495,7 @@ def readme(result: FigureResult) -> str:
     return common.readme_page(
         result,
         sections=[
-            "## Paper beside ours\n\n" + "\n\n".join(t.markdown() for t in result.tables),
+            common.tables_section(result),
             common.findings_section(result),
             "## Example targets\n\n" + (example_lines or "—"),
         ],

@@ -17,7 +17,6 @@ likelihood-ratio attack, thresholds searched without a ceiling, confidence
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -138,13 +137,7 @@ def compute(run: FigureRun) -> FigureResult:
 
 def _with_text(result: FigureResult) -> FigureResult:
     """The result with the words and tables the README and the report show."""
-    return replace(
-        result,
-        shows=_shows(result),
-        method=_method(result),
-        differences=_differences(result),
-        tables=_tables(result),
-    )
+    return common.add_words(result, _shows, _method, _differences, _tables)
 
 
 def _row(eps: float, lam: float, mode: str, result: AuditResult, true_eps: float) -> dict[str, Any]:
@@ -240,6 +233,7 @@ def _findings(rows: list[dict[str, Any]]) -> list[Finding]:
     sniper10 = [_find(rows, e, 10.0, "dpsniper") for e in EPSILONS]
     ours100 = _find(rows, 1.0, 100.0, "dpaudit")
     sound = [r for r in rows if r["epsilon_lower_bound"] <= r["true_epsilon"] * (1 + 1e-9)]
+    below = _below_exact(rows)
     return [
         Finding(
             "λ = 1 keeps its claim: no violation in either mode",
@@ -275,6 +269,17 @@ def _findings(rows: list[dict[str, Any]]) -> list[Finding]:
             f"ε ≥ {ours100['epsilon_lower_bound']:.3g} (ε = 1, λ = 100, dpaudit mode); "
             f"exact ε {ours100['true_epsilon']:.3g}",
             "(not in paper; its 4.6)",
+        ),
+        Finding(
+            "HoHo's own bound r·l·ln λ + ε/2 is below the exact ε: not an upper bound",
+            len(below) == len(leaky) // 2,
+            "; ".join(
+                f"λ = {r['lambda']:g}: {r['hoho_printed_bound']:.3g} < {r['true_epsilon']:.3g}"
+                for r in below
+                if r["claimed_epsilon"] == EPSILONS[-1]
+            )
+            + f" (ε = {EPSILONS[-1]:g}; bound < exact in {len(below)}/{len(rows) // 2} cells)",
+            "an upper bound (§3.2, eq. 4)",
         ),
         Finding(
             "every empirical lower bound is at most the exact ε",
@@ -478,7 +483,7 @@ def readme(result: FigureResult) -> str:
     return common.readme_page(
         result,
         sections=[
-            "## Paper beside ours\n\n" + "\n\n".join(t.markdown() for t in result.tables),
+            common.tables_section(result),
             common.findings_section(result),
         ],
     )
