@@ -264,7 +264,7 @@ def audit_table(entry: FigureEntry) -> list[Block]:
     if len(methods) == 1:
         shared.append(f"Method: {methods.pop()}.")
     if len(confidences) == 1:
-        shared.append(f"Each ε lower bound holds with confidence {confidences.pop()}.")
+        shared.append(f"Each ε lower bound holds with confidence {next(iter(confidences))}.")
     mechanisms = {str(a.get("mechanism")) for a in audits}
     lead = f"Mechanism audited: {mechanisms.pop()}. " if len(mechanisms) == 1 else ""
     rows = []
@@ -274,7 +274,8 @@ def audit_table(entry: FigureEntry) -> list[Block]:
                 label,
                 fmt(a.get("claimed_epsilon")),
                 fmt(a.get("true_epsilon")),
-                fmt(a.get("epsilon_lower_bound")),
+                fmt(a.get("epsilon_lower_bound"))
+                + ("" if len(confidences) == 1 else f" @ {fmt(a.get('confidence'), 3)}"),
                 VIOLATION if a.get("violation") else NONE_FOUND,
             )
         )
@@ -282,7 +283,13 @@ def audit_table(entry: FigureEntry) -> list[Block]:
         Heading(3, "Audited mechanisms"),
         Text(lead + " ".join(shared) + " Full witnesses: see the end of the report."),
         Table(
-            ("configuration", "claimed ε", "exact ε (analysis)", "ε lower bound", "verdict"),
+            (
+                "configuration",
+                "claimed ε",
+                "exact ε (analysis)",
+                "ε lower bound" + ("" if len(confidences) == 1 else " @ confidence"),
+                "verdict",
+            ),
             tuple(rows),
             marks=4,
         ),
@@ -519,8 +526,7 @@ def figure_blocks(entry: FigureEntry) -> list[Block]:
         held = sum(f[0] for f in found)
         blocks.append(
             Text(
-                f"Findings of the paper: {held} of {len(found)} show in this run "
-                f"([summary](#summary)).",
+                f"Findings: {held} of {len(found)} show in this run ([summary](#summary)).",
                 markdown=True,
             )
         )

@@ -369,13 +369,17 @@ def _differences(result: FigureResult) -> str:
         "empirical lower bound must stay below the exact ε.\n"
         "- **Sample sizes.** At `paper` scale both modes use DP-Sniper's defaults "
         f"(10.7M samples per estimate, 200M final); this run (`{result.scale}`) used "
-        f"{common.fmt_number(n.get('dpsniper_samples'), 6)} / "
-        f"{common.fmt_number(n.get('dpsniper_final_samples'), 6)} (DP-Sniper "
-        f"mode) and {common.fmt_number(n.get('dpaudit_samples'), 6)} / "
-        f"{common.fmt_number(n.get('dpaudit_final_samples'), 6)} (dpaudit "
+        f"{_count(n.get('dpsniper_samples'))} / "
+        f"{_count(n.get('dpsniper_final_samples'))} (DP-Sniper "
+        f"mode) and {_count(n.get('dpaudit_samples'))} / "
+        f"{_count(n.get('dpaudit_final_samples'))} (dpaudit "
         "mode) per input; fewer samples only widen the confidence intervals and lower "
         "the ceiling of zero-count bounds."
     )
+
+
+def _count(n: Any) -> str:
+    return "?" if n is None else f"{int(n):,}"
 
 
 def _tables(result: FigureResult) -> tuple[common.ReportTable, ...]:
