@@ -344,7 +344,7 @@ def comparison_table(result: dict[str, Any]) -> Table | None:
             if k not in keys:
                 keys.append(k)
     body = tuple(tuple(_cell(row.get(k)) for k in keys) for row in rows)
-    return Table(tuple(keys), body, title="Paper beside ours")
+    return Table(tuple(keys), body)
 
 
 def figure_tables(result: dict[str, Any]) -> list[Table]:
@@ -530,9 +530,11 @@ def figure_blocks(entry: FigureEntry) -> list[Block]:
                 markdown=True,
             )
         )
-    for table in figure_tables(result):
-        title = table.title or "Paper beside ours"
-        blocks += [Heading(3, title), Table(table.headers, table.rows, note=table.note)]
+    tables = figure_tables(result)
+    if tables:
+        blocks.append(Heading(3, "Paper beside ours"))
+    for table in tables:
+        blocks.append(Table(table.headers, table.rows, title=table.title, note=table.note))
     blocks += audit_table(entry)
     if differences:
         blocks += [Heading(3, "Where and why this differs from the paper")]

@@ -252,7 +252,7 @@ def _tables(result: FigureResult) -> tuple[common.ReportTable, ...]:
     )
     return (
         common.ReportTable(
-            "Paper beside ours",
+            "The paper's statements beside our numbers",
             ("quantity", "paper", "ours"),
             comparison,
             "The paper gives the figure but no table of values; its statements are set "

@@ -615,7 +615,7 @@ def _tables(result: FigureResult) -> tuple[common.ReportTable, ...]:
     agreement = _agreement_summary(result)
     return (
         common.ReportTable(
-            "Paper beside ours: empirical loss per cell (ours / published / exact)",
+            "Empirical loss per cell (ours / published / exact)",
             ("mechanism, ε", *[f"n = {n}" for n in dims]),
             tuple(body),
             "Each cell: our MLE loss / the published loss / the exact loss of the attack with "

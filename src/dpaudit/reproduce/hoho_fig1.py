@@ -352,13 +352,13 @@ def _tables(result: FigureResult) -> tuple[common.ReportTable, ...]:
     )
     return (
         common.ReportTable(
-            "(a) Linking AUC: paper beside ours",
+            "(a) Linking AUC",
             ("scheme", "ε", "paper (HoHo)", "HoHo, ours (mean ± std)", "optimal, ours"),
             linking,
             "Paper: AUC 1.0 for λ ≥ 10, ≈ 0.5 for λ = 1, SUE, OUE, at both ε (HoHo §3.1).",
         ),
         common.ReportTable(
-            "(b) Reconstruction accuracy: paper beside ours, and the gain over the prior",
+            "(b) Reconstruction accuracy, and the gain over the prior-only baseline",
             (
                 "scheme",
                 "ε",

@@ -313,10 +313,10 @@ def _shows(result: FigureResult) -> str:
     s100 = _find(rows, 1.0, 100.0, "dpsniper")
     d100 = _find(rows, 1.0, 100.0, "dpaudit")
     below = _below_exact(rows)
-    below_text = ", ".join(
-        f"λ = {r['lambda']:g}, ε = {r['claimed_epsilon']:g}: bound {r['hoho_printed_bound']:.3g} "
-        f"< exact {r['true_epsilon']:.3g}"
+    below_text = "; ".join(
+        f"λ = {r['lambda']:g}: {r['hoho_printed_bound']:.3g} < {r['true_epsilon']:.3g}"
         for r in below
+        if r["claimed_epsilon"] == EPSILONS[-1]
     )
     return (
         "Each point is an ε lower bound for OME on one number in [−10, 10], against the ε "
@@ -331,8 +331,9 @@ def _shows(result: FigureResult) -> str:
         "**HoHo's own revised bound is not an upper bound.** HoHo §3.2 (eq. 4) bounds OME's "
         "privacy loss by r·l·ln λ + ε/2 (short bars). "
         + (
-            f"It is below OME's exact ε in {len(below)} of {len(rows) // 2} cells ({below_text}),"
-            " so OME's true loss exceeds even HoHo's revised figure."
+            f"It is below OME's exact ε in {len(below)} of {len(rows) // 2} cells (at "
+            f"ε = {EPSILONS[-1]:g}: {below_text}), so OME's true loss exceeds even HoHo's "
+            "revised figure."
             if below
             else "In this run it is not below the exact ε in any cell."
         )
@@ -403,7 +404,7 @@ def _tables(result: FigureResult) -> tuple[common.ReportTable, ...]:
             )
     return (
         common.ReportTable(
-            "Paper beside ours: estimated ε per cell",
+            "Estimated ε per cell",
             (
                 "cell (claimed ε, λ)",
                 "paper (DP-Sniper)",
