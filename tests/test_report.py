@@ -177,6 +177,23 @@ def test_figure_text_falls_back_to_the_readme(tmp_path: Path) -> None:
     assert "<li>one <b>reason</b></li>" in page
 
 
+def test_figure_text_from_a_readme_laid_out_by_readme_page(tmp_path: Path) -> None:
+    """A figure that passes its words to readme_page only (not to its result) still shows them."""
+    from dpaudit.reproduce.common import FigureRun, readme_page
+
+    result = FigureRun("fig-a", "T", "P", "tiny", 0).result(
+        parameters={}, sample_counts={}, rows=()
+    )
+    _figure(tmp_path, "fig-a")
+    (tmp_path / "fig-a" / "README.md").write_text(
+        readme_page(result, "Made *so*.", ["## Extra\n\nx"], "- because **this**")
+    )
+    _status(tmp_path, "complete", ["fig-a"])
+    page = render_html(load_run(tmp_path))
+    assert "<p>Made <em>so</em>.</p>" in page.replace(' class="p"', "")
+    assert "<li>because <b>this</b></li>" in page
+
+
 def test_audits_are_titled_by_what_distinguishes_them() -> None:
     def audit(eps: float, lam: float, method: str, policy: str | None = None) -> dict:
         params = {"epsilon": eps, "lambda": lam, "dim": 1, "nan_policy": policy}

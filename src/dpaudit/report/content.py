@@ -387,17 +387,22 @@ def figure_text(entry: FigureEntry) -> tuple[str, str, str]:
     method = str(result.get("method") or "")
     differences = str(result.get("differences") or "")
     readme = entry.readme or ""
-    if not method and readme:
+    if not shows:
+        shows = _readme_section(readme, "What this shows")
+    if not method:
+        method = _readme_section(readme, "How it was made")
+    if not method and readme:  # the layout before "How it was made" had its own heading
         match = re.search(r"^Reproduces .*?\n\n(.*?)\n\n(?:\[?!\[figure\])", readme, re.S | re.M)
         method = match.group(1).strip() if match else ""
-    if not differences and readme:
-        match = re.search(
-            r"^## Where and why this differs from the paper\n\n(.*?)(?:\n\n## |\Z)",
-            readme,
-            re.S | re.M,
-        )
-        differences = match.group(1).strip() if match else ""
+    if not differences:
+        differences = _readme_section(readme, "Where and why this differs from the paper")
     return shows, method, differences
+
+
+def _readme_section(readme: str, heading: str) -> str:
+    """The text under ``## heading`` of a figure's README, up to the next ``##`` heading."""
+    match = re.search(rf"^## {re.escape(heading)}\n\n(.*?)(?:\n\n## |\Z)", readme, re.S | re.M)
+    return match.group(1).strip() if match else ""
 
 
 def markdown_blocks(text: str) -> list[Block]:
