@@ -25,7 +25,7 @@ import pytest
 
 from dpaudit.cli.main import main
 from dpaudit.reproduce import registry
-from dpaudit.reproduce.habernal2022_fig2 import (
+from dpaudit.reproduce.acl_loss import (
     exact_attack_loss,
     loss_standard_error,
     loss_upper_bound,

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dpaudit.report.collect import FigureEntry, RunContents, fmt
+from dpaudit.verdicts import Verdict
 
 #: File names inside a figure's directory that the report links to.
 FIGURE_FILES = (("figure.svg", "SVG"), ("figure.png", "PNG"), ("results.csv", "CSV"),
@@ -109,7 +110,7 @@ Block = Heading | Text | Bullets | Table | Image | Links | Witness
 
 #: Marks used in every findings column (the renderers colour them).
 SHOWS, NOT_SHOWN = "✓ shows", "✗ not shown"
-VIOLATION, NONE_FOUND = "VIOLATION", "none found"
+VIOLATION, NONE_FOUND = Verdict.VIOLATION.label, Verdict.NO_VIOLATION_FOUND.label
 
 
 # ------------------------------------------------------------------ run status
@@ -276,7 +277,7 @@ def audit_table(entry: FigureEntry) -> list[Block]:
                 fmt(a.get("true_epsilon")),
                 fmt(a.get("epsilon_lower_bound"))
                 + ("" if len(confidences) == 1 else f" @ {fmt(a.get('confidence'), 3)}"),
-                VIOLATION if a.get("violation") else NONE_FOUND,
+                Verdict.of(bool(a.get("violation"))).label,
             )
         )
     return [
@@ -563,7 +564,7 @@ def witness_blocks(run: RunContents) -> list[Block]:
         for label, a in zip(audit_labels(audits), audits, strict=True):
             lines = audit_details(a)
             lines += [(f"witness: {k}", v) for k, v in witness_items(a.get("witness", {}))]
-            verdict = VIOLATION if a.get("violation") else NONE_FOUND
+            verdict = Verdict.of(bool(a.get("violation"))).label
             blocks.append(Witness(f"{label} — {verdict}", tuple(lines), bool(a.get("violation"))))
     if blocks:
         blocks.insert(0, Heading(2, "Witnesses", "witnesses"))

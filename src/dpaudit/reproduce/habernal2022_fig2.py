@@ -1,18 +1,16 @@
 """Habernal (ACL 2022), Fig. 2: empirical privacy loss of the reconstruction sanity check.
 
 For every mechanism × ε × n of the published grid, the sanity check
-(:func:`dpaudit.audit.sanity_check.run_acl2022_grid`) gives n zeros and n ones
+(:func:`dpaudit.reproduce.acl_grid.run_acl2022_grid`) gives n zeros and n ones
 to the mechanism ``runs`` times each, rounds every coordinate at 0.5, takes a
 majority vote and turns the 2×2 table into the paper's MLE loss
 ``max_g |ln(f0g/f1g)|`` and a one-sided Clopper–Pearson ε lower bound.
 
-Beside the sampled numbers this module computes, for additive mechanisms, the
-**exact loss of the attack** — the value the MLE converges to with infinitely
-many runs: the per-coordinate probability of rounding to 1 is exact
-(:func:`dpaudit.audit.sanity_check.attack_decision_set`), and the majority vote
-of n independent coordinates is binomial (ties vote 0, numpy's
-round-half-to-even as in the reference).  It shows which "infinite" cells are
-finite losses too large for the sample size.
+Beside the sampled numbers it sets, for additive mechanisms, the **exact loss
+of the attack** — the value the MLE converges to with infinitely many runs
+(:mod:`dpaudit.reproduce.acl_loss`).  It shows which "infinite" cells are
+finite losses too large for the sample size.  The drawing is
+:mod:`dpaudit.reproduce.habernal2022_fig2_plot`.
 
 Confidence: each cell's ε lower bound is Bonferroni-corrected over all cells
 of the grid (``familywise=True``), so every verdict of the figure holds
@@ -28,19 +26,17 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy import special, stats
 
-from dpaudit.audit.checkpoint import run_units  # the executor's, checkpointed in a session
-from dpaudit.audit.sanity_check import (
-    ACL2022_DIMS,
-    ACL2022_EPSILONS,
-    attack_decision_set,
-    run_acl2022_grid,
-    sanity_epsilon_lower_bound,
-)
-from dpaudit.audit.statistics import clopper_pearson_lower, clopper_pearson_upper
+from dpaudit.audit.sanity_check import sanity_epsilon_lower_bound
+from dpaudit.engine.executor import run_units
 from dpaudit.mechanisms import make_mechanism
-from dpaudit.reproduce import common
+from dpaudit.reproduce import common, habernal2022_fig2_plot
+from dpaudit.reproduce.acl_grid import ACL2022_DIMS, ACL2022_EPSILONS, run_acl2022_grid
+from dpaudit.reproduce.acl_loss import (
+    exact_unit,
+    loss_standard_error,
+    loss_upper_bound,
+)
 from dpaudit.reproduce.common import AuditRecord, FigureResult, FigureRun, Finding
 from dpaudit.reproduce.reference_data import (
     ACL2022_DEFECT_ABOVE_N,
@@ -48,6 +44,7 @@ from dpaudit.reproduce.reference_data import (
     acl2022_published_runs,
 )
 from dpaudit.reproduce.registry import FigureSpec
+from dpaudit.verdicts import verdict_text
 
 NAME = "habernal2022-fig2"
 TITLE = "Empirical privacy loss of the ACL 2022 sanity check vs dimension"
@@ -80,94 +77,6 @@ _SIZES: dict[str, tuple[int, tuple[float, ...], tuple[int, ...]]] = {
 }
 
 
-# ------------------------------------------------------------------ statistics
-def exact_attack_loss(mechanism: str, epsilon: float, dim: int) -> float | None:
-    """The MLE loss the attack converges to with infinitely many runs, or None if unknown.
-
-    Additive mechanisms: exact per-coordinate rounding probabilities q0, q1
-    (on the sampler's 32-bit uniform grid), then the majority vote's
-    probabilities ``P(Bin(n, q) > ⌊n/2⌋)`` (a tie votes 0).  A mechanism whose
-    analytic ε is 0 (random bits) has loss 0 for every attack.
-    """
-    mech = make_mechanism(mechanism, epsilon=epsilon, dim=dim)
-    truth = mech.truth()
-    if truth is not None and truth.true_epsilon == 0.0:
-        return 0.0
-    if not mech.is_additive:
-        return None
-    d0, d1 = attack_decision_set(mech, 0.0), attack_decision_set(mech, 1.0)
-    if d0 is None or d1 is None:
-        return None
-    log_votes = [_log_vote_probabilities(dim, d.probability) for d in (d0, d1)]
-    loss = 0.0
-    for g in (0, 1):
-        a, b = log_votes[0][g], log_votes[1][g]
-        if math.isinf(a) and math.isinf(b):
-            continue  # a guess that never occurs carries no evidence (as in the MLE)
-        if math.isinf(a) or math.isinf(b):
-            return math.inf
-        loss = max(loss, abs(a - b))
-    return loss
-
-
-def _exact_unit(cell: tuple[str, float, int]) -> float | None:
-    """Work unit for the executor: the exact attack loss of one (mechanism, ε, n) cell."""
-    return exact_attack_loss(*cell)
-
-
-def _log_vote_probabilities(n: int, q: float) -> tuple[float, float]:
-    """``(ln P(vote 0), ln P(vote 1))`` for ``n`` coordinates each 1 with probability ``q``."""
-    if q <= 0.0:
-        return 0.0, -math.inf
-    if q >= 1.0:
-        return -math.inf, 0.0
-    k = np.arange(n + 1)
-    logpmf = stats.binom.logpmf(k, n, q)
-    half = n // 2  # counts > n/2 vote 1; a tie (n even, count = n/2) votes 0
-    return float(special.logsumexp(logpmf[: half + 1])), float(
-        special.logsumexp(logpmf[half + 1 :])
-    )
-
-
-def loss_upper_bound(counts: np.ndarray, runs: int, confidence: float) -> float:
-    """Upper confidence bound on the attack's exact loss ``max_g |ln(p0g/p1g)|``.
-
-    Each of the four proportions gets both one-sided Clopper–Pearson bounds at
-    ``(1 − confidence)/8`` (Bonferroni), so all hold together with probability
-    ≥ ``confidence`` and the max of the interval ends bounds the max loss.
-    """
-    alpha = (1.0 - confidence) / 8.0
-    upper = 0.0
-    for g in (0, 1):
-        k0, k1 = int(counts[0][g]), int(counts[1][g])
-        lo0, hi0 = clopper_pearson_lower(k0, runs, alpha), clopper_pearson_upper(k0, runs, alpha)
-        lo1, hi1 = clopper_pearson_lower(k1, runs, alpha), clopper_pearson_upper(k1, runs, alpha)
-        with np.errstate(divide="ignore"):
-            upper = max(upper, float(np.log(hi0) - np.log(lo1)), float(np.log(hi1) - np.log(lo0)))
-    return upper
-
-
-def loss_standard_error(counts: np.ndarray, runs: int, other_runs: int) -> float | None:
-    """Delta-method standard error of ``ours − published`` for the guess that gives our loss.
-
-    ``Var ln(f0g/f1g) ≈ (1−p0)/(N p0) + (1−p1)/(N p1)``; the published value's
-    variance is the same with its own number of runs.  None when a count is 0.
-    """
-    best_g, best = None, -1.0
-    for g in (0, 1):
-        k0, k1 = int(counts[0][g]), int(counts[1][g])
-        if k0 == 0 or k1 == 0:
-            continue
-        loss = abs(math.log(k0 / k1))
-        if loss > best:
-            best_g, best = g, loss
-    if best_g is None:
-        return None
-    p0, p1 = counts[0][best_g] / runs, counts[1][best_g] / runs
-    shape = (1 - p0) / p0 + (1 - p1) / p1
-    return math.sqrt(shape / runs + shape / other_runs)
-
-
 # --------------------------------------------------------------------- compute
 def compute(run: FigureRun) -> FigureResult:
     """Run the grid, attach exact losses, published values and the agreement check."""
@@ -187,7 +96,7 @@ def compute(run: FigureRun) -> FigureResult:
     run.progress.advance()
     with run.stage("exact attack losses"):
         exact = run_units(
-            _exact_unit,
+            exact_unit,
             [(c.mechanism, c.epsilon, c.dim) for c in grid],
             run.execution,
             desc="exact attack losses",
@@ -379,12 +288,11 @@ def _audits(rows: list[dict[str, Any]]) -> list[AuditRecord]:
         flagged = sum(r["violation"] for r in cells)
         # Each cell's bound holds at level 1 − α/cells, so all of them hold together at 1 − α.
         family = f"{CONFIDENCE:g} (family-wise over all {len(rows)} cells)"
-        verdict = (
-            f"violation: ε ≥ {bound:.4g} > claimed {cell['epsilon']:g} at confidence "
-            f"{family}; flagged in {flagged}/{len(cells)} cells"
+        verdict = verdict_text(bound, cell["epsilon"], family) + (
+            f"; flagged in {flagged}/{len(cells)} cells"
             if cell["violation"]
-            else f"no violation found in any of {len(cells)} cells: largest ε_lcb/ε = "
-            f"{bound / cell['epsilon']:.3g} (this does not show that the mechanism is private)"
+            else f"; none of {len(cells)} cells flagged, largest ε_lcb/ε = "
+            f"{bound / cell['epsilon']:.3g}"
         )
         out.append(
             AuditRecord(
@@ -417,108 +325,9 @@ def _audits(rows: list[dict[str, Any]]) -> list[AuditRecord]:
 
 
 # ------------------------------------------------------------------------ plot
-_INF_Y = 2000.0  # ∞ is drawn here: above every finite exact loss of the grid
-_FLOOR_Y = 3e-5  # 0 (and anything smaller) is drawn here, marked ▼ / ▽
-
-
-def _y(v: float | None) -> float:
-    if v is None:
-        return math.nan
-    if math.isinf(v):
-        return _INF_Y
-    return max(v, _FLOOR_Y)
-
-
-def _clipped(v: float | None) -> bool:
-    return v is not None and not math.isinf(v) and v < _FLOOR_Y
-
-
 def plot(result: FigureResult, path: Path) -> None:
-    """One panel per mechanism (2 × 3 grid): loss vs n per ε, published ×, exact attack loss."""
-    plt = common.require_matplotlib()
-    rows = list(result.rows)
-    epsilons = sorted({r["epsilon"] for r in rows})
-    cmap = plt.get_cmap("viridis")
-    colors = {e: cmap(0.92 * i / max(1, len(epsilons) - 1)) for i, e in enumerate(epsilons)}
-    mechanisms = [m for m in ORDER if any(r["mechanism"] == m for r in rows)]
-    ncols = 3
-    nrows = (len(mechanisms) + 1 + ncols - 1) // ncols  # one cell left for the legend
-    fig, grid = plt.subplots(nrows, ncols, figsize=(10.0, 3.35 * nrows), sharey=True)
-    cells_ax = list(np.atleast_1d(grid).ravel())
-    dims = sorted({r["dim"] for r in rows})
-    for ax, mech in zip(cells_ax, mechanisms, strict=False):
-        for i, eps in enumerate(epsilons):
-            cells = sorted(
-                (r for r in rows if r["mechanism"] == mech and r["epsilon"] == eps),
-                key=lambda r: r["dim"],
-            )
-            x = np.array([r["dim"] for r in cells], dtype=float)
-            c = colors[eps]
-            # Confidence intervals as thin bars, nudged apart per ε so that they stay legible.
-            nudge = 2.0 ** ((i - (len(epsilons) - 1) / 2) * 0.07)
-            ax.vlines(
-                x * nudge,
-                [_y(r["epsilon_lower_bound"]) for r in cells],
-                [_y(r["loss_upper_bound"]) for r in cells],
-                color=c,
-                lw=2.2,
-                alpha=0.35,
-            )
-            exact = [_y(r["exact_attack_loss"]) for r in cells]
-            ax.plot(x, exact, "--", color=c, lw=1.0, alpha=0.9)
-            ours = [_y(r["empirical_loss"]) for r in cells]
-            ax.plot(x, ours, "-", color=c, lw=1.4)
-            keep = [not _clipped(r["empirical_loss"]) for r in cells]
-            ax.plot(x[keep], np.array(ours)[keep], "o", color=c, ms=3)
-            low = [_clipped(r["empirical_loss"]) for r in cells]
-            ax.plot(x[low], np.array(ours)[low], "v", color=c, ms=6)
-            paper = [r["published_loss"] for r in cells]
-            shown = [p is not None and not _clipped(p) for p in paper]
-            ax.plot(x[shown], [_y(p) for p, s in zip(paper, shown, strict=True) if s], "x",
-                    color=c, ms=6, mew=1.4)  # fmt: skip
-            zero = [_clipped(p) for p in paper]
-            ax.plot(x[zero], [_FLOOR_Y] * sum(zero), "v", color=c, mfc="white", ms=6)
-            if mech not in ("identity", "random-bits"):
-                ax.axhline(eps, color=c, ls=":", lw=0.8)
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.minorticks_off()  # fewer tick artists: drawing stays fast
-        ax.set_xticks(dims, [str(d) for d in dims])
-        ax.set_yticks(
-            [_FLOOR_Y, 1e-3, 1e-2, 0.1, 1, 10, 100, _INF_Y],
-            ["0", "1e-3", "0.01", "0.1", "1", "10", "100", "∞"],
-        )
-        ax.set_ylim(_FLOOR_Y * 0.6, _INF_Y * 1.7)
-        ax.axhline(_INF_Y, color="0.6", lw=0.6)
-        ax.axhline(_FLOOR_Y, color="0.6", lw=0.6)
-        ax.set_title(LABELS.get(mech, mech), fontsize=10)
-        ax.set_xlabel("dimension n", fontsize=9)
-        ax.tick_params(labelsize=8.5)
-        ax.grid(alpha=0.25, which="major")
-    for ax in cells_ax[::ncols]:
-        ax.set_ylabel("empirical privacy loss", fontsize=9)
-    legend_ax = cells_ax[len(mechanisms)]
-    legend_ax.axis("off")
-    for ax in cells_ax[len(mechanisms) + 1 :]:
-        ax.axis("off")
-    line = plt.Line2D
-    handles = [line([], [], color=colors[e], lw=2, label=f"ε = {e:g}") for e in epsilons] + [
-        line([], [], color="k", marker="o", ms=3, lw=1.4, label="ours (dpaudit), MLE"),
-        line([], [], color="k", marker="x", ls="", ms=6, mew=1.4, label="published (ACL 2022)"),
-        line([], [], color="k", ls="--", lw=1.0, label="exact loss of the attack (∞ runs)"),
-        line([], [], color="k", lw=2.2, alpha=0.35, label="95% interval (ε_lcb to upper bound)"),
-        line([], [], color="k", ls=":", lw=0.8, label="claimed ε"),
-        line([], [], color="k", marker="v", ls="", ms=6, label="ours = 0 (drawn on the 0 line)"),
-        line([], [], color="k", marker="v", mfc="white", ls="", ms=6, label="published = 0"),
-    ]
-    legend_ax.legend(handles=handles, loc="center", fontsize=8.5, frameon=False, ncol=1)
-    fig.suptitle(
-        f"ACL 2022 sanity check: {result.sample_counts['runs_per_dataset_per_cell']:,} runs per "
-        "input and cell (published: 10M, 1M for n > 16); top line = ∞, bottom line = 0",
-        fontsize=10,
-    )
-    fig.subplots_adjust(left=0.08, right=0.99, top=0.9, bottom=0.09, wspace=0.08, hspace=0.42)
-    common.save_figure(fig, path)
+    """The figure: one panel per mechanism (:mod:`dpaudit.reproduce.habernal2022_fig2_plot`)."""
+    habernal2022_fig2_plot.plot(result, path, ORDER, LABELS)
 
 
 # ---------------------------------------------------------------------- words
