@@ -38,7 +38,7 @@ th, td { border: 1px solid #ccc; padding: .2em .5em; text-align: left; vertical-
 th { background: #f0f0f3; }
 tr.group th { background: #e4e8f0; text-align: left; font-weight: 500; }
 table.wide { font-size: .8em; }
-table.wide td + td { white-space: nowrap; }
+table.wide td:first-child { white-space: nowrap; }
 table.findings { width: 100%; font-size: .84em; }
 table.findings td:nth-child(1) { width: 36%; }
 table.findings td:nth-child(2) { width: 14%; }

@@ -418,9 +418,9 @@ def _tables(result: FigureResult) -> tuple[common.ReportTable, ...]:
                 line.append("—" if r is None else _cell_text(r, bold=False))
             lines.append((eps, line))
         if len({tuple(line) for _, line in lines}) == 1:
-            body.append((f"{LABELS[mech]}, every ε", *lines[0][1]))
+            body.append((f"{_short(mech)}, every ε", *lines[0][1]))
         else:
-            body += [(f"{LABELS[mech]}, ε = {eps:g}", *line) for eps, line in lines]
+            body += [(f"{_short(mech)}, ε = {eps:g}", *line) for eps, line in lines]
     agreement = _agreement_summary(result)
     return (
         common.ReportTable(
@@ -431,6 +431,11 @@ def _tables(result: FigureResult) -> tuple[common.ReportTable, ...]:
             "infinitely many runs (— where unknown in closed form). " + agreement,
         ),
     )
+
+
+def _short(mechanism: str) -> str:
+    """A mechanism's panel title without its parenthesis (``random bits``)."""
+    return LABELS[mechanism].split(" (")[0]
 
 
 def _agreement_summary(result: FigureResult) -> str:
@@ -469,11 +474,17 @@ def readme(result: FigureResult) -> str:
     return common.readme_page(result, sections=sections)
 
 
+def _loss(v: Any) -> str:
+    """A loss in at most 6 characters: ``0.0978``, ``7.2e-5``, ``∞``, ``—``."""
+    if v is None or isinstance(v, str) or v == 0 or math.isinf(v) or v >= 0.01:
+        return common.fmt_number(v, 3)
+    mantissa, exponent = f"{v:.1e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
 def _cell_text(r: dict[str, Any], bold: bool = True) -> str:
-    text = (
-        f"{common.fmt_number(r['empirical_loss'], 3)} / "
-        f"{common.fmt_number(r['published_loss'], 3)} / "
-        f"{common.fmt_number(r['exact_attack_loss'], 3)}"
+    text = " / ".join(
+        _loss(r[k]) for k in ("empirical_loss", "published_loss", "exact_attack_loss")
     )
     return f"**{text}**" if r["violation"] and bold else text
 
