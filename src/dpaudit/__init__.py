@@ -7,13 +7,77 @@ Data flows one way: claim → samples → sufficient statistics → bound → ve
 * :mod:`dpaudit.audit` — empirical statistics and one-sided ε lower bounds;
 * :mod:`dpaudit.text`, :mod:`dpaudit.attacks` — the NLP side;
 * :mod:`dpaudit.reproduce`, :mod:`dpaudit.report`, :mod:`dpaudit.cli` — on top.
+
+The names a user needs are importable from here (``from dpaudit import audit``);
+each is imported on first use, so ``import dpaudit`` itself stays cheap:
+
+* :func:`audit` with :class:`AuditConfig` — black-box ε lower bound with its witness;
+* :func:`sanity_check` — the ACL 2022 reconstruction sanity check;
+* :class:`PrivacyClaim`, :class:`InputDomain`, :class:`Definition` — what is claimed;
+* :func:`assert_no_violation`, :class:`PrivacyViolationError` — privacy tests in CI;
+* :func:`make_mechanism`, :func:`mechanism_names`, :class:`Mechanism` — the registry;
+* :class:`ExecutionConfig` — workers, backend (local processes or Ray).
 """
 
-from importlib.metadata import PackageNotFoundError, version
+from __future__ import annotations
 
-try:
-    __version__ = version("dpaudit")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree
-    __version__ = "0.0.0"
+import importlib
+from types import ModuleType as _ModuleType
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["__version__"]
+#: Public name → the module that defines it (imported on first access, PEP 562).
+_EXPORTS: dict[str, str] = {
+    "audit": "dpaudit.audit.blackbox",
+    "AuditConfig": "dpaudit.audit.blackbox",
+    "sanity_check": "dpaudit.audit.sanity_check",
+    "PrivacyClaim": "dpaudit.claims",
+    "InputDomain": "dpaudit.claims",
+    "Definition": "dpaudit.claims",
+    "assert_no_violation": "dpaudit.testing",
+    "PrivacyViolationError": "dpaudit.testing",
+    "make_mechanism": "dpaudit.mechanisms",
+    "mechanism_names": "dpaudit.mechanisms",
+    "Mechanism": "dpaudit.mechanisms",
+    "ExecutionConfig": "dpaudit.audit.executor",
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+if TYPE_CHECKING:  # static checkers and IDEs see the real objects (`as` marks re-exports)
+    from dpaudit.audit.blackbox import AuditConfig as AuditConfig
+    from dpaudit.audit.blackbox import audit as audit
+    from dpaudit.audit.executor import ExecutionConfig as ExecutionConfig
+    from dpaudit.audit.sanity_check import sanity_check as sanity_check
+    from dpaudit.claims import Definition as Definition
+    from dpaudit.claims import InputDomain as InputDomain
+    from dpaudit.claims import PrivacyClaim as PrivacyClaim
+    from dpaudit.mechanisms import Mechanism as Mechanism
+    from dpaudit.mechanisms import make_mechanism as make_mechanism
+    from dpaudit.mechanisms import mechanism_names as mechanism_names
+    from dpaudit.testing import PrivacyViolationError as PrivacyViolationError
+    from dpaudit.testing import assert_no_violation as assert_no_violation
+
+    __version__: str
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name (or ``__version__``) on first access and cache it."""
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            value: Any = version("dpaudit")
+        except PackageNotFoundError:  # pragma: no cover - running from a source tree
+            value = "0.0.0"
+    elif name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    else:
+        raise AttributeError(f"module 'dpaudit' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """The public names and the sub-packages imported so far."""
+    loaded = [n for n, v in globals().items() if isinstance(v, _ModuleType) and n != "importlib"]
+    return sorted({*__all__, *loaded})

@@ -12,6 +12,7 @@ import argparse
 from typing import Any
 
 from dpaudit.cli.common import add_json, add_param, add_seed, emit, parse_params
+from dpaudit.cli.main import command_help
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.validation import check_epsilon, check_seed
 
@@ -75,7 +76,7 @@ def load_corpus_from_args(args: argparse.Namespace) -> Any:
 
 def register(sub: Any) -> None:
     """Add ``attack`` with its ``hoho`` sub-command."""
-    p = sub.add_parser("attack", help="attacks on privatised text encodings", description=__doc__)
+    p = sub.add_parser("attack", help=command_help("attack"), description=__doc__)
     kinds = p.add_subparsers(dest="attack", metavar="ATTACK", parser_class=type(p))
     kinds.required = True
     h = kinds.add_parser(

@@ -25,6 +25,7 @@ from dpaudit.cli.common import (
     execution_config,
     run_recorded,
 )
+from dpaudit.cli.main import command_help
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.serialization import to_jsonable
 
@@ -33,7 +34,7 @@ def register(sub: Any) -> None:
     """Add the ``audit`` sub-command."""
     p = sub.add_parser(
         "audit",
-        help="black-box ε lower bound (DP-Sniper-style, without its ln(1/c) ceiling)",
+        help=command_help("audit"),
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

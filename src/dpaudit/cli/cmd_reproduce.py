@@ -24,6 +24,7 @@ from dpaudit.cli.common import (
     execution_config,
     prepare_output_dir,
 )
+from dpaudit.cli.main import command_help
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.reproduce.common import SCALES, check_scale, require_matplotlib
 from dpaudit.reproduce.registry import ALL, figure_names, get_figure, resolve_figures
@@ -34,7 +35,7 @@ def register(sub: Any) -> None:
     """Add the ``reproduce`` sub-command."""
     p = sub.add_parser(
         "reproduce",
-        help="reproduce a figure of the seed papers (or all) and write the report",
+        help=command_help("reproduce"),
         description=__doc__,
     )
     p.add_argument(

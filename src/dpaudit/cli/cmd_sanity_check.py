@@ -21,6 +21,7 @@ from dpaudit.cli.common import (
     parse_params,
     run_recorded,
 )
+from dpaudit.cli.main import command_help
 from dpaudit.errors import InvalidArgumentError
 
 
@@ -28,7 +29,7 @@ def register(sub: Any) -> None:
     """Add the ``sanity-check`` sub-command."""
     p = sub.add_parser(
         "sanity-check",
-        help="ACL 2022 reconstruction sanity check (zeros vs ones, majority vote)",
+        help=command_help("sanity-check"),
         description=__doc__,
     )
     add_mechanism_args(p)

@@ -7,13 +7,14 @@ from typing import Any
 
 from dpaudit.analysis.sensitivity import clipping_sensitivity, norm_label
 from dpaudit.cli.common import add_json, emit, format_vector
+from dpaudit.cli.main import command_help
 
 
 def register(sub: Any) -> None:
     """Add the ``sensitivity`` sub-command."""
     p = sub.add_parser(
         "sensitivity",
-        help="exact sensitivity of f(r) = r·min(1, C/||r||_p) in norm q",
+        help=command_help("sensitivity"),
         description=(
             "Exact L_q sensitivity of clipping f(r) = r·min(1, C/||r||_p) over all r in R^n, "
             "2·C·n^max(0, 1/q − 1/p), with a pair of inputs attaining it. "

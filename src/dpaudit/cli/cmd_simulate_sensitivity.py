@@ -17,6 +17,7 @@ from dpaudit.audit.sensitivity_simulation import (
     simulate_sensitivity,
 )
 from dpaudit.cli.common import EXIT_OK, add_run_args, add_seed, emit, execution_config, run_recorded
+from dpaudit.cli.main import command_help
 from dpaudit.errors import InvalidArgumentError
 
 
@@ -31,7 +32,7 @@ def register(sub: Any) -> None:
     """Add the ``simulate-sensitivity`` sub-command."""
     p = sub.add_parser(
         "simulate-sensitivity",
-        help="EMNLP 2021 Fig. 1: fraction of clipped pairs exceeding the claimed sensitivity",
+        help=command_help("simulate-sensitivity"),
         description=__doc__,
     )
     p.add_argument("--distribution", choices=DISTRIBUTIONS, default="uniform")

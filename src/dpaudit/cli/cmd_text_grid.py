@@ -15,6 +15,7 @@ from typing import Any
 
 from dpaudit.cli.cmd_attack import add_corpus_args, load_corpus_from_args
 from dpaudit.cli.common import add_json, add_seed, emit, prepare_output_dir
+from dpaudit.cli.main import command_help
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.io import atomic_write_text
 from dpaudit.serialization import dumps
@@ -25,9 +26,7 @@ def register(sub: Any) -> None:
     """Add the ``text-grid`` sub-command."""
     from dpaudit.text.utility import CLASSIFIERS
 
-    p = sub.add_parser(
-        "text-grid", help="privacy-utility table of OME/SUE/OUE on a corpus", description=__doc__
-    )
+    p = sub.add_parser("text-grid", help=command_help("text-grid"), description=__doc__)
     add_corpus_args(p)
     p.add_argument(
         "--epsilons", default="0.001,1", metavar="E1,E2", help="claimed ε values (default 0.001,1)"

@@ -18,15 +18,14 @@ from dpaudit.cli.cmd_attack import (
     load_corpus_from_args,
 )
 from dpaudit.cli.common import add_json, add_seed, emit
+from dpaudit.cli.main import command_help
 
 
 def register(sub: Any) -> None:
     """Add the ``utility`` sub-command."""
     from dpaudit.text.utility import CLASSIFIERS
 
-    p = sub.add_parser(
-        "utility", help="downstream accuracy of privatised text encodings", description=__doc__
-    )
+    p = sub.add_parser("utility", help=command_help("utility"), description=__doc__)
     add_corpus_args(p)
     add_scheme_args(p)
     p.add_argument(

@@ -22,26 +22,16 @@ from dpaudit.adapters import missing_adapter_error
 from dpaudit.audit.checkpoint import cli_run
 from dpaudit.audit.executor import BACKENDS, ExecutionConfig
 from dpaudit.audit.guard import DEFAULT_UNIT_TIMEOUT, check_timeout, preflight
+from dpaudit.cli.parser import EXIT_OK, EXIT_VIOLATION
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms import Mechanism, make_mechanism, mechanism_names
 from dpaudit.mechanisms.registry import mechanism_class, parameter_fields
 from dpaudit.serialization import dumps
 
-EXIT_OK = 0
-EXIT_VIOLATION = 1
-EXIT_USAGE = 2
 #: Longest the preflight waits for a small chunk of outputs (seconds).
 PREFLIGHT_TIMEOUT = 60.0
 
 T = TypeVar("T")
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """argparse parser whose usage errors are one line on stderr and exit 2."""
-
-    def error(self, message: str) -> Any:  # type: ignore[override]
-        sys.stderr.write(f"{self.prog}: error: {message}\n")
-        raise SystemExit(EXIT_USAGE)
 
 
 def add_json(parser: argparse.ArgumentParser) -> None:
