@@ -13,6 +13,7 @@ from typing import Any
 
 from dpaudit.cli.common import add_json, add_param, add_seed, emit, parse_params
 from dpaudit.cli.main import command_help
+from dpaudit.cli.parser import integer
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.validation import check_epsilon, check_seed
 
@@ -87,12 +88,12 @@ def register(sub: Any) -> None:
     add_corpus_args(h)
     add_scheme_args(h)
     h.add_argument(
-        "--n-sentences", type=int, default=800, help="sentences sampled (default 800, HoHo)"
+        "--n-sentences", type=integer, default=800, help="sentences sampled (default 800, HoHo)"
     )
     h.add_argument(
         "--target-fraction", type=float, default=0.1, help="share of targets (default 0.1)"
     )
-    h.add_argument("--copies", type=int, default=100, help="encodings per target (default 100)")
+    h.add_argument("--copies", type=integer, default=100, help="encodings per target (default 100)")
     add_seed(h)
     add_json(h)
     h.set_defaults(func=run)

@@ -18,11 +18,10 @@ from dpaudit.cli.common import (
     build_mechanism,
     emit_verdict,
     execution_config,
-    parse_params,
     run_recorded,
 )
 from dpaudit.cli.main import command_help
-from dpaudit.errors import InvalidArgumentError
+from dpaudit.cli.parser import integer
 
 
 def register(sub: Any) -> None:
@@ -33,8 +32,7 @@ def register(sub: Any) -> None:
         description=__doc__,
     )
     add_mechanism_args(p)
-    p.add_argument("--dim", type=int, default=None, help="sets the mechanism's dim parameter n")
-    p.add_argument("--runs", type=int, default=1_000_000, help="runs per input (default 1,000,000)")
+    p.add_argument("--runs", type=integer, default=1_000_000, help="runs per input (default 1e6)")
     add_seed(p)
     p.add_argument(
         "--confidence",
@@ -59,16 +57,6 @@ def register(sub: Any) -> None:
     )
     add_run_args(p)
     p.set_defaults(func=run)
-
-
-def _apply_dim(args: argparse.Namespace) -> None:
-    if args.dim is None:
-        return
-    given = parse_params(args.param).get("dim")
-    if given is not None and given.strip() != str(args.dim):
-        raise InvalidArgumentError("--dim", args.dim, f"the same value as -p dim={given}")
-    if given is None:
-        args.param = [*args.param, f"dim={args.dim}"]
 
 
 def _render(result: SanityCheckResult) -> str:
@@ -100,7 +88,6 @@ def _render(result: SanityCheckResult) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run the sanity check and print the result."""
-    _apply_dim(args)
     mech = build_mechanism(args)
     result = run_recorded(
         args,

@@ -8,6 +8,7 @@ from typing import Any
 from dpaudit.analysis.sensitivity import clipping_sensitivity, norm_label
 from dpaudit.cli.common import add_json, emit, format_vector
 from dpaudit.cli.main import command_help
+from dpaudit.cli.parser import integer
 
 
 def register(sub: Any) -> None:
@@ -27,7 +28,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--norm", default="1", metavar="Q", help="sensitivity norm q: 1, 2 or inf (default 1)"
     )
-    p.add_argument("--dim", type=int, required=True, metavar="N", help="dimension n (>= 1)")
+    p.add_argument("--dim", type=integer, required=True, metavar="N", help="dimension n (>= 1)")
     p.add_argument(
         "--bound", type=float, default=1.0, metavar="C", help="clipping bound C > 0 (default 1)"
     )

@@ -18,6 +18,7 @@ from dpaudit.audit.sensitivity_simulation import (
 )
 from dpaudit.cli.common import EXIT_OK, add_run_args, add_seed, emit, execution_config, run_recorded
 from dpaudit.cli.main import command_help
+from dpaudit.cli.parser import integer
 from dpaudit.errors import InvalidArgumentError
 
 
@@ -39,7 +40,9 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--dims", default="1-64", help="dimensions, e.g. 1-64, 1,2,8 or 1-8,16 (default 1-64)"
     )
-    p.add_argument("--pairs", type=int, default=10_000, help="pairs per dimension (default 10000)")
+    p.add_argument(
+        "--pairs", type=integer, default=10_000, help="pairs per dimension (default 1e4)"
+    )
     p.add_argument("--bound", type=float, default=10.0, help="clipping bound C (default 10)")
     p.add_argument(
         "--clip-norm",

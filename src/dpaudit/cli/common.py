@@ -22,7 +22,7 @@ from dpaudit.adapters import missing_adapter_error
 from dpaudit.audit.checkpoint import cli_run
 from dpaudit.audit.executor import BACKENDS, ExecutionConfig
 from dpaudit.audit.guard import DEFAULT_UNIT_TIMEOUT, check_timeout, preflight
-from dpaudit.cli.parser import EXIT_OK, EXIT_VIOLATION
+from dpaudit.cli.parser import EXIT_OK, EXIT_VIOLATION, integer
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms import Mechanism, make_mechanism, mechanism_names
 from dpaudit.mechanisms.registry import mechanism_class, parameter_fields
@@ -42,7 +42,7 @@ def add_json(parser: argparse.ArgumentParser) -> None:
 def add_seed(parser: argparse.ArgumentParser, default: int = 0) -> None:
     """``--seed S``: root seed of every random stream."""
     parser.add_argument(
-        "--seed", type=int, default=default, help=f"root random seed (default {default})"
+        "--seed", type=integer, default=default, help=f"root random seed (default {default})"
     )
 
 
@@ -54,6 +54,13 @@ def add_mechanism_args(parser: argparse.ArgumentParser, epsilon_required: bool =
     add_param(parser, "mechanism parameter, e.g. -p dim=8 -p lambda=10 (repeatable)")
     parser.add_argument("--epsilon", type=float, required=epsilon_required, help="claimed ε (> 0)")
     parser.add_argument("--delta", type=float, default=None, help="claimed δ in [0, 1)")
+    parser.add_argument(
+        "--dim",
+        type=integer,
+        default=None,
+        metavar="N",
+        help="input dimension n, for mechanisms with a dim parameter (same as -p dim=N)",
+    )
     parser.add_argument(
         "--domain",
         default=None,
@@ -78,7 +85,10 @@ def add_execution_args(parser: argparse.ArgumentParser) -> None:
         help="execution engine (default local processes)",
     )
     parser.add_argument(
-        "--workers", type=int, default=None, help="number of worker processes (default: core count)"
+        "--workers",
+        type=integer,
+        default=None,
+        help="number of worker processes (default: core count)",
     )
     parser.add_argument(
         "--ray-address",
@@ -136,13 +146,18 @@ def build_mechanism(args: argparse.Namespace) -> Mechanism:
         raise missing
     cls = mechanism_class(name)
     fields = parameter_fields(cls)
-    for option, key in (("delta", "delta"), ("domain", "domain")):
+    for option in ("delta", "domain", "dim"):
         value = getattr(args, option, None)
         if value is None:
             continue
-        if key not in fields:
+        if option not in fields:
             raise InvalidArgumentError(f"--{option}", value, f"no --{option} for {cls.name}")
-        params[key] = value
+        given = params.get(option)
+        if given is not None and str(given).strip() != str(value):
+            raise InvalidArgumentError(
+                f"--{option}", value, f"the same value as -p {option}={given}"
+            )
+        params[option] = value
     mechanism = make_mechanism(name, **params)
     # Fail fast on a broken mechanism (NaN, wrong shape, raising, hanging, ignoring the rng,
     # too big for memory) before any output directory or work exists.
