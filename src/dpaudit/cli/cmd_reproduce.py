@@ -79,6 +79,21 @@ def _render(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _check_resumable(out: str, force: bool) -> None:
+    """``--resume`` needs an earlier run in ``out``: never a silent fresh start."""
+    from dpaudit.reproduce.runner import RUN_STATUS, read_run_status
+
+    if force:
+        raise InvalidArgumentError("--force", True, "either --force or --resume, not both")
+    if read_run_status(Path(out)) is None:
+        raise InvalidArgumentError(
+            "--resume",
+            out,
+            f"a directory holding an earlier reproduce run ({RUN_STATUS}); "
+            "nothing to resume there (start without --resume)",
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     """Validate everything, prepare ``--out``, run the figures and write the report."""
     from dpaudit.reproduce.runner import reproduce
@@ -100,6 +115,8 @@ def run(args: argparse.Namespace) -> int:
         from dpaudit.text.corpus import load_corpus
 
         load_corpus(args.data)  # a malformed corpus fails now, not after the other figures
+    if args.resume:
+        _check_resumable(args.out, args.force)
     require_matplotlib()
     out = prepare_output_dir(args.out, force=args.force, resume=args.resume)
     summary = reproduce(
