@@ -3,7 +3,8 @@
 On a terminal: a tqdm bar with an ETA that appears after :data:`DELAY` seconds.
 When stderr is not a terminal (a log file, a pipe, CI): no bar and no escape
 codes, but one plain line per stage that lasted at least :data:`DELAY` seconds,
-written when the stage ends (``selecting: 8/8 work units in 2.6 s``).  A stage
+written when the stage ends (``selecting: 8/8 work units in 2.6 s``,
+``reproduce hoho-fig1 [3/4]: done in 41.0 s``).  A stage
 is one ``progress()`` block, or the span between two ``set_description`` calls.
 """
 
@@ -60,11 +61,12 @@ class LineProgress:
         seconds = time.perf_counter() - self._stage_start
         if seconds < DELAY:
             return
-        if self._stage_desc == self.desc:  # one stage: the whole count
-            done = f"{self.n}/{self.total}" if self.total is not None else f"{self.n}"
-        else:  # a stage of a longer run: its share of the count
-            done = f"{self.n - self._stage_n}"
-        self.stream.write(f"{self._stage_desc}: {done} {self.unit} in {seconds:.1f} s\n")
+        if self._stage_desc == self.desc:  # the whole block: its count
+            total = "" if self.total is None else f"/{self.total}"
+            done = f"{self.n}{total} {self.unit}"
+        else:  # one of several named stages: its count means little
+            done = "done"
+        self.stream.write(f"{self._stage_desc}: {done} in {seconds:.1f} s\n")
         self.stream.flush()
 
 
