@@ -11,7 +11,8 @@ Data flows one way: claim → samples → sufficient statistics → bound → ve
 The names a user needs are importable from here (``from dpaudit import audit``);
 each is imported on first use, so ``import dpaudit`` itself stays cheap:
 
-* :func:`audit` with :class:`AuditConfig` — black-box ε lower bound with its witness;
+* :func:`audit_mechanism` (:func:`dpaudit.audit.blackbox.audit`; ``dpaudit.audit`` is the
+  sub-package) with :class:`AuditConfig` — black-box ε lower bound with its witness;
 * :func:`sanity_check` — the ACL 2022 reconstruction sanity check;
 * :class:`PrivacyClaim`, :class:`InputDomain`, :class:`Definition` — what is claimed;
 * :func:`assert_no_violation`, :class:`PrivacyViolationError` — privacy tests in CI;
@@ -25,27 +26,27 @@ import importlib
 from types import ModuleType as _ModuleType
 from typing import TYPE_CHECKING, Any
 
-#: Public name → the module that defines it (imported on first access, PEP 562).
-_EXPORTS: dict[str, str] = {
-    "audit": "dpaudit.audit.blackbox",
-    "AuditConfig": "dpaudit.audit.blackbox",
-    "sanity_check": "dpaudit.audit.sanity_check",
-    "PrivacyClaim": "dpaudit.claims",
-    "InputDomain": "dpaudit.claims",
-    "Definition": "dpaudit.claims",
-    "assert_no_violation": "dpaudit.testing",
-    "PrivacyViolationError": "dpaudit.testing",
-    "make_mechanism": "dpaudit.mechanisms",
-    "mechanism_names": "dpaudit.mechanisms",
-    "Mechanism": "dpaudit.mechanisms",
-    "ExecutionConfig": "dpaudit.audit.executor",
+#: Public name → (defining module, its name there), imported on first access (PEP 562).
+_EXPORTS: dict[str, tuple[str, str]] = {
+    "audit_mechanism": ("dpaudit.audit.blackbox", "audit"),
+    "AuditConfig": ("dpaudit.audit.blackbox", "AuditConfig"),
+    "sanity_check": ("dpaudit.audit.sanity_check", "sanity_check"),
+    "PrivacyClaim": ("dpaudit.claims", "PrivacyClaim"),
+    "InputDomain": ("dpaudit.claims", "InputDomain"),
+    "Definition": ("dpaudit.claims", "Definition"),
+    "assert_no_violation": ("dpaudit.testing", "assert_no_violation"),
+    "PrivacyViolationError": ("dpaudit.testing", "PrivacyViolationError"),
+    "make_mechanism": ("dpaudit.mechanisms", "make_mechanism"),
+    "mechanism_names": ("dpaudit.mechanisms", "mechanism_names"),
+    "Mechanism": ("dpaudit.mechanisms", "Mechanism"),
+    "ExecutionConfig": ("dpaudit.audit.executor", "ExecutionConfig"),
 }
 
 __all__ = ["__version__", *_EXPORTS]
 
 if TYPE_CHECKING:  # static checkers and IDEs see the real objects (`as` marks re-exports)
     from dpaudit.audit.blackbox import AuditConfig as AuditConfig
-    from dpaudit.audit.blackbox import audit as audit
+    from dpaudit.audit.blackbox import audit as audit_mechanism  # noqa: F401
     from dpaudit.audit.executor import ExecutionConfig as ExecutionConfig
     from dpaudit.audit.sanity_check import sanity_check as sanity_check
     from dpaudit.claims import Definition as Definition
@@ -70,7 +71,8 @@ def __getattr__(name: str) -> Any:
         except PackageNotFoundError:  # pragma: no cover - running from a source tree
             value = "0.0.0"
     elif name in _EXPORTS:
-        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        module, attribute = _EXPORTS[name]
+        value = getattr(importlib.import_module(module), attribute)
     else:
         raise AttributeError(f"module 'dpaudit' has no attribute {name!r}")
     globals()[name] = value

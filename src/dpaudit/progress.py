@@ -59,7 +59,7 @@ class LineProgress:
 
     def _finish_stage(self) -> None:
         seconds = time.perf_counter() - self._stage_start
-        if seconds < DELAY:
+        if seconds < DELAY or self.n == self._stage_n:  # short, or no work done in it
             return
         if self._stage_desc == self.desc:  # the whole block: its count
             total = "" if self.total is None else f"/{self.total}"
