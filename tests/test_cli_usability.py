@@ -325,3 +325,23 @@ def test_top_level_api_runs_a_privacy_test() -> None:
 
     claim = PrivacyClaim(Definition.PURE, 1.0, InputDomain((1,), 0, 1))
     assert_no_violation(laplace, claim, samples=2_000, final_samples=4_000)
+
+
+@pytest.mark.parametrize(
+    ("argv", "prog", "hint"),
+    [
+        (["audit", "ome", "--epsilon", "1", "--lambda", "10"], "dpaudit audit", "-p lambda=10"),
+        (["analyze", "laplace", "--epsilon", "1", "--sigma=2"], "dpaudit analyze", "-p sigma=2"),
+        (["attack", "hoho", "--scheme", "ome", "--epsilon", "1", "--lambda", "3"],
+         "dpaudit attack hoho", "-p lambda=3"),
+        (["reproduce", "all", "--out", "x", "--bogus"], "dpaudit reproduce", None),
+    ],
+)  # fmt: skip
+def test_unknown_options_name_the_command_and_hint_at_p(
+    capsys: pytest.CaptureFixture[str], argv: list[str], prog: str, hint: str | None
+) -> None:
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1
+    assert err.startswith(f"{prog}: error: unrecognized arguments")
+    assert (hint in err) if hint else ("-p" not in err)

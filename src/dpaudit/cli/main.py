@@ -138,11 +138,46 @@ def attach_dash_values(argv: Sequence[str]) -> list[str]:
     return out
 
 
+def _innermost_parser(
+    parser: argparse.ArgumentParser, args: argparse.Namespace
+) -> argparse.ArgumentParser:
+    """The parser of the (sub-)sub-command ``args`` was parsed by (for its ``prog`` in errors)."""
+    while True:
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        name = getattr(args, subs[0].dest, None) if subs else None
+        if not subs or name not in subs[0].choices:
+            return parser
+        parser = subs[0].choices[name]
+
+
+def unrecognized_message(extras: Sequence[str], *, takes_params: bool) -> str:
+    """argparse's "unrecognized arguments" message, with a hint to ``-p`` for ``--NAME VALUE``.
+
+    ``dpaudit audit ome --lambda 10`` most likely meant the mechanism parameter
+    ``-p lambda=10``; the hint is given where the command takes ``-p``.
+    """
+    message = f"unrecognized arguments: {' '.join(extras)}"
+    for i, token in enumerate(extras):
+        if not token.startswith("--") or len(token) < 3:
+            continue
+        name, sep, value = token[2:].partition("=")
+        if not sep and i + 1 < len(extras) and not extras[i + 1].startswith("-"):
+            value = extras[i + 1]
+        if takes_params:
+            hint = f"-p {name}={value or '...'}"
+            return f"{message} (mechanism parameters go as -p NAME=VALUE: {hint})"
+        break
+    return message
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns (and exits with) 0, 1 or 2."""
     tokens = attach_dash_values(sys.argv[1:] if argv is None else argv)
     parser = build_parser(requested_command(tokens) or "")
-    args = parser.parse_args(tokens)
+    args, extras = parser.parse_known_args(tokens)
+    if extras:
+        command_parser = _innermost_parser(parser, args)
+        command_parser.error(unrecognized_message(extras, takes_params=hasattr(args, "param")))
     if args.quiet:
         from dpaudit import progress
 
