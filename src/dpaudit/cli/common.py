@@ -86,6 +86,7 @@ def add_execution_args(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--workers",
+        metavar="N",
         type=integer,
         default=None,
         help="number of worker processes (default: core count)",

@@ -44,6 +44,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "text-grid": ("cmd_text_grid", "privacy-utility table of OME/SUE/OUE on a corpus"),
 }
 
+EPILOG = """\
+`dpaudit COMMAND --help` lists a command's options.  Counts may be written 1e6,
+2.5e6 or 1_000_000; mechanism parameters go as -p NAME=VALUE (-p lambda=10).
+Exit status: 0 ran (whatever the verdict), 1 violation with --fail-on-violation,
+2 bad input (one line on stderr, nothing written)."""
+
 QUIET_HELP = "no progress bars (also accepted after the sub-command)"
 
 
@@ -100,6 +106,8 @@ def build_parser(command: str | None = None) -> OneLineParser:
     parser = OneLineParser(
         prog="dpaudit",
         description="Audit whether a privatisation mechanism gives the DP guarantee it claims.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action=_VersionAction, help="print the version and exit")
     parser.add_argument("-q", "--quiet", action="store_true", help=QUIET_HELP)
