@@ -162,8 +162,10 @@ ESCAPES = ("\r", "\x1b")
 def test_progress_off_a_terminal_is_one_plain_line_per_stage(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # capsys's stderr is not a terminal; every stage shows once DELAY is 0.
+    # capsys's stderr is not a terminal; every stage shows once DELAY is 0.  (An earlier
+    # in-process `-q` run leaves progress.ENABLED off.)
     monkeypatch.setattr(progress, "DELAY", 0.0)
+    monkeypatch.setattr(progress, "ENABLED", True)
     code, _, err = run_cli(
         capsys, "simulate-sensitivity", "--dims", "1-3", "--pairs", "1e3", "--workers", "1"
     )
@@ -178,6 +180,7 @@ def test_progress_off_a_terminal_is_one_plain_line_per_stage(
 
 def test_named_stages_give_one_line_each(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(progress, "DELAY", 0.0)
+    monkeypatch.setattr(progress, "ENABLED", True)
     lines: list[str] = []
 
     class Stream:
