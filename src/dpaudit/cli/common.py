@@ -27,6 +27,7 @@ from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms import Mechanism, make_mechanism, mechanism_names
 from dpaudit.mechanisms.registry import mechanism_class, parameter_fields
 from dpaudit.serialization import dumps
+from dpaudit.validation import check_delta, check_epsilon
 
 #: Longest the preflight waits for a small chunk of outputs (seconds).
 PREFLIGHT_TIMEOUT = 60.0
@@ -139,7 +140,7 @@ def build_mechanism(args: argparse.Namespace) -> Mechanism:
     """
     params: dict[str, Any] = parse_params(args.param)
     if getattr(args, "epsilon", None) is not None:
-        params["epsilon"] = args.epsilon
+        params["epsilon"] = check_epsilon(args.epsilon, "--epsilon")
     name = args.mechanism
     if ":" in name:
         params["target"], name = name, "callable"
@@ -153,6 +154,8 @@ def build_mechanism(args: argparse.Namespace) -> Mechanism:
             continue
         if option not in fields:
             raise InvalidArgumentError(f"--{option}", value, f"no --{option} for {cls.name}")
+        if option == "delta":
+            value = check_delta(value, "--delta")
         given = params.get(option)
         if given is not None and str(given).strip() != str(value):
             raise InvalidArgumentError(
