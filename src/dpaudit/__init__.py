@@ -2,13 +2,19 @@
 
 Data flows one way: claim → samples → sufficient statistics → bound → verdict → report.
 
-* :mod:`dpaudit.mechanisms` — samplers and their claims;
 * :mod:`dpaudit.analysis` — the exact maths (sensitivities, privacy losses);
-* :mod:`dpaudit.audit` — empirical statistics and one-sided ε lower bounds;
-* :mod:`dpaudit.text`, :mod:`dpaudit.attacks` — the NLP side;
-* :mod:`dpaudit.reproduce`, :mod:`dpaudit.report`, :mod:`dpaudit.cli` — on top.
+* :mod:`dpaudit.mechanisms` — samplers and their claims (use ``analysis``);
+* :mod:`dpaudit.adapters` — other libraries' mechanisms and user code, above ``mechanisms``;
+* :mod:`dpaudit.engine` — runs work units (local pool, Ray, checkpoints, timeouts);
+* :mod:`dpaudit.audit` — empirical statistics and one-sided ε lower bounds (on ``engine``);
+* :mod:`dpaudit.text` (corpora, embeddings), :mod:`dpaudit.attacks` (HoHo attacks) — the NLP side;
+* :mod:`dpaudit.reproduce`, :mod:`dpaudit.report`, :mod:`dpaudit.cli` — on top;
+* basics used everywhere: ``errors``, ``validation``, ``claims``, ``random``,
+  ``serialization``, ``io``, ``progress``, ``verdicts``.
 
-The names a user needs are importable from here (``from dpaudit import audit``);
+The import rules are enforced by ``tests/test_architecture.py``.
+
+The names a user needs are importable from here (``from dpaudit import sanity_check``);
 each is imported on first use, so ``import dpaudit`` itself stays cheap:
 
 * :func:`audit_mechanism` (:func:`dpaudit.audit.blackbox.audit`; ``dpaudit.audit`` is the
@@ -29,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 #: Public name → (defining module, its name there), imported on first access (PEP 562).
 _EXPORTS: dict[str, tuple[str, str]] = {
     "audit_mechanism": ("dpaudit.audit.blackbox", "audit"),
-    "AuditConfig": ("dpaudit.audit.blackbox", "AuditConfig"),
+    "AuditConfig": ("dpaudit.audit.blackbox_config", "AuditConfig"),
     "sanity_check": ("dpaudit.audit.sanity_check", "sanity_check"),
     "PrivacyClaim": ("dpaudit.claims", "PrivacyClaim"),
     "InputDomain": ("dpaudit.claims", "InputDomain"),
@@ -39,19 +45,19 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "make_mechanism": ("dpaudit.mechanisms", "make_mechanism"),
     "mechanism_names": ("dpaudit.mechanisms", "mechanism_names"),
     "Mechanism": ("dpaudit.mechanisms", "Mechanism"),
-    "ExecutionConfig": ("dpaudit.audit.executor", "ExecutionConfig"),
+    "ExecutionConfig": ("dpaudit.engine.config", "ExecutionConfig"),
 }
 
 __all__ = ["__version__", *_EXPORTS]
 
 if TYPE_CHECKING:  # static checkers and IDEs see the real objects (`as` marks re-exports)
-    from dpaudit.audit.blackbox import AuditConfig as AuditConfig
     from dpaudit.audit.blackbox import audit as audit_mechanism  # noqa: F401
-    from dpaudit.audit.executor import ExecutionConfig as ExecutionConfig
+    from dpaudit.audit.blackbox_config import AuditConfig as AuditConfig
     from dpaudit.audit.sanity_check import sanity_check as sanity_check
     from dpaudit.claims import Definition as Definition
     from dpaudit.claims import InputDomain as InputDomain
     from dpaudit.claims import PrivacyClaim as PrivacyClaim
+    from dpaudit.engine.config import ExecutionConfig as ExecutionConfig
     from dpaudit.mechanisms import Mechanism as Mechanism
     from dpaudit.mechanisms import make_mechanism as make_mechanism
     from dpaudit.mechanisms import mechanism_names as mechanism_names

@@ -25,7 +25,7 @@ from dpaudit.validation import check_epsilon, check_positive, check_seed
 
 def register(sub: Any) -> None:
     """Add the ``text-grid`` sub-command."""
-    from dpaudit.text.utility import CLASSIFIERS
+    from dpaudit.attacks.utility import CLASSIFIERS
 
     p = sub.add_parser("text-grid", help=command_help("text-grid"), description=__doc__)
     add_corpus_args(p)

@@ -29,7 +29,7 @@ from dpaudit.progress import progress
 
 def register(sub: Any) -> None:
     """Add the ``utility`` sub-command."""
-    from dpaudit.text.utility import CLASSIFIERS
+    from dpaudit.attacks.utility import CLASSIFIERS
 
     p = sub.add_parser("utility", help=command_help("utility"), description=__doc__)
     add_corpus_args(p)
@@ -78,7 +78,7 @@ def _render(result: dict[str, Any]) -> str:
 def run(args: argparse.Namespace) -> int:
     """Validate the options, split and embed the corpus, train twice, print."""
     from dpaudit.attacks.schemes import build_scheme
-    from dpaudit.text.utility import prepare_utility_data, utility_experiment
+    from dpaudit.attacks.utility import prepare_utility_data, utility_experiment
 
     seed, params = check_scheme_args(args)
     with progress(2, "utility", unit="steps") as bar:
