@@ -348,3 +348,16 @@ def test_unknown_options_name_the_command_and_hint_at_p(
     assert len(err.strip().splitlines()) == 1
     assert err.startswith(f"{prog}: error: unrecognized arguments")
     assert (hint in err) if hint else ("-p" not in err)
+
+
+def test_printing_a_witness_stays_short(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dpaudit import AuditConfig, ExecutionConfig, audit_mechanism, make_mechanism
+
+    monkeypatch.setattr(progress, "ENABLED", False)
+    mech = make_mechanism("randomized-response", epsilon=1.0)
+    config = AuditConfig(samples=4_000, final_samples=4_000, classifier="logistic")
+    result = audit_mechanism(mech, config, ExecutionConfig(workers=1))
+    witness = result.witness
+    assert witness is not None and witness.attack.classifier is not None
+    assert "weights" not in repr(witness) and len(repr(witness)) < 1_000
+    assert "weights" in json.dumps(witness.attack.to_dict())  # kept for re-checking

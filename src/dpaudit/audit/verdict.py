@@ -74,7 +74,9 @@ class ThresholdAttack:
     threshold: float
     tie_probability: float
     target_mass: float | None = None
-    classifier: dict[str, Any] | None = None
+    #: The trained score's parameters (in :meth:`to_dict`, to re-check the set); left out
+    #: of ``repr`` so that printing a witness stays short.
+    classifier: dict[str, Any] | None = field(default=None, repr=False)
 
     @property
     def set_description(self) -> str:
