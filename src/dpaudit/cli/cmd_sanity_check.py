@@ -80,7 +80,7 @@ def _render(result: SanityCheckResult) -> str:
     lines += [
         f"  {result.verdict()}",
         f"  time: {result.timing.seconds:.2f} s "
-        f"({result.timing.coordinates_per_second / 1e6:.0f} M output coordinates/s)",
+        f"({result.timing.coordinates_per_second / 1e6:.3g} M output coordinates/s)",
     ]
     return "\n".join(lines)
 
