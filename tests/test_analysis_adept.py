@@ -21,7 +21,7 @@ def test_paper_counterexample_gives_four_thirds_epsilon() -> None:
         loss = mech.privacy_loss(r1, r2)
         assert loss == pytest.approx(4.0 / 3.0 * eps, rel=1e-12)
         extra = mech.analysis_extras()["paper_counterexample"]
-        assert extra["pair"].privacy_loss == pytest.approx(loss)
+        assert extra["pair"].epsilon_lower_bound == pytest.approx(loss)
         assert extra["l1_distance"] == pytest.approx(8.0 * bound / 3.0)
         assert extra["loss_over_epsilon"] == pytest.approx(4.0 / 3.0)
 

@@ -9,7 +9,8 @@ Layers (each may import only what is listed for it, plus the basics)::
     adapters → mechanisms, analysis            (adapters sit above mechanisms)
     mechanisms → analysis                      (mechanisms use the maths)
     engine, analysis, text       basics only
-    basics: errors, validation, claims, random, serialization, io, progress, verdicts
+    basics: errors, validation, claims, random, serialization, io, progress, verdicts,
+                                 witness
 
 Imports are read with :mod:`ast` from the source, so the test fails as soon as
 a file breaks a rule, whether or not that code path runs.
@@ -35,6 +36,7 @@ BASICS = frozenset(
         "io",
         "progress",
         "verdicts",
+        "witness",
         "__init__",
     }
 )
@@ -57,12 +59,13 @@ ALLOWED: dict[str, frozenset[str]] = {
 BASIC_ALLOWED: dict[str, frozenset[str]] = {
     "errors": frozenset(),
     "validation": frozenset({"errors"}),
-    "claims": frozenset({"errors", "validation"}),
+    "claims": frozenset({"errors", "validation", "witness"}),
     "random": frozenset({"errors", "validation"}),
     "serialization": frozenset({"errors"}),
     "io": frozenset({"errors"}),
     "progress": frozenset({"errors"}),
     "verdicts": frozenset(),
+    "witness": frozenset(),
 }
 #: Largest source file, in lines: a file longer than this holds more than one idea.
 MAX_LINES = 600

@@ -50,9 +50,9 @@ def test_analyze_adept_acceptance(capsys: pytest.CaptureFixture[str]) -> None:
     assert data["claimed_epsilon"] == 1.0
     assert data["true_epsilon"] == pytest.approx(math.sqrt(2))
     assert data["violation"] is True
-    assert data["witness"]["privacy_loss"] == pytest.approx(math.sqrt(2))
+    assert data["witness"]["epsilon_lower_bound"] == pytest.approx(math.sqrt(2))
     pair = data["paper_counterexample"]["pair"]
-    assert pair["privacy_loss"] == pytest.approx(4 / 3, rel=1e-12)
+    assert pair["epsilon_lower_bound"] == pytest.approx(4 / 3, rel=1e-12)
     assert pair["x"] == pytest.approx([2 / 3, 2 / 3]) and pair["x_prime"] == pytest.approx(
         [-2 / 3, -2 / 3]
     )
@@ -63,7 +63,7 @@ def test_analyze_dptext_acceptance(capsys: pytest.CaptureFixture[str]) -> None:
     assert data["true_epsilon"] == "inf"
     assert data["violation"] is True
     assert data["witness"]["x"] == [0.0] and data["witness"]["x_prime"] == [1.0]
-    assert data["witness"]["privacy_loss"] == "inf"
+    assert data["witness"]["epsilon_lower_bound"] == "inf"
 
 
 @pytest.mark.parametrize(

@@ -82,7 +82,7 @@ def test_truth_is_infinite_with_witness() -> None:
     assert truth.true_epsilon == math.inf
     assert truth.violates(mech.claim)
     assert truth.witness.x == (0.0, 0.0, 0.0) and truth.witness.x_prime == (1.0, 1.0, 1.0)
-    assert "y[0] < 1" in truth.witness.explanation
+    assert "y[0] < 1" in truth.witness.event
     assert mech.privacy_loss([0.0, 0.0, 0.0], [0.0, 0.0, 0.5]) == math.inf
     assert mech.privacy_loss([0.3, 0.3, 0.3], [0.3, 0.3, 0.3]) == 0.0
     assert mech.known_flawed

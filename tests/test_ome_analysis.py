@@ -195,7 +195,7 @@ def test_truth_object_and_mechanism_listing() -> None:
     assert truth.method == METHOD
     assert truth.violates(mech.claim)
     assert truth.witness is not None
-    assert truth.witness.privacy_loss == pytest.approx(truth.true_epsilon)
+    assert truth.witness.epsilon_lower_bound == pytest.approx(truth.true_epsilon)
     assert any("HoHo" in note for note in truth.notes)
     assert truth == ome_truth(1.0, 100.0, 1, (-10.0, 10.0))
     honest = make_mechanism("ome", epsilon=1.0, **{"lambda": 1.0}).truth()

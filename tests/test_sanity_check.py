@@ -174,7 +174,10 @@ def test_bound_is_bonferroni_over_four_candidates() -> None:
         - math.log(clopper_pearson_upper(3000, 10_000, a)),
     ]
     assert bound == pytest.approx(max(candidates))
-    assert witness is not None and witness.guess == 1 and witness.true_numerator == 1
+    assert witness is not None and witness.event == "guess(y) = 1"
+    assert witness.x == (1.0,) and witness.x_prime == (0.0,)  # numerator: true input 1
+    assert (witness.p1.hits, witness.p2.hits) == (6000, 3000)
+    assert witness.epsilon_lower_bound == bound and witness.confidence == 0.9
     assert bound < empirical_loss(f)
 
 

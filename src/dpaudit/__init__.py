@@ -10,7 +10,8 @@ Data flows one way: claim → samples → sufficient statistics → bound → ve
 * :mod:`dpaudit.text` (corpora, embeddings), :mod:`dpaudit.attacks` (HoHo attacks) — the NLP side;
 * :mod:`dpaudit.reproduce`, :mod:`dpaudit.report`, :mod:`dpaudit.cli` — on top;
 * basics used everywhere: ``errors``, ``validation``, ``claims``, ``random``,
-  ``serialization``, ``io``, ``progress``, ``verdicts``.
+  ``serialization``, ``io``, ``progress``, ``verdicts`` (the one verdict vocabulary),
+  ``witness`` (the one witness type: analytic, sanity-check and black-box evidence).
 
 The import rules are enforced by ``tests/test_architecture.py``.
 

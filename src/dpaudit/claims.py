@@ -16,6 +16,7 @@ import numpy as np
 
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.validation import as_finite_array, check_delta, check_epsilon
+from dpaudit.witness import Witness
 
 
 class Definition(enum.StrEnum):
@@ -135,22 +136,6 @@ class PrivacyClaim:
 
 
 @dataclass(frozen=True)
-class WitnessPair:
-    """A pair of neighbouring inputs and what they prove."""
-
-    x: tuple[float, ...]
-    x_prime: tuple[float, ...]
-    privacy_loss: float
-    explanation: str = ""
-
-    def __post_init__(self) -> None:
-        # Normalise numpy scalars/arrays to plain tuples of floats (hashable, JSON-ready).
-        object.__setattr__(self, "x", tuple(float(v) for v in np.ravel(self.x)))
-        object.__setattr__(self, "x_prime", tuple(float(v) for v in np.ravel(self.x_prime)))
-        object.__setattr__(self, "privacy_loss", float(self.privacy_loss))
-
-
-@dataclass(frozen=True)
 class AnalyticTruth:
     """What is provably true about a mechanism, computed by :mod:`dpaudit.analysis`.
 
@@ -164,7 +149,7 @@ class AnalyticTruth:
     true_delta: float = 0.0
     true_sensitivity: float | None = None
     sensitivity_norm: str | None = None
-    witness: WitnessPair | None = None
+    witness: Witness | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     def violates(self, claim: PrivacyClaim, rtol: float = 1e-9) -> bool:

@@ -38,12 +38,13 @@ import numpy as np
 from dpaudit.adapters.callable import FunctionMechanism
 from dpaudit.audit.blackbox import AuditConfig, audit
 from dpaudit.audit.pairs import InputPair
-from dpaudit.audit.verdict import AuditResult, Witness
+from dpaudit.audit.verdict import AuditResult
 from dpaudit.claims import PrivacyClaim
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidTypeError
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.validation import check_epsilon, check_int
+from dpaudit.witness import Witness
 
 #: Outputs per input for the selection stage; the final estimate uses twice as many.
 DEFAULT_SAMPLES = 20_000
@@ -67,7 +68,7 @@ def describe_violation(result: AuditResult) -> str:
     if w is not None:
         lines += [
             f"witness: x = {list(w.x)}, x' = {list(w.x_prime)} ({w.pair_origin})",
-            f"  S = {{y : {w.attack.set_description}}} ({w.attack.family})",
+            f"  S = {{y : {w.event}}}" + (f" ({w.attack.family})" if w.attack else ""),
             f"  Pr[M(x) ∈ S] ≥ {w.p1.bound:.6g} ({w.p1.hits}/{w.p1.samples}), "
             f"Pr[M(x') ∈ S] ≤ {w.p2.bound:.6g} ({w.p2.hits}/{w.p2.samples})",
         ]

@@ -44,9 +44,10 @@ from dpaudit.analysis.ome_encoding import (
     log_probability_tables,
     quantize,
 )
-from dpaudit.claims import AnalyticTruth, WitnessPair
+from dpaudit.claims import AnalyticTruth
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.validation import check_epsilon, check_int, check_positive
+from dpaudit.witness import Witness
 
 METHOD = "exhaustive search over pairs of codes"
 
@@ -208,7 +209,7 @@ def ome_truth(
 ) -> AnalyticTruth:
     """:func:`ome_worst_case` as an :class:`~dpaudit.claims.AnalyticTruth` with notes."""
     wc = ome_worst_case(epsilon, lam, dim, domain)
-    witness = WitnessPair(
+    witness = Witness.analytic(
         wc.x,
         wc.x_prime,
         wc.true_epsilon,

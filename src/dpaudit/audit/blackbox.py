@@ -244,6 +244,7 @@ def _audit_dpaudit(
             cfg.seed,
             (STAGE_FINAL, 2 * k),
             (STAGE_FINAL, 2 * k + 1),
+            cfg.confidence,
         )
         for k, c in enumerate(chosen)
     ]

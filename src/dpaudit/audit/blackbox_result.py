@@ -1,7 +1,7 @@
 """Building the black-box audit's witness and result from the final counts.
 
-Shared by both modes; the witness and result types are those of
-:mod:`dpaudit.audit.verdict`.  Imports nothing above ``audit/``.
+Shared by both modes; the witness is :class:`dpaudit.witness.Witness`, the
+result :class:`dpaudit.audit.verdict.AuditResult`.  Imports nothing above ``audit/``.
 """
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ from dpaudit.audit.pairs import InputPair
 from dpaudit.audit.sampler import Timer
 from dpaudit.audit.selection import Candidate, log_ratio
 from dpaudit.audit.statistics import clopper_pearson_lower, clopper_pearson_upper
-from dpaudit.audit.verdict import AuditResult, ProbabilityEstimate, ThresholdAttack, Witness
+from dpaudit.audit.verdict import AuditResult
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.verdicts import verdict_text
+from dpaudit.witness import ProbabilityEstimate, ThresholdAttack, Witness, WitnessKind, WitnessSeeds
 
 
 def build_witness(
@@ -29,7 +30,10 @@ def build_witness(
     seed: int,
     num_key: tuple[int, ...],
     den_key: tuple[int, ...],
+    confidence: float,
 ) -> Witness:
+    """The black-box witness of candidate ``c``; its bound holds at ``confidence`` overall."""
+
     def hits(u: UnitCounts) -> int:
         kept = int(u.ties_kept[0][0]) if u.ties_kept is not None else 0
         g, e = int(u.greater[0][0]), int(u.equal[0][0])
@@ -55,19 +59,18 @@ def build_witness(
         classifier=score.parameters(),
     )
     return Witness(
+        kind=WitnessKind.BLACK_BOX,
         x=x,
         x_prime=xp,
         pair_origin=pair.origin,
+        event=attack.set_description,
+        confidence=confidence,
         attack=attack,
         p1=ProbabilityEstimate(h1, n1, p1_low, "lower", alpha_side),
         p2=ProbabilityEstimate(h2, n2, p2_up, "upper", alpha_side),
         epsilon_estimate=log_ratio(h1, n1, h2, n2, delta),
         epsilon_lower_bound=lcb,
-        seeds={
-            "root_seed": seed,
-            "p1_unit_key_prefix": list(num_key),
-            "p2_unit_key_prefix": list(den_key),
-        },
+        seeds=WitnessSeeds(seed, num_key, den_key),
     )
 
 

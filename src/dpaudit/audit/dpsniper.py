@@ -92,6 +92,7 @@ def audit_dpsniper(
         cfg.seed,
         (STAGE_SNIPER_FINAL, 0),
         (STAGE_SNIPER_FINAL, 1),
+        cfg.confidence,
     )
     statement = (
         f"DP-Sniper (Bichsel et al. 2021): ε ≥ epsilon_lower_bound holds with probability ≥ "

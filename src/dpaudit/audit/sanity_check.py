@@ -87,6 +87,7 @@ from dpaudit.random import stable_hash, unit_rng
 from dpaudit.serialization import to_jsonable
 from dpaudit.validation import check_int, check_probability_open, check_seed
 from dpaudit.verdicts import verdict_text
+from dpaudit.witness import ProbabilityEstimate, Witness, WitnessKind, WitnessSeeds
 
 #: How a tie (exactly half the coordinates rounded to 1) is voted.
 #: ``half-even`` is numpy's ``round(0.5) = 0`` as in the reference; ``half-up``
@@ -197,30 +198,6 @@ def run_sanity_unit(unit: SanityUnit) -> np.ndarray:
 
 # --------------------------------------------------------------------- results
 @dataclass(frozen=True)
-class SanityWitness:
-    """The event and direction that gave the ε lower bound, with its counts and bounds."""
-
-    guess: int
-    true_numerator: int
-    true_denominator: int
-    hits_numerator: int
-    hits_denominator: int
-    runs: int
-    p_numerator_lower: float
-    p_denominator_upper: float
-    epsilon_lower_bound: float
-
-    def describe(self) -> str:
-        """E.g. ``Pr[guess=1 | x=1] >= 0.73 and Pr[guess=1 | x=0] <= 0.27``."""
-        return (
-            f"Pr[guess={self.guess} | x={self.true_numerator}] >= {self.p_numerator_lower:.4g} "
-            f"({self.hits_numerator}/{self.runs}) and Pr[guess={self.guess} | "
-            f"x={self.true_denominator}] <= {self.p_denominator_upper:.4g} "
-            f"({self.hits_denominator}/{self.runs})"
-        )
-
-
-@dataclass(frozen=True)
 class Timing:
     """Wall time and nominal throughput of one run.
 
@@ -251,7 +228,7 @@ class SanityCheckResult:
     empirical_loss: float
     epsilon_lower_bound: float
     violation: bool
-    witness: SanityWitness | None
+    witness: Witness | None
     path: str
     coordinate_probability: tuple[float, float] | None
     timing: Timing
@@ -288,14 +265,21 @@ def empirical_loss(counts: Any) -> float:
 
 
 def sanity_epsilon_lower_bound(
-    counts: Any, runs: int, confidence: float
-) -> tuple[float, SanityWitness | None]:
+    counts: Any,
+    runs: int,
+    confidence: float,
+    *,
+    dim: int = 1,
+    seeds: tuple[int, int] | None = None,
+) -> tuple[float, Witness | None]:
     """Clopper–Pearson ε lower bound from the 2×2 table, Bonferroni-corrected over 4 candidates.
 
     Candidates: guess ``g`` ∈ {0, 1} × direction (a, b) ∈ {(0, 1), (1, 0)};
     each is ``ln P_lower(g | a) − ln P_upper(g | b)`` with both one-sided bounds
     at ``α/8``.  Returns ``(max(0, best), witness)``; witness is None when no
-    candidate is positive.
+    candidate is positive.  The witness's inputs are the constant vectors
+    ``a^dim`` and ``b^dim``; ``seeds`` = ``(root seed, spec key)`` of the run
+    records the unit-key prefixes its counts were drawn from.
     """
     confidence = check_probability_open("confidence", confidence)
     f = np.asarray(counts, dtype=np.int64)
@@ -308,16 +292,21 @@ def sanity_epsilon_lower_bound(
             bound = float(log_ratio_lower_bound(k1, runs, k2, runs, alpha))
             if bound > best:
                 best = bound
-                witness = SanityWitness(
-                    guess=g,
-                    true_numerator=a,
-                    true_denominator=b,
-                    hits_numerator=k1,
-                    hits_denominator=k2,
-                    runs=runs,
-                    p_numerator_lower=float(clopper_pearson_lower(k1, runs, alpha / 2)),
-                    p_denominator_upper=float(clopper_pearson_upper(k2, runs, alpha / 2)),
+                p1 = float(clopper_pearson_lower(k1, runs, alpha / 2))
+                p2 = float(clopper_pearson_upper(k2, runs, alpha / 2))
+                witness = Witness(
+                    kind=WitnessKind.SANITY_CHECK,
+                    x=(float(a),) * dim,
+                    x_prime=(float(b),) * dim,
+                    event=f"guess(y) = {g}",  # the reconstruction attack's guess from output y
                     epsilon_lower_bound=bound,
+                    confidence=confidence,
+                    p1=ProbabilityEstimate(k1, runs, p1, "lower", alpha / 2),
+                    p2=ProbabilityEstimate(k2, runs, p2, "upper", alpha / 2),
+                    epsilon_estimate=math.log(k1 / k2) if k2 else math.inf,
+                    seeds=None
+                    if seeds is None
+                    else WitnessSeeds(seeds[0], (_SEED_TAG, seeds[1], a), (_SEED_TAG, seeds[1], b)),
                 )
     return best, witness
 
@@ -441,7 +430,9 @@ def finish_sanity_check(
         ones[unit.x_bit] += int(c[1])
     n = plan.runs
     counts = ((n - ones[0], ones[0]), (n - ones[1], ones[1]))
-    bound, witness = sanity_epsilon_lower_bound(counts, n, plan.confidence)
+    bound, witness = sanity_epsilon_lower_bound(
+        counts, n, plan.confidence, dim=plan.dim, seeds=(plan.seed, plan.units[0].spec_key)
+    )
     mech = plan.mechanism
     coords = 2 * n * plan.output_dim
     return SanityCheckResult(

@@ -103,13 +103,13 @@ def _render(r: dict[str, Any]) -> str:
     if w:
         lines.append(f"  witness:      x  = {format_vector(w['x'])}")
         lines.append(f"                x' = {format_vector(w['x_prime'])}")
-        lines.append(f"                loss {_fmt(w['privacy_loss'])}: {w['explanation']}")
+        lines.append(f"                loss {_fmt(w['epsilon_lower_bound'])}: {w['event']}")
     pc = r.get("paper_counterexample")
     if pc:
         p = pc["pair"]
         lines.append(
             f"  paper's pair: {format_vector(p['x'])} vs {format_vector(p['x_prime'])}: "
-            f"loss {_fmt(p['privacy_loss'])} = {_fmt(pc['loss_over_epsilon'])}·ε"
+            f"loss {_fmt(p['epsilon_lower_bound'])} = {_fmt(pc['loss_over_epsilon'])}·ε"
         )
     if r.get("warning"):
         lines.append(f"  WARNING:      {r['warning']}")

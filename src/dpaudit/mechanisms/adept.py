@@ -38,7 +38,7 @@ import numpy as np
 from dpaudit.analysis.adept import box_contains, clipped_l1_sensitivity, paper_counterexample_pair
 from dpaudit.analysis.laplace import laplace_log_density, laplace_pair_loss
 from dpaudit.analysis.sensitivity import clip_to_norm, norm_label
-from dpaudit.claims import AnalyticTruth, WitnessPair
+from dpaudit.claims import AnalyticTruth
 from dpaudit.mechanisms.base import parameter
 from dpaudit.mechanisms.domains import (
     BoxMechanism,
@@ -48,6 +48,7 @@ from dpaudit.mechanisms.domains import (
 from dpaudit.mechanisms.laplace import AdditiveLaplace, sample_laplace
 from dpaudit.mechanisms.registry import register
 from dpaudit.validation import check_epsilon, check_int, check_positive
+from dpaudit.witness import Witness
 
 _KRISHNA = "Krishna et al., EACL 2021, Eq. 9-10"
 _HABERNAL21 = "Habernal, EMNLP 2021"
@@ -120,7 +121,7 @@ class ClippedLaplace(BoxMechanism, abstract=True):
             method="closed form: ε = Δ₁/b with the exact L1 sensitivity of the clipping",
             true_sensitivity=sens.sensitivity,
             sensitivity_norm="L1",
-            witness=WitnessPair(
+            witness=Witness.analytic(
                 sens.r1,
                 sens.r2,
                 loss,
@@ -141,7 +142,7 @@ class ClippedLaplace(BoxMechanism, abstract=True):
         distance = float(np.abs(self.clip(r1) - self.clip(r2)).sum())
         return {
             "paper_counterexample": {
-                "pair": WitnessPair(
+                "pair": Witness.analytic(
                     r1,
                     r2,
                     loss,

@@ -28,11 +28,12 @@ from typing import Any, ClassVar
 import numpy as np
 
 from dpaudit.analysis.dptext import NAN_POLICIES, support_witness
-from dpaudit.claims import AnalyticTruth, WitnessPair
+from dpaudit.claims import AnalyticTruth
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.base import parameter
 from dpaudit.mechanisms.domains import BoxMechanism, box_corners, check_box_params
 from dpaudit.mechanisms.registry import register
+from dpaudit.witness import Witness
 
 
 def dptext_raw_noise(u: np.ndarray, scale: float) -> np.ndarray:
@@ -130,7 +131,7 @@ class DPTextMechanism(BoxMechanism):
             method="support argument (Habernal 2022, Thm. 3.2): the noise is never negative",
             true_sensitivity=self.assumed_sensitivity,
             sensitivity_norm="L1",
-            witness=WitnessPair(x, x_prime, math.inf, sep.describe()),
+            witness=Witness.analytic(x, x_prime, math.inf, sep.describe()),
             notes=(
                 "outputs under x lie in x + [0, ∞)^n (or NaN), so any output with a "
                 "coordinate below x'_i is reachable from x but not from x'",

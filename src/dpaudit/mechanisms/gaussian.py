@@ -34,12 +34,13 @@ from dpaudit.analysis.gaussian import (
     gaussian_log_density,
     gaussian_privacy_profile,
 )
-from dpaudit.claims import AnalyticTruth, PrivacyClaim, WitnessPair
+from dpaudit.claims import AnalyticTruth, PrivacyClaim
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.base import Mechanism, parameter
 from dpaudit.mechanisms.domains import box_claim, box_corners, check_box_domain
 from dpaudit.mechanisms.registry import register
 from dpaudit.validation import check_delta, check_epsilon, check_int, check_positive
+from dpaudit.witness import Witness
 
 CALIBRATIONS = ("analytic", "classic")
 
@@ -187,7 +188,7 @@ class GaussianMechanism(Mechanism):
             method="closed form: exact Gaussian privacy profile (Balle & Wang 2018, Thm. 8)",
             true_sensitivity=dist,
             sensitivity_norm="L2",
-            witness=WitnessPair(
+            witness=Witness.analytic(
                 x,
                 x_prime,
                 true_eps,

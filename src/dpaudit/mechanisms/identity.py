@@ -15,10 +15,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from dpaudit.claims import AnalyticTruth, WitnessPair
+from dpaudit.claims import AnalyticTruth
 from dpaudit.mechanisms.base import parameter
 from dpaudit.mechanisms.domains import BoxMechanism, box_corners, check_box_params
 from dpaudit.mechanisms.registry import register
+from dpaudit.witness import Witness
 
 
 @register
@@ -60,7 +61,7 @@ class IdentityMechanism(BoxMechanism):
         return AnalyticTruth(
             true_epsilon=math.inf,
             method="support argument: M(x) = x, so the output {x} has probability 1 vs 0",
-            witness=WitnessPair(
+            witness=Witness.analytic(
                 x, x_prime, math.inf, "any two different inputs; S = {x} has P = 1 vs 0"
             ),
         )

@@ -17,11 +17,12 @@ from typing import Any, ClassVar
 import numpy as np
 
 from dpaudit.analysis.laplace import laplace_log_density, laplace_pair_loss
-from dpaudit.claims import AnalyticTruth, WitnessPair
+from dpaudit.claims import AnalyticTruth
 from dpaudit.mechanisms.base import parameter
 from dpaudit.mechanisms.domains import BoxMechanism, box_corners, check_box_params
 from dpaudit.mechanisms.registry import register
 from dpaudit.validation import check_positive
+from dpaudit.witness import Witness
 
 
 def sample_laplace(shape: tuple[int, ...], scale: float, rng: np.random.Generator) -> np.ndarray:
@@ -83,7 +84,7 @@ class AdditiveLaplace(BoxMechanism, abstract=True):
             method=method,
             true_sensitivity=self.true_sensitivity,
             sensitivity_norm="L1",
-            witness=WitnessPair(x, x_prime, loss, "opposite corners of the input box"),
+            witness=Witness.analytic(x, x_prime, loss, "opposite corners of the input box"),
             notes=notes,
         )
 

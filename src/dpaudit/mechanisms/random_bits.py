@@ -13,10 +13,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from dpaudit.claims import AnalyticTruth, WitnessPair
+from dpaudit.claims import AnalyticTruth
 from dpaudit.mechanisms.base import parameter
 from dpaudit.mechanisms.domains import BoxMechanism, box_corners, check_box_params
 from dpaudit.mechanisms.registry import register
+from dpaudit.witness import Witness
 
 
 @register
@@ -55,5 +56,5 @@ class RandomBitsMechanism(BoxMechanism):
         return AnalyticTruth(
             true_epsilon=0.0,
             method="closed form: the output law does not depend on the input",
-            witness=WitnessPair(x, x_prime, 0.0, "every pair has identical output laws"),
+            witness=Witness.analytic(x, x_prime, 0.0, "every pair has identical output laws"),
         )

@@ -14,11 +14,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from dpaudit.analysis.randomized_response import log_ratio, rr_keep_probability, safe_log
-from dpaudit.claims import AnalyticTruth, PrivacyClaim, WitnessPair
+from dpaudit.claims import AnalyticTruth, PrivacyClaim
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.domains import category_claim
 from dpaudit.mechanisms.registry import register
 from dpaudit.validation import check_epsilon
+from dpaudit.witness import Witness
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ class CategoryResponse(Mechanism, abstract=True):
         return AnalyticTruth(
             true_epsilon=loss,
             method=self.truth_method,
-            witness=WitnessPair((0.0,), (1.0,), loss, self.truth_witness),
+            witness=Witness.analytic((0.0,), (1.0,), loss, self.truth_witness),
         )
 
 

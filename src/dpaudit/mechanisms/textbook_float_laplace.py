@@ -47,12 +47,13 @@ from typing import ClassVar
 
 import numpy as np
 
-from dpaudit.claims import AnalyticTruth, PrivacyClaim, WitnessPair
+from dpaudit.claims import AnalyticTruth, PrivacyClaim
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.base import Mechanism, parameter
 from dpaudit.mechanisms.domains import box_claim, check_box_domain
 from dpaudit.mechanisms.registry import register
 from dpaudit.validation import check_epsilon
+from dpaudit.witness import Witness
 
 #: Output representations: the float itself, or the bit features of :func:`float_bit_features`.
 FEATURES = ("value", "bits")
@@ -170,7 +171,7 @@ class TextbookFloatLaplace(Mechanism):
             ),
             true_sensitivity=high - low,
             sensitivity_norm="L1",
-            witness=WitnessPair(
+            witness=Witness.analytic(
                 (low,), (high,), math.inf, "outputs whose low mantissa bits only x can produce"
             ),
             notes=(

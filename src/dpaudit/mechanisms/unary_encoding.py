@@ -52,11 +52,12 @@ from dpaudit.analysis.randomized_response import (
     sue_probabilities,
     unary_block_loss,
 )
-from dpaudit.claims import AnalyticTruth, Definition, InputDomain, PrivacyClaim, WitnessPair
+from dpaudit.claims import AnalyticTruth, Definition, InputDomain, PrivacyClaim
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.base import Mechanism, parameter
 from dpaudit.mechanisms.registry import register
 from dpaudit.validation import as_finite_array, check_epsilon, check_int
+from dpaudit.witness import Witness
 
 
 def unary_encode(categories: Any, k: int) -> np.ndarray:
@@ -199,7 +200,7 @@ class UnaryEncoding(Mechanism, abstract=True):
                 "closed form: r blocks × ln(p(1−q)/((1−p)q)) (Wang et al. 2017, Thm. 2), "
                 "worst output has the 1 of x and not the 1 of x' in every block"
             ),
-            witness=WitnessPair(
+            witness=Witness.analytic(
                 x, x_prime, loss, "category 0 vs category 1 in every block (any two differ)"
             ),
             notes=(f"per-block p = {self.p:.6g}, q = {self.q:.6g}, budget ε/r each",),

@@ -355,7 +355,9 @@ def _audits(rows: list[dict[str, Any]]) -> list[AuditRecord]:
         mech = make_mechanism(name, epsilon=cell["epsilon"], dim=cell["dim"])
         truth = mech.truth()
         counts = ((cell["f00"], cell["f01"]), (cell["f10"], cell["f11"]))
-        bound, witness = sanity_epsilon_lower_bound(counts, cell["runs"], cell["confidence"])
+        bound, witness = sanity_epsilon_lower_bound(
+            counts, cell["runs"], cell["confidence"], dim=cell["dim"]
+        )
         flagged = sum(r["violation"] for r in cells)
         # Each cell's bound holds at level 1 − α/cells, so all of them hold together at 1 − α.
         family = f"{CONFIDENCE:g} (family-wise over all {len(rows)} cells)"
@@ -383,11 +385,17 @@ def _audits(rows: list[dict[str, Any]]) -> list[AuditRecord]:
                 violation=bool(cell["violation"]),
                 verdict=verdict,
                 witness={
-                    "x": f"{cell['dim']} zeros",
-                    "x_prime": f"{cell['dim']} ones",
+                    **(
+                        {
+                            "x": f"{cell['dim']} zeros",
+                            "x_prime": f"{cell['dim']} ones",
+                            "event": "none",
+                        }
+                        if witness is None
+                        else witness.summary()
+                    ),
                     "attack": "round each coordinate at 0.5, majority vote (tie → 0)",
                     "counts f[true][guess]": [list(counts[0]), list(counts[1])],
-                    "event": "none" if witness is None else witness.describe(),
                     "empirical_loss (MLE)": cell["empirical_loss"],
                 },
             )

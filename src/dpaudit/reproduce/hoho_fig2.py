@@ -34,7 +34,6 @@ from dpaudit.mechanisms import make_mechanism
 from dpaudit.reproduce import common
 from dpaudit.reproduce.common import AuditRecord, FigureResult, FigureRun, Finding
 from dpaudit.reproduce.registry import FigureSpec
-from dpaudit.serialization import to_jsonable
 
 NAME = "hoho-fig2"
 TITLE = "OME on a scalar: estimated ε vs claimed ε (DP-Sniper mode and dpaudit mode)"
@@ -160,18 +159,6 @@ def _row(eps: float, lam: float, mode: str, result: AuditResult, true_eps: float
 
 def _audit_record(mech: Any, mode: str, result: AuditResult, truth: Any) -> AuditRecord:
     w = result.witness
-    witness: dict[str, Any] = {}
-    if w is not None:
-        witness = {
-            "x": list(w.x),
-            "x_prime": list(w.x_prime),
-            "pair": w.pair_origin,
-            "attack": f"{w.attack.family}: S = {{y : {w.attack.set_description}}}",
-            "p1 = Pr[M(x) ∈ S]": f"{w.p1.hits}/{w.p1.samples}, lower bound {w.p1.bound:.6g}",
-            "p2 = Pr[M(x') ∈ S]": f"{w.p2.hits}/{w.p2.samples}, upper bound {w.p2.bound:.6g}",
-            "ε estimate ln(p1/p2)": w.epsilon_estimate,
-            "seeds": to_jsonable(w.seeds),
-        }
     return AuditRecord(
         mechanism="ome",
         parameters=mech.params(),
@@ -184,7 +171,7 @@ def _audit_record(mech: Any, mode: str, result: AuditResult, truth: Any) -> Audi
         method=f"black-box audit, {MODE_LABELS[mode]}",
         violation=result.violation,
         verdict=result.verdict,
-        witness=witness,
+        witness={} if w is None else w.summary(),
     )
 
 

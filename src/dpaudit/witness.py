@@ -1,0 +1,259 @@
+"""The one witness type: the evidence for an ε bound, shared by every auditor and the report.
+
+A :class:`Witness` says why ``ε ≥ epsilon_lower_bound``: two inputs ``x`` and
+``x'``, an event ``S`` (a distinguishing set of outputs, or for an analytic
+witness the output or region where the privacy loss is attained), and — for
+the empirical auditors — the counts behind ``Pr[M(x) ∈ S]`` and
+``Pr[M(x') ∈ S]`` with their one-sided bounds.  Three sources make them
+(``kind``):
+
+* ``analytic`` (:mod:`dpaudit.analysis`, ``Mechanism.truth``): the exact privacy
+  loss of the pair; ``confidence`` is None because nothing was sampled;
+* ``sanity-check`` (:mod:`dpaudit.audit.sanity_check`): the ACL 2022
+  reconstruction attack's guess as the event, with its 2×2 table's counts;
+* ``black-box`` (:mod:`dpaudit.audit.blackbox`): a threshold attack on a score
+  (:class:`ThresholdAttack`), counts from fresh samples and the seeds to redraw them.
+
+A basic module: immutable values that serialise to JSON through
+:mod:`dpaudit.serialization` and import nothing from dpaudit.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "ProbabilityEstimate",
+    "ThresholdAttack",
+    "Witness",
+    "WitnessKind",
+    "WitnessSeeds",
+    "format_input",
+]
+
+
+class WitnessKind(StrEnum):
+    """Which auditor produced a witness."""
+
+    ANALYTIC = "analytic"
+    SANITY_CHECK = "sanity-check"
+    BLACK_BOX = "black-box"
+
+
+@dataclass(frozen=True)
+class ProbabilityEstimate:
+    """An estimated probability ``Pr[M(x) ∈ S]`` with its one-sided Clopper–Pearson bound.
+
+    ``bound`` is a *lower* bound for the numerator probability ``p1`` and an
+    *upper* bound for the denominator probability ``p2``; ``bound_side`` says
+    which, and ``bound_error`` is the error probability of that one-sided bound.
+    """
+
+    hits: int
+    samples: int
+    bound: float
+    bound_side: str
+    bound_error: float
+
+    @property
+    def estimate(self) -> float:
+        """The maximum-likelihood estimate ``hits / samples``."""
+        return self.hits / self.samples
+
+    def describe(self) -> str:
+        """E.g. ``≥ 0.731 (7310/10000)`` (the bound's side, value and counts)."""
+        op = "≥" if self.bound_side == "lower" else "≤"
+        return f"{op} {self.bound:.4g} ({self.hits}/{self.samples})"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict (includes the point estimate)."""
+        return {
+            "hits": self.hits,
+            "samples": self.samples,
+            "estimate": self.estimate,
+            "bound": self.bound,
+            "bound_side": self.bound_side,
+            "bound_error": self.bound_error,
+        }
+
+
+@dataclass(frozen=True)
+class ThresholdAttack:
+    """A distinguishing set ``S`` defined by thresholding a score of the output.
+
+    ``S = {y : score(y) > t} ∪ {y : score(y) = t, kept with probability q}`` for
+    ``tail = "upper"``, and the same with ``<`` for ``tail = "lower"``.  The score
+    is high where the output looks like it came from ``score_inputs[0]``.
+    ``q`` (``tie_probability``) is realised by an independent coin per output,
+    drawn from the work unit's seeded generator.  ``classifier`` (a trained
+    score's parameters) is serialised but kept out of the repr.
+    """
+
+    family: str
+    score: str
+    score_inputs: tuple[tuple[float, ...], tuple[float, ...]]
+    tail: str
+    threshold: float
+    tie_probability: float
+    target_mass: float | None = None
+    classifier: dict[str, Any] | None = field(default=None, repr=False)
+
+    @property
+    def set_description(self) -> str:
+        """The set ``S`` in words."""
+        op = ">" if self.tail == "upper" else "<"
+        t = f"{self.threshold:.9g}"
+        if self.tie_probability == 0.0:
+            return f"score(y) {op} {t}"
+        if self.tie_probability == 1.0:
+            return f"score(y) {op}= {t}"
+        return f"score(y) {op} {t}, or score(y) = {t} with probability {self.tie_probability:.6g}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict with the set in words."""
+        out = {
+            "family": self.family,
+            "score": self.score,
+            "score_inputs": [list(self.score_inputs[0]), list(self.score_inputs[1])],
+            "tail": self.tail,
+            "threshold": self.threshold,
+            "tie_probability": self.tie_probability,
+            "set": self.set_description,
+        }
+        if self.target_mass is not None:
+            out["target_mass"] = self.target_mass
+        if self.classifier is not None:
+            out["classifier"] = self.classifier
+        return out
+
+
+@dataclass(frozen=True)
+class WitnessSeeds:
+    """Where the counts' samples came from: the root seed and the work-unit key prefixes.
+
+    The samples behind ``p1`` (``p2``) were drawn from the generators that
+    :func:`dpaudit.random.unit_rng` derives from ``root_seed`` and keys starting
+    with ``p1_unit_key_prefix`` (``p2_unit_key_prefix``).
+    """
+
+    root_seed: int
+    p1_unit_key_prefix: tuple[int, ...]
+    p2_unit_key_prefix: tuple[int, ...]
+
+
+def _count_text(p: ProbabilityEstimate) -> str:
+    return f"{p.hits}/{p.samples}, {p.bound_side} bound {p.bound:.6g}"
+
+
+def _floats(v: Any) -> tuple[float, ...]:
+    return tuple(float(t) for t in np.ravel(v))
+
+
+def format_input(x: tuple[float, ...]) -> str:
+    """An input in a few characters: ``(0, 1)``, ``1^300`` (constant) or ``(0.2, 0.5, …) [n=9]``."""
+    if len(x) > 4 and len(set(x)) == 1:
+        return f"{x[0]:g}^{len(x)}"
+    head = ", ".join(f"{v:.6g}" for v in x[:4])
+    return f"({head}{', …' if len(x) > 4 else ''})" + (f" [n={len(x)}]" if len(x) > 4 else "")
+
+
+@dataclass(frozen=True)
+class Witness:
+    """Evidence that ``ε ≥ epsilon_lower_bound`` for the mechanism it was computed on.
+
+    ``event`` describes ``S`` in words.  With ``confidence`` None (analytic
+    witnesses) the bound is the pair's exact privacy loss; otherwise it holds
+    with that probability, after the auditor's corrections for everything it
+    tried.  ``p1``/``p2`` estimate ``Pr[M(x) ∈ S]`` (lower bound) and
+    ``Pr[M(x') ∈ S]`` (upper bound); ``epsilon_estimate`` is their plain
+    log-ratio.  ``attack`` (black-box only) details the threshold attack and
+    ``seeds`` where the samples came from.  Fields a source lacks are None.
+    """
+
+    kind: WitnessKind
+    x: tuple[float, ...]
+    x_prime: tuple[float, ...]
+    event: str
+    epsilon_lower_bound: float
+    confidence: float | None = None
+    pair_origin: str = ""
+    p1: ProbabilityEstimate | None = None
+    p2: ProbabilityEstimate | None = None
+    epsilon_estimate: float | None = None
+    attack: ThresholdAttack | None = None
+    seeds: WitnessSeeds | None = None
+
+    def __post_init__(self) -> None:
+        # Normalise numpy scalars/arrays to plain tuples of floats (hashable, JSON-ready).
+        object.__setattr__(self, "kind", WitnessKind(self.kind))
+        object.__setattr__(self, "x", _floats(self.x))
+        object.__setattr__(self, "x_prime", _floats(self.x_prime))
+        object.__setattr__(self, "epsilon_lower_bound", float(self.epsilon_lower_bound))
+
+    @classmethod
+    def analytic(cls, x: Any, x_prime: Any, privacy_loss: float, event: str = "") -> Witness:
+        """An exact witness: the pair ``x, x'`` has privacy loss ``privacy_loss`` (at ``event``)."""
+        return cls(WitnessKind.ANALYTIC, x, x_prime, event, privacy_loss)
+
+    def describe(self) -> str:
+        """One line: the pair, the event and what it proves (no classifier state)."""
+        eps = "∞" if math.isinf(self.epsilon_lower_bound) else f"{self.epsilon_lower_bound:.4g}"
+        level = "exactly" if self.confidence is None else f"at confidence {self.confidence:g}"
+        pair = f"x = {format_input(self.x)}, x' = {format_input(self.x_prime)}"
+        if self.pair_origin:
+            pair += f" ({self.pair_origin})"
+        if self.p1 is None or self.p2 is None:
+            return f"{pair}: ε ≥ {eps} {level}" + (f"; {self.event}" if self.event else "")
+        return (
+            f"{pair}; S = {{{self.event}}}: Pr[M(x) ∈ S] {self.p1.describe()}, "
+            f"Pr[M(x') ∈ S] {self.p2.describe()}; ε ≥ {eps} {level}"
+        )
+
+    def summary(self) -> dict[str, Any]:
+        """Short ``label → value`` lines for a report (what :func:`describe` says, itemised)."""
+        out: dict[str, Any] = {"kind": self.kind.value}
+        for key, v in (("x", self.x), ("x_prime", self.x_prime)):
+            out[key] = list(v) if len(v) <= 8 else format_input(v)
+        if self.pair_origin:
+            out["pair"] = self.pair_origin
+        if self.attack is not None:
+            out["attack"] = f"{self.attack.family}: S = {{y : {self.event}}}"
+        else:
+            out["event"] = self.event
+        if self.p1 is not None and self.p2 is not None:
+            out["p1 = Pr[M(x) ∈ S]"] = _count_text(self.p1)
+            out["p2 = Pr[M(x') ∈ S]"] = _count_text(self.p2)
+        if self.epsilon_estimate is not None:
+            out["ε estimate ln(p1/p2)"] = self.epsilon_estimate
+        if self.seeds is not None:
+            out["seeds"] = dataclasses.asdict(self.seeds)
+        return out
+
+    def __str__(self) -> str:
+        return self.describe()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict; optional fields a source lacks are left out (``confidence`` stays)."""
+        out: dict[str, Any] = {
+            "kind": self.kind.value,
+            "x": list(self.x),
+            "x_prime": list(self.x_prime),
+        }
+        if self.pair_origin:
+            out["pair_origin"] = self.pair_origin
+        out["event"] = self.event
+        for name in ("attack", "p1", "p2", "epsilon_estimate"):
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = value
+        out["epsilon_lower_bound"] = self.epsilon_lower_bound
+        out["confidence"] = self.confidence
+        if self.seeds is not None:
+            out["seeds"] = self.seeds
+        return out
