@@ -8,6 +8,7 @@ from typing import Any
 
 from dpaudit.claims import Definition
 from dpaudit.cli.common import add_json, add_mechanism_args, build_mechanism, emit, format_vector
+from dpaudit.cli.main import command_help
 from dpaudit.mechanisms import Mechanism
 from dpaudit.serialization import to_jsonable
 
@@ -16,7 +17,7 @@ def register(sub: Any) -> None:
     """Add the ``analyze`` sub-command."""
     p = sub.add_parser(
         "analyze",
-        help="claimed ε vs the exact worst-case ε, with a witness pair",
+        help=command_help("analyze"),
         description=(
             "Print the mechanism's claim, its exact worst-case ε over the claimed domain "
             "(key true_epsilon; 'inf' when unbounded), a pair of inputs attaining it and "

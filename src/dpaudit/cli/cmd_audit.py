@@ -24,6 +24,8 @@ from dpaudit.cli.common import (
     emit_verdict,
     run_recorded,
 )
+from dpaudit.cli.main import command_help
+from dpaudit.cli.parser import integer
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.serialization import to_jsonable
 
@@ -32,28 +34,28 @@ def register(sub: Any) -> None:
     """Add the ``audit`` sub-command."""
     p = sub.add_parser(
         "audit",
-        help="black-box ε lower bound (DP-Sniper-style, without its ln(1/c) ceiling)",
+        help=command_help("audit"),
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_mechanism_args(p)
     p.add_argument(
         "--samples",
-        type=int,
+        type=integer,
         default=1_000_000,
         metavar="N",
         help="outputs per input for each selection estimate (default 1e6; DP-Sniper: 10.7e6)",
     )
     p.add_argument(
         "--final-samples",
-        type=int,
+        type=integer,
         default=10_000_000,
         metavar="N",
         help="outputs per input for the final estimate (default 1e7; DP-Sniper: 2e8)",
     )
     p.add_argument(
         "--train-samples",
-        type=int,
+        type=integer,
         default=None,
         metavar="N",
         help="outputs per input for training (classifiers, threshold grid) "
@@ -87,7 +89,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--final-candidates",
-        type=int,
+        type=integer,
         default=1,
         metavar="K",
         help="candidates re-estimated on the final samples (Bonferroni over K; default 1)",
