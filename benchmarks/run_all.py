@@ -25,7 +25,9 @@ Sections (``--only``/``--skip`` take these names):
 ``ray``        Ray on a local 2-CPU instance against the local backend, same work
                (≥ 30 s), bit-identical results checked;
 ``acl-grid``   the full ACL 2022 sanity-check grid at paper scale (10M runs per
-               cell): wall time and peak RSS — only with ``--full`` (minutes).
+               cell): wall time and peak RSS — only with ``--full`` (minutes);
+``startup``    ``dpaudit --help`` and the first error paths a user meets, in fresh
+               interpreters, against ``python -c "import numpy"`` (``startup.py``).
 
 A section whose auditor is not in the package yet is reported as "not available".
 """
@@ -59,7 +61,17 @@ from dpaudit.io import atomic_write_text
 from dpaudit.serialization import dumps
 
 HERE = Path(__file__).resolve().parent
-SECTIONS = ("sanity", "overhead", "scaling", "rss", "blackbox", "hoho", "ray", "acl-grid")
+SECTIONS = (
+    "sanity",
+    "overhead",
+    "scaling",
+    "rss",
+    "blackbox",
+    "hoho",
+    "ray",
+    "acl-grid",
+    "startup",
+)
 
 
 @dataclass
@@ -499,6 +511,31 @@ def bench_acl_grid(quick: bool) -> list[Row]:
     ]
 
 
+def bench_startup(quick: bool) -> list[Row]:
+    """``dpaudit --help`` and error paths against ``import numpy`` (``startup.py``)."""
+    bench = load_benchmark("startup")
+    if bench is None:
+        return [Row("startup", "CLI start-up", "not available (no startup.py)")]
+    out = bench.benchmark(repetitions=5 if quick else 15)
+    by_case = {r["case"]: r for r in out["rows"]}
+    errors = [r for r in out["rows"] if r["case"] not in ("dpaudit --help", "dpaudit --version")]
+    slowest = max(errors, key=lambda r: r["median_s"])
+    help_row = by_case["dpaudit --help"]
+    return [
+        Row(
+            "startup",
+            f"`dpaudit --help` and {len(errors)} other help/error paths, fresh processes, "
+            f"median of {out['repetitions']}",
+            f"--help {help_row['median_s']:.3f} s; slowest path ({slowest['case']}) "
+            f"{slowest['median_s']:.3f} s; `import numpy` {out['reference_median_s']:.3f} s",
+            f"--help {help_row['ratio']:.2f}×, worst {out['worst_ratio']:.2f}× `import numpy`",
+            f"≤ {out['target_ratio']:g}× `import numpy`",
+            out["met"],
+            out,
+        )
+    ]
+
+
 BENCHES: dict[str, Callable[[bool], list[Row]]] = {
     "sanity": bench_sanity,
     "overhead": bench_overhead,
@@ -508,6 +545,7 @@ BENCHES: dict[str, Callable[[bool], list[Row]]] = {
     "hoho": bench_hoho,
     "ray": bench_ray,
     "acl-grid": bench_acl_grid,
+    "startup": bench_startup,
 }
 
 

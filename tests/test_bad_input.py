@@ -153,6 +153,14 @@ CLI_CASES = [
     ("malformed-parameter", ["audit", "laplace", "--epsilon", "1", "-p", "dim"], "NAME=VALUE"),
     ("pair-outside-domain", [*AUDIT, "laplace", "--epsilon", "1", "--pair", "5;6"], "domain"),
     ("dims-0", ["simulate-sensitivity", "--dims", "0", "--pairs", "10"], "dims"),
+    # -- counts written 1e6 must be whole; --dim is -p dim; unknown options hint at -p
+    ("samples-fraction", [*AUDIT, "laplace", "--epsilon", "1", "--samples", "1.5"], "--samples"),
+    ("runs-not-a-number", [*SANITY, "laplace", "--runs", "many"], "--runs"),
+    ("dim-fraction", ["audit", "laplace", "--epsilon", "1", "--dim", "2.5"], "--dim"),
+    ("dim-conflicts-with-p", ["analyze", "laplace", "--epsilon", "1", "--dim", "3", "-p", "dim=4"],
+     "--dim"),
+    ("dim-unsupported", ["audit", "randomized-response", "--epsilon", "1", "--dim", "3"], "--dim"),
+    ("option-meant-as-param", ["audit", "ome", "--epsilon", "1", "--lambda", "10"], "-p lambda=10"),
     ("bound-0", ["simulate-sensitivity", "--dims", "1", "--bound", "0"], "bound"),
     # -- module:callable targets and claims from the command line
     ("missing-module", [*SANITY, "dpa_nowhere:f"], "importable module"),
@@ -169,6 +177,8 @@ CLI_CASES = [
     ("unit-timeout-0", [*SANITY, "laplace", "--unit-timeout", "0"], "--unit-timeout"),
     ("reproduce-unknown-figure", ["reproduce", "nofig", "--out", "{out}"], "nofig"),
     ("reproduce-out-not-empty", ["reproduce", "hoho-fig2", "--out", "{dir}"], "--out"),
+    ("reproduce-resume-nothing-there", ["reproduce", "hoho-fig2", "--out", "{out}", "--resume"],
+     "--resume"),
     # -- malformed corpora, and a directory where a file is expected
     ("corpus-binary", [*HOHO, "--data", "{corpus:binary}"], "binary"),
     ("corpus-latin1", [*HOHO, "--data", "{corpus:latin1}"], "UTF-8"),

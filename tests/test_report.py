@@ -10,6 +10,7 @@ import pytest
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.report.build import write_report
 from dpaudit.report.collect import as_float, fmt, load_run
+from dpaudit.report.content import audit_labels
 from dpaudit.report.html import render_html
 from dpaudit.report.markdown import render_markdown
 
@@ -69,7 +70,7 @@ def test_complete_run_renders_audits_findings_and_tables(tmp_path: Path) -> None
         assert "VIOLATION" in text
         assert "support argument" in text and "black-box audit" in text
         assert "sensitivity=" not in text  # unset parameters are left out
-    assert "<td>ome</td>" in page and "∞" in page
+    assert "∞" in page
     assert "lambda=10" in md
 
 
@@ -89,8 +90,13 @@ def test_missing_figure_marks_the_run_incomplete(tmp_path: Path) -> None:
     _status(tmp_path, "complete", ["fig-a", "fig-b"])
     run = load_run(tmp_path)
     assert not run.complete and run.missing_figures == ["fig-b"]
-    assert "Missing figures: fig-b" in render_markdown(run)
-    assert 'class="status incomplete"' in render_html(run)
+    md, page = render_markdown(run), render_html(run)
+    assert "Missing figures: fig-b" in md
+    assert 'class="status-bad"' in page and 'class="status-ok"' not in page
+    for text in (md, page):
+        # The status file says "complete", the report must not repeat it.
+        assert "INCOMPLETE RUN" in text
+        assert "status: complete" not in text and "Complete run" not in text
 
 
 @pytest.mark.parametrize("status", ["running", "failed", "interrupted"])
@@ -118,3 +124,98 @@ def test_number_formatting() -> None:
     assert fmt("inf") == "∞" and fmt("-inf") == "-∞" and fmt(None) == "—"
     assert fmt(0.123456789) == "0.1235" and fmt(2) == "2"
     assert as_float("nan") != as_float("nan")  # NaN
+
+
+def _sections_in_order(page: str, *markers: str) -> list[int]:
+    positions = [page.index(m) for m in markers]
+    assert positions == sorted(positions), list(zip(markers, positions, strict=True))
+    return positions
+
+
+def test_summary_then_figures_then_witnesses(tmp_path: Path) -> None:
+    _figure(
+        tmp_path,
+        "fig-a",
+        shows="The figure shows **one thing**.",
+        method="Made with `care`.",
+        differences="- differs because *reasons*\n- and more",
+        findings=[
+            {"statement": "it rises", "holds": True, "detail": "0.9 (cell n = 8)", "paper": "1.0"},
+            {"statement": "it falls", "holds": False, "detail": "0.1", "paper": "0.0"},
+        ],
+    )
+    (tmp_path / "fig-a" / "figure.png").write_bytes(b"\x89PNG\r\n\x1a\nfake")
+    (tmp_path / "fig-a" / "figure.svg").write_text("<svg/>")
+    _status(tmp_path, "complete", ["fig-a"])
+    page = render_html(load_run(tmp_path))
+    _sections_in_order(
+        page, 'id="summary"', "it rises", 'id="fig-a"', "<img", "What this shows",
+        "Where and why this differs", 'id="witnesses"', "witness: sentence",
+    )  # fmt: skip
+    # Findings: the paper's number beside ours, and a finding that does not show says so.
+    assert "<td>1.0</td><td>0.9 (cell n = 8)</td>" in page
+    assert "1 of 2 findings show" in page and "✗ not shown" in page
+    # The figure's words are in the HTML, with dpaudit's Markdown rendered.
+    assert "<b>one thing</b>" in page and "<code>care</code>" in page
+    assert "<li>differs because <em>reasons</em></li>" in page
+    # The image links to its full-size files beside the report.
+    assert '<a href="fig-a/figure.svg" title="open full size"><img' in page
+    assert '<a href="fig-a/figure.png">PNG</a>' in page
+
+
+def test_figure_text_falls_back_to_the_readme(tmp_path: Path) -> None:
+    """A results.json without words (older dpaudit) still gets them, from its README."""
+    _figure(tmp_path, "fig-a")
+    (tmp_path / "fig-a" / "README.md").write_text(
+        "# Title\n\nReproduces Some paper.\n\nHow it was done, in words.\n\n"
+        "![figure](figure.png)\n\n## Findings\n\n- x\n\n"
+        "## Where and why this differs from the paper\n\n- one **reason**\n\n## Run\n\n- a"
+    )
+    _status(tmp_path, "complete", ["fig-a"])
+    page = render_html(load_run(tmp_path))
+    assert "How it was done, in words." in page
+    assert "<li>one <b>reason</b></li>" in page
+
+
+def test_figure_text_from_a_readme_laid_out_by_readme_page(tmp_path: Path) -> None:
+    """A figure that passes its words to readme_page only (not to its result) still shows them."""
+    from dpaudit.reproduce.common import FigureRun, readme_page
+
+    result = FigureRun("fig-a", "T", "P", "tiny", 0).result(
+        parameters={}, sample_counts={}, rows=()
+    )
+    _figure(tmp_path, "fig-a")
+    (tmp_path / "fig-a" / "README.md").write_text(
+        readme_page(result, "Made *so*.", ["## Extra\n\nx"], "- because **this**")
+    )
+    _status(tmp_path, "complete", ["fig-a"])
+    page = render_html(load_run(tmp_path))
+    assert "<p>Made <em>so</em>.</p>" in page.replace(' class="p"', "")
+    assert "<li>because <b>this</b></li>" in page
+
+
+def test_audits_are_titled_by_what_distinguishes_them() -> None:
+    def audit(eps: float, lam: float, method: str, policy: str | None = None) -> dict:
+        params = {"epsilon": eps, "lambda": lam, "dim": 1, "nan_policy": policy}
+        return {"mechanism": "ome", "claimed_epsilon": eps, "parameters": params,
+                "method": method}  # fmt: skip
+
+    audits = [
+        audit(1.0, 10.0, "black-box audit, DP-Sniper mode (c = 0.01, logistic)"),
+        audit(1.0, 10.0, "black-box audit, dpaudit mode (exact likelihood ratio)"),
+        audit(0.001, 100.0, "black-box audit, dpaudit mode (exact likelihood ratio)", "zero"),
+    ]
+    assert audit_labels(audits) == [
+        "ε = 1, λ = 10, DP-Sniper mode",
+        "ε = 1, λ = 10, dpaudit mode",
+        "ε = 0.001, λ = 100, nan_policy = zero, dpaudit mode",
+    ]
+    assert audit_labels(audits[1:2]) == ["ε = 1"]  # nothing else to tell apart
+
+
+def test_markdown_blocks_escape_before_formatting(tmp_path: Path) -> None:
+    _figure(tmp_path, "fig-a", shows="a <b>tag</b> and **bold** [link](https://x.invalid/)")
+    _status(tmp_path, "complete", ["fig-a"])
+    page = render_html(load_run(tmp_path))
+    assert "&lt;b&gt;tag&lt;/b&gt; and <b>bold</b>" in page
+    assert 'href="https://' not in page  # only anchors and files beside the report link

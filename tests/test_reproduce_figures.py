@@ -18,20 +18,21 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from dpaudit.cli.main import main
 from dpaudit.reproduce import registry
-from dpaudit.reproduce.habernal2022_fig2 import (
+from dpaudit.reproduce.acl_loss import (
     exact_attack_loss,
     loss_standard_error,
     loss_upper_bound,
 )
 from dpaudit.reproduce.reference_data import acl2022_published, acl2022_published_runs
 
-FIGURE_FILES = ("results.json", "results.csv", "figure.png", "README.md")
+FIGURE_FILES = ("results.json", "results.csv", "figure.png", "figure.svg", "README.md")
 
 
 @pytest.fixture(scope="module")
@@ -58,6 +59,10 @@ def test_every_figure_has_all_outputs(tiny_run: Path) -> None:
             assert len(list(csv.DictReader(fh))) == len(data["rows"])
         png = (fig_dir / "figure.png").read_bytes()
         assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+        svg = (fig_dir / "figure.svg").read_text()
+        assert svg.lstrip().startswith("<?xml") and "<svg" in svg and len(svg) > 10_000
+        for key in ("shows", "method", "differences"):
+            assert len(data[key]) > 100, f"{name}: no words for the report ({key})"
         readme = (fig_dir / "README.md").read_text()
         assert "Where and why this differs from the paper" in readme
         assert "figure.png" in readme
@@ -75,10 +80,18 @@ def test_run_status_and_report_are_complete(tiny_run: Path) -> None:
         title = json.loads((tiny_run / name / "results.json").read_text())["title"]
         assert html.escape(title) in page, name
         assert f"{name}/figure.png" in md
-    # Audited mechanisms: the ACL grid's five and OME's twelve audits.
-    for mechanism in ("identity", "random-bits", "laplace", "adept-acl22", "dptext", "ome"):
-        assert f"<td>{mechanism}</td>" in page
+    # Audited mechanisms: the ACL grid's five (one witness each, titled by mechanism and
+    # cell) and OME's twelve (titled by ε, λ and the auditor's mode).
+    for mechanism in ("identity", "random-bits", "laplace", "adept-acl22", "dptext"):
+        assert f"<h4>{mechanism}, ε = " in page
+    for mode in ("DP-Sniper mode", "dpaudit mode"):
+        assert page.count(f", {mode} — ") == 6
     assert page.count('src="data:image/png;base64,') == len(registry.figure_names())
+    # Every figure's own words are in the HTML, not only in its README.
+    assert page.count("<h3>What this shows</h3>") == len(registry.figure_names())
+    assert page.count("<h3>Where and why this differs from the paper</h3>") == len(
+        registry.figure_names()
+    )
 
 
 def test_report_html_is_self_contained(tiny_run: Path) -> None:
@@ -86,8 +99,15 @@ def test_report_html_is_self_contained(tiny_run: Path) -> None:
     assert "http://" not in page and "https://" not in page
     assert not re.search(r"<(script|link|iframe|object|embed)\b", page, re.IGNORECASE)
     assert "@import" not in page and "url(" not in page
-    for attr in re.findall(r"""\b(?:src|href)\s*=\s*["']([^"']*)""", page, re.IGNORECASE):
-        assert attr.startswith(("data:", "#")), attr
+    for attr in re.findall(r"""\bsrc\s*=\s*["']([^"']*)""", page, re.IGNORECASE):
+        assert attr.startswith("data:"), attr  # every image is inside the file
+    anchors = set(re.findall(r'\bid="([^"]+)"', page))
+    for attr in re.findall(r"""\bhref\s*=\s*["']([^"']*)""", page, re.IGNORECASE):
+        if attr.startswith("#"):
+            assert attr[1:] in anchors, attr
+        else:  # a relative link to a full-size file beside the report, never elsewhere
+            assert ":" not in attr and ".." not in attr and not attr.startswith("/"), attr
+            assert (tiny_run / attr).is_file(), attr
 
 
 def test_report_escapes_corpus_text(tiny_run: Path) -> None:
@@ -115,7 +135,8 @@ def test_hoho_fig1_reads_a_corpus_given_with_data(tmp_path: Path) -> None:
     assert data["parameters"]["corpus"] == str(corpus)
     assert data["sample_counts"]["sentences"] == 60
     page = (out / "report.html").read_text()
-    assert "<b>" not in page and "&lt;b&gt;" in page
+    # The corpus's markup is shown as text (dpaudit's own bold is <b>...</b> of words).
+    assert not re.search(r"<b>\d+</b>", page) and re.search(r"&lt;b&gt;\d+&lt;/b&gt;", page)
 
 
 def test_worker_count_does_not_change_results(tmp_path: Path) -> None:
@@ -193,6 +214,90 @@ def test_report_renders_in_headless_chromium_without_network(
     # Not blank: a real page has text, tables and plots (dark pixels and variety).
     assert float(pixels.std()) > 0.05
     assert float(np.mean(pixels.mean(axis=2) < 0.5)) > 0.005
+
+
+#: Measures the rendered page after load and appends the facts as JSON (test copy only:
+#: the report itself has no script).
+_LAYOUT_PROBE = """<script>
+window.addEventListener("load", () => {
+  const top = (e) => e ? e.getBoundingClientRect().top + window.scrollY : null;
+  const facts = {
+    viewport: [window.innerWidth, window.innerHeight],
+    summary: top(document.getElementById("summary")),
+    first_figure_heading: top(document.querySelector("section.figure h2")),
+    images: [...document.querySelectorAll("figure.plot img")].map((img) => ({
+      figure: img.closest("figure").id,
+      top: top(img),
+      rendered: img.getBoundingClientRect().width,
+      natural: img.naturalWidth,
+      linked: img.parentElement.tagName === "A" ? img.parentElement.getAttribute("href") : null,
+    })),
+    witnesses: top(document.getElementById("witnesses")),
+    last_figure_section: top([...document.querySelectorAll("section.figure")].pop()),
+    shows: [...document.querySelectorAll("section.figure")].map((sec) =>
+      [...sec.querySelectorAll("h3")].map((h) => h.textContent)),
+    page_width: document.documentElement.scrollWidth,
+  };
+  const out = document.createElement("pre");
+  out.id = "layout-facts";
+  out.textContent = JSON.stringify(facts);
+  document.body.appendChild(out);
+});
+</script>"""
+
+
+def _layout_facts(browser: str, page: Path, tmp_path: Path, size: str) -> dict:
+    # The probe copy sits beside the real report so that relative links resolve alike.
+    probe = page.with_name("layout-probe.html")
+    probe.write_text(page.read_text().replace("</body>", _LAYOUT_PROBE + "</body>"))
+    try:
+        proc = _run_probe(browser, probe, tmp_path, size)
+    finally:
+        probe.unlink()
+    match = re.search(r'<pre id="layout-facts">(.*?)</pre>', proc.stdout, re.S)
+    assert match, proc.stderr[-2000:]
+    return json.loads(html.unescape(match.group(1)))
+
+
+def _run_probe(browser: str, probe: Path, tmp_path: Path, size: str) -> Any:
+    return subprocess.run(
+        [
+            browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+            "--disable-background-networking", "--disable-dev-shm-usage",
+            f"--user-data-dir={tmp_path / 'profile-layout'}", "--hide-scrollbars",
+            "--host-resolver-rules=MAP * ~NOTFOUND", "--force-device-scale-factor=1",
+            f"--window-size={size}", "--virtual-time-budget=10000", "--dump-dom",
+            probe.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )  # fmt: skip
+
+
+def test_report_layout_as_a_reader_sees_it(tiny_run: Path, tmp_path: Path) -> None:
+    """Summary first, the first figure within 1.5 screens, figures not shrunk, words present."""
+    browser = _chromium()
+    if browser is None:
+        pytest.skip("Chromium is not installed (Debian: apt-get install chromium)")
+    facts = _layout_facts(browser, tiny_run / "report.html", tmp_path, "1280,900")
+    width, height = facts["viewport"]  # the page's viewport: the window less its frame
+    assert width == 1280 and 700 <= height <= 900, facts["viewport"]
+    images = facts["images"]
+    assert [i["figure"] for i in images] == [f"{n}-img" for n in registry.figure_names()]
+    # Order: the summary opens the report, figures follow, witnesses come last.
+    assert facts["summary"] < facts["first_figure_heading"] < images[0]["top"]
+    assert facts["last_figure_section"] < facts["witnesses"]
+    assert images[0]["top"] < 1.5 * height, f"first figure at {images[0]['top']:.0f} px"
+    for image in images:
+        # Drawn for the report's width: shown at (nearly) the size its text was drawn at.
+        assert image["natural"] > 500, image
+        assert image["rendered"] >= 0.9 * image["natural"], image
+        assert image["linked"] and image["linked"].endswith("/figure.svg"), image
+    assert facts["page_width"] <= width  # nothing forces a horizontal scroll
+    for headings in facts["shows"]:
+        assert "What this shows" in headings
+        assert "Where and why this differs from the paper" in headings
 
 
 def test_chromium_netlog_check_catches_an_external_request(tmp_path: Path) -> None:

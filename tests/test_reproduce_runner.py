@@ -12,6 +12,7 @@ import json
 import os
 import sys
 import types
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -199,10 +200,16 @@ def test_figure_run_fills_identity_and_readme_page_lays_out_every_section() -> N
     assert set(result.timings) == {"work", "total_s"} and "numpy" in result.versions
     page = readme_page(result, "What it is.", ["## One\n\nfirst", "## Two"], "- because")
     parts = page.split("\n\n")
-    assert parts[:5] == ["# A title", "Reproduces A paper (2021).", "What it is.",
-                         "![figure](figure.png)", "## One"]  # fmt: skip
+    assert parts[:2] == ["# A title", "Reproduces A paper (2021)."]
+    assert parts[2].startswith("[![figure](figure.png)](figure.svg)")
+    assert parts[3:6] == ["## How it was made", "What it is.", "## One"]
     assert page.index("## Two") < page.index("## Where and why this differs from the paper")
     assert page.index("- because") < page.index("## Run") and "--seed 9" in page
+    # Without explicit words the page takes the result's own (shared with the report).
+    worded = replace(result, shows="It shows X.", method="Made so.", differences="- Y")
+    page = readme_page(worded, sections=["## One"])
+    assert page.index("## What this shows\n\nIt shows X.") < page.index("![figure]")
+    assert "Made so." in page and "differs from the paper\n\n- Y" in page
 
 
 def test_progress_fractions_reach_one() -> None:

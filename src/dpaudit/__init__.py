@@ -14,13 +14,79 @@ Data flows one way: claim → samples → sufficient statistics → bound → ve
   ``witness`` (the one witness type: analytic, sanity-check and black-box evidence).
 
 The import rules are enforced by ``tests/test_architecture.py``.
+
+The names a user needs are importable from here (``from dpaudit import sanity_check``);
+each is imported on first use, so ``import dpaudit`` itself stays cheap:
+
+* :func:`audit_mechanism` (:func:`dpaudit.audit.blackbox.audit`; ``dpaudit.audit`` is the
+  sub-package) with :class:`AuditConfig` — black-box ε lower bound with its witness;
+* :func:`sanity_check` — the ACL 2022 reconstruction sanity check;
+* :class:`PrivacyClaim`, :class:`InputDomain`, :class:`Definition` — what is claimed;
+* :func:`assert_no_violation`, :class:`PrivacyViolationError` — privacy tests in CI;
+* :func:`make_mechanism`, :func:`mechanism_names`, :class:`Mechanism` — the registry;
+* :class:`ExecutionConfig` — workers, backend (local processes or Ray).
 """
 
-from importlib.metadata import PackageNotFoundError, version
+from __future__ import annotations
 
-try:
-    __version__ = version("dpaudit")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree
-    __version__ = "0.0.0"
+import importlib
+from types import ModuleType as _ModuleType
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["__version__"]
+#: Public name → (defining module, its name there), imported on first access (PEP 562).
+_EXPORTS: dict[str, tuple[str, str]] = {
+    "audit_mechanism": ("dpaudit.audit.blackbox", "audit"),
+    "AuditConfig": ("dpaudit.audit.blackbox_config", "AuditConfig"),
+    "sanity_check": ("dpaudit.audit.sanity_check", "sanity_check"),
+    "PrivacyClaim": ("dpaudit.claims", "PrivacyClaim"),
+    "InputDomain": ("dpaudit.claims", "InputDomain"),
+    "Definition": ("dpaudit.claims", "Definition"),
+    "assert_no_violation": ("dpaudit.testing", "assert_no_violation"),
+    "PrivacyViolationError": ("dpaudit.testing", "PrivacyViolationError"),
+    "make_mechanism": ("dpaudit.mechanisms", "make_mechanism"),
+    "mechanism_names": ("dpaudit.mechanisms", "mechanism_names"),
+    "Mechanism": ("dpaudit.mechanisms", "Mechanism"),
+    "ExecutionConfig": ("dpaudit.engine.config", "ExecutionConfig"),
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+if TYPE_CHECKING:  # static checkers and IDEs see the real objects (`as` marks re-exports)
+    from dpaudit.audit.blackbox import audit as audit_mechanism  # noqa: F401
+    from dpaudit.audit.blackbox_config import AuditConfig as AuditConfig
+    from dpaudit.audit.sanity_check import sanity_check as sanity_check
+    from dpaudit.claims import Definition as Definition
+    from dpaudit.claims import InputDomain as InputDomain
+    from dpaudit.claims import PrivacyClaim as PrivacyClaim
+    from dpaudit.engine.config import ExecutionConfig as ExecutionConfig
+    from dpaudit.mechanisms import Mechanism as Mechanism
+    from dpaudit.mechanisms import make_mechanism as make_mechanism
+    from dpaudit.mechanisms import mechanism_names as mechanism_names
+    from dpaudit.testing import PrivacyViolationError as PrivacyViolationError
+    from dpaudit.testing import assert_no_violation as assert_no_violation
+
+    __version__: str
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name (or ``__version__``) on first access and cache it."""
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            value: Any = version("dpaudit")
+        except PackageNotFoundError:  # pragma: no cover - running from a source tree
+            value = "0.0.0"
+    elif name in _EXPORTS:
+        module, attribute = _EXPORTS[name]
+        value = getattr(importlib.import_module(module), attribute)
+    else:
+        raise AttributeError(f"module 'dpaudit' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """The public names and the sub-packages imported so far."""
+    loaded = [n for n, v in globals().items() if isinstance(v, _ModuleType) and n != "importlib"]
+    return sorted({*__all__, *loaded})

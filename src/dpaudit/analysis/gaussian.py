@@ -25,7 +25,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import optimize, special
 
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.validation import check_delta, check_epsilon, check_positive, check_real
@@ -37,6 +36,8 @@ def gaussian_delta(epsilon: float, sigma: float, distance: float) -> float:
     Balle & Wang (ICML 2018), Theorem 8.  Evaluated with log-CDFs so that the
     ``e^ε`` factor cannot overflow.
     """
+    from scipy import special  # lazy: keeps `import dpaudit` light
+
     eps = check_real("epsilon", epsilon)
     if eps < 0:
         raise InvalidArgumentError("epsilon", epsilon, "a number >= 0")
@@ -52,6 +53,8 @@ def gaussian_delta(epsilon: float, sigma: float, distance: float) -> float:
 
 def gaussian_privacy_profile(epsilons: np.ndarray, sigma: float, distance: float) -> np.ndarray:
     """The exact (ε, δ) curve: ``δ(ε)`` of :func:`gaussian_delta` for each ``ε ≥ 0``, vectorised."""
+    from scipy import special  # lazy: keeps `import dpaudit` light
+
     eps = np.asarray(epsilons, dtype=np.float64)
     if np.any(~np.isfinite(eps)) or np.any(eps < 0):
         raise InvalidArgumentError("epsilons", "<array>", "finite numbers >= 0")
@@ -69,6 +72,8 @@ def gaussian_epsilon_for_delta(delta: float, sigma: float, distance: float) -> f
 
     Returns ``inf`` for ``delta = 0`` (no finite pure ε) unless the inputs coincide.
     """
+    from scipy import optimize  # lazy: keeps `import dpaudit` light
+
     check_delta(delta)
     if distance == 0.0:
         return 0.0
@@ -106,6 +111,8 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) ->
     Solves ``δ(ε; σ) = δ`` on ``log σ`` with Brent's method; δ is strictly
     decreasing in σ, so the root is unique.
     """
+    from scipy import optimize  # lazy: keeps `import dpaudit` light
+
     check_epsilon(epsilon)
     check_delta(delta)
     if delta == 0.0:

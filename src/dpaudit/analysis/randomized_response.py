@@ -22,13 +22,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special
 
 from dpaudit.validation import check_epsilon, check_int
 
 
 def rr_keep_probability(epsilon: float) -> float:
     """Probability ``e^ε/(1+e^ε)`` that binary randomised response reports the true bit."""
+    from scipy import special  # lazy: keeps `import dpaudit` light
+
     return float(special.expit(check_epsilon(epsilon)))
 
 
@@ -45,6 +46,8 @@ def grr_probabilities(epsilon: float, k: int) -> tuple[float, float]:
 
 def sue_probabilities(epsilon: float) -> tuple[float, float]:
     """``(p, q)`` of symmetric unary encoding (Wang et al. 2017, §4.2.1; basic RAPPOR)."""
+    from scipy import special  # lazy: keeps `import dpaudit` light
+
     half = check_epsilon(epsilon) / 2.0
     # q = 1 − p, computed directly so that it keeps full precision when tiny.
     return float(special.expit(half)), float(special.expit(-half))
@@ -52,6 +55,8 @@ def sue_probabilities(epsilon: float) -> tuple[float, float]:
 
 def oue_probabilities(epsilon: float) -> tuple[float, float]:
     """``(p, q)`` of optimised unary encoding (Wang et al. 2017, §4.2.2): ``(1/2, 1/(e^ε+1))``."""
+    from scipy import special  # lazy: keeps `import dpaudit` light
+
     return 0.5, float(special.expit(-check_epsilon(epsilon)))
 
 

@@ -9,7 +9,6 @@ scores above a random negative, ties counting one half.  With average ranks
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
 
 from dpaudit.errors import InvalidArgumentError
 
@@ -20,6 +19,8 @@ def auc_per_row(scores: np.ndarray, positive: np.ndarray) -> np.ndarray:
     Higher scores mean "more likely positive".  A row without positives or
     without negatives has no AUC (NaN).  Scores may be ``±inf`` but not NaN.
     """
+    from scipy import stats  # lazy: keeps `import dpaudit` light
+
     s = np.asarray(scores, dtype=np.float64)
     pos = np.asarray(positive, dtype=bool)
     if s.ndim != 2 or pos.shape != s.shape:

@@ -27,7 +27,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.validation import check_probability_open
@@ -60,6 +59,8 @@ def clopper_pearson_lower(k: Any, n: Any, alpha: float) -> Any:
     ``Pr[p < bound] ≤ alpha``.  Exactly 0 at ``k = 0``; ``alpha^(1/n)`` at ``k = n``.
     Returns a float for scalar input, else an array of the broadcast shape.
     """
+    from scipy import stats  # lazy: keeps `import dpaudit` light
+
     alpha = check_probability_open("alpha", alpha)
     k_arr, n_arr = _counts(k, n)
     safe_k = np.where(k_arr > 0, k_arr, 1.0)  # Beta(0, ·) is undefined; masked below
@@ -73,6 +74,8 @@ def clopper_pearson_upper(k: Any, n: Any, alpha: float) -> Any:
     ``Pr[p > bound] ≤ alpha``.  Exactly 1 at ``k = n``; ``1 − alpha^(1/n)`` at ``k = 0``.
     Returns a float for scalar input, else an array of the broadcast shape.
     """
+    from scipy import stats  # lazy: keeps `import dpaudit` light
+
     alpha = check_probability_open("alpha", alpha)
     k_arr, n_arr = _counts(k, n)
     safe_b = np.where(k_arr < n_arr, n_arr - k_arr, 1.0)  # Beta(·, 0) is undefined

@@ -22,6 +22,8 @@ from dpaudit.cli.common import (
     format_vector,
     parse_params,
 )
+from dpaudit.cli.main import command_help
+from dpaudit.cli.parser import integer
 from dpaudit.cli.word_args import add_word_args, build_word_mechanism, fmt, is_word_mechanism
 from dpaudit.mechanisms import Mechanism
 from dpaudit.serialization import to_jsonable
@@ -31,7 +33,7 @@ def register(sub: Any) -> None:
     """Add the ``analyze`` sub-command."""
     p = sub.add_parser(
         "analyze",
-        help="claimed ε vs the exact worst-case ε, with a witness pair",
+        help=command_help("analyze"),
         description=(
             "Print the mechanism's claim, its exact worst-case ε over the claimed domain "
             "(key true_epsilon; 'inf' when unbounded), a pair of inputs attaining it and "
@@ -49,7 +51,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--max-pairs",
-        type=int,
+        type=integer,
         default=2000,
         metavar="N",
         help="word mechanisms: searched pairs evaluated when the vocabulary is large",

@@ -32,6 +32,8 @@ from dpaudit.cli.common import (
     parse_params,
     run_recorded,
 )
+from dpaudit.cli.main import command_help
+from dpaudit.cli.parser import integer
 from dpaudit.cli.word_args import (
     add_word_args,
     build_word_mechanism,
@@ -47,14 +49,14 @@ def register(sub: Any) -> None:
     """Add the ``audit`` sub-command."""
     p = sub.add_parser(
         "audit",
-        help="black-box ε lower bound (DP-Sniper-style, without its ln(1/c) ceiling)",
+        help=command_help("audit"),
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_mechanism_args(p)
     p.add_argument(
         "--samples",
-        type=int,
+        type=integer,
         default=None,
         metavar="N",
         help="outputs per input for each selection estimate (default 1e6, word mechanisms "
@@ -62,7 +64,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--final-samples",
-        type=int,
+        type=integer,
         default=None,
         metavar="N",
         help="outputs per input for the final estimate (default 1e7, word mechanisms 1e6; "
@@ -70,7 +72,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--train-samples",
-        type=int,
+        type=integer,
         default=None,
         metavar="N",
         help="outputs per input for training (classifiers, threshold grid) "
@@ -104,7 +106,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--final-candidates",
-        type=int,
+        type=integer,
         default=1,
         metavar="K",
         help="candidates re-estimated on the final samples (Bonferroni over K; default 1)",
@@ -123,7 +125,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--max-pairs",
-        type=int,
+        type=integer,
         default=16,
         metavar="N",
         help="word mechanisms: word pairs audited (default 16; --pair pairs always included)",

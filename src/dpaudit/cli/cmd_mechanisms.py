@@ -7,6 +7,7 @@ import dataclasses
 from typing import Any
 
 from dpaudit.cli.common import add_json, emit
+from dpaudit.cli.main import command_help
 from dpaudit.mechanisms import make_mechanism, mechanism_class, mechanism_names
 from dpaudit.mechanisms.registry import (
     parameter_fields,
@@ -20,9 +21,7 @@ LISTING_EPSILON = 1.0
 
 def register(sub: Any) -> None:
     """Add the ``mechanisms`` sub-command."""
-    p = sub.add_parser(
-        "mechanisms", help="list mechanisms, their claims and analytic truth", description=__doc__
-    )
+    p = sub.add_parser("mechanisms", help=command_help("mechanisms"), description=__doc__)
     add_json(p)
     p.set_defaults(func=run)
 

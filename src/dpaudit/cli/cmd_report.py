@@ -6,13 +6,14 @@ import argparse
 from typing import Any
 
 from dpaudit.cli.common import add_json, emit
+from dpaudit.cli.main import command_help
 
 
 def register(sub: Any) -> None:
     """Add the ``report`` sub-command."""
     p = sub.add_parser(
         "report",
-        help="write a self-contained HTML and a Markdown report for a run directory",
+        help=command_help("report"),
         description=__doc__,
     )
     p.add_argument("directory", metavar="DIR", help="run directory written by `dpaudit reproduce`")

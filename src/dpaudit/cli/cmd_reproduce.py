@@ -23,6 +23,7 @@ from dpaudit.cli.common import (
     execution_config,
     prepare_output_dir,
 )
+from dpaudit.cli.main import command_help
 from dpaudit.engine.checkpoint import resume_summary
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.reproduce.common import SCALES, check_scale, require_matplotlib
@@ -34,7 +35,7 @@ def register(sub: Any) -> None:
     """Add the ``reproduce`` sub-command."""
     p = sub.add_parser(
         "reproduce",
-        help="reproduce a figure of the seed papers (or all) and write the report",
+        help=command_help("reproduce"),
         description=__doc__,
     )
     p.add_argument(
@@ -78,6 +79,21 @@ def _render(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _check_resumable(out: str, force: bool) -> None:
+    """``--resume`` needs an earlier run in ``out``: never a silent fresh start."""
+    from dpaudit.reproduce.runner import RUN_STATUS, read_run_status
+
+    if force:
+        raise InvalidArgumentError("--force", True, "either --force or --resume, not both")
+    if read_run_status(Path(out)) is None:
+        raise InvalidArgumentError(
+            "--resume",
+            out,
+            f"a directory holding an earlier reproduce run ({RUN_STATUS}); "
+            "nothing to resume there (start without --resume)",
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     """Validate everything, prepare ``--out``, run the figures and write the report."""
     from dpaudit.reproduce.runner import reproduce
@@ -99,6 +115,8 @@ def run(args: argparse.Namespace) -> int:
         from dpaudit.text.corpus import load_corpus
 
         load_corpus(args.data)  # a malformed corpus fails now, not after the other figures
+    if args.resume:
+        _check_resumable(args.out, args.force)
     require_matplotlib()
     out = prepare_output_dir(args.out, force=args.force, resume=args.resume)
     summary = reproduce(

@@ -17,22 +17,21 @@ from dpaudit.cli.common import (
     add_seed,
     build_mechanism,
     emit_verdict,
-    parse_params,
     run_recorded,
 )
-from dpaudit.errors import InvalidArgumentError
+from dpaudit.cli.main import command_help
+from dpaudit.cli.parser import integer
 
 
 def register(sub: Any) -> None:
     """Add the ``sanity-check`` sub-command."""
     p = sub.add_parser(
         "sanity-check",
-        help="ACL 2022 reconstruction sanity check (zeros vs ones, majority vote)",
+        help=command_help("sanity-check"),
         description=__doc__,
     )
     add_mechanism_args(p)
-    p.add_argument("--dim", type=int, default=None, help="sets the mechanism's dim parameter n")
-    p.add_argument("--runs", type=int, default=1_000_000, help="runs per input (default 1,000,000)")
+    p.add_argument("--runs", type=integer, default=1_000_000, help="runs per input (default 1e6)")
     add_seed(p)
     p.add_argument(
         "--confidence",
@@ -59,16 +58,6 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _apply_dim(args: argparse.Namespace) -> None:
-    if args.dim is None:
-        return
-    given = parse_params(args.param).get("dim")
-    if given is not None and given.strip() != str(args.dim):
-        raise InvalidArgumentError("--dim", args.dim, f"the same value as -p dim={given}")
-    if given is None:
-        args.param = [*args.param, f"dim={args.dim}"]
-
-
 def _render(result: SanityCheckResult) -> str:
     (f00, f01), (f10, f11) = result.counts
     width = max(len(f"{v:,}") for v in (f00, f01, f10, f11)) + 2
@@ -91,14 +80,13 @@ def _render(result: SanityCheckResult) -> str:
     lines += [
         f"  {result.verdict()}",
         f"  time: {result.timing.seconds:.2f} s "
-        f"({result.timing.coordinates_per_second / 1e6:.0f} M output coordinates/s)",
+        f"({result.timing.coordinates_per_second / 1e6:.3g} M output coordinates/s)",
     ]
     return "\n".join(lines)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the sanity check and print the result."""
-    _apply_dim(args)
     mech = build_mechanism(args)
     result = run_recorded(
         args,

@@ -7,13 +7,15 @@ from typing import Any
 
 from dpaudit.analysis.sensitivity import clipping_sensitivity, norm_label
 from dpaudit.cli.common import add_json, emit, format_vector
+from dpaudit.cli.main import command_help
+from dpaudit.cli.parser import integer
 
 
 def register(sub: Any) -> None:
     """Add the ``sensitivity`` sub-command."""
     p = sub.add_parser(
         "sensitivity",
-        help="exact sensitivity of f(r) = r·min(1, C/||r||_p) in norm q",
+        help=command_help("sensitivity"),
         description=(
             "Exact L_q sensitivity of clipping f(r) = r·min(1, C/||r||_p) over all r in R^n, "
             "2·C·n^max(0, 1/q − 1/p), with a pair of inputs attaining it. "
@@ -26,7 +28,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--norm", default="1", metavar="Q", help="sensitivity norm q: 1, 2 or inf (default 1)"
     )
-    p.add_argument("--dim", type=int, required=True, metavar="N", help="dimension n (>= 1)")
+    p.add_argument("--dim", type=integer, required=True, metavar="N", help="dimension n (>= 1)")
     p.add_argument(
         "--bound", type=float, default=1.0, metavar="C", help="clipping bound C > 0 (default 1)"
     )

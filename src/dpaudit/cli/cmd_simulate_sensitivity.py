@@ -17,6 +17,8 @@ from dpaudit.audit.sensitivity_simulation import (
     simulate_sensitivity,
 )
 from dpaudit.cli.common import EXIT_OK, add_run_args, add_seed, emit, run_recorded
+from dpaudit.cli.main import command_help
+from dpaudit.cli.parser import integer
 from dpaudit.errors import InvalidArgumentError
 
 
@@ -31,14 +33,16 @@ def register(sub: Any) -> None:
     """Add the ``simulate-sensitivity`` sub-command."""
     p = sub.add_parser(
         "simulate-sensitivity",
-        help="EMNLP 2021 Fig. 1: fraction of clipped pairs exceeding the claimed sensitivity",
+        help=command_help("simulate-sensitivity"),
         description=__doc__,
     )
     p.add_argument("--distribution", choices=DISTRIBUTIONS, default="uniform")
     p.add_argument(
         "--dims", default="1-64", help="dimensions, e.g. 1-64, 1,2,8 or 1-8,16 (default 1-64)"
     )
-    p.add_argument("--pairs", type=int, default=10_000, help="pairs per dimension (default 10000)")
+    p.add_argument(
+        "--pairs", type=integer, default=10_000, help="pairs per dimension (default 1e4)"
+    )
     p.add_argument("--bound", type=float, default=10.0, help="clipping bound C (default 10)")
     p.add_argument(
         "--clip-norm",

@@ -15,6 +15,8 @@ from typing import Any
 
 from dpaudit.cli.cmd_attack import add_corpus_args, load_corpus_from_args
 from dpaudit.cli.common import add_json, add_seed, emit, prepare_output_dir
+from dpaudit.cli.main import command_help
+from dpaudit.cli.parser import integer
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.io import atomic_write_text
 from dpaudit.serialization import dumps
@@ -25,9 +27,7 @@ def register(sub: Any) -> None:
     """Add the ``text-grid`` sub-command."""
     from dpaudit.attacks.utility import CLASSIFIERS
 
-    p = sub.add_parser(
-        "text-grid", help="privacy-utility table of OME/SUE/OUE on a corpus", description=__doc__
-    )
+    p = sub.add_parser("text-grid", help=command_help("text-grid"), description=__doc__)
     add_corpus_args(p)
     p.add_argument(
         "--epsilons", default="0.001,1", metavar="E1,E2", help="claimed ε values (default 0.001,1)"
@@ -38,8 +38,8 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--schemes", default="ome,sue,oue", metavar="S1,S2", help="schemes (default ome,sue,oue)"
     )
-    p.add_argument("--n-sentences", type=int, default=800, help="attack sample (default 800)")
-    p.add_argument("--copies", type=int, default=100, help="encodings per target (default 100)")
+    p.add_argument("--n-sentences", type=integer, default=800, help="attack sample (default 800)")
+    p.add_argument("--copies", type=integer, default=100, help="encodings per target (default 100)")
     p.add_argument("--no-utility", action="store_true", help="attacks only (no classifier)")
     p.add_argument(
         "--classifier", choices=CLASSIFIERS, default="mlp", help="utility classifier (default mlp)"

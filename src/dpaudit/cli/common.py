@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 from dpaudit.adapters import missing_adapter_error
 from dpaudit.audit.guard import preflight
+from dpaudit.cli.parser import EXIT_OK, EXIT_VIOLATION, integer
 from dpaudit.engine.checkpoint import cli_run
 from dpaudit.engine.executor import BACKENDS, ExecutionConfig
 from dpaudit.engine.timeout import DEFAULT_UNIT_TIMEOUT, check_timeout
@@ -27,22 +28,12 @@ from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms import Mechanism, make_mechanism, mechanism_names
 from dpaudit.mechanisms.registry import mechanism_class, parameter_fields
 from dpaudit.serialization import dumps
+from dpaudit.validation import check_delta, check_epsilon
 
-EXIT_OK = 0
-EXIT_VIOLATION = 1
-EXIT_USAGE = 2
 #: Longest the preflight waits for a small chunk of outputs (seconds).
 PREFLIGHT_TIMEOUT = 60.0
 
 T = TypeVar("T")
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """argparse parser whose usage errors are one line on stderr and exit 2."""
-
-    def error(self, message: str) -> Any:  # type: ignore[override]
-        sys.stderr.write(f"{self.prog}: error: {message}\n")
-        raise SystemExit(EXIT_USAGE)
 
 
 def add_json(parser: argparse.ArgumentParser) -> None:
@@ -53,7 +44,7 @@ def add_json(parser: argparse.ArgumentParser) -> None:
 def add_seed(parser: argparse.ArgumentParser, default: int = 0) -> None:
     """``--seed S``: root seed of every random stream."""
     parser.add_argument(
-        "--seed", type=int, default=default, help=f"root random seed (default {default})"
+        "--seed", type=integer, default=default, help=f"root random seed (default {default})"
     )
 
 
@@ -65,6 +56,13 @@ def add_mechanism_args(parser: argparse.ArgumentParser, epsilon_required: bool =
     add_param(parser, "mechanism parameter, e.g. -p dim=8 -p lambda=10 (repeatable)")
     parser.add_argument("--epsilon", type=float, required=epsilon_required, help="claimed ε (> 0)")
     parser.add_argument("--delta", type=float, default=None, help="claimed δ in [0, 1)")
+    parser.add_argument(
+        "--dim",
+        type=integer,
+        default=None,
+        metavar="N",
+        help="input dimension n, for mechanisms with a dim parameter (same as -p dim=N)",
+    )
     parser.add_argument(
         "--domain",
         default=None,
@@ -89,7 +87,11 @@ def add_execution_args(parser: argparse.ArgumentParser) -> None:
         help="execution engine (default local processes)",
     )
     parser.add_argument(
-        "--workers", type=int, default=None, help="number of worker processes (default: core count)"
+        "--workers",
+        metavar="N",
+        type=integer,
+        default=None,
+        help="number of worker processes (default: core count)",
     )
     parser.add_argument(
         "--ray-address",
@@ -139,7 +141,7 @@ def build_mechanism(args: argparse.Namespace) -> Mechanism:
     """
     params: dict[str, Any] = parse_params(args.param)
     if getattr(args, "epsilon", None) is not None:
-        params["epsilon"] = args.epsilon
+        params["epsilon"] = check_epsilon(args.epsilon, "--epsilon")
     name = args.mechanism
     if ":" in name:
         params["target"], name = name, "callable"
@@ -147,13 +149,20 @@ def build_mechanism(args: argparse.Namespace) -> Mechanism:
         raise missing
     cls = mechanism_class(name)
     fields = parameter_fields(cls)
-    for option, key in (("delta", "delta"), ("domain", "domain")):
+    for option in ("delta", "domain", "dim"):
         value = getattr(args, option, None)
         if value is None:
             continue
-        if key not in fields:
+        if option not in fields:
             raise InvalidArgumentError(f"--{option}", value, f"no --{option} for {cls.name}")
-        params[key] = value
+        if option == "delta":
+            value = check_delta(value, "--delta")
+        given = params.get(option)
+        if given is not None and str(given).strip() != str(value):
+            raise InvalidArgumentError(
+                f"--{option}", value, f"the same value as -p {option}={given}"
+            )
+        params[option] = value
     mechanism = make_mechanism(name, **params)
     # Fail fast on a broken mechanism (NaN, wrong shape, raising, hanging, ignoring the rng,
     # too big for memory) before any output directory or work exists.

@@ -2,44 +2,123 @@
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import sys
 from collections.abc import Sequence
 
-from dpaudit.cli.common import EXIT_USAGE, OneLineParser
+from dpaudit.cli.parser import EXIT_USAGE, OneLineParser
 from dpaudit.errors import DPAuditError
 
-#: Sub-command modules in ``dpaudit.cli``; each defines ``register(subparsers)``
-#: which adds its parser and sets ``func`` (returning an exit code).
-COMMANDS = (
-    "cmd_mechanisms",
-    "cmd_analyze",
-    "cmd_sensitivity",
-    "cmd_reproduce",
-    "cmd_report",
-    "cmd_sanity_check",
-    "cmd_simulate_sensitivity",
-    "cmd_audit",
-    "cmd_attack",
-    "cmd_utility",
-    "cmd_text_grid",
-)
+#: Sub-command name → (module in ``dpaudit.cli``, one-line help), in the order
+#: ``dpaudit --help`` lists them.  Each module defines ``register(subparsers)``,
+#: which adds the sub-command's parser (with ``help=command_help(name)``) and
+#: sets ``func`` (returning an exit code).  Only the module of the sub-command
+#: being run is imported, so ``dpaudit --help`` and usage errors answer at once.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "mechanisms": ("cmd_mechanisms", "list mechanisms, their claims and analytic truth"),
+    "analyze": ("cmd_analyze", "claimed ε vs the exact worst-case ε, with a witness pair"),
+    "sensitivity": ("cmd_sensitivity", "exact sensitivity of f(r) = r·min(1, C/||r||_p) in norm q"),
+    "reproduce": (
+        "cmd_reproduce",
+        "reproduce a figure of the seed papers (or all) and write the report",
+    ),
+    "report": (
+        "cmd_report",
+        "write a self-contained HTML and a Markdown report for a run directory",
+    ),
+    "sanity-check": (
+        "cmd_sanity_check",
+        "ACL 2022 reconstruction sanity check (zeros vs ones, majority vote)",
+    ),
+    "simulate-sensitivity": (
+        "cmd_simulate_sensitivity",
+        "EMNLP 2021 Fig. 1: fraction of clipped pairs exceeding the claimed sensitivity",
+    ),
+    "audit": (
+        "cmd_audit",
+        "black-box ε lower bound (DP-Sniper-style, without its ln(1/c) ceiling)",
+    ),
+    "attack": ("cmd_attack", "attacks on privatised text encodings"),
+    "utility": ("cmd_utility", "downstream accuracy of privatised text encodings"),
+    "text-grid": ("cmd_text_grid", "privacy-utility table of OME/SUE/OUE on a corpus"),
+}
+
+EPILOG = """\
+`dpaudit COMMAND --help` lists a command's options.  Counts may be written 1e6,
+2.5e6 or 1_000_000; mechanism parameters go as -p NAME=VALUE (-p lambda=10).
+Exit status: 0 ran (whatever the verdict), 1 violation with --fail-on-violation,
+2 bad input (one line on stderr, nothing written)."""
+
+QUIET_HELP = "no progress bars (also accepted after the sub-command)"
 
 
-def build_parser() -> OneLineParser:
-    """The top-level parser with every sub-command registered."""
-    from dpaudit import __version__
+def command_help(name: str) -> str:
+    """The one-line help of sub-command ``name`` (as ``dpaudit --help`` lists it)."""
+    return COMMANDS[name][1]
 
+
+def requested_command(argv: Sequence[str]) -> str | None:
+    """The sub-command named in ``argv`` (global options take no values), or None."""
+    for token in argv:
+        if not token.startswith("-"):
+            return token if token in COMMANDS else None
+    return None
+
+
+def _add_quiet_everywhere(parser: argparse.ArgumentParser) -> None:
+    """Accept ``-q`` after the sub-command too (``dpaudit audit ... -q``), at every level.
+
+    ``default=SUPPRESS`` keeps a sub-parser from resetting a ``-q`` given before it.
+    """
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in set(action.choices.values()):
+                if "--quiet" not in child._option_string_actions:
+                    child.add_argument(
+                        "-q",
+                        "--quiet",
+                        action="store_true",
+                        default=argparse.SUPPRESS,
+                        help=QUIET_HELP,
+                    )
+                _add_quiet_everywhere(child)
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: reads the installed version only when asked (importlib.metadata is slow)."""
+
+    def __init__(self, option_strings: list[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        from dpaudit import __version__
+
+        sys.stdout.write(f"dpaudit {__version__}\n")
+        parser.exit()
+
+
+def build_parser(command: str | None = None) -> OneLineParser:
+    """The top-level parser; ``command`` (default: every one) gets its full sub-parser.
+
+    The others are listed with their help only, without importing their modules.
+    """
     parser = OneLineParser(
         prog="dpaudit",
         description="Audit whether a privatisation mechanism gives the DP guarantee it claims.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"dpaudit {__version__}")
-    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    parser.add_argument("--version", action=_VersionAction, help="print the version and exit")
+    parser.add_argument("-q", "--quiet", action="store_true", help=QUIET_HELP)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
     sub.required = True
-    for name in COMMANDS:
-        importlib.import_module(f"dpaudit.cli.{name}").register(sub)
+    for name, (module, summary) in COMMANDS.items():
+        if command is None or name == command:
+            importlib.import_module(f"dpaudit.cli.{module}").register(sub)
+        else:
+            sub.add_parser(name, help=summary)
+    _add_quiet_everywhere(parser)
     return parser
 
 
@@ -67,10 +146,46 @@ def attach_dash_values(argv: Sequence[str]) -> list[str]:
     return out
 
 
+def _innermost_parser(
+    parser: argparse.ArgumentParser, args: argparse.Namespace
+) -> argparse.ArgumentParser:
+    """The parser of the (sub-)sub-command ``args`` was parsed by (for its ``prog`` in errors)."""
+    while True:
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        name = getattr(args, subs[0].dest, None) if subs else None
+        if not subs or name not in subs[0].choices:
+            return parser
+        parser = subs[0].choices[name]
+
+
+def unrecognized_message(extras: Sequence[str], *, takes_params: bool) -> str:
+    """argparse's "unrecognized arguments" message, with a hint to ``-p`` for ``--NAME VALUE``.
+
+    ``dpaudit audit ome --lambda 10`` most likely meant the mechanism parameter
+    ``-p lambda=10``; the hint is given where the command takes ``-p``.
+    """
+    message = f"unrecognized arguments: {' '.join(extras)}"
+    for i, token in enumerate(extras):
+        if not token.startswith("--") or len(token) < 3:
+            continue
+        name, sep, value = token[2:].partition("=")
+        if not sep and i + 1 < len(extras) and not extras[i + 1].startswith("-"):
+            value = extras[i + 1]
+        if takes_params:
+            hint = f"-p {name}={value or '...'}"
+            return f"{message} (mechanism parameters go as -p NAME=VALUE: {hint})"
+        break
+    return message
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns (and exits with) 0, 1 or 2."""
-    parser = build_parser()
-    args = parser.parse_args(attach_dash_values(sys.argv[1:] if argv is None else argv))
+    tokens = attach_dash_values(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(requested_command(tokens) or "")
+    args, extras = parser.parse_known_args(tokens)
+    if extras:
+        command_parser = _innermost_parser(parser, args)
+        command_parser.error(unrecognized_message(extras, takes_params=hasattr(args, "param")))
     if args.quiet:
         from dpaudit import progress
 

@@ -14,6 +14,7 @@ import math
 from typing import Any
 
 from dpaudit.analysis.word_embedding import DEFAULT_VOCABULARY_SIZE, resolve_embedding
+from dpaudit.cli.parser import integer
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.registry import make_word_mechanism, word_mechanism_names
 from dpaudit.mechanisms.word.base import WordMechanism
@@ -29,7 +30,7 @@ def add_word_args(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--vocabulary-size",
-        type=int,
+        type=integer,
         default=None,
         metavar="V",
         help=f"word mechanisms: the V most frequent words (default {DEFAULT_VOCABULARY_SIZE} "

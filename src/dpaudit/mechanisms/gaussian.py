@@ -25,7 +25,6 @@ from functools import cached_property
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy import special
 
 from dpaudit.analysis.gaussian import (
     analytic_gaussian_sigma,
@@ -139,6 +138,8 @@ class GaussianMechanism(Mechanism):
         return out
 
     def noise_from_uniform(self, u: np.ndarray) -> np.ndarray:
+        from scipy import special  # lazy: keeps `import dpaudit` light
+
         # Inverse CDF of N(0, σ²); equal in law to the sampler's standard_normal.
         return self.sigma * special.ndtri(np.asarray(u, dtype=np.float64))
 

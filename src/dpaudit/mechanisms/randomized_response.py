@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-from scipy import special
 
 from dpaudit.analysis.randomized_response import log_ratio, rr_keep_probability, safe_log
 from dpaudit.claims import AnalyticTruth, PrivacyClaim
@@ -93,6 +92,8 @@ class RandomizedResponse(CategoryResponse):
     @property
     def q(self) -> float:
         """Probability of reporting the other bit, ``1 − p`` = ``1/(1+e^ε)``."""
+        from scipy import special  # lazy: keeps `import dpaudit` light
+
         return float(special.expit(-self.epsilon))
 
     def _sample(self, x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:

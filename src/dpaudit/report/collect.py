@@ -15,6 +15,7 @@ from dpaudit.errors import InvalidArgumentError
 RUN_STATUS = "run-status.json"
 RESULTS_JSON = "results.json"
 FIGURE_PNG = "figure.png"
+FIGURE_README = "README.md"
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,7 @@ class FigureEntry:
     directory: Path
     result: dict[str, Any]
     png: bytes | None
+    readme: str | None = None
 
     @property
     def title(self) -> str:
@@ -81,7 +83,9 @@ def load_run(directory: str | Path) -> RunContents:
             continue
         png_path = sub / FIGURE_PNG
         png = png_path.read_bytes() if png_path.is_file() else None
-        figures.append(FigureEntry(sub.name, sub, result, png))
+        readme_path = sub / FIGURE_README
+        readme = readme_path.read_text("utf-8") if readme_path.is_file() else None
+        figures.append(FigureEntry(sub.name, sub, result, png, readme))
     if not figures:
         raise InvalidArgumentError(
             "DIR", str(directory), "a run directory written by `dpaudit reproduce` (no results)"

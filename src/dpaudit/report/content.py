@@ -1,30 +1,121 @@
-"""The report's content, independent of the output format.
+"""The report's content as a list of blocks, independent of the output format.
 
 Both renderers (:mod:`dpaudit.report.markdown`, :mod:`dpaudit.report.html`)
-walk the same sections built here, so the two files always say the same
-thing.  Text is kept raw here; each renderer escapes it for its format.
+walk the same blocks built by :func:`build_document`, so the two files always
+say the same thing in the same order:
+
+1. a summary a reviewer can quote: run status, the papers and figures, every
+   finding of the papers with the paper's number beside ours and whether it
+   shows, and the audit verdicts;
+2. one section per figure: the figure, what it shows in plain words, the
+   paper's numbers beside ours, the audited mechanisms, where and why we differ;
+3. the witnesses, grouped per figure, each titled by what distinguishes it.
+
+Text is kept raw here; :class:`Text` marks whether it is trusted Markdown
+written by dpaudit (``**bold**``, ``*italic*``, `` `code` ``, ``- `` lists)
+or plain text that may come from a corpus or a user.  Each renderer escapes
+it for its format.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dpaudit.report.collect import RunContents, fmt
+from dpaudit.report.collect import FigureEntry, RunContents, fmt
 from dpaudit.verdicts import Verdict
+
+#: File names inside a figure's directory that the report links to.
+FIGURE_FILES = (("figure.svg", "SVG"), ("figure.png", "PNG"), ("results.csv", "CSV"),
+                ("results.json", "JSON"), ("README.md", "README"))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Heading:
+    """A heading; ``anchor`` is its id in the HTML (a link target)."""
+
+    level: int
+    text: str
+    anchor: str = ""
+
+
+@dataclass(frozen=True)
+class Text:
+    """A paragraph.  ``markdown``: dpaudit's own inline Markdown; else plain text.
+
+    ``kind`` styles it: ``p``, ``note``, ``facts``, ``status-ok``, ``status-bad``.
+    """
+
+    text: str
+    kind: str = "p"
+    markdown: bool = False
+
+
+@dataclass(frozen=True)
+class Bullets:
+    """A bullet list of inline-Markdown (``markdown``) or plain items."""
+
+    items: tuple[str, ...]
+    markdown: bool = False
 
 
 @dataclass(frozen=True)
 class Table:
-    """A table: header cells and rows of already formatted cells."""
+    """A table of formatted cells; ``marks``: column index whose ✓/✗ cells are coloured.
+
+    ``group_column``: a column whose values open a group (shown once, as a row
+    spanning the table in HTML); they are dpaudit's inline Markdown.
+    """
 
     headers: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
+    title: str = ""
+    note: str = ""
+    marks: int | None = None
+    group_column: int | None = None
+    css: str = ""
 
 
+@dataclass(frozen=True)
+class Image:
+    """A figure's image, linked to its full-size files (paths relative to the report)."""
+
+    figure: str
+    png: bytes
+    alt: str
+    full_size: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class Links:
+    """A line of links: ``(label, relative path or #anchor)``."""
+
+    lead: str
+    links: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class Witness:
+    """One audit's evidence as a card: title, ``(label, text)`` lines, violation flag."""
+
+    title: str
+    lines: tuple[tuple[str, str], ...]
+    violation: bool
+
+
+Block = Heading | Text | Bullets | Table | Image | Links | Witness
+
+#: Marks used in every findings column (the renderers colour them).
+SHOWS, NOT_SHOWN = "✓ shows", "✗ not shown"
+VIOLATION, NONE_FOUND = Verdict.VIOLATION.label, Verdict.NO_VIOLATION_FOUND.label
+
+
+# ------------------------------------------------------------------ run status
 def status_line(run: RunContents) -> tuple[bool, str]:
-    """``(complete, sentence)`` describing whether the run finished."""
+    """``(complete, sentence)`` describing whether the run finished every figure."""
     status = run.status or {}
     config = status.get("config", {})
     scale, seed = config.get("scale", "?"), config.get("seed", "?")
@@ -35,9 +126,16 @@ def status_line(run: RunContents) -> tuple[bool, str]:
             f"Complete run: {len(run.figures)} figure(s) at scale '{scale}', "
             f"root seed {seed}{took}."
         )
-    state = status.get("status", "unknown (no run-status.json)")
+    state = status.get("status")
     missing = run.missing_figures
-    text = f"INCOMPLETE RUN (status: {state}). The results below are partial."
+    if state is None:
+        text = "INCOMPLETE RUN (status: unknown (no run-status.json))."
+    elif state == "complete":
+        # The run said it finished, yet a figure's results are gone: say what is missing.
+        text = "INCOMPLETE RUN: results are missing for some figures."
+    else:
+        text = f"INCOMPLETE RUN (status: {state})."
+    text += " The results below are partial."
     if missing:
         text += f" Missing figures: {', '.join(missing)}."
     if status.get("error"):
@@ -45,6 +143,7 @@ def status_line(run: RunContents) -> tuple[bool, str]:
     return False, text
 
 
+# ------------------------------------------------------------------ formatting
 def params_text(params: dict[str, Any]) -> str:
     """Mechanism parameters as ``k=v, ...`` (ε shown separately, unset ones left out)."""
     shown = [f"{k}={_value(v)}" for k, v in params.items() if k != "epsilon" and v is not None]
@@ -59,36 +158,143 @@ def _value(v: Any) -> str:
     return str(v)
 
 
-def audit_summary_table(run: RunContents) -> Table:
-    """One row per audited mechanism: claim, truth, empirical bound, verdict."""
+def _cell(v: Any) -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float | int):
+        return fmt(v)
+    if isinstance(v, str) and v in ("inf", "-inf", "nan"):
+        return fmt(v)
+    return str(v)
+
+
+#: Parameter names as a reader writes them.
+_SYMBOLS = {"epsilon": "ε", "lambda": "λ", "dim": "n", "delta": "δ"}
+
+
+def _named(key: str, value: Any) -> str:
+    return f"{_SYMBOLS.get(key, key)} = {_value(value)}"
+
+
+# ------------------------------------------------------------------ findings
+def findings(result: dict[str, Any]) -> list[tuple[bool, str, str, str]]:
+    """``(holds, statement, ours, paper)`` for each qualitative finding of a figure."""
+    return [
+        (
+            bool(f.get("holds")),
+            str(f.get("statement", "?")),
+            str(f.get("detail", "")),
+            str(f.get("paper", "")),
+        )
+        for f in result.get("findings", [])
+    ]
+
+
+def _figure_label(entry: FigureEntry) -> str:
+    """A short name for a figure: the paper's short name and the figure number."""
+    paper = str(entry.result.get("paper", ""))
+    number = re.search(r"Fig(?:ure)?\.?\s*([0-9]+[a-z–-]*)", paper)
+    author = paper.split(",")[0].split("'")[0].strip() or entry.name
+    year = re.search(r"(19|20)[0-9]{2}", paper)
+    short = f"{author} {year.group(0)}" if year else author
+    short = short.replace("Salem & Zanella-Béguelin", "HoHo")
+    return f"{short}, Fig. {number.group(1)}" if number else entry.name
+
+
+# ------------------------------------------------------------------ audits
+def _short_methods(audits: Sequence[dict[str, Any]]) -> list[str]:
+    """Each audit's method with the part shared by all of them removed (``""`` if all equal)."""
+    methods = [str(a.get("method", "")) for a in audits]
+    if len(set(methods)) <= 1:
+        return ["" for _ in methods]
+    parts = [m.split(", ") for m in methods]
+    common = 0
+    while all(len(p) > common + 1 for p in parts) and len({p[common] for p in parts}) == 1:
+        common += 1
+    out = []
+    for p in parts:
+        rest = ", ".join(p[common:])
+        out.append(rest.split(" (")[0])
+    return out
+
+
+def audit_labels(audits: Sequence[dict[str, Any]]) -> list[str]:
+    """Each audit's title: its claimed ε and what tells it from the figure's others (λ, n, mode)."""
+    if not audits:
+        return []
+    columns: list[tuple[str, list[Any]]] = [
+        ("mechanism", [a.get("mechanism") for a in audits]),
+        ("epsilon", [a.get("claimed_epsilon") for a in audits]),
+    ]
+    keys: list[str] = []
+    for a in audits:
+        for k in a.get("parameters", {}):
+            if k != "epsilon" and k not in keys:
+                keys.append(k)
+    columns += [(k, [a.get("parameters", {}).get(k) for a in audits]) for k in keys]
+    # The claimed ε is always named (it says which cell of a grid an audit is); other
+    # columns only where they tell the audits apart.
+    varying = [
+        (k, vals) for k, vals in columns if k == "epsilon" or len({json.dumps(v) for v in vals}) > 1
+    ]
+    methods = _short_methods(audits)
+    labels = []
+    for i, a in enumerate(audits):
+        parts = []
+        for k, vals in varying:
+            if vals[i] is None:
+                continue  # a parameter this mechanism does not have
+            parts.append(str(vals[i]) if k == "mechanism" else _named(k, vals[i]))
+        if methods[i]:
+            parts.append(methods[i])
+        labels.append(", ".join(parts) or str(a.get("mechanism", "?")))
+    return labels
+
+
+def audit_table(entry: FigureEntry) -> list[Block]:
+    """The figure's audited mechanisms: one short row each, shared facts said once above."""
+    audits = list(entry.result.get("audits", []))
+    if not audits:
+        return []
+    labels = audit_labels(audits)
+    methods = {str(a.get("method", "")) for a in audits}
+    confidences = {fmt(a.get("confidence"), 3) for a in audits}
+    shared = []
+    if len(methods) == 1:
+        shared.append(f"Method: {methods.pop()}.")
+    if len(confidences) == 1:
+        shared.append(f"Each ε lower bound holds with confidence {next(iter(confidences))}.")
+    mechanisms = {str(a.get("mechanism")) for a in audits}
+    lead = f"Mechanism audited: {mechanisms.pop()}. " if len(mechanisms) == 1 else ""
     rows = []
-    for figure, a in run.audits():
-        bound = f"{fmt(a.get('epsilon_lower_bound'))} @ {fmt(a.get('confidence'), 3)}"
+    for label, a in zip(labels, audits, strict=True):
         rows.append(
             (
-                figure,
-                str(a.get("mechanism", "?")),
-                params_text(a.get("parameters", {})),
-                str(a.get("method", "?")),
+                label,
                 fmt(a.get("claimed_epsilon")),
                 fmt(a.get("true_epsilon")),
-                bound,
+                fmt(a.get("epsilon_lower_bound"))
+                + ("" if len(confidences) == 1 else f" @ {fmt(a.get('confidence'), 3)}"),
                 Verdict.of(bool(a.get("violation"))).label,
             )
         )
-    return Table(
-        (
-            "figure",
-            "mechanism",
-            "parameters",
-            "method",
-            "claimed ε",
-            "true ε (analytic)",
-            "ε lower bound @ confidence",
-            "verdict",
+    return [
+        Heading(3, "Audited mechanisms"),
+        Text(lead + " ".join(shared) + " Full witnesses: see the end of the report."),
+        Table(
+            (
+                "configuration",
+                "claimed ε",
+                "exact ε (analysis)",
+                "ε lower bound" + ("" if len(confidences) == 1 else " @ confidence"),
+                "verdict",
+            ),
+            tuple(rows),
+            marks=4,
         ),
-        tuple(rows),
-    )
+    ]
 
 
 def audit_details(audit: dict[str, Any]) -> list[tuple[str, str]]:
@@ -101,13 +307,15 @@ def audit_details(audit: dict[str, Any]) -> list[tuple[str, str]]:
             truth += f" ({audit['truth_method']})"
     return [
         ("claim", str(audit.get("claim", "?"))),
+        ("verdict", str(audit.get("verdict", "?"))),
         ("analytic truth", truth),
         (
             "empirical ε lower bound",
             f"{fmt(audit.get('epsilon_lower_bound'), 6)} with confidence "
-            f"{fmt(audit.get('confidence'), 4)} ({audit.get('method', '?')})",
+            f"{fmt(audit.get('confidence'), 4)}",
         ),
-        ("verdict", str(audit.get("verdict", "?"))),
+        ("method", str(audit.get("method", "?"))),
+        ("parameters", params_text(audit.get("parameters", {}))),
     ]
 
 
@@ -125,8 +333,9 @@ def witness_items(witness: dict[str, Any]) -> list[tuple[str, str]]:
     return items
 
 
+# ------------------------------------------------------------------ tables
 def comparison_table(result: dict[str, Any]) -> Table | None:
-    """The paper's numbers beside ours, if the figure has any."""
+    """The figure's raw comparison rows as one table (used when it has no ``tables``)."""
     rows = result.get("comparison") or []
     if not rows:
         return None
@@ -139,25 +348,22 @@ def comparison_table(result: dict[str, Any]) -> Table | None:
     return Table(tuple(keys), body)
 
 
-def _cell(v: Any) -> str:
-    if v is None:
-        return "—"
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    if isinstance(v, float | int):
-        return fmt(v)
-    if isinstance(v, str) and v in ("inf", "-inf", "nan"):
-        return fmt(v)
-    return str(v)
-
-
-def findings(result: dict[str, Any]) -> list[tuple[bool, str]]:
-    """``(holds, sentence)`` for each qualitative finding of a figure."""
-    out = []
-    for f in result.get("findings", []):
-        detail = f" — {f['detail']}" if f.get("detail") else ""
-        out.append((bool(f.get("holds")), f"{f.get('statement', '?')}{detail}"))
-    return out
+def figure_tables(result: dict[str, Any]) -> list[Table]:
+    """The tables a reader sees for one figure: its own ``tables``, else its comparison."""
+    tables = []
+    for t in result.get("tables") or []:
+        tables.append(
+            Table(
+                tuple(str(h) for h in t.get("headers", [])),
+                tuple(tuple(_cell(c) for c in row) for row in t.get("rows", [])),
+                title=str(t.get("title", "")),
+                note=str(t.get("note", "")),
+            )
+        )
+    if tables:
+        return tables
+    table = comparison_table(result)
+    return [] if table is None else [table]
 
 
 def run_facts(result: dict[str, Any]) -> str:
@@ -167,3 +373,215 @@ def run_facts(result: dict[str, Any]) -> str:
     versions = ", ".join(f"{k} {v}" for k, v in result.get("versions", {}).items())
     took = f", {float(total):.1f} s" if total is not None else ""
     return f"scale {result.get('scale')}, seed {result.get('seed')}{took}; {versions}"
+
+
+# ------------------------------------------------------------------ figure text
+def figure_text(entry: FigureEntry) -> tuple[str, str, str]:
+    """``(shows, method, differences)`` of a figure, as dpaudit's Markdown.
+
+    Taken from ``results.json``; a figure that does not record them there
+    (written by an older dpaudit) has them read back from its README, whose
+    layout :func:`dpaudit.reproduce.common.readme_page` fixes.
+    """
+    result = entry.result
+    shows = str(result.get("shows") or "")
+    method = str(result.get("method") or "")
+    differences = str(result.get("differences") or "")
+    readme = entry.readme or ""
+    if not shows:
+        shows = _readme_section(readme, "What this shows")
+    if not method:
+        method = _readme_section(readme, "How it was made")
+    if not method and readme:  # the layout before "How it was made" had its own heading
+        match = re.search(r"^Reproduces .*?\n\n(.*?)\n\n(?:\[?!\[figure\])", readme, re.S | re.M)
+        method = match.group(1).strip() if match else ""
+    if not differences:
+        differences = _readme_section(readme, "Where and why this differs from the paper")
+    return shows, method, differences
+
+
+def _readme_section(readme: str, heading: str) -> str:
+    """The text under ``## heading`` of a figure's README, up to the next ``##`` heading."""
+    match = re.search(rf"^## {re.escape(heading)}\n\n(.*?)(?:\n\n## |\Z)", readme, re.S | re.M)
+    return match.group(1).strip() if match else ""
+
+
+def markdown_blocks(text: str) -> list[Block]:
+    """dpaudit's own Markdown (paragraphs, ``- `` lists, pipe tables) as blocks."""
+    blocks: list[Block] = []
+    for para in re.split(r"\n\s*\n", text.strip()):
+        lines = para.split("\n")
+        if not para.strip():
+            continue
+        if lines[0].startswith("- "):
+            items: list[str] = []
+            for line in lines:
+                if line.startswith("- "):
+                    items.append(line[2:].strip())
+                elif items:
+                    items[-1] += " " + line.strip()
+            blocks.append(Bullets(tuple(items), markdown=True))
+        elif lines[0].startswith("|") and len(lines) >= 2:
+            cells = [_pipe_cells(line) for line in lines if not re.match(r"^\|[-|: ]+\|$", line)]
+            blocks.append(Table(tuple(cells[0]), tuple(tuple(r) for r in cells[1:])))
+        elif lines[0].startswith("#"):
+            blocks.append(Heading(4, lines[0].lstrip("# ").strip()))
+            if len(lines) > 1:
+                blocks.extend(markdown_blocks("\n".join(lines[1:])))
+        else:
+            blocks.append(Text(" ".join(line.strip() for line in lines), markdown=True))
+    return blocks
+
+
+def _pipe_cells(line: str) -> list[str]:
+    cells = re.split(r"(?<!\\)\|", line.strip().strip("|"))
+    return [c.strip().replace("\\|", "|") for c in cells]
+
+
+# ------------------------------------------------------------------ document
+def _plain(text: str) -> str:
+    """Text from a results file made safe to embed in dpaudit's Markdown (marks removed)."""
+    return re.sub(r"[*`\[\]_]", "", text)
+
+
+def _group_label(entry: FigureEntry) -> str:
+    """A figure's row in the summary: link, paper, and how many findings show."""
+    found = findings(entry.result)
+    held = sum(f[0] for f in found)
+    paper = _plain(str(entry.result.get("paper", "")))
+    return f"[{_figure_label(entry)}](#{entry.name}) — {paper} — {held}/{len(found)} findings show"
+
+
+def _paper_count(run: RunContents) -> int:
+    return len({re.sub(r",? *(§|Fig).*$", "", str(e.result.get("paper", ""))) for e in run.figures})
+
+
+def summary_blocks(run: RunContents) -> list[Block]:
+    """The opening a reviewer can quote: status, papers, findings with numbers, verdicts."""
+    complete, status = status_line(run)
+    all_found = [(e, f) for e in run.figures for f in findings(e.result)]
+    held = sum(f[0] for _, f in all_found)
+    audits = run.audits()
+    flagged = sum(bool(a.get("violation")) for _, a in audits)
+    scale = (run.status or {}).get("config", {}).get("scale", "?")
+    blocks: list[Block] = [
+        Text(("" if complete else "⚠ ") + status, kind="status-ok" if complete else "status-bad"),
+        Heading(2, "Summary", "summary"),
+        Text(
+            f"This run reproduces {len(run.figures)} figure(s) from "
+            f"{_paper_count(run)} paper(s) at scale '{scale}'. **{held} of {len(all_found)} "
+            "findings show in it** (the papers' own, and dpaudit's checks marked 'not in paper')"
+            + (
+                f"; {len(all_found) - held} do not (marked ✗ below)."
+                if held < len(all_found)
+                else "."
+            )
+            + (
+                f" The audits flag **{flagged} of {len(audits)}** audited configurations as "
+                "violating their privacy claim."
+                if audits
+                else ""
+            )
+            + " ε lower bounds are one-sided: they can show a violation, never prove privacy.",
+            markdown=True,
+        ),
+    ]
+    rows = []
+    for entry, (holds, statement, ours, paper) in all_found:
+        rows.append(
+            (
+                _group_label(entry),
+                statement,
+                paper or "—",
+                ours or "—",
+                SHOWS if holds else NOT_SHOWN,
+            )
+        )
+    if rows:
+        blocks.append(
+            Table(
+                ("figure", "finding", "paper", "this run (cell)", "shows?"),
+                tuple(rows),
+                marks=4,
+                group_column=0,
+                css="findings",
+            )
+        )
+    return blocks
+
+
+def figure_blocks(entry: FigureEntry) -> list[Block]:
+    """One figure's section: image, what it shows, paper beside ours, audits, differences."""
+    result = entry.result
+    shows, method, differences = figure_text(entry)
+    blocks: list[Block] = [
+        Heading(2, f"{_figure_label(entry)}: {entry.title}", entry.name),
+    ]
+    present = [(label, f"{entry.name}/{name}") for name, label in FIGURE_FILES
+               if (entry.directory / name).is_file()]  # fmt: skip
+    if entry.png is not None:
+        full = tuple((label, path) for label, path in present if label in ("SVG", "PNG"))
+        blocks.append(Image(entry.name, entry.png, entry.title, full))
+    blocks.append(Text(f"Reproduces {result.get('paper', '')}."))
+    if present:
+        blocks.append(Links("Files:", tuple(present)))
+    if shows:
+        blocks += [Heading(3, "What this shows"), *markdown_blocks(shows)]
+    found = findings(result)
+    if found:
+        held = sum(f[0] for f in found)
+        blocks.append(
+            Text(
+                f"Findings: {held} of {len(found)} show in this run ([summary](#summary)).",
+                markdown=True,
+            )
+        )
+    tables = figure_tables(result)
+    if tables:
+        blocks.append(Heading(3, "Paper beside ours"))
+    for table in tables:
+        blocks.append(Table(table.headers, table.rows, title=table.title, note=table.note))
+    blocks += audit_table(entry)
+    if differences:
+        blocks += [Heading(3, "Where and why this differs from the paper")]
+        blocks += markdown_blocks(differences)
+    for note in result.get("notes", []):
+        blocks.append(Text(str(note), kind="note"))
+    if method:
+        blocks += [Heading(3, "How it was made"), *markdown_blocks(method)]
+    blocks.append(Text(f"Run: {run_facts(result)}", kind="facts"))
+    return blocks
+
+
+def witness_blocks(run: RunContents) -> list[Block]:
+    """Every audit's full evidence, grouped per figure, titled by what distinguishes it."""
+    blocks: list[Block] = []
+    for entry in run.figures:
+        audits = list(entry.result.get("audits", []))
+        if not audits:
+            continue
+        blocks.append(Heading(3, f"{_figure_label(entry)}: {entry.title}", f"{entry.name}-w"))
+        for label, a in zip(audit_labels(audits), audits, strict=True):
+            lines = audit_details(a)
+            lines += [(f"witness: {k}", v) for k, v in witness_items(a.get("witness", {}))]
+            verdict = Verdict.of(bool(a.get("violation"))).label
+            blocks.append(Witness(f"{label} — {verdict}", tuple(lines), bool(a.get("violation"))))
+    if blocks:
+        blocks.insert(0, Heading(2, "Witnesses", "witnesses"))
+        blocks.insert(
+            1,
+            Text(
+                "What proves each ε lower bound: the pair of inputs, the attack (the set S of "
+                "outputs), the counts and the seeds. Grouped per figure."
+            ),
+        )
+    return blocks
+
+
+def build_document(run: RunContents) -> list[Block]:
+    """The whole report: summary, one section per figure, then the witnesses."""
+    blocks = summary_blocks(run)
+    for entry in run.figures:
+        blocks += figure_blocks(entry)
+    blocks += witness_blocks(run)
+    return blocks

@@ -8,7 +8,7 @@ table of rows (one CSV line each), the paper's numbers set beside ours, the
 qualitative findings checked, and one :class:`AuditRecord` per audited
 mechanism (what the report lists).  Its ``readme`` lays out the figure's
 README with :func:`readme_page`.  :func:`write_figure_outputs` then writes
-``results.json``, ``results.csv``, ``figure.png`` and ``README.md`` into the
+``results.json``, ``results.csv``, ``figure.png`` (+ ``figure.svg``) and ``README.md`` into the
 figure's directory, each atomically (:mod:`dpaudit.io`), so a file is either
 complete or absent.
 """
@@ -22,7 +22,7 @@ import platform
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,7 @@ SCALES = ("tiny", "quick", "paper")
 RESULTS_JSON = "results.json"
 RESULTS_CSV = "results.csv"
 FIGURE_PNG = "figure.png"
+FIGURE_SVG = "figure.svg"
 FIGURE_README = "README.md"
 
 
@@ -99,11 +100,34 @@ class AuditRecord:
 
 @dataclass(frozen=True)
 class Finding:
-    """A qualitative finding of the paper and whether our run shows it."""
+    """A qualitative finding of the paper and whether our run shows it.
+
+    ``detail`` gives our numbers (and the cells they come from); ``paper`` the
+    paper's own number or statement for the same quantity, set beside ours in
+    the report's summary.
+    """
 
     statement: str
     holds: bool
     detail: str = ""
+    paper: str = ""
+
+
+@dataclass(frozen=True)
+class ReportTable:
+    """A table as a reader sees it: title, header, formatted cells, and a note under it."""
+
+    title: str
+    headers: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    note: str = ""
+
+    def markdown(self) -> str:
+        """The table as a README section (``###`` title, table, note)."""
+        parts = [f"### {self.title}", markdown_table(self.headers, self.rows)]
+        if self.note:
+            parts.append(self.note)
+        return "\n\n".join(parts)
 
 
 @dataclass(frozen=True)
@@ -114,6 +138,12 @@ class FigureResult:
     the paper's numbers beside ours (dicts with at least ``quantity``,
     ``paper`` and ``ours``); ``extra`` carries figure-specific data that the
     plot or the README needs but that does not fit a row.
+
+    The figure's words, shared by its README and the run report (Markdown):
+    ``shows`` says in plain words what the figure shows and what it means;
+    ``method`` how it was made; ``differences`` a bullet list of where and why
+    it differs from the paper.  ``tables`` are the tables a reader sees
+    (:class:`ReportTable`); without them the report shows ``comparison``.
     """
 
     figure: str
@@ -131,6 +161,10 @@ class FigureResult:
     audits: tuple[AuditRecord, ...] = ()
     notes: tuple[str, ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)
+    shows: str = ""
+    method: str = ""
+    differences: str = ""
+    tables: tuple[ReportTable, ...] = ()
 
     @property
     def all_findings_hold(self) -> bool:
@@ -289,13 +323,29 @@ def require_matplotlib() -> Any:
     return plt
 
 
+#: Resolution of ``figure.png``: a figure drawn 10 inches wide is 1100 px,
+#: the report's text width, so its text is shown at the size it was drawn.
+PNG_DPI = 110
+
+
 def save_figure(fig: Any, path: Path) -> None:
-    """Render a matplotlib figure to PNG bytes and write them atomically."""
+    """Write a matplotlib figure as PNG (``path``) and as SVG beside it, each atomically.
+
+    The SVG (``path`` with suffix ``.svg``, text kept as text) is for papers
+    and for zooming in; the PNG is what the report embeds.
+    """
     plt = require_matplotlib()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    atomic_write_bytes(path, buf.getvalue())
+    try:
+        for fmt, target, options in (
+            ("png", path, {"dpi": PNG_DPI}),
+            ("svg", path.with_suffix(".svg"), {"metadata": {"Date": None}}),
+        ):
+            buf = io.BytesIO()
+            with plt.rc_context({"svg.fonttype": "none", "svg.hashsalt": "dpaudit"}):
+                fig.savefig(buf, format=fmt, bbox_inches="tight", **options)
+            atomic_write_bytes(target, buf.getvalue())
+    finally:
+        plt.close(fig)
 
 
 def write_figure_outputs(
@@ -317,25 +367,59 @@ def write_figure_outputs(
 
 
 def readme_page(
-    result: FigureResult, description: str, sections: Sequence[str], differences: str
+    result: FigureResult,
+    description: str | None = None,
+    sections: Sequence[str] = (),
+    differences: str | None = None,
 ) -> str:
-    """A figure's README: title, source, description, the figure, ``sections``, differences, run.
+    """A figure's README: title, source, what it shows, the figure, ``sections``, differences, run.
 
-    ``sections`` are the figure's own Markdown sections, in order (tables,
-    :func:`findings_section`, ...); ``differences`` the bullet list of where
-    and why this reproduction differs from the paper.
+    ``description`` (how the figure was made) and ``differences`` (the bullet
+    list of where and why this reproduction differs from the paper) default to
+    the result's own ``method`` and ``differences``, which the report shows
+    too; ``sections`` are the figure's own Markdown sections, in order
+    (tables, :func:`findings_section`, ...).
     """
+    shows = f"## What this shows\n\n{result.shows}" if result.shows else ""
+    how = result.method if description is None else description
     return "\n\n".join(
-        [
+        part
+        for part in [
             f"# {result.title}",
             f"Reproduces {result.paper}.",
-            description,
-            f"![figure]({FIGURE_PNG})",
+            shows,
+            f"[![figure]({FIGURE_PNG})]({FIGURE_SVG}) (full size: [SVG]({FIGURE_SVG}), "
+            f"[PNG]({FIGURE_PNG}))",
+            "## How it was made\n\n" + how if how else "",
             *sections,
-            "## Where and why this differs from the paper\n\n" + differences,
+            "## Where and why this differs from the paper\n\n"
+            + (result.differences if differences is None else differences),
             provenance_markdown(result),
         ]
+        if part
     )
+
+
+def add_words(
+    result: FigureResult,
+    shows: Callable[[FigureResult], str],
+    method: Callable[[FigureResult], str],
+    differences: Callable[[FigureResult], str],
+    tables: Callable[[FigureResult], Sequence[ReportTable]],
+) -> FigureResult:
+    """``result`` with its words and reader's tables, each derived from the result itself."""
+    return replace(
+        result,
+        shows=shows(result),
+        method=method(result),
+        differences=differences(result),
+        tables=tuple(tables(result)),
+    )
+
+
+def tables_section(result: FigureResult) -> str:
+    """The README section setting the paper's numbers beside ours (the result's tables)."""
+    return "## Paper beside ours\n\n" + "\n\n".join(t.markdown() for t in result.tables)
 
 
 def findings_section(result: FigureResult) -> str:
@@ -350,8 +434,9 @@ def findings_markdown(result: FigureResult) -> str:
     lines = []
     for f in result.findings:
         mark = "✓ shows" if f.holds else "✗ does NOT show"
-        detail = f" — {f.detail}" if f.detail else ""
-        lines.append(f"- {mark}: {f.statement}{detail}")
+        detail = f" — ours: {f.detail}" if f.detail else ""
+        paper = f"; paper: {f.paper}" if f.paper else ""
+        lines.append(f"- {mark}: {f.statement}{detail}{paper}")
     return "\n".join(lines)
 
 

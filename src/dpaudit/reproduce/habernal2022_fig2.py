@@ -6,13 +6,11 @@ to the mechanism ``runs`` times each, rounds every coordinate at 0.5, takes a
 majority vote and turns the 2×2 table into the paper's MLE loss
 ``max_g |ln(f0g/f1g)|`` and a one-sided Clopper–Pearson ε lower bound.
 
-Beside the sampled numbers this module computes, for additive mechanisms, the
-**exact loss of the attack** — the value the MLE converges to with infinitely
-many runs: the per-coordinate probability of rounding to 1 is exact
-(:func:`dpaudit.audit.decision_set.attack_decision_set`), and the majority vote
-of n independent coordinates is binomial (ties vote 0, numpy's
-round-half-to-even as in the reference).  It shows which "infinite" cells are
-finite losses too large for the sample size.
+Beside the sampled numbers it sets, for additive mechanisms, the **exact loss
+of the attack** — the value the MLE converges to with infinitely many runs
+(:mod:`dpaudit.reproduce.acl_loss`).  It shows which "infinite" cells are
+finite losses too large for the sample size.  The drawing is
+:mod:`dpaudit.reproduce.habernal2022_fig2_plot`.
 
 Confidence: each cell's ε lower bound is Bonferroni-corrected over all cells
 of the grid (``familywise=True``), so every verdict of the figure holds
@@ -28,15 +26,17 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy import special, stats
 
-from dpaudit.audit.decision_set import attack_decision_set
 from dpaudit.audit.sanity_check import sanity_epsilon_lower_bound
-from dpaudit.audit.statistics import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.engine.executor import run_units
 from dpaudit.mechanisms import make_mechanism
-from dpaudit.reproduce import common
+from dpaudit.reproduce import common, habernal2022_fig2_plot
 from dpaudit.reproduce.acl_grid import ACL2022_DIMS, ACL2022_EPSILONS, run_acl2022_grid
+from dpaudit.reproduce.acl_loss import (
+    exact_unit,
+    loss_standard_error,
+    loss_upper_bound,
+)
 from dpaudit.reproduce.common import AuditRecord, FigureResult, FigureRun, Finding
 from dpaudit.reproduce.reference_data import (
     ACL2022_DEFECT_ABOVE_N,
@@ -77,94 +77,6 @@ _SIZES: dict[str, tuple[int, tuple[float, ...], tuple[int, ...]]] = {
 }
 
 
-# ------------------------------------------------------------------ statistics
-def exact_attack_loss(mechanism: str, epsilon: float, dim: int) -> float | None:
-    """The MLE loss the attack converges to with infinitely many runs, or None if unknown.
-
-    Additive mechanisms: exact per-coordinate rounding probabilities q0, q1
-    (on the sampler's 32-bit uniform grid), then the majority vote's
-    probabilities ``P(Bin(n, q) > ⌊n/2⌋)`` (a tie votes 0).  A mechanism whose
-    analytic ε is 0 (random bits) has loss 0 for every attack.
-    """
-    mech = make_mechanism(mechanism, epsilon=epsilon, dim=dim)
-    truth = mech.truth()
-    if truth is not None and truth.true_epsilon == 0.0:
-        return 0.0
-    if not mech.is_additive:
-        return None
-    d0, d1 = attack_decision_set(mech, 0.0), attack_decision_set(mech, 1.0)
-    if d0 is None or d1 is None:
-        return None
-    log_votes = [_log_vote_probabilities(dim, d.probability) for d in (d0, d1)]
-    loss = 0.0
-    for g in (0, 1):
-        a, b = log_votes[0][g], log_votes[1][g]
-        if math.isinf(a) and math.isinf(b):
-            continue  # a guess that never occurs carries no evidence (as in the MLE)
-        if math.isinf(a) or math.isinf(b):
-            return math.inf
-        loss = max(loss, abs(a - b))
-    return loss
-
-
-def _exact_unit(cell: tuple[str, float, int]) -> float | None:
-    """Work unit for the executor: the exact attack loss of one (mechanism, ε, n) cell."""
-    return exact_attack_loss(*cell)
-
-
-def _log_vote_probabilities(n: int, q: float) -> tuple[float, float]:
-    """``(ln P(vote 0), ln P(vote 1))`` for ``n`` coordinates each 1 with probability ``q``."""
-    if q <= 0.0:
-        return 0.0, -math.inf
-    if q >= 1.0:
-        return -math.inf, 0.0
-    k = np.arange(n + 1)
-    logpmf = stats.binom.logpmf(k, n, q)
-    half = n // 2  # counts > n/2 vote 1; a tie (n even, count = n/2) votes 0
-    return float(special.logsumexp(logpmf[: half + 1])), float(
-        special.logsumexp(logpmf[half + 1 :])
-    )
-
-
-def loss_upper_bound(counts: np.ndarray, runs: int, confidence: float) -> float:
-    """Upper confidence bound on the attack's exact loss ``max_g |ln(p0g/p1g)|``.
-
-    Each of the four proportions gets both one-sided Clopper–Pearson bounds at
-    ``(1 − confidence)/8`` (Bonferroni), so all hold together with probability
-    ≥ ``confidence`` and the max of the interval ends bounds the max loss.
-    """
-    alpha = (1.0 - confidence) / 8.0
-    upper = 0.0
-    for g in (0, 1):
-        k0, k1 = int(counts[0][g]), int(counts[1][g])
-        lo0, hi0 = clopper_pearson_lower(k0, runs, alpha), clopper_pearson_upper(k0, runs, alpha)
-        lo1, hi1 = clopper_pearson_lower(k1, runs, alpha), clopper_pearson_upper(k1, runs, alpha)
-        with np.errstate(divide="ignore"):
-            upper = max(upper, float(np.log(hi0) - np.log(lo1)), float(np.log(hi1) - np.log(lo0)))
-    return upper
-
-
-def loss_standard_error(counts: np.ndarray, runs: int, other_runs: int) -> float | None:
-    """Delta-method standard error of ``ours − published`` for the guess that gives our loss.
-
-    ``Var ln(f0g/f1g) ≈ (1−p0)/(N p0) + (1−p1)/(N p1)``; the published value's
-    variance is the same with its own number of runs.  None when a count is 0.
-    """
-    best_g, best = None, -1.0
-    for g in (0, 1):
-        k0, k1 = int(counts[0][g]), int(counts[1][g])
-        if k0 == 0 or k1 == 0:
-            continue
-        loss = abs(math.log(k0 / k1))
-        if loss > best:
-            best_g, best = g, loss
-    if best_g is None:
-        return None
-    p0, p1 = counts[0][best_g] / runs, counts[1][best_g] / runs
-    shape = (1 - p0) / p0 + (1 - p1) / p1
-    return math.sqrt(shape / runs + shape / other_runs)
-
-
 # --------------------------------------------------------------------- compute
 def compute(run: FigureRun) -> FigureResult:
     """Run the grid, attach exact losses, published values and the agreement check."""
@@ -184,7 +96,7 @@ def compute(run: FigureRun) -> FigureResult:
     run.progress.advance()
     with run.stage("exact attack losses"):
         exact = run_units(
-            _exact_unit,
+            exact_unit,
             [(c.mechanism, c.epsilon, c.dim) for c in grid],
             run.execution,
             desc="exact attack losses",
@@ -221,7 +133,7 @@ def compute(run: FigureRun) -> FigureResult:
     run.progress.advance()
     audits = tuple(_audits(rows))
     run.progress.advance()
-    return run.result(
+    result = run.result(
         parameters={
             "mechanisms": list(ORDER),
             "epsilons": list(epsilons),
@@ -246,8 +158,16 @@ def compute(run: FigureRun) -> FigureResult:
             "reference code assigned instead of adding the counts of its 10 chunks.",
             "Published 'infinite' ADePT cells are finite losses too large for the sample "
             "size; the exact attack loss column gives their value.",
+            "The audit table lists one row per mechanism: its most damning cell (largest "
+            "ε lower bound / claimed ε), named by its ε and n.",
         ),
     )
+    return _with_text(result)
+
+
+def _with_text(result: FigureResult) -> FigureResult:
+    """The result with the words and tables the README and the report show."""
+    return common.add_words(result, _shows, _method, _differences, _tables)
 
 
 def _compare(row: dict[str, Any], counts: np.ndarray) -> dict[str, Any]:
@@ -308,38 +228,47 @@ def _findings(rows: list[dict[str, Any]], comparison: list[dict[str, Any]]) -> l
     worst = max((abs(c["z"]) for c in checked), default=0.0)
     return [
         Finding(
-            "ADePT violates its claim (ε lower bound > claimed ε) in every cell with n ≥ 8",
+            "ADePT violates its claim in every cell with n ≥ 8",
             bool(adept_big) and all(r["violation"] for r in adept_big),
-            f"{sum(r['violation'] for r in adept)}/{len(adept)} cells flagged in all",
+            f"{sum(r['violation'] for r in adept_big)}/{len(adept_big)} cells with n ≥ 8 "
+            f"flagged ({sum(r['violation'] for r in adept)}/{len(adept)} in all)",
+            "loss > ε for n ≥ 8",
         ),
         Finding(
-            "ADePT's empirical loss grows with the dimension (curse of dimensionality)",
+            "ADePT's loss grows with the dimension n",
             bool(grows) and all(grows),
-            "loss at the largest n exceeds the loss at the smallest n for every ε",
+            f"largest n above smallest n for {sum(grows)}/{len(grows)} ε values",
+            "grows with n",
         ),
         Finding(
-            "DPText's empirical loss is infinite in every cell, and every cell is flagged",
+            "DPText's loss is infinite (and flagged) in every cell",
             bool(dptext)
             and all(math.isinf(r["empirical_loss"]) and r["violation"] for r in dptext),
-            f"{sum(math.isinf(r['empirical_loss']) for r in dptext)}/{len(dptext)} infinite",
+            f"{sum(math.isinf(r['empirical_loss']) for r in dptext)}/{len(dptext)} cells infinite",
+            "∞ in every cell",
         ),
         Finding(
             "copying the input has infinite loss in every cell",
             bool(identity) and all(math.isinf(r["empirical_loss"]) for r in identity),
+            f"{sum(math.isinf(r['empirical_loss']) for r in identity)}/{len(identity)} cells "
+            "infinite",
+            "∞",
         ),
         Finding(
-            "correct mechanisms pass: vanilla Laplace and random bits are never flagged",
+            "vanilla Laplace and random bits are never flagged",
             bool(correct) and not any(r["violation"] for r in correct),
-            f"{len(correct)} cells, largest ε_lcb/ε = "
-            f"{max(r['epsilon_lower_bound'] / r['epsilon'] for r in correct):.3f}"
+            f"{sum(r['violation'] for r in correct)}/{len(correct)} cells flagged; largest "
+            f"ε_lcb/ε = {max(r['epsilon_lower_bound'] / r['epsilon'] for r in correct):.3f}"
             if correct
             else "",
+            "loss ≤ ε",
         ),
         Finding(
-            "published values agree within sampling error (finite cells on 10M runs, n ≤ 16)",
+            "published values agree within sampling error (n ≤ 16)",
             bool(checked) and len(agree) == len(checked),
             f"{len(agree)}/{len(checked)} cells within {AGREEMENT_SE:g} SE (largest |z| = "
             f"{worst:.2f})",
+            "published grid",
         ),
     ]
 
@@ -404,76 +333,128 @@ def _audits(rows: list[dict[str, Any]]) -> list[AuditRecord]:
 
 
 # ------------------------------------------------------------------------ plot
-_INF_Y = 60.0
-_FLOOR_Y = 1e-4
-
-
-def _y(v: float | None) -> float:
-    if v is None:
-        return math.nan
-    if math.isinf(v):
-        return _INF_Y
-    return max(v, _FLOOR_Y)
-
-
 def plot(result: FigureResult, path: Path) -> None:
-    """One panel per mechanism: loss vs n per ε (ours: lines + band; published: ×)."""
-    plt = common.require_matplotlib()
+    """The figure: one panel per mechanism (:mod:`dpaudit.reproduce.habernal2022_fig2_plot`)."""
+    habernal2022_fig2_plot.plot(result, path, ORDER, LABELS)
+
+
+# ---------------------------------------------------------------------- words
+def _shows(result: FigureResult) -> str:
     rows = list(result.rows)
-    epsilons = sorted({r["epsilon"] for r in rows})
-    cmap = plt.get_cmap("viridis")
-    colors = {e: cmap(i / max(1, len(epsilons) - 1)) for i, e in enumerate(epsilons)}
-    mechanisms = [m for m in ORDER if any(r["mechanism"] == m for r in rows)]
-    fig, axes = plt.subplots(1, len(mechanisms), figsize=(3.3 * len(mechanisms), 4.3), sharey=True)
-    axes = np.atleast_1d(axes)
-    for ax, mech in zip(axes, mechanisms, strict=True):
-        for eps in epsilons:
-            cells = sorted(
-                (r for r in rows if r["mechanism"] == mech and r["epsilon"] == eps),
-                key=lambda r: r["dim"],
-            )
-            x = [r["dim"] for r in cells]
-            c = colors[eps]
-            ax.fill_between(
-                x,
-                [_y(r["epsilon_lower_bound"]) for r in cells],
-                [_y(r["loss_upper_bound"]) for r in cells],
-                color=c,
-                alpha=0.15,
-                lw=0,
-            )
-            ax.plot(x, [_y(r["empirical_loss"]) for r in cells], "-o", color=c, ms=3, lw=1.5)
-            ax.plot(x, [_y(r["published_loss"]) for r in cells], "x", color=c, ms=7, mew=1.5)
-            if mech not in ("identity", "random-bits"):
-                ax.axhline(eps, color=c, ls=":", lw=0.8)
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.minorticks_off()  # fewer tick artists: drawing stays fast
-        dims = sorted({r["dim"] for r in rows})
-        ax.set_xticks(dims, [str(d) for d in dims])
-        ax.set_yticks(
-            [1e-4, 1e-3, 1e-2, 0.1, 1, 10, _INF_Y], ["1e-4", "1e-3", "0.01", "0.1", "1", "10", "∞"]
-        )
-        ax.set_ylim(_FLOOR_Y * 0.7, _INF_Y * 1.6)
-        ax.axhline(_INF_Y, color="0.6", lw=0.6)
-        ax.set_title(LABELS.get(mech, mech), fontsize=10)
-        ax.set_xlabel("dimension n")
-        ax.grid(alpha=0.25, which="major")
-    axes[0].set_ylabel("empirical privacy loss (log scale; top line = ∞)")
-    handles = [plt.Line2D([], [], color=colors[e], lw=2, label=f"ε = {e:g}") for e in epsilons] + [
-        plt.Line2D([], [], color="k", marker="o", ms=3, lw=1.5, label="ours (dpaudit)"),
-        plt.Line2D([], [], color="k", marker="x", ls="", ms=7, label="published (ACL 2022)"),
-        plt.Line2D([], [], color="k", ls=":", lw=0.8, label="claimed ε"),
-        plt.Rectangle((0, 0), 1, 1, color="k", alpha=0.15, label="95% confidence band"),
-    ]
-    fig.legend(handles=handles, loc="lower center", ncol=6, fontsize=8.5, frameon=False)
-    fig.suptitle(
-        f"ACL 2022 sanity check: {result.sample_counts['runs_per_dataset_per_cell']:,} runs per "
-        "input and cell (published: 10M, 1M for n > 16)",
-        fontsize=11,
+    adept = _cells(rows, "adept-acl22")
+    flagged = [r for r in adept if r["violation"]]
+    worst = max(adept, key=lambda r: r["epsilon_lower_bound"] / r["epsilon"], default=None)
+    correct = _cells(rows, "laplace") + _cells(rows, "random-bits")
+    text = (
+        "Each panel is one mechanism; each colour one claimed ε. The attacker sees the "
+        "mechanism's output for n zeros or n ones and guesses which; the empirical privacy "
+        "loss is how much more often a guess comes up for one input than for the other "
+        "(log scale; top line ∞, bottom line 0). A mechanism keeps its claim when its loss "
+        "stays below its dotted ε line.\n\n"
+        "- **Copy input** (no privacy) has infinite loss and **random bits** (perfect "
+        "privacy) has loss 0 up to sampling noise: the two ends of the scale.\n"
+        "- **Vanilla Laplace** stays below its claim in every cell; its loss falls with n "
+        "because the noise is calibrated to all n coordinates.\n"
     )
-    fig.subplots_adjust(left=0.06, right=0.99, top=0.86, bottom=0.25, wspace=0.08)
-    common.save_figure(fig, path)
+    if worst is not None:
+        text += (
+            f"- **ADePT** breaks its claim in {len(flagged)} of {len(adept)} cells, more "
+            "clearly the larger n (its noise is calibrated to the wrong sensitivity 2C "
+            f"instead of 2C√n); worst cell ε = {worst['epsilon']:g}, n = {worst['dim']}: "
+            f"ε ≥ {worst['epsilon_lower_bound']:.3g}. The dashed lines are the exact loss "
+            "of the attack, which the measured loss converges to with more runs: where "
+            "ours is ∞ but the dashed line is finite, the loss is finite but too large to "
+            "measure with this many runs.\n"
+        )
+    text += (
+        "- **DPText** has infinite loss in every cell: its broken sampler never produces "
+        "some outputs for one of the inputs.\n\n"
+        f"Correct mechanisms are never flagged ({len(correct)} cells). Our values "
+        "(dots) sit on the published ones (×) within sampling error."
+    )
+    return text
+
+
+def _method(result: FigureResult) -> str:
+    return (
+        "Two neighbouring inputs — n zeros and n ones — each go through the mechanism "
+        f"{result.sample_counts['runs_per_dataset_per_cell']:,} times. The attacker rounds "
+        "each output coordinate at 0.5 and takes a majority vote; the 2×2 table of true vs "
+        "guessed input gives the paper's empirical loss max_g |ln(f0g/f1g)| (MLE). dpaudit "
+        "adds a one-sided Clopper–Pearson ε lower bound per cell (Bonferroni-corrected over "
+        "every cell, so all verdicts hold together at 95%) and the exact loss the attack "
+        "converges to with infinitely many runs."
+    )
+
+
+def _differences(result: FigureResult) -> str:
+    return (
+        "- **Overwritten counts for n > 16.** The reference code runs n > 16 in 10 chunks "
+        "of 1,000,000 runs but *assigns* each chunk's counts instead of adding them, so "
+        "the published cells for n ∈ {32, 64, 128} rest on 1M runs, not the stated 10M. "
+        "dpaudit accumulates every chunk. Those cells are compared with the published "
+        "value's own (1M-run) sampling error, for information only.\n"
+        "- **Infinite cells that are finite with more runs.** A loss is reported as "
+        "infinite when one count of the table is zero. For ADePT at large n·ε the true "
+        "loss of the attack is finite but so large that its rare event never occurs in "
+        "10M runs (see the exact loss: it often needs far more than 10^10 runs); "
+        "an infinite cell here and a finite one in the paper (or the reverse) near that "
+        "edge is sampling, not disagreement. DPText's and copy-input's losses are "
+        "infinite for every number of runs: their rare event has probability exactly 0.\n"
+        f"- **Our scale.** This run (`{result.scale}`) used "
+        f"{result.sample_counts['runs_per_dataset_per_cell']:,} runs per cell; `paper` uses "
+        "10M, as published. Seeds differ from the reference (legacy numpy seed 1234), so "
+        "individual values differ within sampling error.\n"
+        "- **Verdicts are one-sided.** A cell that is not flagged does not show that the "
+        "mechanism is private; it shows this attack found no violation."
+    )
+
+
+def _tables(result: FigureResult) -> tuple[common.ReportTable, ...]:
+    rows = list(result.rows)
+    dims = sorted({r["dim"] for r in rows})
+    body: list[tuple[str, ...]] = []
+    for mech in ORDER:
+        cells = [r for r in rows if r["mechanism"] == mech]
+        if not cells:
+            continue
+        lines = []
+        for eps in sorted({r["epsilon"] for r in cells}):
+            line = []
+            for n in dims:
+                r = next((c for c in cells if c["epsilon"] == eps and c["dim"] == n), None)
+                line.append("—" if r is None else _cell_text(r, bold=False))
+            lines.append((eps, line))
+        if len({tuple(line) for _, line in lines}) == 1:
+            body.append((f"{_short(mech)}, every ε", *lines[0][1]))
+        else:
+            body += [(f"{_short(mech)}, ε = {eps:g}", *line) for eps, line in lines]
+    agreement = _agreement_summary(result)
+    return (
+        common.ReportTable(
+            "Empirical loss per cell (ours / published / exact)",
+            ("mechanism, ε", *[f"n = {n}" for n in dims]),
+            tuple(body),
+            "Each cell: our MLE loss / the published loss / the exact loss of the attack with "
+            "infinitely many runs (— where unknown in closed form). " + agreement,
+        ),
+    )
+
+
+def _short(mechanism: str) -> str:
+    """A mechanism's panel title without its parenthesis (``random bits``)."""
+    return LABELS[mechanism].split(" (")[0]
+
+
+def _agreement_summary(result: FigureResult) -> str:
+    checked = [c for c in result.comparison if c["checked"]]
+    agree = [c for c in checked if c["agrees"]]
+    one_inf = [c for c in result.comparison if c.get("note") == "infinite on one side only"]
+    return (
+        f"Agreement: {len(agree)} of {len(checked)} finite published cells on 10M runs "
+        f"(n ≤ 16) are within {AGREEMENT_SE:g} standard errors of ours; infinite on one "
+        f"side only: {len(one_inf)} (see the README)."
+    )
 
 
 # ---------------------------------------------------------------------- README
@@ -498,43 +479,22 @@ def readme(result: FigureResult) -> str:
             "(∞ runs); **bold** = flagged (ε lower bound > claimed ε)\n\n"
             + common.markdown_table(["ε \\ n", *[str(n) for n in dims]], table)
         )
-    return common.readme_page(
-        result,
-        "Two neighbouring inputs — n zeros and n ones — each go through the mechanism "
-        f"{result.sample_counts['runs_per_dataset_per_cell']:,} times. The attacker rounds "
-        "each output coordinate at 0.5 and takes a majority vote; the 2×2 table of true vs "
-        "guessed input gives the paper's empirical loss max_g |ln(f0g/f1g)| (MLE). dpaudit "
-        "adds a one-sided Clopper–Pearson ε lower bound per cell (Bonferroni-corrected over "
-        "every cell, so all verdicts hold together at 95%) and the exact loss the attack "
-        "converges to with infinitely many runs.",
-        sections,
-        "- **Overwritten counts for n > 16.** The reference code runs n > 16 in 10 chunks "
-        "of 1,000,000 runs but *assigns* each chunk's counts instead of adding them, so "
-        "the published cells for n ∈ {32, 64, 128} rest on 1M runs, not the stated 10M. "
-        "dpaudit accumulates every chunk. Those cells are compared with the published "
-        "value's own (1M-run) sampling error, for information only.\n"
-        "- **Infinite cells that are finite with more runs.** A loss is reported as "
-        "infinite when one count of the table is zero. For ADePT at large n·ε the true "
-        "loss of the attack is finite but so large that its rare event never occurs in "
-        "10M runs (see the exact-loss column: it often needs far more than 10^10 runs); "
-        "an infinite cell here and a finite one in the paper (or the reverse) near that "
-        "edge is sampling, not disagreement. DPText's and copy-input's losses are "
-        "infinite for every number of runs: their rare event has probability exactly 0.\n"
-        "- **Our scale.** At `quick` each cell uses 1M runs; at `paper` 10M, as published. "
-        "Seeds differ from the reference (legacy numpy seed 1234), so individual values "
-        "differ within sampling error.\n"
-        "- **Verdicts are one-sided.** A cell that is not flagged does not show that the "
-        "mechanism is private; it shows this attack found no violation.",
-    )
+    return common.readme_page(result, sections=sections)
 
 
-def _cell_text(r: dict[str, Any]) -> str:
-    text = (
-        f"{common.fmt_number(r['empirical_loss'], 3)} / "
-        f"{common.fmt_number(r['published_loss'], 3)} / "
-        f"{common.fmt_number(r['exact_attack_loss'], 3)}"
+def _loss(v: Any) -> str:
+    """A loss in at most 6 characters: ``0.0978``, ``7.2e-5``, ``∞``, ``—``."""
+    if v is None or isinstance(v, str) or v == 0 or math.isinf(v) or v >= 0.01:
+        return common.fmt_number(v, 3)
+    mantissa, exponent = f"{v:.1e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
+def _cell_text(r: dict[str, Any], bold: bool = True) -> str:
+    text = " / ".join(
+        _loss(r[k]) for k in ("empirical_loss", "published_loss", "exact_attack_loss")
     )
-    return f"**{text}**" if r["violation"] else text
+    return f"**{text}**" if r["violation"] and bold else text
 
 
 def _agreement_section(result: FigureResult) -> str:

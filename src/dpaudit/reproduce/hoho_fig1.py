@@ -116,7 +116,7 @@ def compute(run: FigureRun) -> FigureResult:
     rows = [_row(label, eps, m) for (label, eps), m in results.items()]
     examples = _examples(corpus, prepared, results)
     m = rows[0]
-    return run.result(
+    result = run.result(
         parameters={
             "corpus": prepared.source,
             "embedder": f"{prepared.embedder} (GloVe 6B 50-d, max-pooled; OOV words → zeros)",
@@ -143,6 +143,7 @@ def compute(run: FigureRun) -> FigureResult:
         ),
         extra={"examples": examples},
     )
+    return common.add_words(result, _shows, _method, _differences, _tables)
 
 
 def _row(label: str, eps: float, m: AttackMetrics) -> dict[str, Any]:
@@ -161,6 +162,7 @@ def _row(label: str, eps: float, m: AttackMetrics) -> dict[str, Any]:
         "n_sentences": m.n_sentences,
         "n_targets": m.n_targets,
         "n_bits": m.n_bits,
+        "n_hoho_positions": m.n_hoho_positions,
         "n_distinct_encodings": m.n_distinct_encodings,
     }
 
@@ -212,104 +214,279 @@ def _findings(rows: list[dict[str, Any]]) -> list[Finding]:
         and r["optimal_reconstruction_accuracy"] >= r["reconstruction_accuracy"]
         for r in rows
     )
+    auc = [r["linking_auc_mean"] for r in chance]
     return [
         Finding(
-            "OME leaks for λ ≥ 10: HoHo links targets with AUC 1.0 at both ε",
+            "OME λ ≥ 10 leaks: HoHo links with AUC 1.0 at both ε",
             all(round(r["linking_auc_mean"], 2) == 1.0 for r in leaky),
-            ", ".join(
-                f"{r['scheme']} ε={r['epsilon']:g}: {r['linking_auc_mean']:.3f}" for r in leaky
-            ),
+            f"AUC {min(r['linking_auc_mean'] for r in leaky):.3f} or more (λ = 10 and 100, both ε)",
+            "AUC 1.0",
         ),
         Finding(
-            "OME λ = 1, SUE and OUE resist linking (AUC near chance)",
+            "λ = 1, SUE, OUE resist linking (AUC ≈ 0.5)",
             all(abs(r["linking_auc_mean"] - 0.5) <= 0.05 for r in chance),
-            ", ".join(
-                f"{r['scheme']} ε={r['epsilon']:g}: {r['linking_auc_mean']:.3f}" for r in chance
-            ),
+            f"AUC {min(auc):.3f} to {max(auc):.3f} (λ = 1, SUE, OUE, both ε)",
+            "≈ 0.5",
         ),
         Finding(
-            "reconstruction ≈ 99% (λ = 100), ≈ 91% (λ = 10), ≈ 50% (λ = 1) as in the paper",
+            "HoHo recovers 99% / 91% / 50% of even bits (λ = 100 / 10 / 1)",
             all(abs(a - 0.99) <= 0.02 for a in rec["OME λ=100"])
             and all(abs(a - 0.91) <= 0.03 for a in rec["OME λ=10"])
             and all(abs(a - 0.50) <= 0.03 for a in rec["OME λ=1"]),
-            ", ".join(f"{k}: {', '.join(f'{a:.3f}' for a in v)}" for k, v in rec.items()),
+            " / ".join(f"{rec[k][-1]:.3f}" for k in ("OME λ=100", "OME λ=10", "OME λ=1"))
+            + f" at ε = {EPSILONS[-1]:g}; at ε = {EPSILONS[0]:g} within "
+            + f"{max(abs(v[0] - v[-1]) for v in rec.values()):.3f}",
+            "0.99 / 0.91 / 0.50",
         ),
         Finding(
             "the optimal attack never does worse than HoHo",
             never_worse,
-            "linking AUC (within 0.02) and reconstruction accuracy, every configuration",
+            "every scheme and ε (AUC within 0.02; reconstruction accuracy)",
+            "(not in the paper)",
         ),
     ]
 
 
+# ------------------------------------------------------------------------ words
+def _bits_used(result: FigureResult) -> dict[str, str]:
+    """Which bits each scheme's reconstruction copies and is scored on (from the rows)."""
+    out = {}
+    for r in result.rows:
+        n, used = int(r["n_bits"]), int(r.get("n_hoho_positions", 0) or 0)
+        where = "the even bits" if used < n else "every bit"
+        out[r["scheme"]] = f"{where} ({used} of {n})" if used else f"{n} bits"
+    return out
+
+
+def _shows(result: FigureResult) -> str:
+    rows = list(result.rows)
+    bits = _bits_used(result)
+    prior_ome = _find(rows, "OME λ=1", 1.0)["prior_only_reconstruction_accuracy"]
+    prior_ue = _find(rows, "SUE", 1.0)["prior_only_reconstruction_accuracy"]
+    gain = {
+        label: _gain(_find(rows, label, 1.0), "optimal_reconstruction_accuracy")
+        for label in PAPER_RECONSTRUCTION
+    }
+    return (
+        "**(a) Linking.** Given a privatised encoding, can an attacker tell whether it "
+        "encodes a target sentence? With OME at λ = 10 or 100 it always can (AUC 1.0), "
+        "even at ε = 0.001: OME's claimed ε says nothing about this leak. With λ = 1, SUE "
+        "and OUE both attacks are at chance (AUC 0.5).\n\n"
+        "**(b) Reconstruction.** How many clean bits can an attacker recover? Both attacks "
+        f"are scored on the same bits: for OME {bits.get('OME λ=100', '')}, where OME keeps a "
+        f"bit with probability λ/(1+λ); for SUE and OUE {bits.get('SUE', '')}. HoHo copies "
+        "the privatised bits; the optimal attack takes each bit's most likely clean value "
+        "given its privatised value and how common ones are at that position. The dark "
+        "horizontal bars in (b) are the **prior-only baseline**: guess each bit's more "
+        "common clean value without looking at the output "
+        f"({prior_ome:.2f} for OME, {prior_ue:.2f} for SUE/OUE, "
+        "whose one-hot encodings are mostly zeros). For λ = 1, SUE and OUE the optimal "
+        "attack equals this baseline at both ε — it learns nothing from the output — and "
+        "HoHo's ≈ 50% is *below* it. **(c)** shows each attack's gain over the baseline: "
+        f"the optimal attack gains {gain['OME λ=100']:+.2f} (λ = 100) and "
+        f"{gain['OME λ=10']:+.2f} (λ = 10), and {gain['OME λ=1']:+.2f}, {gain['SUE']:+.2f}, "
+        f"{gain['OUE']:+.2f} for λ = 1, SUE, OUE (ε = 1)."
+    )
+
+
+def _method(result: FigureResult) -> str:
+    n = result.sample_counts
+    return (
+        f"Corpus `{result.parameters['corpus']}`: {n['sentences']} sentences sampled, "
+        f"{n['targets']} of them targets, {n['copies_per_target']} privatised copies per "
+        "target, mixed with one privatised encoding of every sentence; sentences embedded "
+        "with GloVe 6B 50-d, max-pooled. HoHo scores an encoding by the share of its bits "
+        "(at the positions above) equal to the target's clean encoding, and reconstructs "
+        "by copying those bits; dpaudit's optimal attack scores by the exact likelihood "
+        "ratio over all bits and reconstructs by per-bit MAP. AUC is per target, then "
+        "mean ± std over targets."
+    )
+
+
+def _differences(result: FigureResult) -> str:
+    return (
+        "- The HoHo paper publishes no code; we follow the protocol of its §3.1. "
+        "Sampling of sentences, targets and noise uses dpaudit's seeds, so values "
+        "differ from the paper's within sampling error.\n"
+        "- The paper plots HoHo's attack only; the optimal attack and the prior-only "
+        "baseline are dpaudit's additions.\n"
+        "- Encodings identical to the target's (sentences the embedding cannot tell "
+        "apart) are labelled as the target's: they *are* its encoding.\n"
+        "- SUE/OUE are the standard definitions (Wang et al. 2017) applied to the "
+        "one-hot encoding of each value's integer part, as the OME code did; the "
+        "reference's off-by-one in the SUE domain is not reproduced."
+    )
+
+
+def _gain(row: dict[str, Any] | Any, key: str) -> float:
+    """An attack's reconstruction accuracy minus the prior-only baseline's."""
+    return float(row[key] - row["prior_only_reconstruction_accuracy"])
+
+
+def _tables(result: FigureResult) -> tuple[common.ReportTable, ...]:
+    rows = list(result.rows)
+    bits = _bits_used(result)
+    linking = tuple(
+        (
+            r["scheme"],
+            f"{r['epsilon']:g}",
+            f"{PAPER_AUC[r['scheme']]:g}",
+            f"{r['linking_auc_mean']:.3f} ± {r['linking_auc_std']:.3f}",
+            f"{r['optimal_linking_auc_mean']:.3f} ± {r['optimal_linking_auc_std']:.3f}",
+        )
+        for r in rows
+    )
+    recon = tuple(
+        (
+            r["scheme"],
+            f"{r['epsilon']:g}",
+            bits[r["scheme"]],
+            f"{PAPER_RECONSTRUCTION[r['scheme']]:.2f}",
+            f"{r['reconstruction_accuracy']:.3f}",
+            f"{r['optimal_reconstruction_accuracy']:.3f}",
+            f"{r['prior_only_reconstruction_accuracy']:.3f}",
+            f"{_gain(r, 'reconstruction_accuracy'):+.3f}",
+            f"{_gain(r, 'optimal_reconstruction_accuracy'):+.3f}",
+        )
+        for r in rows
+    )
+    return (
+        common.ReportTable(
+            "(a) Linking AUC",
+            ("scheme", "ε", "paper (HoHo)", "HoHo, ours (mean ± std)", "optimal, ours"),
+            linking,
+            "Paper: AUC 1.0 for λ ≥ 10, ≈ 0.5 for λ = 1, SUE, OUE, at both ε (HoHo §3.1).",
+        ),
+        common.ReportTable(
+            "(b) Reconstruction accuracy, and the gain over the prior-only baseline",
+            (
+                "scheme",
+                "ε",
+                "bits scored",
+                "paper (HoHo)",
+                "HoHo, ours",
+                "optimal, ours",
+                "prior-only baseline",
+                "HoHo − baseline",
+                "optimal − baseline",
+            ),
+            recon,
+            "The prior-only baseline guesses each bit's more common clean value without "
+            "looking at the output; a gain of 0 means the attack learns nothing.",
+        ),
+    )
+
+
+# ------------------------------------------------------------------------ plot
 def plot(result: FigureResult, path: Path) -> None:
-    """Two panels as in the paper: (a) linking AUC, (b) reconstruction accuracy."""
+    """(a) linking AUC, (b) reconstruction accuracy with the prior-only baseline, (c) gain."""
     plt = common.require_matplotlib()
     rows = list(result.rows)
     labels = [c[0] for c in CONFIGS]
-    fig, axes = plt.subplots(1, 2, figsize=(12.5, 4.6))
+    fig, grid = plt.subplots(2, 2, figsize=(10.0, 7.6))
+    ax_a, ax_b, ax_c, ax_text = grid.ravel()
     width = 0.2
     x = np.arange(len(labels))
-    panels = (
-        ("linking_auc_mean", "optimal_linking_auc_mean", PAPER_AUC, "(a) linking: AUC"),
-        (
-            "reconstruction_accuracy",
-            "optimal_reconstruction_accuracy",
-            PAPER_RECONSTRUCTION,
-            "(b) reconstruction: accuracy",
-        ),
-    )
     colors = {0.001: "C0", 1.0: "C1"}
-    for ax, (hoho_key, opt_key, paper, title) in zip(axes, panels, strict=True):
+
+    def bars(ax: Any, value: Any, err_key: str | None = None) -> None:
         for i, eps in enumerate(EPSILONS):
-            vals = [_find(rows, label, eps) for label in labels]
+            cells = [_find(rows, label, eps) for label in labels]
             offset = (i - 0.5) * 2 * width
-            err = [r["linking_auc_std"] for r in vals] if hoho_key.startswith("linking") else None
-            ax.bar(
-                x + offset - width / 2,
-                [r[hoho_key] for r in vals],
-                width,
-                yerr=err,
-                capsize=2,
-                color=colors[eps],
-                label=f"HoHo attack, ε = {eps:g}",
-            )
-            ax.bar(
-                x + offset + width / 2,
-                [r[opt_key] for r in vals],
-                width,
-                color=colors[eps],
-                alpha=0.45,
-                hatch="//",
-                edgecolor="k",
-                lw=0.3,
-                label=f"optimal attack, ε = {eps:g}",
-            )
-        ax.plot(x, [paper[label] for label in labels], "kD", ms=6, label="paper (HoHo, both ε)")
-        ax.axhline(0.5, color="0.5", ls=":", lw=1)
-        ax.set_xticks(x, labels)
-        ax.set_ylim(0, 1.08)
-        ax.set_title(title, fontsize=11)
-        ax.set_xlabel("mechanism")
+            for j, (attack, style) in enumerate(
+                (("hoho", {}), ("optimal", {"alpha": 0.45, "hatch": "//", "edgecolor": "k"}))
+            ):
+                ax.bar(
+                    x + offset + (j - 0.5) * width,
+                    [value(r, attack) for r in cells],
+                    width,
+                    yerr=[r[err_key] for r in cells] if err_key and attack == "hoho" else None,
+                    capsize=2,
+                    color=colors[eps],
+                    lw=0.3,
+                    label=f"{'HoHo' if attack == 'hoho' else 'optimal'} attack, ε = {eps:g}",
+                    **style,
+                )
+        ax.set_xticks(x, [label.replace("OME ", "OME\n") for label in labels], fontsize=9)
         ax.grid(axis="y", alpha=0.3)
-    axes[0].set_ylabel("mean AUC over targets (± std)")
-    axes[1].set_ylabel("accuracy on the even (HoHo) bits")
-    handles, legend_labels = axes[1].get_legend_handles_labels()
-    fig.legend(handles, legend_labels, loc="lower center", ncol=5, fontsize=8.5, frameon=False)
+
+    keys = {
+        "auc": {"hoho": "linking_auc_mean", "optimal": "optimal_linking_auc_mean"},
+        "rec": {"hoho": "reconstruction_accuracy", "optimal": "optimal_reconstruction_accuracy"},
+    }
+    bars(ax_a, lambda r, a: r[keys["auc"][a]], "linking_auc_std")
+    ax_a.plot(x, [PAPER_AUC[label] for label in labels], "kD", ms=6, label="paper (HoHo, both ε)")
+    ax_a.axhline(0.5, color="0.5", ls=":", lw=1)
+    ax_a.set_ylim(0, 1.08)
+    ax_a.set_ylabel("linking AUC (mean over targets ± std)")
+    ax_a.set_title("(a) linking: AUC (0.5 = chance)", fontsize=10)
+
+    bars(ax_b, lambda r, a: r[keys["rec"][a]])
+    ax_b.plot(x, [PAPER_RECONSTRUCTION[label] for label in labels], "kD", ms=6)
+    for k, label in enumerate(labels):
+        prior = _find(rows, label, 1.0)["prior_only_reconstruction_accuracy"]
+        ax_b.hlines(prior, k - 2.2 * width, k + 2.2 * width, color="0.25", lw=2.2)
+    ax_b.plot([], [], "-", color="0.25", lw=2.2, label="prior-only baseline (ignores output)")
+    ax_b.set_ylim(0, 1.08)
+    ax_b.set_ylabel("share of clean bits recovered")
+    ax_b.set_title("(b) reconstruction: accuracy, with the prior-only baseline", fontsize=10)
+
+    bars(ax_c, lambda r, a: _gain(r, keys["rec"][a]))
+    for i, eps in enumerate(EPSILONS):  # label the optimal attack's gains: 0 is the finding
+        for k, label in enumerate(labels):
+            g = _gain(_find(rows, label, eps), keys["rec"]["optimal"])
+            ax_c.annotate(
+                f"{g:+.2f}",
+                (k + (i - 0.5) * 2 * width + width / 2, max(g, 0.0)),
+                xytext=(0, 2),
+                textcoords="offset points",
+                ha="center",
+                va="bottom",
+                fontsize=7,
+                rotation=90,
+            )
+    ax_c.axhline(0.0, color="0.25", lw=1.2)
+    low, high = ax_c.get_ylim()
+    ax_c.set_ylim(low, high + 0.35 * (high - low))  # room for the gain labels
+    ax_c.set_ylabel("accuracy − prior-only baseline")
+    ax_c.set_title("(c) reconstruction: gain over the baseline (0 = learns nothing)", fontsize=10)
+
+    ax_text.axis("off")
+    handles, names = ax_a.get_legend_handles_labels()
+    more, more_names = ax_b.get_legend_handles_labels()
+    extra = [(h, n) for h, n in zip(more, more_names, strict=True) if "baseline" in n]
+    ax_text.legend(
+        handles + [h for h, _ in extra],
+        names + [n for _, n in extra],
+        loc="upper left",
+        fontsize=9,
+        frameon=False,
+    )
+    bits = _bits_used(result)
+    ax_text.text(
+        0.0,
+        0.18,
+        "Bits reconstructed and scored (both attacks):\n"
+        f"  OME: {bits.get('OME λ=1', '?')}\n"
+        f"  SUE, OUE: {bits.get('SUE', '?')}\n"
+        "HoHo copies these bits; the optimal attack takes\n"
+        "each bit's MAP value given its output and the prior.",
+        fontsize=9,
+        va="top",
+        transform=ax_text.transAxes,
+    )
     n = result.sample_counts
     fig.suptitle(
         f"{n['sentences']} sentences, {n['targets']} targets × {n['copies_per_target']} "
         f"copies ({result.parameters['corpus']})",
         fontsize=10,
     )
-    fig.subplots_adjust(left=0.06, right=0.99, top=0.88, bottom=0.2, wspace=0.18)
+    fig.subplots_adjust(left=0.08, right=0.99, top=0.92, bottom=0.08, wspace=0.25, hspace=0.42)
     common.save_figure(fig, path)
 
 
 def readme(result: FigureResult) -> str:
     """What was reproduced, the paper's numbers beside ours, and the differences."""
-    comp = result.comparison
-    headers = list(comp[0].keys()) if comp else []
     examples = result.extra.get("examples", [])
     example_lines = "\n".join(
         f"- “{_md_escape(e['sentence'])}”: AUC {e['ome100_auc']:.3f} under OME λ=100 (ε = 1), "
@@ -318,42 +495,12 @@ def readme(result: FigureResult) -> str:
     )
     return common.readme_page(
         result,
-        f"Corpus: `{result.parameters['corpus']}`; "
-        f"{result.sample_counts['sentences']} sentences sampled, "
-        f"{result.sample_counts['targets']} targets, "
-        f"{result.sample_counts['copies_per_target']} privatised copies per target, mixed "
-        "with one privatised encoding of every sentence. HoHo scores an encoding by the "
-        "share of its even bits equal to the target's clean encoding and reconstructs "
-        "by copying the even bits; the optimal attack uses the exact likelihood ratio "
-        "over all bits and per-bit MAP reconstruction.",
-        [
-            "## Paper beside ours\n\nThe paper reports linking AUC 1.0 for λ ≥ 10 and "
-            "chance-like AUC for λ = 1, SUE and OUE; reconstruction accuracy 99% (λ = 100), "
-            "91% (λ = 10) and about 50% (λ = 1, SUE, OUE), for both ε.\n\n"
-            + common.markdown_table(headers, [list(c.values()) for c in comp]),
+        sections=[
+            common.tables_section(result),
             common.findings_section(result),
             "## Example targets\n\n" + (example_lines or "—"),
         ],
-        "- The HoHo paper publishes no code; we follow the protocol of its §3.1. "
-        "Sampling of sentences, targets and noise uses dpaudit's seeds, so values "
-        "differ from the paper's within sampling error.\n"
-        "- Encodings identical to the target's (sentences the embedding cannot tell "
-        "apart) are labelled as the target's: they *are* its encoding.\n"
-        "- SUE/OUE are the standard definitions (Wang et al. 2017) applied to the "
-        "one-hot encoding of each value's integer part, as the OME code did; the "
-        "reference's off-by-one in the SUE domain is not reproduced.\n"
-        "- The optimal attack's reconstruction uses the bits' prior (the share of ones "
-        "at each position in the clean encodings), so for schemes that leak nothing it "
-        "equals the prior-only baseline "
-        f"(e.g. {common.fmt_number(_prior(result), 3)}), not 50%.",
     )
-
-
-def _prior(result: FigureResult) -> float | None:
-    for r in result.rows:
-        if r["scheme"] == "OME λ=1":
-            return float(r["prior_only_reconstruction_accuracy"])
-    return None
 
 
 def _md_escape(text: str) -> str:

@@ -4,7 +4,7 @@ Layout of a run directory ``DIR``::
 
     DIR/run-status.json          running | complete | failed | interrupted
     DIR/<figure>/checkpoint/     the figure's finished work units (:mod:`dpaudit.engine.checkpoint`)
-    DIR/<figure>/results.json    (+ results.csv, figure.png, README.md)
+    DIR/<figure>/results.json    (+ results.csv, figure.png, figure.svg, README.md)
     DIR/report.md, DIR/report.html
 
 Resume works per work unit: every figure computes inside a checkpoint session

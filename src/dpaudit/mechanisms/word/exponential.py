@@ -16,7 +16,6 @@ import dataclasses
 from abc import abstractmethod
 
 import numpy as np
-from scipy.special import logsumexp
 
 from dpaudit.mechanisms.word.base import (
     N_SPECIAL,
@@ -37,7 +36,8 @@ class ExponentialWordMechanism(EmbeddingWordMechanism):
     def row_log_probs(self, i: int) -> np.ndarray:
         """Normalised log-probabilities of all codes for vocabulary row ``i``."""
         lw = self.log_weights(i)
-        return lw - logsumexp(lw)
+        top = np.max(lw)
+        return lw - (top + np.log(np.sum(np.exp(lw - top))))  # log-sum-exp, stable
 
     def output_log_probs(self, word: str) -> np.ndarray:
         """Exact log-probabilities of all codes for ``word`` (OOV: UNCHANGED with probability 1)."""

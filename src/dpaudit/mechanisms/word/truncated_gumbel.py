@@ -26,8 +26,6 @@ import math
 from functools import cached_property
 
 import numpy as np
-from scipy.special import lambertw
-from scipy.stats import poisson
 
 from dpaudit.analysis.word_embedding import WordEmbedding
 from dpaudit.errors import InvalidArgumentError
@@ -79,6 +77,8 @@ class TruncatedGumbel(EmbeddingWordMechanism):
             raise InvalidArgumentError(
                 "epsilon", self.epsilon, f"> {least:.4g} for this vocabulary (calibration range)"
             )
+        from scipy.special import lambertw  # lazy: keeps `import dpaudit` light
+
         w = float(lambertw(2.0 * a * d_max).real)
         return 2.0 * d_max / min(w, math.log(a * d_min))
 
@@ -98,6 +98,8 @@ def _truncated_poisson(
     rng: np.random.Generator, mean: float, low: int, high: int, n: int
 ) -> np.ndarray:
     """Poisson(mean) conditioned on ``low ≤ k ≤ high`` (inverse CDF on the truncated support)."""
+    from scipy.stats import poisson  # lazy: keeps `import dpaudit` light
+
     c_lo, c_hi = poisson.cdf(low - 1, mean), poisson.cdf(high, mean)
     u = c_lo + rng.random(n) * (c_hi - c_lo)
     k = poisson.ppf(u, mean)
