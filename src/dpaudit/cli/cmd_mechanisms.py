@@ -33,14 +33,7 @@ def describe_all() -> list[dict[str, Any]]:
         cls = mechanism_class(name)
         mech = make_mechanism(name, epsilon=LISTING_EPSILON)
         truth = mech.truth()
-        params = {
-            key: {
-                "default": (None if f.default is dataclasses.MISSING else f.default),
-                "doc": f.metadata.get("doc", ""),
-            }
-            for key, f in parameter_fields(cls).items()
-            if key != "epsilon"
-        }
+        params = _parameters(cls)
         rows.append(
             {
                 "name": name,
@@ -57,19 +50,32 @@ def describe_all() -> list[dict[str, Any]]:
     return rows
 
 
+def _parameters(cls: type) -> dict[str, dict[str, Any]]:
+    """``-p`` parameters of a mechanism class with default and doc (ε and data left out)."""
+    return {
+        key: {
+            "default": None if f.default is dataclasses.MISSING else f.default,
+            "doc": f.metadata.get("doc", ""),
+        }
+        for key, f in parameter_fields(cls).items()
+        if key not in ("epsilon", "embedding") and not key.startswith("_")
+    }
+
+
+def _parameter_line(row: dict[str, Any]) -> list[str]:
+    if not row["parameters"]:
+        return []
+    return [
+        "    -p:    " + ", ".join(f"{k}={v['default']!r}" for k, v in row["parameters"].items())
+    ]
+
+
 def describe_word_mechanisms() -> list[dict[str, Any]]:
     """One record per word-level mechanism (metric-DP claims; nothing is instantiated)."""
     rows = []
     for name in word_mechanism_names():
         cls = word_mechanism_class(name)
-        params = {
-            key: {
-                "default": None if f.default is dataclasses.MISSING else f.default,
-                "doc": f.metadata.get("doc", ""),
-            }
-            for key, f in parameter_fields(cls).items()
-            if key not in ("epsilon", "embedding") and not key.startswith("_")
-        }
+        params = _parameters(cls)
         rows.append(
             {
                 "name": name,
@@ -96,9 +102,7 @@ def _render(result: dict[str, Any]) -> str:
         lines.append(f"    {row['summary']}")
         lines.append(f"    claim: {row['claim']};  true ε: {true_text}")
         lines.append(f"    ref:   {row['reference']}")
-        if row["parameters"]:
-            ps = ", ".join(f"{k}={v['default']!r}" for k, v in row["parameters"].items())
-            lines.append(f"    -p:    {ps}")
+        lines += _parameter_line(row)
     words = result.get("word_mechanisms", [])
     if words:
         lines += [
@@ -111,9 +115,7 @@ def _render(result: dict[str, Any]) -> str:
         lines.append(f"{row['name']}{'  [KNOWN FLAWED]' if row['known_flawed'] else ''}")
         lines.append(f"    {row['summary']}")
         lines.append(f"    ref:   {row['reference']}")
-        if row["parameters"]:
-            ps = ", ".join(f"{k}={v['default']!r}" for k, v in row["parameters"].items())
-            lines.append(f"    -p:    {ps}")
+        lines += _parameter_line(row)
     return "\n".join(lines)
 
 
