@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import random
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import ModuleType
@@ -15,6 +14,7 @@ from types import ModuleType
 import numpy as np
 
 from dpaudit.errors import OptionalDependencyError
+from dpaudit.random import full_width_seed, seeded_global_state
 
 
 def library_available(module: str) -> bool:
@@ -33,9 +33,14 @@ def require(module: str, extra: str, purpose: str) -> ModuleType:
         raise OptionalDependencyError(module.split(".")[0], extra, purpose) from None
 
 
-def seed_from(rng: np.random.Generator) -> int:
-    """A 32-bit seed drawn from ``rng`` (for libraries that take an integer seed)."""
-    return int(rng.integers(0, 2**32, dtype=np.uint64))
+def library_random_state(rng: np.random.Generator) -> np.random.RandomState:
+    """A ``numpy.random.RandomState`` with a full-width MT19937 state drawn from ``rng``.
+
+    For libraries that take a ``random_state``: 256 bits of entropy through a
+    :class:`~numpy.random.SeedSequence` (:func:`dpaudit.random.full_width_seed`),
+    never a 32-bit integer seed, which would repeat between work units.
+    """
+    return np.random.RandomState(np.random.MT19937(full_width_seed(rng)))
 
 
 @contextmanager
@@ -43,16 +48,12 @@ def seeded_global_random(rng: np.random.Generator) -> Iterator[None]:
     """Seed Python's ``random`` and numpy's legacy global RNG from ``rng``; restore them after.
 
     Some libraries (pure-ldp) draw from these process-wide generators.  Seeding
-    them from the unit's generator makes their output a function of the audit
-    seed, so results stay reproducible; restoring the previous state keeps the
-    caller's own use of those generators undisturbed.
+    them (full-width, :func:`dpaudit.random.seeded_global_state`) from the
+    unit's generator makes their output a function of the audit seed, so
+    results stay reproducible even when the mechanism is sampled directly;
+    restoring the previous state keeps the caller's own use of those
+    generators undisturbed.
     """
-    py_state = random.getstate()
-    np_state = np.random.get_state()
-    random.seed(seed_from(rng))
-    np.random.seed(seed_from(rng))
-    try:
+    entropy = int.from_bytes(full_width_seed(rng).generate_state(8, np.uint32).tobytes(), "little")
+    with seeded_global_state(entropy):
         yield
-    finally:
-        random.setstate(py_state)
-        np.random.set_state(np_state)

@@ -83,6 +83,7 @@ from dpaudit.audit.counting import (
     run_output_unit,
     split_samples,
 )
+from dpaudit.audit.declarations import check_foreign_code
 from dpaudit.audit.executor import ExecutionConfig
 from dpaudit.audit.guard import check_timeout, with_timeout
 from dpaudit.audit.pairs import InputPair, check_pair, generate_pairs
@@ -225,9 +226,14 @@ def audit(
     )
     families = _families(mechanism, config)
     timer = _Timer()
+    # Foreign-code checks (trust team): a fixed seed raises; an unseedable source and
+    # declarations the sampler contradicts are reported in the result.
+    trust = check_foreign_code(mechanism, seed=config.seed)
     if config.mode == "dpsniper":
-        return _audit_dpsniper(mechanism, config, execution, pairs, families, timer)
-    return _audit_dpaudit(mechanism, config, execution, pairs, families, timer)
+        result = _audit_dpsniper(mechanism, config, execution, pairs, families, timer)
+    else:
+        result = _audit_dpaudit(mechanism, config, execution, pairs, families, timer)
+    return trust.apply(result)
 
 
 def _families(mechanism: Mechanism, config: AuditConfig) -> tuple[str, ...]:
