@@ -174,9 +174,9 @@ def test_correct_declarations_pass_their_checks() -> None:
 
 
 def test_a_leaking_sampler_contradicts_its_declared_density() -> None:
-    # At rows = 2^20 the leak puts ~300 outputs where the declaration allows ~30 (see the
-    # evidence); the test's error is α = 1e-3 by construction, so this cannot pass by luck
-    # except with that probability.
+    # At 2^19 rows the leak puts ~150 outputs of M(0) in a far-left set where M(1) puts
+    # none, while the declaration bounds the ratio by e^1; the check flags a correct
+    # declaration with probability ≤ α = 1e-3 (exact Clopper–Pearson, Bonferroni).
     finding = check_log_prob(LeakyLaplace(epsilon=1.0))
     assert finding is not None and finding.declaration == "log_prob"
     assert "declared density does not match the samples" in finding.summary
@@ -185,6 +185,20 @@ def test_a_leaking_sampler_contradicts_its_declared_density() -> None:
     assert make_mechanism("laplace", epsilon=1.0).has_log_prob
     clean = audit(make_mechanism("laplace", epsilon=1.0), AuditConfig(samples=5000))
     assert clean.findings == ()
+
+
+@dataclasses.dataclass(frozen=True)
+class WideLaplace(LaplaceMechanism):
+    """Declares Lap(b); samples Lap(1.2·b): more private than declared, but not as declared."""
+
+    def _sample(self, x, n, rng):
+        return x + rng.laplace(0.0, 1.2 * self.scale, size=(n, self.dim))
+
+
+@pytest.mark.parametrize("eps", [0.1, 5.0])
+def test_a_sampler_wider_than_its_declared_density_is_flagged(eps: float) -> None:
+    finding = check_log_prob(WideLaplace(epsilon=eps))
+    assert finding is not None and "ln p(y|x) − ln p(y|x') ≥" in finding.evidence
 
 
 def test_sanity_check_default_path_flags_a_sampler_that_contradicts_its_transform() -> None:
