@@ -56,6 +56,7 @@ check can only fail by chance (probability ≤ α).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass
 from typing import TypeVar
@@ -324,17 +325,42 @@ def check_foreign_code(
 ) -> TrustReport:
     """Probe randomness (a fixed seed raises) and check the declarations the auditor will use.
 
-    ``log_prob`` / ``transform`` choose which declarations are checked (when the
-    mechanism makes them); all draws come from streams of their own under ``seed``.
+    ``seed`` seeds the randomness probe.  ``log_prob`` / ``transform`` choose
+    which declarations are checked (when the mechanism makes them).  The
+    declaration checks draw from fixed streams of their own (seed
+    :data:`DECLARATION_SEED`), so a mechanism's finding does not depend on the
+    audit's seed, and the outcome is remembered per mechanism value within a
+    process: auditing one mechanism at many seeds checks its declarations once.
     """
     randomness = check_randomness(mechanism, seed=seed)
+    try:
+        findings = _remembered_findings(mechanism, log_prob, transform)
+    except TypeError:  # an unhashable mechanism value: check without remembering
+        findings = _declaration_findings(mechanism, log_prob, transform)
+    return TrustReport(randomness, findings)
+
+
+#: Seed of the declaration checks' streams (independent of any audit's seed).
+DECLARATION_SEED = 0
+
+
+def _declaration_findings(
+    mechanism: Mechanism, log_prob: bool, transform: bool
+) -> tuple[DeclarationFinding, ...]:
     findings = []
     if log_prob and mechanism.has_log_prob:
-        found = check_log_prob(mechanism, seed=seed)
+        found = check_log_prob(mechanism, seed=DECLARATION_SEED)
         if found is not None:
             findings.append(found)
     if transform:
-        found = check_transform(mechanism, seed=seed)
+        found = check_transform(mechanism, seed=DECLARATION_SEED)
         if found is not None:
             findings.append(found)
-    return TrustReport(randomness, tuple(findings))
+    return tuple(findings)
+
+
+@functools.lru_cache(maxsize=256)
+def _remembered_findings(
+    mechanism: Mechanism, log_prob: bool, transform: bool
+) -> tuple[DeclarationFinding, ...]:
+    return _declaration_findings(mechanism, log_prob, transform)
