@@ -22,32 +22,42 @@ Two modes:
   samples; best pair re-estimated on ``final_samples``.  Because
   ``p2 ≈ c``, its estimate cannot exceed about ``ln(1/c)`` (4.6 at c = 0.01).
 
-``dpaudit`` — three stages on disjoint samples:
+``dpaudit`` — four stages on disjoint samples:
 
-  1. *calibration*: a small sample per input trains the classifiers (when no
-     log-density is available) and fixes a grid of candidate thresholds (every
-     distinct score, or quantiles at tail masses from ``1/n`` to ``1/2``);
-  2. *selection*: every candidate — pair × attack family × threshold ×
+  1. *calibration*: a small sample per input trains the classifiers and fixes
+     a grid of candidate thresholds (every distinct score, or quantiles at tail
+     masses from ``1/n`` to ``1/2``); the best ``screen_pairs`` (pair, score)
+     combinations go on;
+  2. *ranking*: every candidate — pair × attack family × threshold ×
      tail (``>``/``<``) × tie handling (``>``/``≥``) × orientation (``x`` over
-     ``x'`` or the reverse) — is counted on ``samples`` fresh outputs per input,
-     and ranked by the bound it is *projected* to reach on the final sample
-     size (so small-mass sets, the ones DP-Sniper's fixed ``c`` cannot reach,
-     win when the sample size supports them);
-  3. *final*: only the chosen candidate(s) are re-estimated on
+     ``x'`` or the reverse) — is counted on half of ``samples`` fresh outputs
+     per input and ranked by the bound it can be counted on to reach on the
+     final sample size (:func:`projected_bound`): its counts are first replaced
+     by Clopper–Pearson bounds at an error divided by the number of candidates
+     compared, so a small tail set wins only when its advantage exceeds what
+     the luckiest of thousands of correlated counts would show, and every set
+     pays for the width of its final interval (large-mass sets win at equal
+     ratio; small-mass sets, which DP-Sniper's fixed ``c`` cannot reach, win
+     when their ratio is really larger);
+  3. *validation*: the :data:`VALIDATE_TOP` leaders are re-estimated on the
+     other half and ranked again, with the margin for that many;
+  4. *final*: only the chosen candidate(s) are re-estimated on
      ``final_samples`` fresh outputs per input.
 
-  The exact likelihood-ratio score ``ln p(y|x) − ln p(y|x')`` is used whenever
-  the mechanism exposes ``log_prob`` (Neyman–Pearson: its threshold sets are
-  the most powerful tests); otherwise logistic regression and an MLP.
+  The attack families of ``auto``: logistic regression and an MLP; when the
+  mechanism declares a log-density also the exact likelihood-ratio score
+  ``ln p(y|x) − ln p(y|x')`` (Neyman–Pearson: its threshold sets are the most
+  powerful tests) — beside logistic regression, never alone, since a declared
+  density is a claim about the code rather than the code.
 
 **What the confidence covers.**  The final samples are independent of
-everything used to choose the witness, so choosing among any number of pairs,
-families, thresholds, directions (and, in ``dpsniper`` mode, pairs) costs no
-confidence.  If ``K`` candidates are re-estimated on the final samples, the
-result is the best of ``K`` bounds, each computed with both one-sided
-Clopper–Pearson bounds at error ``α/(2K)`` (Bonferroni over the ``K``
-candidates and the two estimates), so the reported bound holds with probability
-at least ``1 − α``.
+everything used to choose the witness (calibration, ranking and validation
+samples), so choosing among any number of pairs, families, thresholds,
+directions (and, in ``dpsniper`` mode, pairs) costs no confidence.  If ``K``
+candidates are re-estimated on the final samples, the result is the best of
+``K`` bounds, each computed with both one-sided Clopper–Pearson bounds at
+error ``α/(2K)`` (Bonferroni over the ``K`` candidates and the two estimates),
+so the reported bound holds with probability at least ``1 − α``.
 
 All sampling runs as work units through :func:`dpaudit.audit.executor.run_units`
 (see :mod:`dpaudit.audit.counting`): memory is flat in the sample size and the
@@ -59,9 +69,9 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
+from scipy import stats
 
 from dpaudit.audit.attacks import (
     DPSNIPER_LEVELS,
@@ -111,14 +121,21 @@ DPSNIPER_CONFIDENCE = 0.9
 
 #: Default calibration/training sample per input in dpaudit mode.
 DEFAULT_CALIBRATION = 1 << 17
-#: The selection ranks candidates with estimates shrunk by about one standard
-#: error (one-sided Clopper–Pearson at this error), against the winner's curse.
-SELECTION_SHRINK = 0.16
-#: Candidates per (pair, score) kept for the exact projection after a cheap pre-ranking.
+#: Ranking error: every candidate's selection counts are replaced by one-sided
+#: Clopper–Pearson bounds (hits in ``x`` down, hits in ``x'`` up) at error
+#: ``SELECTION_ERROR / (2·M)`` for ``M`` candidates compared, so that with
+#: probability ≥ 1 − SELECTION_ERROR no candidate's ranking value exceeds its true
+#: ratio — a set wins on a lucky count only if the count beats that
+#: multiplicity-adjusted margin, which is what keeps small tail sets from winning
+#: by chance among thousands of correlated candidates.
+SELECTION_ERROR = 0.2
+#: Leaders of the ranking half re-estimated on the (independent) validation half.
+VALIDATE_TOP = 16
+#: Candidates per ranking kept for the exact projection after a cheap pre-ranking.
 PRERANK = 256
 
 # Stage codes at the head of every work-unit key: the streams never overlap.
-_CALIBRATE, _SELECT, _FINAL = 1, 2, 3
+_CALIBRATE, _SELECT, _FINAL, _VALIDATE = 1, 2, 3, 4
 _SNIPER_TRAIN, _SNIPER_CHECK, _SNIPER_FINAL = 11, 12, 13
 
 
@@ -249,7 +266,9 @@ def _families(mechanism: Mechanism, config: AuditConfig) -> tuple[str, ...]:
             raise InvalidArgumentError("classifier", choice, "logistic or mlp in dpsniper mode")
         return ("logistic",) if choice == "auto" else (choice,)
     if choice == "auto":
-        return ("likelihood-ratio",) if mechanism.has_log_prob else ("logistic", "mlp")
+        # A declared density is a hint about the code, not the code: a black-box family
+        # always runs beside it, ranked with it under the same multiplicity margin.
+        return ("likelihood-ratio", "logistic") if mechanism.has_log_prob else ("logistic", "mlp")
     return (choice,)
 
 
@@ -328,7 +347,7 @@ def _audit_dpaudit(
     inputs = [p.x for p in pairs] + [p.x_prime for p in pairs]
     sampler = _Sampler(mech, cfg.seed, execution, cfg.unit_timeout)
     data = sampler.outputs(inputs, n_cal, _CALIBRATE, "calibrating")
-    combos: list[tuple[int, Score, np.ndarray, float]] = []
+    combos: list[tuple[int, Score, np.ndarray, _CandidateTable]] = []
     for i, pair in enumerate(pairs):
         dx, dxp = data[i], data[len(pairs) + i]
         for family in families:
@@ -339,47 +358,61 @@ def _audit_dpaudit(
             sx, sxp = score(dx.rows), score(dxp.rows)
             thr = candidate_thresholds([sx, sxp])
             is_lr = isinstance(score, LikelihoodRatioScore)
-            ranked = _rank_candidates(
-                i,
-                score,
+            table = _CandidateTable.of(
                 thr,
                 _SideStats.of(sx, thr, dx.counts, +1 if is_lr else 0),
                 _SideStats.of(sxp, thr, dxp.counts, -1 if is_lr else 0),
-                cfg.final_samples,
-                alpha_side,
-                delta,
-                top=1,
             )
-            best = ranked[0].projected if ranked else -math.inf
-            combos.append((i, score, thr, best))
+            combos.append((i, score, thr, table))
+    # Every candidate of every (pair, score) is compared on the calibration sample.
+    n_compared = sum(t.size for *_, t in combos)
+    screened = [
+        float(np.max(t.project(cfg.final_samples, alpha_side, delta, n_compared), initial=-np.inf))
+        for *_, t in combos
+    ]
     timer.mark("calibration")
-    combos.sort(key=lambda c: -c[3])
-    kept = combos[: cfg.screen_pairs]
+    order = sorted(range(len(combos)), key=lambda k: -screened[k])
+    kept = [combos[k][:3] for k in order[: cfg.screen_pairs]]
 
-    # ---- 2. selection: count every candidate of the kept (pair, score) combos
+    # ---- 2. selection: rank on one half, re-estimate the leaders on the other
     jobs, signs = [], []
-    for i, score, thr, _ in kept:
+    for i, score, thr in kept:
         # Likelihood-ratio scores also return importance-weighted sums (see _SideStats).
         is_lr = isinstance(score, LikelihoodRatioScore)
         jobs += [(pairs[i].x, (score,), (thr,)), (pairs[i].x_prime, (score,), (thr,))]
         signs += [(1 if is_lr else 0,), (-1 if is_lr else 0,)]
-    counts = sampler.counts(jobs, cfg.samples, _SELECT, "selecting", importance_signs=signs)
+    n_rank = max(1, cfg.samples // 2)
+    n_check = max(1, cfg.samples - n_rank)
+    ranking = sampler.counts(jobs, n_rank, _SELECT, "ranking", importance_signs=signs)
+    checking = sampler.counts(jobs, n_check, _VALIDATE, "validating", importance_signs=signs)
+
+    def tables(counts: list[UnitCounts]) -> list[_CandidateTable]:
+        return [
+            _CandidateTable.of(
+                thr,
+                _SideStats.from_counts(counts[2 * k]),
+                _SideStats.from_counts(counts[2 * k + 1]),
+            )
+            for k, (_, _, thr) in enumerate(kept)
+        ]
+
+    rank_tables, check_tables = tables(ranking), tables(checking)
+    n_ranked = sum(t.size for t in rank_tables)
+    leaders: list[tuple[float, int, int]] = []  # (ranking value, kept index, set index)
+    for k, t in enumerate(rank_tables):
+        proj = t.project(cfg.final_samples, alpha_side, delta, n_ranked)
+        leaders += [(float(proj[j]), k, j) for j in t.leaders(proj, VALIDATE_TOP)]
+    leaders.sort(key=lambda v: -v[0])
+    leaders = leaders[: max(VALIDATE_TOP, K)]
     candidates: list[_Candidate] = []
-    # Every (pair, score) was ranked on the calibration sample; the kept ones again on
-    # the selection sample: 8 sets per threshold (>, ≥, <, ≤; either input on top).
-    n_compared = sum(8 * len(thr) for _, _, thr, _ in combos)
-    for k, (i, score, thr, _) in enumerate(kept):
-        candidates += _rank_candidates(
-            i,
-            score,
-            thr,
-            _SideStats.from_counts(counts[2 * k]),
-            _SideStats.from_counts(counts[2 * k + 1]),
-            cfg.final_samples,
-            alpha_side,
-            delta,
-            top=K,
-        )
+    for k in sorted({k for _, k, _ in leaders}):
+        mine = np.array([j for _, kk, j in leaders if kk == k], dtype=np.int64)
+        t = check_tables[k]
+        proj = t.project(cfg.final_samples, alpha_side, delta, len(leaders), only=mine)
+        i, score, thr = kept[k]
+        for j in mine:
+            if np.isfinite(proj[j]):
+                candidates.append(t.candidate(i, score, thr, int(j), float(proj[j]), delta))
     candidates.sort(key=lambda c: -c.projected)
     chosen = candidates[:K]
     timer.mark("selection")
@@ -414,10 +447,10 @@ def _audit_dpaudit(
     statement = (
         f"ε ≥ epsilon_lower_bound holds with probability ≥ {cfg.confidence:g} over the final "
         f"samples. {len(pairs)} pair(s), {len(families)} attack famil(ies) and "
-        f"{n_compared} threshold/direction candidates were compared on separate calibration "
-        f"and selection samples, so choosing among them costs no confidence; {K} candidate(s) "
-        f"were re-estimated on fresh final samples, Bonferroni-corrected: p1_lower and "
-        f"p2_upper are each one-sided Clopper–Pearson bounds at error α/(2·{K}) = "
+        f"{n_compared} threshold/direction candidates were compared on separate calibration, "
+        f"ranking and validation samples, so choosing among them costs no confidence; "
+        f"{K} candidate(s) were re-estimated on fresh final samples, Bonferroni-corrected: "
+        f"p1_lower and p2_upper are each one-sided Clopper–Pearson bounds at error α/(2·{K}) = "
         f"{alpha_side:.4g} (α = {1 - cfg.confidence:.4g})."
     )
     return _result(
@@ -470,66 +503,132 @@ class _SideStats:
         return _SideStats(u.greater[0], u.equal[0], u.n, w[0], w[1], w[2])
 
 
-def _rank_candidates(
-    pair_index: int,
-    score: Score,
-    thr: np.ndarray,
-    sx: _SideStats,
-    sxp: _SideStats,
-    n_final: int,
-    alpha_side: float,
-    delta: float,
-    top: int,
-) -> list[_Candidate]:
-    """All threshold candidates of one (pair, score), best ``top`` by projected final bound.
+#: The 8 candidate sets of every threshold, in table order: (tail, tie kept, x on top).
+_SETS = tuple(
+    (tail, q, num_is_x)
+    for tail in ("upper", "lower")
+    for q in (0.0, 1.0)
+    for num_is_x in (True, False)
+)
+
+
+@dataclass(frozen=True)
+class _CandidateTable:
+    """Counts of all ``8·m`` threshold candidates of one (pair, score) on one sample.
 
     Candidate sets: ``score > t``, ``score ≥ t``, ``score < t``, ``score ≤ t``,
-    each with ``x`` or ``x'`` as the numerator input.  For the two natural
-    orientations of a likelihood-ratio score (upper sets over ``x``, lower sets
-    over ``x'``) the denominator probability is estimated by importance
-    weighting the numerator's own outputs — bounded weights, low noise.
+    each with ``x`` or ``x'`` as the numerator input; entry ``r·m + j`` is set
+    :data:`_SETS` ``[r]`` at threshold ``j``.  For the two natural orientations
+    of a likelihood-ratio score (upper sets over ``x``, lower sets over ``x'``)
+    ``den_rate`` holds an importance-sampling estimate of the denominator
+    probability from the numerator's own outputs — bounded weights, low noise
+    (NaN elsewhere).
     """
-    m = len(thr)
-    nan = np.full(m, np.nan)
-    rows = []  # (tail, q, numerator is x, hits num, n num, hits den, n den, IS den rate)
-    for tail in ("upper", "lower"):
-        for q in (0.0, 1.0):
+
+    m: int
+    num: np.ndarray
+    n_num: np.ndarray
+    den: np.ndarray
+    n_den: np.ndarray
+    den_rate: np.ndarray
+
+    @property
+    def size(self) -> int:
+        """Number of candidate sets."""
+        return len(self.num)
+
+    @staticmethod
+    def of(thr: np.ndarray, sx: _SideStats, sxp: _SideStats) -> _CandidateTable:
+        """The table of one (pair, score) from both inputs' statistics on one sample."""
+        m = len(thr)
+        nan = np.full(m, np.nan)
+        num, n_num, den, n_den, rate = [], [], [], [], []
+        for tail, q, num_is_x in _SETS:
             if tail == "upper":
                 hx, hxp = sx.greater + q * sx.equal, sxp.greater + q * sxp.equal
             else:
                 hx = sx.n - sx.greater - sx.equal + q * sx.equal
                 hxp = sxp.n - sxp.greater - sxp.equal + q * sxp.equal
-            is_x = is_xp = nan
-            if tail == "upper" and sx.w_greater is not None and sx.w_equal is not None:
-                is_x = (sx.w_greater + q * sx.w_equal) / sx.n  # ≈ Pr[M(x') ∈ S]
-            if tail == "lower" and sxp.w_greater is not None and sxp.w_equal is not None:
+            est = nan
+            if num_is_x and tail == "upper" and sx.w_greater is not None:
+                assert sx.w_equal is not None
+                est = (sx.w_greater + q * sx.w_equal) / sx.n  # ≈ Pr[M(x') ∈ S]
+            if not num_is_x and tail == "lower" and sxp.w_greater is not None:
+                assert sxp.w_equal is not None
                 low = sxp.w_total - sxp.w_greater - sxp.w_equal + q * sxp.w_equal
-                is_xp = np.maximum(low, 0.0) / sxp.n  # ≈ Pr[M(x) ∈ S]
-            rows.append((tail, q, True, hx, sx.n, hxp, sxp.n, is_x))
-            rows.append((tail, q, False, hxp, sxp.n, hx, sx.n, is_xp))
-    num = np.rint(np.concatenate([r[3] for r in rows])).astype(np.int64)
-    den = np.rint(np.concatenate([r[5] for r in rows])).astype(np.int64)
-    n_num = np.concatenate([np.full(m, r[4]) for r in rows])
-    n_den = np.concatenate([np.full(m, r[6]) for r in rows])
-    den_rate = np.concatenate([r[7] for r in rows])
-    proj = projected_bound(num, n_num, den, n_den, n_final, alpha_side, delta, den_rate)
-    order = np.argsort(-proj, kind="stable")
-    out: list[_Candidate] = []
-    seen: set[tuple[Any, ...]] = set()
-    for idx in order:
-        if len(out) >= top or not np.isfinite(proj[idx]):
-            break
-        r, j = divmod(int(idx), m)
-        tail, q, num_is_x = rows[r][0], rows[r][1], rows[r][2]
-        key = (float(thr[j]), tail, q, num_is_x)
-        if key in seen:
-            continue
-        seen.add(key)
-        est = _log_ratio(num[idx], n_num[idx], den[idx], n_den[idx], delta)
-        out.append(
-            _Candidate(pair_index, score, float(thr[j]), tail, q, num_is_x, float(proj[idx]), est)
+                est = np.maximum(low, 0.0) / sxp.n  # ≈ Pr[M(x) ∈ S]
+            top, bottom = (sx, sxp) if num_is_x else (sxp, sx)
+            num.append(hx if num_is_x else hxp)
+            den.append(hxp if num_is_x else hx)
+            n_num.append(np.full(m, top.n))
+            n_den.append(np.full(m, bottom.n))
+            rate.append(est)
+        return _CandidateTable(
+            m,
+            np.rint(np.concatenate(num)).astype(np.int64),
+            np.concatenate(n_num),
+            np.rint(np.concatenate(den)).astype(np.int64),
+            np.concatenate(n_den),
+            np.concatenate(rate),
         )
-    return out
+
+    def project(
+        self,
+        n_final: int,
+        alpha_side: float,
+        delta: float,
+        compared: int,
+        only: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """:func:`projected_bound` of every candidate (or of ``only``; −inf elsewhere)."""
+        idx = np.arange(self.size) if only is None else np.asarray(only, dtype=np.int64)
+        out = np.full(self.size, -np.inf)
+        out[idx] = projected_bound(
+            self.num[idx],
+            self.n_num[idx],
+            self.den[idx],
+            self.n_den[idx],
+            n_final,
+            alpha_side,
+            delta,
+            self.den_rate[idx],
+            compared=compared,
+        )
+        return out
+
+    def leaders(self, values: np.ndarray, top: int) -> list[int]:
+        """Indices of the ``top`` best distinct sets by ``values`` (finite values only).
+
+        Two entries with the same tail, orientation and counts are the same set
+        on this sample (e.g. ``>`` and ``≥`` at a threshold no output hits).
+        """
+        out: list[int] = []
+        seen: set[tuple[int, int, int, int]] = set()
+        for idx in np.argsort(-values, kind="stable"):
+            if len(out) >= top or not np.isfinite(values[idx]):
+                break
+            r = int(idx) // self.m  # tail = r // 4, orientation = r % 2 (see _SETS)
+            key = (r // 4, r % 2, int(self.num[idx]), int(self.den[idx]))
+            if key in seen:
+                continue
+            seen.add(key)
+            out.append(int(idx))
+        return out
+
+    def candidate(
+        self, pair_index: int, score: Score, thr: np.ndarray, idx: int, value: float, delta: float
+    ) -> _Candidate:
+        """Entry ``idx`` as a candidate ranked by ``value``."""
+        r, j = divmod(idx, self.m)
+        tail, q, num_is_x = _SETS[r]
+        est = _log_ratio(
+            int(self.num[idx]),
+            int(self.n_num[idx]),
+            int(self.den[idx]),
+            int(self.n_den[idx]),
+            delta,
+        )
+        return _Candidate(pair_index, score, float(thr[j]), tail, q, num_is_x, value, est)
 
 
 def projected_bound(
@@ -541,17 +640,23 @@ def projected_bound(
     alpha_side: float,
     delta: float = 0.0,
     den_rate: np.ndarray | None = None,
+    *,
+    compared: int = 1,
 ) -> np.ndarray:
-    """The bound each candidate is expected to reach on ``n_final`` fresh samples per input.
+    """The bound each candidate can be counted on to reach on ``n_final`` fresh samples per input.
 
-    Selection counts are first shrunk by about one standard error (numerator
-    down, denominator up, one-sided Clopper–Pearson at :data:`SELECTION_SHRINK`)
-    so that lucky small counts do not win.  Where ``den_rate`` is given (finite)
-    it replaces the denominator's counted rate and no shrinking is applied: it is
-    an importance-sampling estimate whose noise is already small.  The rates are
-    scaled to ``n_final`` and turned into the Clopper–Pearson bound the final
-    stage would compute.  Used only for *ranking*; it carries no confidence
-    statement.
+    Used only for *ranking*; it carries no confidence statement.  The selection
+    counts are replaced by one-sided Clopper–Pearson bounds — numerator down,
+    denominator up — at error ``SELECTION_ERROR / (2·compared)``
+    (:data:`SELECTION_ERROR`): with ``compared`` candidates ranked together, the
+    margin grows with ``ln(compared)`` the way the largest of that many lucky
+    counts does, so a small set beats a large one only when its advantage is
+    real.  Where ``den_rate`` is finite it replaces the denominator's bound: an
+    importance-sampling estimate whose noise is already small.  The
+    conservative rates are then scaled to ``n_final`` and turned into the
+    Clopper–Pearson bound the final stage would compute at ``alpha_side`` — so
+    a set also pays for the width of its own final interval, which is what
+    makes large-mass sets win when the ratio is the same.
     """
     k_num = np.asarray(k_num, dtype=np.int64)
     k_den = np.asarray(k_den, dtype=np.int64)
@@ -559,23 +664,25 @@ def projected_bound(
     n_den = np.asarray(n_den, dtype=np.float64)
     rate = np.full(k_num.shape, np.nan) if den_rate is None else np.asarray(den_rate, float)
     use_is = np.isfinite(rate)
+    level = SELECTION_ERROR / (2.0 * max(int(compared), 1))
     out = np.full(k_num.shape, -np.inf)
-    # Cheap pre-ranking by the plain estimate; exact projection for the best PRERANK only.
+    # Cheap pre-ranking by normal approximations of the same bounds; exact for the best PRERANK.
+    z, zf = float(stats.norm.isf(level)), float(stats.norm.isf(alpha_side))
+    k1, k2 = k_num.astype(np.float64), k_den.astype(np.float64)
+    f1 = np.maximum(k1 - z * np.sqrt(k1), 0.0) / n_num * n_final
+    f2 = np.where(use_is, rate, (k2 + z * np.sqrt(k2) + z * z) / n_den) * n_final
     with np.errstate(divide="ignore", invalid="ignore"):
-        p2_plain = np.where(use_is, rate, np.maximum(k_den, 1) / n_den)
-        rough = np.log(k_num / n_num) - np.log(np.maximum(p2_plain, 0.5 / n_final))
-        rough -= 2.0 / np.sqrt(np.maximum(k_num, 1))
-    rough[k_num == 0] = -np.inf
+        rough = np.log(np.maximum((f1 - zf * np.sqrt(f1)) / n_final - delta, 0.0)) - np.log(
+            (f2 + zf * np.sqrt(f2) + zf * zf) / n_final
+        )
     rough[np.isnan(rough)] = -np.inf
     idx = np.argsort(-rough, kind="stable")[:PRERANK]
     idx = idx[np.isfinite(rough[idx])]
     if len(idx) == 0:
         return out
-    p1 = np.asarray(clopper_pearson_lower(k_num[idx], n_num[idx], SELECTION_SHRINK))
-    p2 = np.asarray(clopper_pearson_upper(k_den[idx], n_den[idx], SELECTION_SHRINK))
-    sel = use_is[idx]
-    p1 = np.where(sel, k_num[idx] / n_num[idx], p1)
-    p2 = np.where(sel, rate[idx], p2)
+    p1 = np.asarray(clopper_pearson_lower(k_num[idx], n_num[idx], level))
+    p2 = np.asarray(clopper_pearson_upper(k_den[idx], n_den[idx], level))
+    p2 = np.where(use_is[idx], rate[idx], p2)
     K1 = np.floor(p1 * n_final)
     K2 = np.clip(np.ceil(p2 * n_final), 0, n_final)
     lo = np.asarray(clopper_pearson_lower(K1, n_final, alpha_side))
