@@ -46,8 +46,8 @@ from dpaudit.audit.blackbox import (
     AuditConfig,
     audit,
 )
-from dpaudit.audit.executor import ExecutionConfig
 from dpaudit.audit.pairs import InputPair
+from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.mechanisms import make_mechanism
 from dpaudit.serialization import dumps
 

@@ -1,6 +1,6 @@
 """Correct Laplace mechanisms written the way research code is: foreign random-number habits.
 
-For the calibration study (``calibration.py``): each is ``f(x, n, rng)``, adds
+For the false-alarm study (``false_alarms.py``): each is ``f(x, n, rng)``, adds
 ``Lap(1/ε)`` with ε = 1 to a scalar input in [0, 1] (so it is 1-DP), and is
 audited as ``make_mechanism("callable", target="foreign_mechanisms:NAME",
 epsilon=1.0)`` with this directory on ``sys.path``.  A valid auditor reports a

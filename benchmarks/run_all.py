@@ -54,8 +54,8 @@ from typing import Any
 import numpy as np
 
 from dpaudit import progress
-from dpaudit.audit import executor
-from dpaudit.audit.executor import ExecutionConfig, default_workers, run_units
+from dpaudit.engine import batches
+from dpaudit.engine.executor import ExecutionConfig, default_workers, run_units
 from dpaudit.io import atomic_write_text
 from dpaudit.serialization import dumps
 
@@ -128,7 +128,7 @@ PROBE_HEAD = """
 import json, resource, sys, time
 from dpaudit import progress
 progress.ENABLED = False
-from dpaudit.audit.executor import ExecutionConfig
+from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.mechanisms import make_mechanism
 def peak_mib():
     me = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -222,11 +222,11 @@ def bench_overhead(quick: bool) -> list[Row]:
     excess_us = (c2 - c1) / len(units) * 1e6
     # The same without batching (one task per unit), on a tenth of the units.
     few = units[: len(units) // 10]
-    saved, executor.TARGET_BATCH_SECONDS = executor.TARGET_BATCH_SECONDS, 0.0
+    saved, batches.TARGET_BATCH_SECONDS = batches.TARGET_BATCH_SECONDS, 0.0
     try:
         _, t3, c3 = timed(lambda: run_units(_busy_unit, few, ExecutionConfig(workers=2)))
     finally:
-        executor.TARGET_BATCH_SECONDS = saved
+        batches.TARGET_BATCH_SECONDS = saved
     _, _, c4 = timed(lambda: run_units(_busy_unit, few, ExecutionConfig(workers=1)))
     unbatched_us = (c3 - c4) / len(few) * 1e6
     return [
@@ -429,7 +429,7 @@ RAY_PROBE = (
     PROBE_HEAD
     + """
 import numpy as np
-from dpaudit.audit.executor import prepare_backend, shutdown_ray
+from dpaudit.engine.executor import prepare_backend, shutdown_ray
 from dpaudit.audit.sanity_check import sanity_check
 backend, runs = sys.argv[1], int(sys.argv[2])
 mech = make_mechanism("laplace", epsilon=1.0, dim=128)
@@ -495,7 +495,7 @@ def bench_ray(quick: bool) -> list[Row]:
 GRID_PROBE = (
     PROBE_HEAD
     + """
-from dpaudit.audit.sanity_check import run_acl2022_grid
+from dpaudit.reproduce.acl_grid import run_acl2022_grid
 runs = int(sys.argv[1])
 t = time.perf_counter()
 rows = run_acl2022_grid(runs=runs, config=ExecutionConfig(workers=2))

@@ -42,8 +42,8 @@ from pathlib import Path
 import numpy as np
 
 from dpaudit import progress
-from dpaudit.audit.executor import ExecutionConfig
 from dpaudit.audit.sanity_check import sanity_check
+from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.mechanisms import make_mechanism
 
 FILL = 1 << 20
@@ -54,7 +54,7 @@ RSS_PROBE = """
 import resource, sys, time
 from dpaudit import progress
 progress.ENABLED = False
-from dpaudit.audit.executor import ExecutionConfig
+from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.audit.sanity_check import sanity_check
 from dpaudit.mechanisms import make_mechanism
 runs = int(sys.argv[1])

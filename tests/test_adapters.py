@@ -263,7 +263,7 @@ def test_correct_library_laplace_is_not_flagged_and_scale_over_10_is(
     good = make_mechanism(name, epsilon=1.0)
     # OpenDP draws from the OS CSPRNG, so this audit is not reproducible from the
     # seed: at confidence 0.95 a correct mechanism is flagged with probability up
-    # to 5% (measured ≈1%, benchmarks/calibration.py). At 0.999 the audit's own
+    # to 5% (measured ≈1%, benchmarks/false_alarms.py). At 0.999 the audit's own
     # guarantee bounds this test's spurious failure rate by 0.1%.
     result = assert_no_violation(good, samples=5_000, seed=1, confidence=0.999)
     assert not result.violation and result.epsilon_lower_bound <= 1.0

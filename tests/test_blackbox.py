@@ -15,7 +15,10 @@ import numpy as np
 import pytest
 
 from dpaudit import progress
-from dpaudit.audit.attacks import (
+from dpaudit.audit.blackbox import AuditConfig, audit, projected_bound
+from dpaudit.audit.counting import CountUnit, run_count_unit
+from dpaudit.audit.pairs import InputPair
+from dpaudit.audit.scores import (
     LikelihoodRatioScore,
     candidate_thresholds,
     compress_rows,
@@ -23,12 +26,9 @@ from dpaudit.audit.attacks import (
     dpsniper_threshold,
     weighted_sums_at_thresholds,
 )
-from dpaudit.audit.blackbox import AuditConfig, audit, projected_bound
-from dpaudit.audit.counting import CountUnit, run_count_unit
-from dpaudit.audit.executor import ExecutionConfig
-from dpaudit.audit.pairs import InputPair
 from dpaudit.audit.statistics import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.claims import Definition, InputDomain, PrivacyClaim
+from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError, MechanismError
 from dpaudit.mechanisms import Mechanism, make_mechanism
 from dpaudit.serialization import dumps, to_jsonable
@@ -230,7 +230,7 @@ def test_different_seeds_give_different_samples() -> None:
     assert r1.witness.p1.hits != r2.witness.p1.hits
 
 
-# --------------------------------------------------------------- calibration
+# ------------------------------------------------------------- false alarms
 CORRECT = [
     ("laplace", {}),
     ("gaussian", {}),
@@ -242,12 +242,12 @@ CORRECT = [
 ]
 
 
-#: Confidence of the CI calibration check.  For a correct mechanism whose best set is tight
+#: Confidence of the CI false-alarm check.  For a correct mechanism whose best set is tight
 #: (ratio exactly e^ε, as for Laplace, RR, SUE/OUE), a false alarm needs both Clopper–Pearson
 #: bounds to miss together: about 3·10⁻⁴ per audit at 0.99 (≈ 4·10⁻³ at 0.95), so 140 audits
 #: at 0.99 raise none with probability ≈ 96%.  The false-alarm *rate* at α = 0.05 is measured
-#: by benchmarks/audit_calibration.py (200 audits per mechanism).
-CALIBRATION_CONFIDENCE = 0.99
+#: by benchmarks/audit_false_alarms.py (200 audits per mechanism).
+FALSE_ALARM_CONFIDENCE = 0.99
 
 
 @pytest.mark.parametrize(("name", "params"), CORRECT)
@@ -258,7 +258,7 @@ def test_correct_mechanisms_are_not_flagged_across_20_seeds(
     bounds = []
     for seed in range(20):
         cfg = AuditConfig(
-            samples=4_000, final_samples=20_000, confidence=CALIBRATION_CONFIDENCE, seed=seed
+            samples=4_000, final_samples=20_000, confidence=FALSE_ALARM_CONFIDENCE, seed=seed
         )
         r = audit(mech, cfg, ONE)
         assert not r.violation, (seed, r.verdict)

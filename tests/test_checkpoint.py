@@ -12,10 +12,10 @@ import pytest
 from _cli import run_cli_quiet
 from _killed_cli import dpaudit_argv, kill_9_when, run_to_end
 
-from dpaudit.audit import checkpoint
-from dpaudit.audit.checkpoint import RunDirectory, run_units, session
-from dpaudit.audit.executor import ExecutionConfig
-from dpaudit.audit.unit_codec import decode_unit
+from dpaudit.engine import checkpoint
+from dpaudit.engine.checkpoint import RunDirectory, session
+from dpaudit.engine.executor import ExecutionConfig, run_units
+from dpaudit.engine.unit_codec import decode_unit
 from dpaudit.errors import InvalidArgumentError, MechanismError
 
 RESULT_FILE = checkpoint.RESULT_FILE
@@ -150,8 +150,8 @@ def test_run_units_outside_a_session_is_the_executor() -> None:
 def test_stored_units_are_reused_and_changed_units_recomputed(tmp_path: Path) -> None:
     run = RunDirectory.open(tmp_path / "r", {"command": "t"})
     with session(run) as s:
-        assert run_units(_square, list(range(6))) == [0, 1, 4, 9, 16, 25]
-        assert run_units(_square, [7]) == [49]
+        assert run_units(_square, list(range(6)), s.attach()) == [0, 1, 4, 9, 16, 25]
+        assert run_units(_square, [7], s.attach()) == [49]
     assert (s.computed, s.reused) == (7, 0)
     # Corrupt one stored unit and remove another: both are recomputed.
     files = _unit_files(run.path)
@@ -159,9 +159,9 @@ def test_stored_units_are_reused_and_changed_units_recomputed(tmp_path: Path) ->
     files[1].unlink()
     resumed = RunDirectory.open(tmp_path / "r", {"command": "t"}, resume=True)
     with session(resumed) as s:
-        assert run_units(_square, list(range(6))) == [0, 1, 4, 9, 16, 25]
+        assert run_units(_square, list(range(6)), s.attach()) == [0, 1, 4, 9, 16, 25]
         # Different units in call 1: the stored result (49) is not reused.
-        assert run_units(_square, [8]) == [64]
+        assert run_units(_square, [8], s.attach()) == [64]
     assert (s.reused, s.computed, s.unreadable) == (4, 3, 1)
     assert "1 unreadable unit files were recomputed" in checkpoint.resume_summary(
         s.reused, s.computed, s.unreadable
@@ -170,8 +170,8 @@ def test_stored_units_are_reused_and_changed_units_recomputed(tmp_path: Path) ->
 
 def test_a_failing_run_leaves_no_directory_behind(tmp_path: Path) -> None:
     run = RunDirectory.open(tmp_path / "r", {"command": "t"})
-    with pytest.raises(MechanismError), session(run):
-        run_units(_fail_on_three, list(range(5)), ExecutionConfig(workers=1))
+    with pytest.raises(MechanismError), session(run) as s:
+        run_units(_fail_on_three, list(range(5)), s.attach(ExecutionConfig(workers=1)))
     assert not (tmp_path / "r").exists()
 
 
@@ -189,9 +189,9 @@ def test_cli_mechanism_fault_leaves_no_out_dir(
 def test_session_timeout_stops_a_hanging_unit() -> None:
     with (
         pytest.raises(MechanismError, match=r"did not finish within 0\.2 s"),
-        session(unit_timeout=0.2),
+        session(unit_timeout=0.2) as s,
     ):
-        run_units(_sleepy, [0], ExecutionConfig(workers=1))
+        run_units(_sleepy, [0], s.attach(ExecutionConfig(workers=1)))
 
 
 def _sleepy(u: int) -> int:
@@ -208,16 +208,19 @@ def test_fingerprint_depends_on_units_and_function() -> None:
 
 
 def test_checkpointed_helper_resumes(tmp_path: Path) -> None:
-    with checkpoint.checkpointed(tmp_path / "c", {"figure": "f"}) as run:
-        assert run_units(_square, [1, 2]) == [1, 4]
-        run.write_result({"ok": True})
-    with checkpoint.checkpointed(tmp_path / "c", {"figure": "f"}, resume=True) as run:
-        assert run_units(_square, [1, 2]) == [1, 4]
+    with checkpoint.checkpointed(tmp_path / "c", {"figure": "f"}) as s:
+        assert run_units(_square, [1, 2], s.attach()) == [1, 4]
+        s.directory.write_result({"ok": True})
+    with checkpoint.checkpointed(tmp_path / "c", {"figure": "f"}, resume=True) as s:
+        assert run_units(_square, [1, 2], s.attach()) == [1, 4]
+        # Without the session in the configuration nothing is stored or reused.
+        assert run_units(_square, [5]) == [25]
+    run = s.directory
     assert run.complete and run.stored_units() == 2
 
 
 def _lose_worker(u: int) -> int:
-    from dpaudit.audit.executor import WorkerLostError
+    from dpaudit.engine.executor import WorkerLostError
 
     if u == 2:
         raise WorkerLostError("a worker process died")
@@ -226,8 +229,8 @@ def _lose_worker(u: int) -> int:
 
 def test_interrupted_or_lost_worker_run_keeps_its_units(tmp_path: Path) -> None:
     run = RunDirectory.open(tmp_path / "r", {"command": "t"})
-    with pytest.raises(Exception, match="worker process died"), session(run):
-        run_units(_lose_worker, [0, 1, 2, 3], ExecutionConfig(workers=1))
+    with pytest.raises(Exception, match="worker process died"), session(run) as s:
+        run_units(_lose_worker, [0, 1, 2, 3], s.attach(ExecutionConfig(workers=1)))
     assert run.stored_units() == 2  # units 0 and 1 are kept for --resume
 
 

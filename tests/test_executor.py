@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 import test_executor_usermod as usermod
 
-from dpaudit.audit import executor
-from dpaudit.audit.executor import (
+from dpaudit.engine import batches, executor, ray_backend
+from dpaudit.engine.executor import (
     ExecutionConfig,
     WorkerLostError,
     default_workers,
@@ -81,7 +81,7 @@ def test_mechanism_defined_in_main_works_with_two_workers(tmp_path: Path) -> Non
             """
             from dataclasses import dataclass
             import numpy as np
-            from dpaudit.audit.executor import ExecutionConfig, run_units
+            from dpaudit.engine.executor import ExecutionConfig, run_units
             from dpaudit.random import unit_rng
 
             @dataclass(frozen=True)
@@ -200,7 +200,7 @@ def test_kill_9_of_the_parent_leaves_no_pool_workers(tmp_path: Path) -> None:
     script = (
         "import sys; sys.path.insert(0, sys.argv[2])\n"
         "from test_executor_usermod import record_pid_and_sleep\n"
-        "from dpaudit.audit.executor import ExecutionConfig, run_units\n"
+        "from dpaudit.engine.executor import ExecutionConfig, run_units\n"
         "run_units(record_pid_and_sleep, [(sys.argv[1], i) for i in range(4)],\n"
         "          ExecutionConfig(workers=2))\n"
     )
@@ -231,7 +231,7 @@ def test_portable_guard_alone_ends_an_orphan(tmp_path: Path) -> None:
     script = textwrap.dedent(
         """
         import os, sys, time
-        from dpaudit.audit.executor import guard_parent_death
+        from dpaudit.engine.executor import guard_parent_death
         if os.fork() == 0:
             guard_parent_death(os.getppid(), use_prctl=False, poll_seconds=0.1)
             print(os.getpid(), flush=True)
@@ -262,13 +262,13 @@ def test_pool_workers_get_a_parent_death_signal() -> None:
 
 # ------------------------------------------------------------ batching
 def test_batches_grow_to_the_target_time_and_respect_the_fair_share() -> None:
-    b = executor._Batcher(n_units=1_000_000, workers=2)
+    b = batches.Batcher(n_units=1_000_000, workers=2)
     assert b.next_batch() == [0]  # nothing measured yet: one unit
     b.record(1, 1e-5)  # 10 µs per unit
     batch = b.next_batch()
-    assert len(batch) == int(executor.TARGET_BATCH_SECONDS / 1e-5)
+    assert len(batch) == int(batches.TARGET_BATCH_SECONDS / 1e-5)
     assert batch[0] == 1 and batch == list(range(1, 1 + len(batch)))
-    slow = executor._Batcher(n_units=10, workers=2)
+    slow = batches.Batcher(n_units=10, workers=2)
     slow.record(1, 1e-9)
     assert len(slow.next_batch()) == 3  # ceil(10 / (2·2)): the tail stays balanced
     slow.requeue([1, 0])
@@ -316,14 +316,14 @@ def test_unreachable_ray_address_fails_fast_and_clearly() -> None:
     with pytest.raises(InvalidArgumentError, match="reachable Ray cluster") as info:
         prepare_backend(ExecutionConfig(backend="ray", ray_address=address))
     assert info.value.argument == "--ray-address"
-    assert time.perf_counter() - start < executor.RAY_CONNECT_TIMEOUT + 5
+    assert time.perf_counter() - start < ray_backend.RAY_CONNECT_TIMEOUT + 5
 
 
 def test_malformed_runtime_env_variable_is_rejected_before_ray_starts(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     pytest.importorskip("ray")
-    monkeypatch.setenv(executor.RUNTIME_ENV_VARIABLE, "working_dir=.")
+    monkeypatch.setenv(ray_backend.RUNTIME_ENV_VARIABLE, "working_dir=.")
     with pytest.raises(InvalidArgumentError) as info:
         prepare_backend(ExecutionConfig(backend="ray", workers=1))
-    assert info.value.argument == executor.RUNTIME_ENV_VARIABLE
+    assert info.value.argument == ray_backend.RUNTIME_ENV_VARIABLE

@@ -20,10 +20,10 @@ from _cli import run_cli_quiet
 
 from dpaudit.audit.blackbox import AuditConfig, audit
 from dpaudit.audit.declarations import check_log_prob, check_transform
-from dpaudit.audit.executor import ExecutionConfig
 from dpaudit.audit.guard import check_randomness, checked_sample
 from dpaudit.audit.sanity_check import sanity_check
 from dpaudit.claims import Definition, InputDomain, PrivacyClaim
+from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import MechanismError
 from dpaudit.mechanisms import make_mechanism
 from dpaudit.mechanisms.laplace import LaplaceMechanism

@@ -90,3 +90,30 @@ def test_bad_parameters(name: str, params: dict, argument: str) -> None:
 def test_bad_inputs(name: str, x: list[float]) -> None:
     with pytest.raises(DPAuditError, match="x"):
         make_mechanism(name, epsilon=1.0).sample(x, 2, np.random.default_rng(0))
+
+
+def test_a_mechanism_without_a_name_fails_at_definition() -> None:
+    from dataclasses import dataclass
+
+    from dpaudit.mechanisms import Mechanism
+
+    with pytest.raises(TypeError, match="has no name"):
+
+        @dataclass(frozen=True)
+        class Nameless(Mechanism):
+            pass
+
+    @dataclass(frozen=True)
+    class Family(Mechanism, abstract=True):  # a family base may leave the name to its members
+        pass
+
+    assert Family.name == ""
+
+
+def test_optional_hooks_are_declared_on_the_base_class() -> None:
+    from dpaudit.mechanisms import Mechanism
+
+    mech = make_mechanism("identity", epsilon=1.0, dim=2)
+    assert Mechanism.externally_seeded is False and Mechanism.allows_nan_output is False
+    assert mech.warning is None and mech.analysis_extras() == {}
+    assert not mech.has_log_prob or callable(mech.log_prob)

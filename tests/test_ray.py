@@ -23,8 +23,8 @@ from _cli import run_cli
 
 ray = pytest.importorskip("ray")
 
-from dpaudit.audit import executor  # noqa: E402
-from dpaudit.audit.executor import (  # noqa: E402
+from dpaudit.engine import ray_backend  # noqa: E402
+from dpaudit.engine.executor import (  # noqa: E402
     ExecutionConfig,
     prepare_backend,
     run_units,
@@ -89,7 +89,7 @@ def test_blackbox_audit_is_bit_identical_on_local_and_ray() -> None:
 USER_SCRIPT = """
 import sys
 from dataclasses import dataclass
-from dpaudit.audit.executor import ExecutionConfig, run_units
+from dpaudit.engine.executor import ExecutionConfig, run_units
 from dpaudit.random import unit_rng
 
 sys.path.insert(0, sys.argv[2])
@@ -124,7 +124,7 @@ def test_user_code_runs_on_a_joined_cluster(tmp_path: Path) -> None:
     modules.mkdir()
     (modules / "shipped_module.py").write_text("def triple(x):\n    return 3 * x\n")
     env = dict(os.environ)
-    env[executor.RUNTIME_ENV_VARIABLE] = json.dumps(
+    env[ray_backend.RUNTIME_ENV_VARIABLE] = json.dumps(
         {"py_modules": [str(modules / "shipped_module.py")]}
     )
     proc = subprocess.run(

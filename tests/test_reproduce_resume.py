@@ -13,7 +13,7 @@ from typing import Any
 
 from _killed_cli import dpaudit_argv, kill_9_when, run_to_end
 
-from dpaudit.audit.executor import ExecutionConfig
+from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.reproduce.runner import CHECKPOINT_DIR, reproduce
 
 FIGURE_FILES = ("results.json", "results.csv", "figure.png", "README.md")

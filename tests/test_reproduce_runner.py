@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from _cli import run_cli_quiet
 
-from dpaudit.audit.executor import ExecutionConfig
+from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError, UnknownNameError
 from dpaudit.report.build import write_report
 from dpaudit.reproduce import registry

@@ -11,21 +11,19 @@ import pytest
 from scipy import stats
 
 from dpaudit.audit import sanity_check as sc
-from dpaudit.audit.executor import ExecutionConfig
+from dpaudit.audit.decision_set import DecisionSet, attack_decision_set
 from dpaudit.audit.sanity_check import (
-    DecisionSet,
-    attack_decision_set,
     empirical_loss,
     plan_sanity_check,
-    reference_effective_runs,
-    run_acl2022_grid,
     sanity_check,
     sanity_epsilon_lower_bound,
 )
 from dpaudit.audit.statistics import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.claims import Definition, InputDomain, PrivacyClaim
+from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError, MechanismError
 from dpaudit.mechanisms import Mechanism, make_mechanism, mechanism_names
+from dpaudit.reproduce.acl_grid import reference_effective_runs, run_acl2022_grid
 
 ONE = ExecutionConfig(workers=1)
 

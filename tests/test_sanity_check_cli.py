@@ -95,7 +95,7 @@ def test_text_output(capsys: pytest.CaptureFixture[str]) -> None:
         "half-up",
     )
     assert code == 0
-    assert "guess 0" in out and "violation: ε >=" in out and "half-up" in out
+    assert "guess 0" in out and "violation: ε ≥" in out and "half-up" in out
 
 
 @pytest.mark.parametrize(

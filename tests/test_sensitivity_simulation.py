@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 from _cli import run_cli_quiet
 
-from dpaudit.audit.executor import ExecutionConfig
 from dpaudit.audit.sensitivity_simulation import (
     clip_rows,
     l1_distances,
@@ -17,6 +16,7 @@ from dpaudit.audit.sensitivity_simulation import (
     simulate_sensitivity,
     vector_norms,
 )
+from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError
 
 ONE = ExecutionConfig(workers=1)

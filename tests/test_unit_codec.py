@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from dpaudit.attacks.experiment import AttackMetrics
-from dpaudit.audit.attacks import TrainingData, compress_rows
 from dpaudit.audit.counting import UnitCounts
-from dpaudit.audit.unit_codec import (
+from dpaudit.audit.scores import TrainingData, compress_rows
+from dpaudit.engine.unit_codec import (
     ALLOWED_DATACLASSES,
     CorruptUnitError,
     UnitEncodingError,

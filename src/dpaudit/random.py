@@ -9,6 +9,7 @@ what makes results bit-identical across 1 or many workers and across backends.
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -44,8 +45,6 @@ def state_entropy(rng: np.random.Generator) -> int:
     Two generators in the same state give the same number, in any process;
     different states give different numbers (SHA-256 of the state).
     """
-    import hashlib
-
     text = repr(rng.bit_generator.state).encode("utf-8")
     return int.from_bytes(hashlib.sha256(text).digest(), "little")
 

@@ -46,17 +46,17 @@ import numpy as np
 
 from dpaudit.adapters.callable import FunctionMechanism
 from dpaudit.audit.blackbox import AuditConfig, audit
-from dpaudit.audit.executor import ExecutionConfig
 from dpaudit.audit.pairs import InputPair
 from dpaudit.audit.verdict import AuditResult, Witness
 from dpaudit.claims import PrivacyClaim
+from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidTypeError
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.validation import check_epsilon, check_int
 
 #: Outputs per input for the selection stage; the final estimate uses twice as many.
 DEFAULT_SAMPLES = 20_000
-#: Outputs per input to train classifiers / calibrate thresholds.
+#: Outputs per input to train classifiers and fix the threshold grid.
 DEFAULT_TRAIN_SAMPLES = 10_000
 
 
@@ -125,7 +125,7 @@ class ReclaimedMechanism(Mechanism):
     @property
     def externally_seeded(self) -> bool:
         """Delegated to the wrapped mechanism."""
-        return bool(getattr(self._inner(), "externally_seeded", False))
+        return self._inner().externally_seeded
 
     @property
     def has_log_prob(self) -> bool:

@@ -35,11 +35,6 @@ ADAPTER_EXTRAS: dict[str, tuple[str, str]] = {
 }
 
 
-def is_externally_seeded(mechanism: object) -> bool:
-    """True when the mechanism's randomness does not come from the generator it is given."""
-    return bool(getattr(mechanism, "externally_seeded", False))
-
-
 def missing_adapter_error(name: str) -> OptionalDependencyError | None:
     """The error to raise for an adapter name whose library is not installed, else None."""
     if name not in ADAPTER_EXTRAS:
@@ -52,7 +47,6 @@ __all__ = [
     "ADAPTER_EXTRAS",
     "callable_adapter",
     "diffprivlib",
-    "is_externally_seeded",
     "missing_adapter_error",
     "opendp",
     "pure_ldp",

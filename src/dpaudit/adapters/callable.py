@@ -35,7 +35,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from dpaudit.claims import InputDomain, PrivacyClaim
-from dpaudit.errors import InvalidArgumentError, MechanismError
+from dpaudit.errors import InvalidArgumentError, InvalidTypeError, MechanismError
 from dpaudit.mechanisms.base import Mechanism, parameter
 from dpaudit.mechanisms.domains import box_claim, check_box_domain
 from dpaudit.mechanisms.registry import register
@@ -219,8 +219,6 @@ class FunctionMechanism(Mechanism):
     claimed: PrivacyClaim | None = None
 
     def __post_init__(self) -> None:
-        from dpaudit.errors import InvalidTypeError
-
         check_epsilon(self.epsilon)
         if not callable(self.function):
             raise InvalidTypeError("mechanism", self.function, "a callable f(x, n, rng)")

@@ -11,7 +11,7 @@ with ``epsilon``, ``delta`` and ``sensitivity`` attributes and a scalar
 * samples by calling ``randomise`` on every coordinate of every output — the
   library accepts scalars only, so this is a Python loop over ``map`` (2–3·10⁵
   values/s on one core here, 200–300× below numpy's fill rate in the same run,
-  ``benchmarks/calibration.py --throughput``; the fastest honest way, since
+  ``benchmarks/false_alarms.py --throughput``; the fastest honest way, since
   vectorising would mean re-implementing the library's sampler instead of
   calling it);
 * passes the library a ``numpy.random.RandomState`` seeded from the work unit's

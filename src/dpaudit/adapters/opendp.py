@@ -33,7 +33,7 @@ declares ``externally_seeded = True``.  The consequences:
 
 Throughput: OpenDP's exact Laplace sampler gives about 5·10⁴ outputs/s on one
 core here, ~10³× below numpy's uniform fill rate in the same run
-(``benchmarks/calibration.py --throughput``).
+(``benchmarks/false_alarms.py --throughput``).
 
 ``noise_divisor`` exists for testing auditors: it samples from a measurement
 with ``scale / noise_divisor`` while the claim still comes from the correctly

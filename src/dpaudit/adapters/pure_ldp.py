@@ -23,7 +23,7 @@ before each batch and restores them afterwards (see
 reproducible from dpaudit's seed.  ``privatise`` is called once per output (a
 Python loop, as the library offers no batch call): about 2·10⁶ outputs/s for
 direct encoding and 8·10⁴ for unary encoding with k = 4 on one core here
-(``benchmarks/calibration.py --throughput``).
+(``benchmarks/false_alarms.py --throughput``).
 """
 
 from __future__ import annotations

@@ -37,15 +37,15 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.claims import AnalyticTruth, WitnessPair
-from dpaudit.errors import InvalidArgumentError
-from dpaudit.mechanisms.ome import (
+from dpaudit.analysis.ome_encoding import (
     BITS_PER_VALUE,
     SCALE,
     codes_to_bits,
     log_probability_tables,
     quantize,
 )
+from dpaudit.claims import AnalyticTruth, WitnessPair
+from dpaudit.errors import InvalidArgumentError
 from dpaudit.validation import check_epsilon, check_int, check_positive
 
 METHOD = "exhaustive search over pairs of codes"

@@ -15,7 +15,7 @@ configuration one row holds
 * reconstruction accuracy of HoHo, of the per-bit MAP, and of the prior alone,
   on HoHo's positions;
 * test accuracy of the sentiment classifier on privatised encodings beside the
-  accuracy on clean encodings (:mod:`dpaudit.text.utility`).
+  accuracy on clean encodings (:mod:`dpaudit.attacks.utility`).
 
 The attack sample (800 sentences) and the utility split (800/200) are drawn
 once and shared by every row; each row's randomness depends on the seed and its
@@ -38,10 +38,10 @@ from dpaudit.attacks.experiment import (
     prepare_attack_data,
 )
 from dpaudit.attacks.schemes import SCHEME_NAMES
+from dpaudit.attacks.utility import prepare_utility_data, utility_experiment
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.progress import progress
 from dpaudit.text.corpus import Corpus
-from dpaudit.text.utility import prepare_utility_data, utility_experiment
 from dpaudit.validation import check_epsilon, check_positive
 
 #: HoHo's grid.

@@ -21,14 +21,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpaudit.audit.attacks import (
+from dpaudit.audit.guard import checked_sample
+from dpaudit.audit.scores import (
     Score,
     TrainingData,
     compress_rows,
     count_at_thresholds,
     weighted_sums_at_thresholds,
 )
-from dpaudit.audit.guard import checked_sample
 from dpaudit.errors import DPAuditError, MechanismError
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.random import unit_rng
@@ -117,7 +117,7 @@ class UnitCounts:
 
 
 def run_count_unit(unit: CountUnit) -> UnitCounts:
-    """Work-unit function (module level, picklable) for :func:`dpaudit.audit.executor.run_units`."""
+    """Work-unit function (module level, picklable) for the engine's ``run_units``."""
     try:
         return _count(unit)
     except MechanismError:
@@ -174,7 +174,7 @@ def _count(unit: CountUnit) -> UnitCounts:
 
 @dataclass(frozen=True)
 class OutputUnit:
-    """Sample ``n`` outputs of ``M(x)`` for training/calibration (compressed if discrete)."""
+    """Sample ``n`` outputs of ``M(x)`` for the training stage (compressed if discrete)."""
 
     mechanism: Mechanism
     x: tuple[float, ...]

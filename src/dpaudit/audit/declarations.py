@@ -62,6 +62,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 import numpy as np
+from scipy import stats
 
 from dpaudit.audit.guard import (
     RandomnessCheck,
@@ -70,8 +71,8 @@ from dpaudit.audit.guard import (
     domain_corners,
     mechanism_label,
 )
-from dpaudit.audit.guard import _preview as _show
 from dpaudit.audit.statistics import clopper_pearson_lower, clopper_pearson_upper
+from dpaudit.engine.timeout import preview
 from dpaudit.errors import MechanismError
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.random import open_uniform, stable_hash, unit_rng
@@ -172,9 +173,9 @@ def check_log_prob(
                 "log_prob",
                 label,
                 "declared density does not match the samples",
-                f"{int(bad.sum())} of {n} outputs of the sampler on input {_show(x)} have "
+                f"{int(bad.sum())} of {n} outputs of the sampler on input {preview(x)} have "
                 "declared density 0 (log_prob = -inf or NaN) under that input, e.g. "
-                f"{_show(y[int(np.flatnonzero(bad)[0])])}",
+                f"{preview(y[int(np.flatnonzero(bad)[0])])}",
                 alpha,
             )
         ratio = own - _declared(mechanism, x_prime, y)
@@ -219,8 +220,9 @@ def check_log_prob(
                         label,
                         "declared density does not match the samples",
                         f"S = {{y : ln p(y|x) {side} {t:.6g}, ln p(y|x) − ln p(y|x') {band} "
-                        f"{cap:g}}} with x = {_show(x)}, x' = {_show(x_prime)}: the sampler put "
-                        f"{k} of {n} outputs of M(x) and {j} of {n} of M(x') in S, so {bounds}; "
+                        f"{cap:g}}} with x = {preview(x)}, x' = {preview(x_prime)}: the "
+                        f"sampler put {k} of {n} outputs of M(x) and {j} of {n} of M(x') "
+                        f"in S, so {bounds}; "
                         f"the declared density implies Pr[M(x) ∈ S] {implied} "
                         f"e^{cap:g}·Pr[M(x') ∈ S]; error ≤ {alpha:g}",
                         alpha,
@@ -247,8 +249,6 @@ def check_transform(
     Only for additive mechanisms whose output has the input's shape (otherwise
     None: the transform is not used).  ``inputs`` default to the domain corners.
     """
-    from scipy import stats
-
     if not mechanism.is_additive or tuple(mechanism.output_shape) != tuple(mechanism.input_shape):
         return None
     label = mechanism_label(mechanism)
@@ -279,7 +279,7 @@ def check_transform(
                 "noise_from_uniform",
                 label,
                 "declared transform does not match the samples",
-                f"coordinate {worst} on input {_show(x)}: two-sample Kolmogorov–Smirnov "
+                f"coordinate {worst} on input {preview(x)}: two-sample Kolmogorov–Smirnov "
                 f"D = {d:.3g}, p = {p[worst]:.3g} < {per_test:.3g} (α = {alpha:g} Bonferroni "
                 f"over {len(xs)} inputs × {size} coordinates; {n} outputs of each); sampler "
                 f"median {np.median(a[:, worst]):.4g}, transform median "

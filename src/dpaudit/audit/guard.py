@@ -5,13 +5,8 @@ through :func:`checked_sample`: raising, NaN, ±inf, wrong shape or dtype →
 :class:`~dpaudit.errors.MechanismError` naming the mechanism, the input and the
 problem.  This module adds what a per-chunk output check cannot see:
 
-* **hanging** — :func:`deadline` / :func:`with_timeout`: a work unit that does
-  not return within ``seconds`` is interrupted with a ``MechanismError``.  It
-  uses ``SIGALRM`` (POSIX) and therefore acts in the main thread of the process
-  running the unit — the CLI process with one worker, each worker process of the
-  local pool otherwise; elsewhere (a non-main thread, Windows) the unit runs
-  without a deadline.  Python code (loops, ``time.sleep``) is interrupted
-  promptly; a single C call that never returns to the interpreter is not;
+* **hanging** — the engine's per-unit timeout (:mod:`dpaudit.engine.timeout`),
+  also applied here to the preflight;
 * **foreign random sources** — every call of the mechanism runs with numpy's
   legacy global generator and Python's ``random`` seeded from the state of the
   work unit's generator (:func:`dpaudit.random.seeded_global_state`, restored
@@ -36,20 +31,15 @@ from __future__ import annotations
 
 import math
 import os
-import signal
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
+from dpaudit.engine.timeout import check_timeout, deadline, mechanism_label, preview
 from dpaudit.errors import InvalidArgumentError, MechanismError
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.random import seeded_global_state, stable_hash, state_entropy, unit_rng
-
-R = TypeVar("R")
 
 #: Outputs per preflight chunk.
 PREFLIGHT_ROWS = 16
@@ -58,8 +48,6 @@ MIN_BLOCK_ROWS = 256
 #: Bytes per output or input coordinate (float64), times a factor for temporaries.
 BYTES_PER_VALUE = 8
 WORKING_SET_FACTOR = 3
-#: Default per-unit timeout of the CLI (seconds); generous: units take 0.1 s to minutes.
-DEFAULT_UNIT_TIMEOUT = 3600.0
 
 _SEED_TAG = stable_hash("dpaudit.guard.preflight")
 
@@ -104,83 +92,6 @@ def checked_sample(
             if not mechanism.allows_nan_output and np.isnan(out).any():
                 raise MechanismError(f"{where} returned NaN (it declares no NaN policy)")
     return out
-
-
-# ------------------------------------------------------------------- timeouts
-class _Expired(BaseException):
-    """Raised by the alarm handler; a BaseException so that ``except Exception`` cannot eat it."""
-
-
-def _can_alarm() -> bool:
-    return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
-
-
-@contextmanager
-def deadline(seconds: float | None, what: str) -> Iterator[None]:
-    """Raise :class:`MechanismError` if the block does not finish within ``seconds``.
-
-    ``what`` describes the work for the message (mechanism and input).  ``None``
-    or a platform without ``SIGALRM`` in this thread: no deadline.
-    """
-    if seconds is None or not _can_alarm():
-        yield
-        return
-
-    def _on_alarm(signum: int, frame: Any) -> None:
-        raise _Expired
-
-    previous = signal.signal(signal.SIGALRM, _on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, float(seconds))
-    try:
-        yield
-    except _Expired:
-        raise MechanismError(
-            f"{what} did not finish within {seconds:g} s (per-unit timeout, "
-            "--unit-timeout); the mechanism may be hanging"
-        ) from None
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0.0)
-        signal.signal(signal.SIGALRM, previous)
-
-
-def describe_unit(unit: Any) -> str:
-    """``mechanism 'name' on input [...]`` from a work unit's ``mechanism``/``x`` fields."""
-    mech = getattr(unit, "mechanism", None)
-    text = f"mechanism {mechanism_label(mech)!r}" if mech is not None else "a work unit"
-    x = getattr(unit, "x", None)
-    if x is None and hasattr(unit, "x_bit"):
-        x = f"all {unit.x_bit}"
-    if x is not None:
-        text += f" on input {_preview(x)}"
-    return text
-
-
-class TimedUnitFunction:
-    """Picklable ``fn(unit)`` under :func:`deadline`, in whichever process runs the unit."""
-
-    def __init__(self, fn: Callable[[Any], R], seconds: float | None) -> None:
-        self.fn = fn
-        self.seconds = seconds
-
-    def __call__(self, unit: Any) -> Any:
-        with deadline(self.seconds, describe_unit(unit)):
-            return self.fn(unit)
-
-
-def with_timeout(fn: Callable[[Any], Any], seconds: float | None) -> Callable[[Any], Any]:
-    """``fn`` itself when ``seconds`` is None, else ``fn`` wrapped with a per-unit deadline."""
-    return fn if seconds is None else TimedUnitFunction(fn, seconds)
-
-
-def check_timeout(seconds: float | None, name: str = "--unit-timeout") -> float | None:
-    """``None`` or a number of seconds > 0."""
-    if seconds is None:
-        return None
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
-        raise InvalidArgumentError(name, seconds, "a number of seconds > 0")
-    if not (math.isfinite(seconds) and seconds > 0):
-        raise InvalidArgumentError(name, seconds, "a number of seconds > 0")
-    return float(seconds)
 
 
 # ---------------------------------------------------------------------- memory
@@ -242,23 +153,6 @@ def check_sample_memory(
 
 
 # ------------------------------------------------------------ rng discipline
-def mechanism_label(mechanism: Any) -> str:
-    """The name to show in messages: the registry name, or the user callable's target."""
-    for attribute in ("target", "label"):  # a module:callable, or a function object's name
-        value = getattr(mechanism, attribute, None)
-        if isinstance(value, str) and ":" in value:
-            return value
-    return getattr(mechanism, "name", type(mechanism).__name__)
-
-
-def _preview(x: Any) -> str:
-    if isinstance(x, str):
-        return x
-    flat = np.ravel(np.asarray(x, dtype=np.float64))
-    head = ", ".join(f"{v:g}" for v in flat[:4])
-    return f"[{head}{', ...' if flat.size > 4 else ''}]"
-
-
 #: Outputs per randomness probe: a batch of this many rows either varies or is constant.
 PROBE_ROWS = 64
 #: The randomness kinds :func:`check_randomness` tells apart.
@@ -327,7 +221,7 @@ def check_randomness(
         return RandomnessCheck("deterministic", label)
     raise MechanismError(
         f"mechanism {label!r} uses a fixed seed: different seeds gave identical outputs on "
-        f"input {_preview(x)}, so every chunk repeats the same noise and an audit would be "
+        f"input {preview(x)}, so every chunk repeats the same noise and an audit would be "
         "meaningless (draw from the rng argument, or from numpy's/Python's global generator, "
         "which dpaudit seeds per work unit)"
     )
@@ -375,7 +269,7 @@ def preflight(
     )
     randomness = None
     for i, x in enumerate(domain_corners(mechanism)):
-        with deadline(timeout, f"mechanism {label!r} on input {_preview(x)}"):
+        with deadline(timeout, f"mechanism {label!r} on input {preview(x)}"):
             checked_sample(mechanism, x, PREFLIGHT_ROWS, unit_rng(seed, (_SEED_TAG, 0, i)))
             if i == 0:
                 randomness = check_randomness(mechanism, x, seed=seed)

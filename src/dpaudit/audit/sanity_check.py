@@ -28,7 +28,9 @@ Two numbers come out of the table:
 Counts accumulate over all chunks.  **The reference code did not**: for
 ``n > 16`` it ran 10 chunks of 1,000,000 runs and *assigned* each chunk's
 counts, so the published cells for n ∈ {32, 64, 128} rest on the last 1M runs
-only (see :func:`reference_effective_runs`).  That behaviour is not offered.
+only (see :func:`dpaudit.reproduce.acl_grid.reference_effective_runs`).  That
+behaviour is not offered.  The paper's grid of cells is
+:mod:`dpaudit.reproduce.acl_grid`.
 
 Speed: the fused path
 ---------------------
@@ -62,7 +64,6 @@ any number of workers or backend.
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import time
@@ -72,21 +73,22 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.audit.checkpoint import run_units  # the executor's, checkpointed in a session
+from dpaudit.audit.decision_set import DecisionSet, attack_decision_set
 from dpaudit.audit.declarations import DeclarationFinding
 from dpaudit.audit.declarations import check_transform as declared_transform_mismatch
-from dpaudit.audit.executor import ExecutionConfig
 from dpaudit.audit.guard import check_randomness, checked_sample
 from dpaudit.audit.statistics import (
     clopper_pearson_lower,
     clopper_pearson_upper,
     log_ratio_lower_bound,
 )
-from dpaudit.errors import DPAuditError, InvalidArgumentError, MechanismError
+from dpaudit.engine.executor import ExecutionConfig, run_units
+from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.random import stable_hash, unit_rng
 from dpaudit.serialization import to_jsonable
 from dpaudit.validation import check_int, check_probability_open, check_seed
+from dpaudit.verdicts import verdict_text
 
 #: How a tie (exactly half the coordinates rounded to 1) is voted.
 #: ``half-even`` is numpy's ``round(0.5) = 0`` as in the reference; ``half-up``
@@ -99,121 +101,8 @@ PATHS = ("auto", "fused", "generic")
 _BLOCK_COORDS = 1 << 20
 #: Output coordinates per work unit (≈ 0.1 s on the fused path).
 _UNIT_COORDS = 1 << 26
-#: Fused path: coarse grid of 2^18 cells of 2^14 points, plus 2^18 check points.
-_COARSE_BITS = 18
-_CHECK_POINTS = 1 << 18
-_MAX_FLIPS = 64
-_GRID = 1 << 32
 _U64_MAX = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
 _SEED_TAG = stable_hash("dpaudit.sanity-check")
-
-
-# --------------------------------------------------------------- decision set
-@dataclass(frozen=True)
-class DecisionSet:
-    """Exactly which 32-bit uniforms ``k`` make one coordinate round to 1.
-
-    The decision starts as ``first`` at ``k = 0`` and flips at every entry of
-    ``flips`` (sorted, each in ``1..2³²−1``).
-    """
-
-    first: bool
-    flips: tuple[int, ...]
-
-    @property
-    def probability(self) -> float:
-        """Probability that one coordinate rounds to 1 (exact for the 32-bit grid)."""
-        edges = [0, *self.flips, _GRID]
-        on = self.first
-        mass = 0
-        for lo, hi in itertools.pairwise(edges):
-            if on:
-                mass += hi - lo
-            on = not on
-        return mass / _GRID
-
-    @property
-    def constant(self) -> bool:
-        """True when every uniform gives the same decision."""
-        return not self.flips
-
-    def cyclic_interval(self) -> tuple[int, int] | None:
-        """``(lo, width)`` with decision 1 iff ``(k − lo) mod 2³² < width``, if one exists."""
-        f = self.flips
-        if len(f) == 1:
-            return (f[0], _GRID - f[0]) if not self.first else (0, f[0])
-        if len(f) == 2:
-            return (f[0], f[1] - f[0]) if not self.first else (f[1], _GRID - f[1] + f[0])
-        return None
-
-    def contains(self, k: np.ndarray) -> np.ndarray:
-        """Vectorised membership test for integer ``k`` (any integer dtype)."""
-        k = np.asarray(k, dtype=np.int64)
-        crossings = np.searchsorted(np.asarray(self.flips, dtype=np.int64), k, side="right")
-        return (crossings % 2 == 1) ^ self.first
-
-
-def _uniform_at(k: np.ndarray) -> np.ndarray:
-    """Grid uniform ``(k + 1/2)·2⁻³²``; exact in float64 and strictly inside (0, 1)."""
-    return (np.asarray(k, dtype=np.float64) + 0.5) * 2.0**-32
-
-
-def _decide(mech: Mechanism, x_value: float, k: np.ndarray) -> np.ndarray:
-    """The attack's per-coordinate decision ``x + T(u_k) >= 0.5``, as the sampler computes it."""
-    u = _uniform_at(k)
-    try:
-        noise = mech.noise_from_uniform(u)
-    except DPAuditError:
-        raise
-    except Exception as exc:
-        raise MechanismError(
-            f"mechanism {mech.name!r}: noise_from_uniform raised "
-            f"{type(exc).__name__}: {exc} (input: all {x_value:g})"
-        ) from exc
-    noise = np.asarray(noise)
-    if noise.shape != u.shape or noise.dtype.kind != "f":
-        raise MechanismError(
-            f"mechanism {mech.name!r}: noise_from_uniform returned {noise.dtype} of shape "
-            f"{noise.shape} for {u.shape} uniforms: expected floats of the same shape"
-        )
-    if np.isinf(noise).any() or (not mech.allows_nan_output and np.isnan(noise).any()):
-        raise MechanismError(
-            f"mechanism {mech.name!r}: noise_from_uniform returned NaN or inf inside (0, 1) "
-            f"(input: all {x_value:g})"
-        )
-    out = noise + x_value  # same float64 operation as x + noise in the sampler
-    return out >= 0.5  # NaN (declared policy) rounds to 0, as in the generic attack
-
-
-def attack_decision_set(mech: Mechanism, x_value: float) -> DecisionSet | None:
-    """Exact decision set of the rounding attack for an additive mechanism on input ``x_value``.
-
-    Returns None when the transform has structure finer than the coarse grid
-    (the verification at extra points disagrees) or flips more than 64 times;
-    the caller then falls back to sampling.
-    """
-    step = _GRID >> _COARSE_BITS
-    coarse = np.append(np.arange(0, _GRID, step, dtype=np.int64), _GRID - 1)
-    d = _decide(mech, x_value, coarse)
-    cells = np.flatnonzero(d[:-1] != d[1:])
-    if cells.size > _MAX_FLIPS:
-        return None
-    lo = coarse[cells].copy()  # decision there: d[cells]
-    hi = coarse[cells + 1].copy()  # decision there: the opposite
-    left = d[cells]
-    while cells.size and np.any(hi - lo > 1):
-        mid = (lo + hi) // 2
-        same = _decide(mech, x_value, mid) == left
-        lo = np.where(same, mid, lo)
-        hi = np.where(same, hi, mid)
-    result = DecisionSet(first=bool(d[0]), flips=tuple(int(v) for v in hi))
-    # Verify: around every flip, and at fixed pseudo-random points (independent of the audit seed).
-    probe = np.random.default_rng(0x5A17C).integers(0, _GRID, _CHECK_POINTS, dtype=np.int64)
-    near = np.concatenate([hi + o for o in (-2, -1, 0, 1)]) if cells.size else np.empty(0)
-    probe = np.concatenate([probe, np.clip(near, 0, _GRID - 1).astype(np.int64)])
-    if not np.array_equal(_decide(mech, x_value, probe), result.contains(probe)):
-        return None
-    return result
 
 
 # ----------------------------------------------------------------- the kernels
@@ -381,16 +270,8 @@ class SanityCheckResult:
         return out
 
     def verdict(self) -> str:
-        """One-sided verdict in words."""
-        if self.violation:
-            return (
-                f"violation: ε >= {self.epsilon_lower_bound:.4g} > claimed "
-                f"{self.claimed_epsilon:g} at confidence {self.confidence:g}"
-            )
-        return (
-            f"no violation found: ε_lcb = {self.epsilon_lower_bound:.4g} <= claimed "
-            f"{self.claimed_epsilon:g} (this does not show the mechanism is private)"
-        )
+        """One-sided verdict in words (:func:`dpaudit.verdicts.verdict_text`)."""
+        return verdict_text(self.epsilon_lower_bound, self.claimed_epsilon, self.confidence)
 
 
 def empirical_loss(counts: Any) -> float:
@@ -446,15 +327,6 @@ def sanity_epsilon_lower_bound(
                     epsilon_lower_bound=bound,
                 )
     return best, witness
-
-
-def reference_effective_runs(dim: int, runs: int = 10_000_000) -> int:
-    """Runs behind one published ACL 2022 cell: the last of 10 chunks when ``dim > 16``.
-
-    The reference code ran ``n > 16`` in 10 chunks and overwrote the counts, so
-    its cells rest on ``runs // 10`` runs (1M of the nominal 10M).
-    """
-    return runs // 10 if dim > 16 else runs
 
 
 # ------------------------------------------------------------------- planning
@@ -651,96 +523,3 @@ def sanity_check(
     if randomness.warning is None:
         return result
     return replace(result, reproducible=False, notes=(*result.notes, randomness.warning))
-
-
-# ------------------------------------------------------------------ ACL 2022 grid
-ACL2022_EPSILONS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
-ACL2022_DIMS = (1, 2, 8, 32, 64, 128)
-ACL2022_MECHANISMS = ("laplace", "adept-acl22", "dptext", "identity", "random-bits")
-
-
-@dataclass(frozen=True)
-class GridRow:
-    """One cell of the ACL 2022 grid, flat (tidy) for tables and CSV."""
-
-    mechanism: str
-    epsilon: float
-    dim: int
-    runs: int
-    f00: int
-    f01: int
-    f10: int
-    f11: int
-    empirical_loss: float
-    epsilon_lower_bound: float
-    confidence: float
-    violation: bool
-    path: str
-
-
-def run_acl2022_grid(
-    runs: int = 10_000_000,
-    *,
-    mechanisms: Sequence[str] = ACL2022_MECHANISMS,
-    epsilons: Sequence[float] = ACL2022_EPSILONS,
-    dims: Sequence[int] = ACL2022_DIMS,
-    seed: int = 1234,
-    confidence: float = 0.95,
-    familywise: bool = False,
-    tie_rule: str = "half-even",
-    config: ExecutionConfig | None = None,
-) -> list[GridRow]:
-    """The sanity-check grid of Habernal (ACL 2022, Fig. 2): every mechanism × ε × n.
-
-    Each cell is its own audit of its own claim at ``confidence``; with
-    ``familywise=True`` the level is Bonferroni-corrected over all cells
-    instead.  All cells' units go to the executor together, so workers stay
-    busy across small and large cells.  Rows come in (mechanism, ε, n) order.
-    """
-    from dpaudit.mechanisms import make_mechanism
-
-    confidence = check_probability_open("confidence", confidence)
-    cells = [(m, e, n) for m in mechanisms for e in epsilons for n in dims]
-    if not cells:
-        raise InvalidArgumentError("grid", cells, "at least one mechanism, ε and n")
-    level = 1.0 - (1.0 - confidence) / len(cells) if familywise else confidence
-    plans = [
-        plan_sanity_check(
-            make_mechanism(m, epsilon=e, dim=n),
-            runs,
-            seed=seed,
-            confidence=level,
-            tie_rule=tie_rule,
-            check_transform=False,  # dpaudit's own mechanisms sample by their transform
-        )
-        for m, e, n in cells
-    ]
-    units = [u for p in plans for u in p.units]
-    start = time.perf_counter()
-    results = run_units(run_sanity_unit, units, config, desc="ACL 2022 grid")
-    seconds = time.perf_counter() - start
-    rows = []
-    offset = 0
-    for (m, e, n), plan in zip(cells, plans, strict=True):
-        part = results[offset : offset + len(plan.units)]
-        offset += len(plan.units)
-        r = finish_sanity_check(plan, part, seconds)
-        (f00, f01), (f10, f11) = r.counts
-        rows.append(
-            GridRow(
-                mechanism=m,
-                epsilon=e,
-                dim=n,
-                runs=runs,
-                f00=f00,
-                f01=f01,
-                f10=f10,
-                f11=f11,
-                empirical_loss=r.empirical_loss,
-                epsilon_lower_bound=r.epsilon_lower_bound,
-                confidence=level,
-                violation=r.violation,
-                path=r.path,
-            )
-        )
-    return rows

@@ -36,9 +36,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpaudit.audit.checkpoint import run_units  # the executor's, checkpointed in a session
-from dpaudit.audit.executor import ExecutionConfig
 from dpaudit.audit.statistics import clopper_pearson_interval
+from dpaudit.engine.executor import ExecutionConfig, run_units
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.random import stable_hash, unit_rng
 from dpaudit.validation import check_int, check_positive, check_probability_open, check_seed

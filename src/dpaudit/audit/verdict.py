@@ -3,14 +3,25 @@
 Everything here is an immutable value that serialises to JSON through
 :mod:`dpaudit.serialization`.  The verdict is always one-sided: an audit can
 show that a claim is *false* (ε ≥ x > claimed ε with confidence 1 − α); it never
-shows that a mechanism *is* private.
+shows that a mechanism *is* private.  The verdict words themselves are
+:mod:`dpaudit.verdicts` (shared with the sanity check and the report).
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
+
+from dpaudit.verdicts import Verdict, verdict_text
+
+__all__ = [
+    "AuditResult",
+    "ProbabilityEstimate",
+    "ThresholdAttack",
+    "Verdict",
+    "Witness",
+    "verdict_text",
+]
 
 
 @dataclass(frozen=True)
@@ -143,18 +154,3 @@ class AuditResult:
     #: Declarations (``log_prob``, ``noise_from_uniform``) the real sampler contradicts:
     #: :class:`dpaudit.audit.declarations.DeclarationFinding` values.
     findings: tuple[Any, ...] = ()
-
-
-def verdict_text(lower_bound: float, claimed: float, confidence: float, delta: float) -> str:
-    """One-sided verdict: a violation with its confidence, or "no violation found"."""
-    claim = f"claimed {claimed:g}" + (f" (δ = {delta:g})" if delta > 0 else "")
-    if lower_bound > claimed:
-        return f"violation: ε ≥ {_fmt(lower_bound)} > {claim} at confidence {confidence:g}"
-    return (
-        f"no violation found: ε_lcb = {_fmt(lower_bound)} ≤ {claim} "
-        f"(confidence {confidence:g}; this does not show that the mechanism is private)"
-    )
-
-
-def _fmt(v: float) -> str:
-    return "inf" if math.isinf(v) else f"{v:.6g}"

@@ -51,8 +51,8 @@ def analyze(mech: Mechanism) -> dict[str, Any]:
         "violation": None,
         "notes": [],
     }
-    warning = getattr(mech, "warning", None)
-    if isinstance(warning, str):
+    warning = mech.warning
+    if warning is not None:
         result["warning"] = warning
     if truth is None:
         result["notes"] = ["no exact analysis is known for these parameters"]
@@ -68,9 +68,7 @@ def analyze(mech: Mechanism) -> dict[str, Any]:
     )
     if truth.sensitivity_norm is not None:
         result["sensitivity_norm"] = truth.sensitivity_norm
-    extras = getattr(mech, "analysis_extras", None)
-    if callable(extras):
-        result.update(extras())
+    result.update(mech.analysis_extras())
     return to_jsonable(result)
 
 

@@ -13,7 +13,7 @@ import argparse
 import math
 from typing import Any
 
-from dpaudit.audit.blackbox import CLASSIFIERS, DEFAULT_CALIBRATION, MODES, AuditConfig, audit
+from dpaudit.audit.blackbox import CLASSIFIERS, DEFAULT_TRAIN_SAMPLES, MODES, AuditConfig, audit
 from dpaudit.audit.guard import check_sample_memory
 from dpaudit.audit.pairs import parse_pair
 from dpaudit.cli.common import (
@@ -22,7 +22,6 @@ from dpaudit.cli.common import (
     add_seed,
     build_mechanism,
     emit_verdict,
-    execution_config,
     run_recorded,
 )
 from dpaudit.errors import InvalidArgumentError
@@ -57,7 +56,7 @@ def register(sub: Any) -> None:
         type=int,
         default=None,
         metavar="N",
-        help="outputs per input for training/calibration "
+        help="outputs per input for training (classifiers, threshold grid) "
         "(default: min(samples, 131072); dpsniper mode: samples)",
     )
     p.add_argument(
@@ -182,10 +181,10 @@ def run(args: argparse.Namespace) -> int:
     mechanism = build_mechanism(args)
     config = build_config(args, mechanism)
     train = config.train_samples or (
-        config.samples if config.mode == "dpsniper" else min(config.samples, DEFAULT_CALIBRATION)
+        config.samples if config.mode == "dpsniper" else min(config.samples, DEFAULT_TRAIN_SAMPLES)
     )
     check_sample_memory(mechanism, train, 2, "--train-samples", "the training outputs")
     data = run_recorded(
-        args, "audit", lambda: to_jsonable(audit(mechanism, config, execution_config(args)))
+        args, "audit", lambda execution: to_jsonable(audit(mechanism, config, execution))
     )
     return emit_verdict(args, data, _render, data["violation"])

@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from dpaudit.audit.checkpoint import resume_summary
 from dpaudit.cli.common import (
     add_execution_args,
     add_json,
@@ -24,6 +23,7 @@ from dpaudit.cli.common import (
     execution_config,
     prepare_output_dir,
 )
+from dpaudit.engine.checkpoint import resume_summary
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.reproduce.common import SCALES, check_scale, require_matplotlib
 from dpaudit.reproduce.registry import ALL, figure_names, get_figure, resolve_figures

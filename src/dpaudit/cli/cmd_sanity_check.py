@@ -17,7 +17,6 @@ from dpaudit.cli.common import (
     add_seed,
     build_mechanism,
     emit_verdict,
-    execution_config,
     parse_params,
     run_recorded,
 )
@@ -107,14 +106,14 @@ def run(args: argparse.Namespace) -> int:
     result = run_recorded(
         args,
         "sanity-check",
-        lambda: sanity_check(
+        lambda execution: sanity_check(
             mech,
             args.runs,
             seed=args.seed,
             confidence=args.confidence,
             tie_rule=args.tie_rule,
             path=args.path,
-            config=execution_config(args),
+            config=execution,
         ),
     )
     return emit_verdict(args, result, _render, result.violation)

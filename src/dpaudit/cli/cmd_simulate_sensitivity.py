@@ -16,7 +16,7 @@ from dpaudit.audit.sensitivity_simulation import (
     SensitivitySimulationResult,
     simulate_sensitivity,
 )
-from dpaudit.cli.common import EXIT_OK, add_run_args, add_seed, emit, execution_config, run_recorded
+from dpaudit.cli.common import EXIT_OK, add_run_args, add_seed, emit, run_recorded
 from dpaudit.errors import InvalidArgumentError
 
 
@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     result = run_recorded(
         args,
         "simulate-sensitivity",
-        lambda: simulate_sensitivity(
+        lambda execution: simulate_sensitivity(
             args.dims,
             distribution=args.distribution,
             pairs=args.pairs,
@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
             normal_scale=args.normal_scale,
             seed=args.seed,
             confidence=args.confidence,
-            config=execution_config(args),
+            config=execution,
         ),
     )
     emit(args, result, _render)

@@ -23,7 +23,7 @@ from dpaudit.validation import check_epsilon, check_positive, check_seed
 
 def register(sub: Any) -> None:
     """Add the ``text-grid`` sub-command."""
-    from dpaudit.text.utility import CLASSIFIERS
+    from dpaudit.attacks.utility import CLASSIFIERS
 
     p = sub.add_parser(
         "text-grid", help="privacy-utility table of OME/SUE/OUE on a corpus", description=__doc__

@@ -22,7 +22,7 @@ from dpaudit.cli.common import add_json, add_seed, emit
 
 def register(sub: Any) -> None:
     """Add the ``utility`` sub-command."""
-    from dpaudit.text.utility import CLASSIFIERS
+    from dpaudit.attacks.utility import CLASSIFIERS
 
     p = sub.add_parser(
         "utility", help="downstream accuracy of privatised text encodings", description=__doc__
@@ -52,7 +52,7 @@ def _render(result: dict[str, Any]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Validate the options, split and embed the corpus, train twice, print."""
-    from dpaudit.text.utility import prepare_utility_data, utility_experiment
+    from dpaudit.attacks.utility import prepare_utility_data, utility_experiment
 
     seed, params = check_scheme_args(args)
     corpus = load_corpus_from_args(args)

@@ -19,11 +19,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from dpaudit.adapters import missing_adapter_error
-from dpaudit.audit.checkpoint import cli_run
-from dpaudit.audit.executor import BACKENDS, ExecutionConfig
-from dpaudit.audit.guard import DEFAULT_UNIT_TIMEOUT, check_timeout, preflight
+from dpaudit.audit.guard import preflight
+from dpaudit.engine.checkpoint import cli_run
+from dpaudit.engine.executor import BACKENDS, ExecutionConfig
+from dpaudit.engine.timeout import DEFAULT_UNIT_TIMEOUT, check_timeout
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms import Mechanism, make_mechanism, mechanism_names
+from dpaudit.mechanisms.fingerprint import code_fingerprint
 from dpaudit.mechanisms.registry import mechanism_class, parameter_fields
 from dpaudit.serialization import dumps
 
@@ -169,18 +171,24 @@ def emit(args: argparse.Namespace, result: Any, render_text: Callable[[Any], str
         sys.stdout.write(render_text(result).rstrip("\n") + "\n")
 
 
-def run_recorded(args: argparse.Namespace, command: str, compute: Callable[[], T]) -> T:
-    """``compute()`` inside the ``--out`` run directory (if given), its result stored there.
+def run_recorded(
+    args: argparse.Namespace, command: str, compute: Callable[[ExecutionConfig], T]
+) -> T:
+    """``compute(execution)`` inside the ``--out`` run directory (if any), its result stored there.
 
-    The directory keeps finished units for ``--resume`` and is removed again when
-    bad input or a broken mechanism stops the run (see
-    :func:`dpaudit.audit.checkpoint.cli_run`); call this after every argument
-    has been validated.
+    ``execution`` is :func:`execution_config` with the checkpoint session in it:
+    pass it to the auditor.  The directory keeps finished units for
+    ``--resume`` and is removed again when bad input or a broken mechanism stops
+    the run (see :func:`dpaudit.engine.checkpoint.cli_run`); call this after
+    every argument has been validated.
     """
-    with cli_run(args, command) as run_dir:
-        result = compute()
-        if run_dir is not None:
-            run_dir.write_result(result)
+    execution = execution_config(args)
+    name = getattr(args, "mechanism", None)
+    code = code_fingerprint(name) if isinstance(name, str) else None
+    with cli_run(args, command, code) as state:
+        result = compute(state.attach(execution))
+        if state.directory is not None:
+            state.directory.write_result(result)
     return result
 
 

@@ -1,7 +1,11 @@
 """Mechanisms: how to sample and what they claim.
 
 Importing this package registers every built-in mechanism; list them with
-:func:`mechanism_names` and build one with :func:`make_mechanism`.
+:func:`mechanism_names` and build one with :func:`make_mechanism`.  Adapters
+(other libraries' mechanisms, user callables) sit *above* this package:
+importing :mod:`dpaudit.adapters` registers them (the CLI does).  Nothing here
+imports ``adapters/``, ``audit/`` or anything above; mechanisms may import
+``analysis/`` (the maths behind their analytic truth), never the reverse.
 """
 
 from dpaudit.mechanisms.base import Mechanism, parameter
@@ -25,7 +29,6 @@ from dpaudit.mechanisms import adept  # noqa: F401  isort: skip
 from dpaudit.mechanisms import dptext  # noqa: F401  isort: skip
 from dpaudit.mechanisms import ome  # noqa: F401  isort: skip
 from dpaudit.mechanisms import textbook_float_laplace  # noqa: F401  isort: skip
-from dpaudit import adapters  # noqa: F401  isort: skip  (registers installed adapters)
 
 __all__ = [
     "Mechanism",

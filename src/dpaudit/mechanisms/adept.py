@@ -54,7 +54,7 @@ _HABERNAL21 = "Habernal, EMNLP 2021"
 
 
 @dataclass(frozen=True)
-class ClippedLaplace(BoxMechanism):
+class ClippedLaplace(BoxMechanism, abstract=True):
     """``f(r) + Lap(b)^n`` with ``f`` the ``L_p`` clipping to ``C``; subclasses fix p and b."""
 
     #: Norm of the clipping step.

@@ -15,6 +15,17 @@ Subclasses implement :meth:`_sample` on an input that has already been
 validated; :meth:`sample` does the checking.  Parameters are dataclass fields
 declared with :func:`parameter`, so the registry and the CLI can list and
 validate them without any per-mechanism glue.
+
+**Every optional hook is declared here**, with its default and contract, and
+read as an attribute (never with ``getattr``): :meth:`log_prob`,
+:meth:`noise_from_uniform`, :meth:`truth`, :meth:`privacy_loss`,
+:meth:`analysis_extras`, :attr:`warning`, :attr:`allows_nan_output` and
+:attr:`externally_seeded`.  A concrete mechanism must have a ``name``: a class
+without one fails when it is defined, unless it declares itself a family base
+(``class Family(Mechanism, abstract=True)``).
+
+Imports only the basics (claims, errors, validation); nothing from
+``adapters/``, ``audit/`` or above.
 """
 
 from __future__ import annotations
@@ -66,7 +77,24 @@ class Mechanism(ABC):
     #: One of :data:`OUTPUT_KINDS`.
     output_kind: ClassVar[str] = "real"
 
+    #: NaN policy the mechanism declares itself (only DPText has one): outputs may
+    #: contain NaN, which the attacks round to 0.  Otherwise NaN is a sampler bug.
+    allows_nan_output: ClassVar[bool] = False
+    #: True when the randomness comes from a source other than the ``rng`` given to
+    #: :meth:`sample` (e.g. OpenDP's OS CSPRNG): results are valid but not
+    #: bit-reproducible, and the rng-discipline check is skipped.
+    externally_seeded: ClassVar[bool] = False
+
     epsilon: float
+
+    def __init_subclass__(cls, *, abstract: bool = False, **kwargs: Any) -> None:
+        """Refuse a concrete mechanism class without a ``name`` (``abstract=True``: a family)."""
+        super().__init_subclass__(**kwargs)
+        if not abstract and not cls.name:
+            raise TypeError(
+                f"mechanism class {cls.__qualname__} has no name: set name: ClassVar[str] = ..., "
+                "or declare a family base with class X(Mechanism, abstract=True)"
+            )
 
     # ----------------------------------------------------------------- contract
     @property
@@ -120,6 +148,15 @@ class Mechanism(ABC):
         """Exact ``sup_y |ln p(y|x) − ln p(y|x')|`` for one input pair (``inf`` if unbounded)."""
         raise NotImplementedError(f"{self.name} has no exact pairwise privacy loss")
 
+    def analysis_extras(self) -> dict[str, Any]:
+        """Extra JSON-ready entries for ``dpaudit analyze`` (e.g. a paper's example); {} if none."""
+        return {}
+
+    @property
+    def warning(self) -> str | None:
+        """A caveat about the claim or its calibration to show beside the analysis; None if none."""
+        return None
+
     # -------------------------------------------------------------- machinery
     @property
     def input_domain(self) -> InputDomain:
@@ -130,9 +167,6 @@ class Mechanism(ABC):
     def input_shape(self) -> tuple[int, ...]:
         """Shape of one input."""
         return self.input_domain.shape
-
-    #: NaN policy the mechanism declares itself (only DPText has one).
-    allows_nan_output: ClassVar[bool] = False
 
     def validate_input(self, x: Any, name: str = "x") -> np.ndarray:
         """Check ``x`` against the input domain and return it as an array."""

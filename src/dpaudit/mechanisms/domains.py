@@ -81,7 +81,7 @@ def box_corners(dim: int, domain: tuple[float, float]) -> tuple[np.ndarray, np.n
 
 
 @dataclass(frozen=True)
-class BoxMechanism(Mechanism):
+class BoxMechanism(Mechanism, abstract=True):
     """A mechanism on ``[LOW, HIGH]^dim`` with outputs of shape ``(dim,)``, claiming pure ε-DP.
 
     Subclasses declare the ``dim`` and ``domain`` parameters.  When the noise is

@@ -38,7 +38,7 @@ def sample_laplace(shape: tuple[int, ...], scale: float, rng: np.random.Generato
 
 
 @dataclass(frozen=True)
-class AdditiveLaplace(BoxMechanism):
+class AdditiveLaplace(BoxMechanism, abstract=True):
     """``x + Lap(b)^n`` on a box ``[low, high]^n``, claiming ε-DP for an assumed L1 sensitivity.
 
     The sampler, its uniform transform and the density of every mechanism that

@@ -23,7 +23,7 @@ from dpaudit.validation import check_epsilon
 
 
 @dataclass(frozen=True)
-class CategoryResponse(Mechanism):
+class CategoryResponse(Mechanism, abstract=True):
     """Report the true one of ``k`` categories with ``p`` and each other one with ``q``.
 
     Binary randomised response (``k = 2``) and GRR (Wang et al., USENIX Security

@@ -1,4 +1,9 @@
-"""Registry of mechanisms by name, and construction from names and ``-p`` parameters."""
+"""Registry of mechanisms by name, and construction from names and ``-p`` parameters.
+
+Importing this module imports its package first, whose ``__init__`` registers
+every built-in mechanism; adapters register when :mod:`dpaudit.adapters` is
+imported.  The registry itself imports no mechanism.
+"""
 
 from __future__ import annotations
 
@@ -26,13 +31,11 @@ def register(cls: type[Mechanism]) -> type[Mechanism]:
 
 def mechanism_names() -> list[str]:
     """All registered mechanism names, sorted."""
-    _load_builtin()
     return sorted(_REGISTRY)
 
 
 def mechanism_class(name: str) -> type[Mechanism]:
     """The class registered under ``name``."""
-    _load_builtin()
     try:
         return _REGISTRY[name]
     except KeyError:
@@ -131,8 +134,3 @@ def _base_type(tp: Any) -> Any:
     if origin is tuple:
         return tuple
     return tp
-
-
-def _load_builtin() -> None:
-    # Importing the package registers every built-in mechanism exactly once.
-    import dpaudit.mechanisms  # noqa: F401

@@ -101,7 +101,7 @@ def slots_for_max(max_value: float) -> int:
 
 
 @dataclass(frozen=True)
-class UnaryEncoding(Mechanism):
+class UnaryEncoding(Mechanism, abstract=True):
     """Shared machinery of SUE and OUE; subclasses choose ``(p, q)`` and the input type."""
 
     output_kind: ClassVar[str] = "binary"

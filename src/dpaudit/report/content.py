@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dpaudit.report.collect import RunContents, fmt
+from dpaudit.verdicts import Verdict
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,7 @@ def audit_summary_table(run: RunContents) -> Table:
                 fmt(a.get("claimed_epsilon")),
                 fmt(a.get("true_epsilon")),
                 bound,
-                "VIOLATION" if a.get("violation") else "none found",
+                Verdict.of(bool(a.get("violation"))).label,
             )
         )
     return Table(

@@ -14,6 +14,7 @@ import html
 
 from dpaudit.report import content
 from dpaudit.report.collect import FigureEntry, RunContents
+from dpaudit.verdicts import Verdict
 
 _CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
@@ -56,7 +57,7 @@ def _table(table: content.Table, verdict_column: int | None = None) -> str:
         for i, cell in enumerate(row):
             cls = ""
             if i == verdict_column:
-                cls = ' class="violation"' if cell == "VIOLATION" else ' class="pass"'
+                cls = ' class="violation"' if cell == Verdict.VIOLATION.label else ' class="pass"'
             cells.append(f"<td{cls}>{_esc(cell)}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dpaudit.audit.executor import ExecutionConfig
+from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError, OptionalDependencyError
 from dpaudit.io import atomic_write_bytes, atomic_write_text
 from dpaudit.serialization import dumps

@@ -1,7 +1,7 @@
 """Habernal (ACL 2022), Fig. 2: empirical privacy loss of the reconstruction sanity check.
 
 For every mechanism × ε × n of the published grid, the sanity check
-(:func:`dpaudit.audit.sanity_check.run_acl2022_grid`) gives n zeros and n ones
+(:func:`dpaudit.reproduce.acl_grid.run_acl2022_grid`) gives n zeros and n ones
 to the mechanism ``runs`` times each, rounds every coordinate at 0.5, takes a
 majority vote and turns the 2×2 table into the paper's MLE loss
 ``max_g |ln(f0g/f1g)|`` and a one-sided Clopper–Pearson ε lower bound.
@@ -9,7 +9,7 @@ majority vote and turns the 2×2 table into the paper's MLE loss
 Beside the sampled numbers this module computes, for additive mechanisms, the
 **exact loss of the attack** — the value the MLE converges to with infinitely
 many runs: the per-coordinate probability of rounding to 1 is exact
-(:func:`dpaudit.audit.sanity_check.attack_decision_set`), and the majority vote
+(:func:`dpaudit.audit.decision_set.attack_decision_set`), and the majority vote
 of n independent coordinates is binomial (ties vote 0, numpy's
 round-half-to-even as in the reference).  It shows which "infinite" cells are
 finite losses too large for the sample size.
@@ -30,17 +30,13 @@ from typing import Any
 import numpy as np
 from scipy import special, stats
 
-from dpaudit.audit.checkpoint import run_units  # the executor's, checkpointed in a session
-from dpaudit.audit.sanity_check import (
-    ACL2022_DIMS,
-    ACL2022_EPSILONS,
-    attack_decision_set,
-    run_acl2022_grid,
-    sanity_epsilon_lower_bound,
-)
+from dpaudit.audit.decision_set import attack_decision_set
+from dpaudit.audit.sanity_check import sanity_epsilon_lower_bound
 from dpaudit.audit.statistics import clopper_pearson_lower, clopper_pearson_upper
+from dpaudit.engine.executor import run_units
 from dpaudit.mechanisms import make_mechanism
 from dpaudit.reproduce import common
+from dpaudit.reproduce.acl_grid import ACL2022_DIMS, ACL2022_EPSILONS, run_acl2022_grid
 from dpaudit.reproduce.common import AuditRecord, FigureResult, FigureRun, Finding
 from dpaudit.reproduce.reference_data import (
     ACL2022_DEFECT_ABOVE_N,
@@ -48,6 +44,7 @@ from dpaudit.reproduce.reference_data import (
     acl2022_published_runs,
 )
 from dpaudit.reproduce.registry import FigureSpec
+from dpaudit.verdicts import verdict_text
 
 NAME = "habernal2022-fig2"
 TITLE = "Empirical privacy loss of the ACL 2022 sanity check vs dimension"
@@ -362,12 +359,11 @@ def _audits(rows: list[dict[str, Any]]) -> list[AuditRecord]:
         flagged = sum(r["violation"] for r in cells)
         # Each cell's bound holds at level 1 − α/cells, so all of them hold together at 1 − α.
         family = f"{CONFIDENCE:g} (family-wise over all {len(rows)} cells)"
-        verdict = (
-            f"violation: ε ≥ {bound:.4g} > claimed {cell['epsilon']:g} at confidence "
-            f"{family}; flagged in {flagged}/{len(cells)} cells"
+        verdict = verdict_text(bound, cell["epsilon"], family) + (
+            f"; flagged in {flagged}/{len(cells)} cells"
             if cell["violation"]
-            else f"no violation found in any of {len(cells)} cells: largest ε_lcb/ε = "
-            f"{bound / cell['epsilon']:.3g} (this does not show that the mechanism is private)"
+            else f"; none of {len(cells)} cells flagged, largest ε_lcb/ε = "
+            f"{bound / cell['epsilon']:.3g}"
         )
         out.append(
             AuditRecord(

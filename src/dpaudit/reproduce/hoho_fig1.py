@@ -31,7 +31,7 @@ from dpaudit.attacks.experiment import (
     attack_text,
     prepare_attack_data,
 )
-from dpaudit.audit.checkpoint import run_units  # the executor's, checkpointed in a session
+from dpaudit.engine.executor import run_units
 from dpaudit.reproduce import common
 from dpaudit.reproduce.common import FigureResult, FigureRun, Finding
 from dpaudit.reproduce.registry import FigureSpec

@@ -3,7 +3,7 @@
 Layout of a run directory ``DIR``::
 
     DIR/run-status.json          running | complete | failed | interrupted
-    DIR/<figure>/checkpoint/     the figure's completed work units (:mod:`dpaudit.audit.checkpoint`)
+    DIR/<figure>/checkpoint/     the figure's finished work units (:mod:`dpaudit.engine.checkpoint`)
     DIR/<figure>/results.json    (+ results.csv, figure.png, README.md)
     DIR/report.md, DIR/report.html
 
@@ -32,11 +32,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from dpaudit.audit import checkpoint
-from dpaudit.audit.executor import ExecutionConfig
+from dpaudit.engine import checkpoint
+from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.io import atomic_write_text
 from dpaudit.progress import progress
+from dpaudit.report.build import write_report
 from dpaudit.reproduce.common import (
     RESULTS_JSON,
     FigureProgress,
@@ -149,8 +150,6 @@ def reproduce(
     already complete under the same scale and seed are kept, and the run
     refuses a directory written with a different configuration.
     """
-    from dpaudit.report.build import write_report
-
     names = resolve_figures(figure)
     scale = check_scale(scale)
     seed = check_seed(seed)
@@ -189,7 +188,7 @@ def reproduce(
                         spec.paper,
                         scale,
                         seed,
-                        execution,
+                        units.attach(execution),
                         FigureProgress(share),
                         data,
                     )

@@ -1,8 +1,8 @@
-"""Calibration study (issue 7): false alarms of correct mechanisms, power on flawed ones.
+"""False-alarm study (issue 7): false alarms of correct mechanisms, power on flawed ones.
 
 Usage (from the repository root; the ``adapters`` extra adds the library rows)::
 
-    .venv/bin/python benchmarks/calibration.py [--audits 200] [--samples 20000]
+    .venv/bin/python benchmarks/false_alarms.py [--audits 200] [--samples 20000]
         [--adapter-samples 5000] [--workers 2] [--json results.json]
 
 Every audit is the black-box audit (:func:`dpaudit.audit.blackbox.audit`) at
@@ -22,7 +22,7 @@ that report a violation) with its interval; the issue requires 100 %.
 The exit status is 1 when a correct mechanism is rejected at 0.01 or a
 required flawed mechanism is detected in fewer than all audits.  Audits are
 independent work units (one single-threaded audit each) on ``--workers``
-processes.  (``audit_calibration.py`` is the shorter issue-3 study of the
+processes.  (``audit_false_alarms.py`` is the shorter issue-3 study of the
 black-box audit alone.)  ``--throughput`` instead prints each adapter's
 sampling rate on one core beside numpy's fill rate measured in the same run.
 """
@@ -41,7 +41,7 @@ from scipy import stats
 from dpaudit import progress
 from dpaudit.adapters._support import library_available
 from dpaudit.audit.blackbox import AuditConfig, audit
-from dpaudit.audit.executor import ExecutionConfig, run_units
+from dpaudit.engine.executor import ExecutionConfig, run_units
 from dpaudit.mechanisms import make_mechanism
 
 ALPHA = 0.05

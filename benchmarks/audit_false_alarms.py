@@ -1,8 +1,8 @@
-"""Calibration study of the black-box audit: how often are *correct* mechanisms flagged?
+"""False-alarm study of the black-box audit: how often are *correct* mechanisms flagged?
 
 Usage (from the repository root)::
 
-    .venv/bin/python benchmarks/audit_calibration.py [--audits 200] [--samples 4000]
+    .venv/bin/python benchmarks/audit_false_alarms.py [--audits 200] [--samples 4000]
                                                      [--final-samples 20000] [--workers 2]
 
 Runs ``--audits`` independently seeded audits (seeds 0..audits−1) of every
@@ -24,8 +24,8 @@ from typing import Any
 
 from dpaudit import progress
 from dpaudit.audit.blackbox import AuditConfig, audit
-from dpaudit.audit.executor import ExecutionConfig, run_units
 from dpaudit.audit.statistics import clopper_pearson_upper
+from dpaudit.engine.executor import ExecutionConfig, run_units
 from dpaudit.mechanisms import make_mechanism
 
 #: Correct mechanisms (claims that hold), with the parameters audited.

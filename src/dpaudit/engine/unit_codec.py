@@ -46,7 +46,7 @@ FORMAT = "dpaudit-unit/1"
 ALLOWED_DATACLASSES = frozenset(
     {
         "dpaudit.audit.counting.UnitCounts",
-        "dpaudit.audit.attacks.TrainingData",
+        "dpaudit.audit.scores.TrainingData",
         "dpaudit.attacks.experiment.AttackMetrics",
     }
 )

@@ -23,6 +23,9 @@ L2 penalty ``alpha=1e-4`` is the only regulariser) and with scikit-learn's
 Glorot initialisation.  ``classifier="logistic"`` (``LogisticRegression``) is a
 faster, deterministic alternative.  Training runs single-threaded: the
 matrices are small and BLAS threads only add contention.
+
+Lives in ``attacks/`` (not ``text/``) because it privatises with the encoding
+schemes of :mod:`dpaudit.attacks.schemes`; ``text/`` never imports ``attacks/``.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ from typing import Any
 
 import numpy as np
 
+from dpaudit.attacks.experiment import config_rng
+from dpaudit.attacks.schemes import build_scheme
 from dpaudit.errors import InvalidArgumentError, OptionalDependencyError
 from dpaudit.text.corpus import Corpus
 from dpaudit.text.embedders import Embedder, fit_embedder
@@ -193,10 +198,6 @@ def utility_experiment(
     ``clean_accuracy`` may be passed in when already known for this scheme
     (it does not depend on ε or λ), to skip the clean fit.
     """
-    # Imported here: the attacks package imports this text package.
-    from dpaudit.attacks.experiment import config_rng
-    from dpaudit.attacks.schemes import build_scheme
-
     params = dict(params or {})
     seed = check_seed(seed)
     bit_scheme = build_scheme(scheme, epsilon, data.all_vectors, params)

@@ -7,14 +7,14 @@ import math
 import numpy as np
 import pytest
 
-from dpaudit.errors import InvalidArgumentError
-from dpaudit.text.corpus import Corpus, default_corpus
-from dpaudit.text.utility import (
+from dpaudit.attacks.utility import (
     make_classifier,
     prepare_utility_data,
     train_and_score,
     utility_experiment,
 )
+from dpaudit.errors import InvalidArgumentError
+from dpaudit.text.corpus import Corpus, default_corpus
 
 
 @pytest.mark.parametrize("classifier", ["mlp", "logistic"])

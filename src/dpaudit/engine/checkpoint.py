@@ -22,14 +22,15 @@ Every file is written atomically (temporary file, ``fsync``, rename —
 executes code: unit results are ``.npz`` archives read with
 ``allow_pickle=False`` plus a JSON description of their structure, and only
 the result types dpaudit's auditors return can be stored or rebuilt
-(:mod:`dpaudit.audit.unit_codec`).  A unit file that cannot be read back
+(:mod:`dpaudit.engine.unit_codec`).  A unit file that cannot be read back
 (truncated, corrupted, an older format) is treated as **missing and
 recomputed** — safe because a unit's result depends on its seed alone — and
 the count of such files is reported on resume.
 
 Resuming (``--resume``) refuses a different configuration (exit 2 naming the
 first differing key), and a different *code*: ``config.json`` records the
-dpaudit version and a fingerprint of the mechanism (:func:`code_fingerprint`:
+dpaudit version and a fingerprint of the mechanism (given by the caller, see
+:func:`dpaudit.mechanisms.fingerprint.code_fingerprint`:
 the source files of a built-in's class hierarchy, the SHA-256 of a
 ``module:callable``'s module file, the library version of an adapter), and a
 mismatch on ``--resume`` is an error (exit 2) — stored units from other code
@@ -42,17 +43,21 @@ Mechanisms that draw from a source dpaudit cannot seed (OS entropy, e.g.
 OpenDP; see :func:`dpaudit.audit.guard.check_randomness`) resume validly but
 not bit-identically: the missing units draw fresh noise.
 
-How auditors use it: they call :func:`run_units` from this module instead of
-the executor's.  Outside a :func:`session` it *is* the executor's ``run_units``;
-inside one it adds the per-unit timeout (:mod:`dpaudit.audit.guard`) and, with
-a run directory, the checkpointing.  Loading stored units runs no code, but
+How auditors use it: they call :func:`dpaudit.engine.executor.run_units` with
+the :class:`~dpaudit.engine.config.ExecutionConfig` they were given; a caller
+that wants checkpointing opens a :func:`session` and passes it in that
+configuration (``ExecutionConfig.session``, e.g. via :meth:`Session.attach`).
+:meth:`Session.run` then adds the per-unit timeout
+(:mod:`dpaudit.engine.timeout`) and, with a run directory, the
+checkpointing.  There is no hidden state: without a session in the
+configuration, nothing is stored.  Loading stored units runs no code, but
 a unit file written by someone else can still hold *wrong* counts: resume
 only directories whose results you are prepared to trust.
 """
 
 from __future__ import annotations
 
-import contextvars
+import dataclasses
 import hashlib
 import json
 import pickle  # only to fingerprint units (dumps); nothing is ever unpickled here
@@ -64,11 +69,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from dpaudit.audit import executor
-from dpaudit.audit.executor import ExecutionConfig, WorkerLostError
-from dpaudit.audit.guard import TimedUnitFunction, check_timeout, with_timeout
-from dpaudit.audit.unit_codec import FORMAT as UNIT_FORMAT
-from dpaudit.audit.unit_codec import CorruptUnitError, decode_unit, encode_unit
+from dpaudit.engine.config import ExecutionConfig, WorkerLostError
+from dpaudit.engine.executor import execute
+from dpaudit.engine.timeout import TimedUnitFunction, check_timeout, with_timeout
+from dpaudit.engine.unit_codec import FORMAT as UNIT_FORMAT
+from dpaudit.engine.unit_codec import CorruptUnitError, decode_unit, encode_unit
 from dpaudit.errors import DPAuditError, InvalidArgumentError
 from dpaudit.io import atomic_write_bytes, atomic_write_text
 from dpaudit.serialization import dumps, to_jsonable
@@ -145,7 +150,8 @@ class RunDirectory:
         A new run needs ``path`` to be missing or empty, or (``force``) an
         earlier run directory, which is replaced.  ``resume`` needs
         ``path/config.json`` equal to ``config``, made by the same dpaudit
-        version and the same mechanism ``code`` (:func:`code_fingerprint`).
+        version and the same mechanism ``code`` (a mapping of names to digests
+        or versions, compared key by key).
         """
         out = Path(path)
         config = json.loads(dumps(dict(config)))  # normalised exactly as it is stored
@@ -294,7 +300,7 @@ class RunDirectory:
                 shutil.rmtree(folder, ignore_errors=True)
 
     def save_unit(self, call: int, index: int, result: Any) -> None:
-        """Persist one unit's result atomically (:func:`~dpaudit.audit.unit_codec.encode_unit`)."""
+        """Persist one unit's result atomically (:func:`~dpaudit.engine.unit_codec.encode_unit`)."""
         atomic_write_bytes(self._unit_path(call, index), encode_unit(result))
 
     def stored_units(self) -> int:
@@ -334,62 +340,6 @@ def _short(value: Any) -> str:
     return text[:16] + "…" if is_digest else text
 
 
-def _sha256_file(path: str | None) -> str:
-    if not path:
-        return "<no file>"
-    try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    except OSError:
-        return "<unreadable>"
-
-
-def code_fingerprint(mechanism: str) -> dict[str, str]:
-    """Identify the code behind a mechanism named as on the command line.
-
-    * ``module:callable``: ``callable_module_sha256``, the SHA-256 of the
-      module's file (helpers it imports from other files are not covered);
-    * an adapter of an external library: ``library_version``;
-    * a built-in: ``class_source_sha256``, the SHA-256 of the source files of
-      every class in its hierarchy (so an edit of a shared base class counts).
-
-    Returns ``{}`` for a name that is not a mechanism (nothing to compare).
-    """
-    import importlib.metadata
-    import importlib.util
-
-    from dpaudit.adapters.callable import split_target
-    from dpaudit.mechanisms.base import Mechanism
-    from dpaudit.mechanisms.registry import mechanism_class, mechanism_names
-
-    if ":" in mechanism:
-        module_name, _ = split_target(mechanism)
-        module = sys.modules.get(module_name)
-        origin = getattr(module, "__file__", None)
-        if origin is None:
-            try:
-                spec = importlib.util.find_spec(module_name)
-            except (ImportError, ValueError):
-                spec = None
-            origin = spec.origin if spec is not None else None
-        return {"callable_module_sha256": _sha256_file(origin)}
-    if mechanism not in mechanism_names():
-        return {}
-    cls = mechanism_class(mechanism)
-    package = cls.__module__.split(".")
-    if package[:2] == ["dpaudit", "adapters"] and len(package) > 2:
-        library = package[2]
-        try:
-            return {"library_version": f"{library} {importlib.metadata.version(library)}"}
-        except importlib.metadata.PackageNotFoundError:
-            return {"library_version": f"{library} <not installed>"}
-    digest = hashlib.sha256()
-    for klass in cls.__mro__:
-        if isinstance(klass, type) and issubclass(klass, Mechanism):
-            module = sys.modules.get(klass.__module__)
-            digest.update(_sha256_file(getattr(module, "__file__", None)).encode())
-    return {"class_source_sha256": digest.hexdigest()}
-
-
 def fingerprint(fn: Callable[..., Any], units: Sequence[Any]) -> str:
     """SHA-256 of the function's name and the pickled units: identical work ⇔ equal fingerprint."""
     inner = fn.fn if isinstance(fn, TimedUnitFunction) else fn
@@ -401,7 +351,13 @@ def fingerprint(fn: Callable[..., Any], units: Sequence[Any]) -> str:
 # ------------------------------------------------------------------ sessions
 @dataclass
 class Session:
-    """What :func:`run_units` adds inside :func:`session`: a run directory, a per-unit timeout."""
+    """A run directory and a per-unit timeout, applied by :meth:`run` to every call it is given.
+
+    Passed explicitly: :meth:`attach` puts it into an
+    :class:`~dpaudit.engine.config.ExecutionConfig`, and
+    :func:`dpaudit.engine.executor.run_units` hands every call made with that
+    configuration to :meth:`run`.
+    """
 
     directory: RunDirectory | None = None
     unit_timeout: float | None = None
@@ -411,25 +367,70 @@ class Session:
     unreadable: int = 0
     log: list[str] = field(default_factory=list)
 
+    def attach(self, config: ExecutionConfig | None = None) -> ExecutionConfig:
+        """``config`` (default: the default configuration) with this session in it."""
+        return dataclasses.replace(config or ExecutionConfig(), session=self)
 
-_SESSION: contextvars.ContextVar[Session | None] = contextvars.ContextVar(
-    "dpaudit_checkpoint_session", default=None
-)
+    def run(
+        self,
+        fn: Callable[[U], R],
+        units: Sequence[U],
+        config: ExecutionConfig,
+        *,
+        desc: str = "working",
+        on_result: Callable[[int, R], None] | None = None,
+    ) -> list[R]:
+        """:func:`~dpaudit.engine.executor.run_units` through this session.
+
+        Same contract: results in unit order, ``on_result(i, r)`` per result
+        (stored results included, as they are loaded).  An auditor that applies
+        its own per-unit timeout keeps it; others get the session's.
+        """
+        timed = fn if isinstance(fn, TimedUnitFunction) else with_timeout(fn, self.unit_timeout)
+        if self.directory is None:
+            return execute(timed, units, config, desc=desc, on_result=on_result)
+        units = list(units)
+        call = self.calls
+        self.calls += 1
+        directory = self.directory
+        stored, unreadable = directory.begin_call(call, fingerprint(fn, units), len(units), desc)
+        self.unreadable += len(unreadable)
+        results: list[Any] = [None] * len(units)
+        for i, r in sorted(stored.items()):
+            results[i] = r
+            if on_result is not None:
+                on_result(i, r)
+        missing = [i for i in range(len(units)) if i not in stored]
+        self.reused += len(stored)
+        self.computed += len(missing)
+        if missing:
+
+            def _arrived(j: int, r: Any) -> None:
+                i = missing[j]
+                directory.save_unit(call, i, r)
+                if on_result is not None:
+                    on_result(i, r)
+
+            fresh = execute(
+                timed, [units[i] for i in missing], config, desc=desc, on_result=_arrived
+            )
+            for i, r in zip(missing, fresh, strict=True):
+                results[i] = r
+        return results
 
 
 @contextmanager
 def session(
     directory: RunDirectory | None = None, *, unit_timeout: float | None = None
 ) -> Iterator[Session]:
-    """Make :func:`run_units` checkpoint into ``directory`` and time out slow units.
+    """A :class:`Session` that checkpoints into ``directory`` and times out slow units.
 
-    If the block raises because of bad input or a broken mechanism, a directory
-    created by this run is removed (no partial output); after an interruption
-    (Ctrl-C, a lost worker) or in a resumed directory the stored units are kept
-    for the next ``--resume``.
+    Pass it on with :meth:`Session.attach`.  If the block raises because of bad
+    input or a broken mechanism, a directory created by this run is removed (no
+    partial output); after an interruption (Ctrl-C, a lost worker) or in a
+    resumed directory the stored units are kept for the next ``--resume``.
     """
     state = Session(directory, check_timeout(unit_timeout))
-    token = _SESSION.set(state)
     try:
         yield state
     except BaseException as exc:
@@ -439,58 +440,6 @@ def session(
         if directory is not None and broken and not isinstance(exc, WorkerLostError):
             directory.discard()
         raise
-    finally:
-        _SESSION.reset(token)
-
-
-def run_units(
-    fn: Callable[[U], R],
-    units: Sequence[U],
-    config: ExecutionConfig | None = None,
-    *,
-    desc: str = "working",
-    on_result: Callable[[int, R], None] | None = None,
-) -> list[R]:
-    """:func:`dpaudit.audit.executor.run_units`, checkpointed inside a :func:`session`.
-
-    Same contract: results in unit order, ``on_result(i, r)`` per result
-    (stored results included, as they are loaded).
-    """
-    state = _SESSION.get()
-    if state is None:
-        return executor.run_units(fn, units, config, desc=desc, on_result=on_result)
-    # An auditor that applies its own per-unit timeout keeps it; others get the session's.
-    timed = fn if isinstance(fn, TimedUnitFunction) else with_timeout(fn, state.unit_timeout)
-    if state.directory is None:
-        return executor.run_units(timed, units, config, desc=desc, on_result=on_result)
-    units = list(units)
-    call = state.calls
-    state.calls += 1
-    directory = state.directory
-    stored, unreadable = directory.begin_call(call, fingerprint(fn, units), len(units), desc)
-    state.unreadable += len(unreadable)
-    results: list[Any] = [None] * len(units)
-    for i, r in sorted(stored.items()):
-        results[i] = r
-        if on_result is not None:
-            on_result(i, r)
-    missing = [i for i in range(len(units)) if i not in stored]
-    state.reused += len(stored)
-    state.computed += len(missing)
-    if missing:
-
-        def _arrived(j: int, r: Any) -> None:
-            i = missing[j]
-            directory.save_unit(call, i, r)
-            if on_result is not None:
-                on_result(i, r)
-
-        fresh = executor.run_units(
-            timed, [units[i] for i in missing], config, desc=desc, on_result=_arrived
-        )
-        for i, r in zip(missing, fresh, strict=True):
-            results[i] = r
-    return results
 
 
 @contextmanager
@@ -501,28 +450,33 @@ def checkpointed(
     resume: bool = False,
     force: bool = False,
     unit_timeout: float | None = None,
-) -> Iterator[RunDirectory]:
-    """Open (or resume) the run directory ``path`` and checkpoint every :func:`run_units` inside.
+) -> Iterator[Session]:
+    """Open (or resume) the run directory ``path`` and yield a :func:`session` storing into it.
 
-    For callers that manage their own output folder (e.g. ``reproduce``, one
-    sub-directory per figure)::
+    For callers that manage their own output folder (e.g. one sub-directory per
+    figure)::
 
         with checkpointed(out / "checkpoint", {"figure": name, "scale": scale},
                           resume=args.resume) as run:
-            result = compute_figure(...)   # its auditors' run_units calls are persisted
-            run.write_result(result)
+            result = compute_figure(run.attach(execution))   # its units are persisted
+            run.directory.write_result(result)
     """
     directory = RunDirectory.open(path, config, force=force, resume=resume)
-    with session(directory, unit_timeout=unit_timeout):
-        yield directory
+    with session(directory, unit_timeout=unit_timeout) as state:
+        yield state
 
 
 # ------------------------------------------------------------------ CLI glue
 @contextmanager
-def cli_run(options: Any, command: str) -> Iterator[RunDirectory | None]:
-    """Open ``--out``/``--force``/``--resume`` from parsed CLI options and run inside a session.
+def cli_run(options: Any, command: str, code: Mapping[str, str] | None = None) -> Iterator[Session]:
+    """Open ``--out``/``--force``/``--resume`` from parsed CLI options and yield a session.
 
-    Yields the run directory (None without ``--out``).  The caller writes the
+    ``code`` identifies the mechanism's code (e.g.
+    :func:`dpaudit.mechanisms.fingerprint.code_fingerprint`); ``--resume`` refuses
+    a run directory recorded with other code.
+
+    The session's ``directory`` is the run directory (None without ``--out``);
+    the caller passes the session on (:meth:`Session.attach`) and writes the
     result with :meth:`RunDirectory.write_result` inside the block.  Call it
     after every argument has been validated, so bad input leaves nothing behind.
     """
@@ -535,16 +489,15 @@ def cli_run(options: Any, command: str) -> Iterator[RunDirectory | None]:
     timeout = check_timeout(values.get("unit_timeout"), "--unit-timeout")
     directory = None
     if out:
-        name = values.get("mechanism")
         directory = RunDirectory.open(
             out,
             config_from_options(values, command),
             force=bool(values.get("force")),
             resume=bool(values.get("resume")),
-            code=code_fingerprint(name) if isinstance(name, str) else None,
+            code=code,
         )
     with session(directory, unit_timeout=timeout) as state:
-        yield directory
+        yield state
     summary = resume_summary(state.reused, state.computed, state.unreadable)
     if directory is not None and summary:
         sys.stderr.write(f"dpaudit {command}: {summary}\n")

@@ -401,7 +401,7 @@ def weighted_sums_at_thresholds(
 def candidate_thresholds(
     scores: list[np.ndarray], *, max_levels: int = 512, masses: int = 40
 ) -> np.ndarray:
-    """Thresholds worth trying, from calibration scores of both inputs (sorted, float32).
+    """Thresholds worth trying, from training scores of both inputs (sorted, float32).
 
     Every distinct value when there are at most ``max_levels`` of them (discrete
     outputs); otherwise the quantiles at a geometric grid of tail masses from

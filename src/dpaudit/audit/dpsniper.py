@@ -1,0 +1,113 @@
+"""DP-Sniper as published (Bichsel et al., S&P 2021, Alg. 1–2, §6): the ``dpsniper`` mode.
+
+StatDP input patterns; a classifier (logistic regression or an MLP) trained on
+``M(x)`` against ``M(x')``; its probability rounded to 3 decimals; the
+threshold at target mass ``c`` on samples of ``M(x')`` with randomised ties;
+``p1, p2`` on fresh samples; the best pair re-estimated on ``final_samples``.
+Because ``p2 ≈ c`` its estimate cannot exceed about ``ln(1/c)``.  Called by
+:func:`dpaudit.audit.blackbox.audit`; imports nothing above ``audit/``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpaudit.audit.blackbox_config import (
+    STAGE_SNIPER_CHECK,
+    STAGE_SNIPER_FINAL,
+    STAGE_SNIPER_TRAIN,
+    AuditConfig,
+)
+from dpaudit.audit.blackbox_result import build_result, build_witness
+from dpaudit.audit.pairs import InputPair
+from dpaudit.audit.sampler import Sampler, Timer
+from dpaudit.audit.scores import DPSNIPER_LEVELS, dpsniper_threshold, train_classifier
+from dpaudit.audit.selection import Candidate
+from dpaudit.audit.verdict import AuditResult
+from dpaudit.engine.executor import ExecutionConfig
+from dpaudit.mechanisms.base import Mechanism
+
+
+def audit_dpsniper(
+    mech: Mechanism,
+    cfg: AuditConfig,
+    execution: ExecutionConfig,
+    pairs: list[InputPair],
+    families: tuple[str, ...],
+    timer: Timer,
+) -> AuditResult:
+    family = families[0]
+    c = cfg.target_mass
+    n = cfg.samples
+    n_train = cfg.train_samples or n
+    alpha_side = (1.0 - cfg.confidence) / 2.0
+    levels = np.arange(DPSNIPER_LEVELS + 1, dtype=np.float32)
+
+    inputs = [p.x for p in pairs] + [p.x_prime for p in pairs]
+    sampler = Sampler(mech, cfg.seed, execution, cfg.unit_timeout)
+    data = sampler.outputs(inputs, n_train, STAGE_SNIPER_TRAIN, "training")
+    scores = [
+        train_classifier(
+            family, mech, data[i], data[len(pairs) + i], seed=cfg.seed, dpsniper_rounding=True
+        )
+        for i in range(len(pairs))
+    ]
+    timer.mark("training")
+    # Threshold sample of M(x'), then fresh check samples of M(x) and M(x'), per pair.
+    jobs = []
+    for i, pair in enumerate(pairs):
+        jobs += [
+            (pair.x_prime, (scores[i],), (levels,)),
+            (pair.x, (scores[i],), (levels,)),
+            (pair.x_prime, (scores[i],), (levels,)),
+        ]
+    counts = sampler.counts(jobs, n, STAGE_SNIPER_CHECK, "thresholds and checks")
+    best: tuple[float, int, int, float] | None = None
+    for i in range(len(pairs)):
+        thr_c, chk_x, chk_xp = counts[3 * i], counts[3 * i + 1], counts[3 * i + 2]
+        j, q = dpsniper_threshold(thr_c.greater[0], thr_c.equal[0], thr_c.n, c)
+        p1 = (chk_x.greater[0][j] + q * chk_x.equal[0][j]) / chk_x.n
+        p2 = (chk_xp.greater[0][j] + q * chk_xp.equal[0][j]) / chk_xp.n
+        est = math.log(p1 / p2) if p1 > 0 and p2 > 0 else (-math.inf if p1 == 0 else math.inf)
+        if best is None or est > best[0]:
+            best = (est, i, j, q)
+    timer.mark("selection")
+    assert best is not None
+    est, i, j, q = best
+    pair = pairs[i]
+    cand = Candidate(i, scores[i], float(levels[j]), "upper", q, True, est, est, target_mass=c)
+    thr = np.array([levels[j]], dtype=np.float32)
+    jobs = [(pair.x, (scores[i],), (thr,)), (pair.x_prime, (scores[i],), (thr,))]
+    final = sampler.counts(jobs, cfg.final_samples, STAGE_SNIPER_FINAL, "final", [(q,), (q,)])
+    timer.mark("final")
+    w = build_witness(
+        mech,
+        pair,
+        cand,
+        final[0],
+        final[1],
+        alpha_side,
+        cfg.seed,
+        (STAGE_SNIPER_FINAL, 0),
+        (STAGE_SNIPER_FINAL, 1),
+    )
+    statement = (
+        f"DP-Sniper (Bichsel et al. 2021): ε ≥ epsilon_lower_bound holds with probability ≥ "
+        f"{cfg.confidence:g} over the final samples; the pair was chosen on separate samples; "
+        f"p1_lower and p2_upper are one-sided Clopper–Pearson bounds at error "
+        f"{alpha_side:.4g} each. The target mass c = {c:g} caps the estimate near "
+        f"ln(1/c) = {math.log(1 / c):.3g}."
+    )
+    return build_result(
+        mech,
+        cfg,
+        w,
+        families,
+        pairs,
+        len(pairs),
+        statement,
+        timer,
+        samples={"train": n_train, "threshold": n, "check": n, "final": cfg.final_samples},
+    )

@@ -1,0 +1,215 @@
+"""The layout shows the design: arrows point one way, no cycles, no lazy imports, no god files.
+
+Layers (each may import only what is listed for it, plus the basics)::
+
+    cli, reproduce, testing      on top
+    report                       renders run directories (basics only)
+    audit    → engine, mechanisms, analysis
+    attacks  → text, mechanisms, analysis, engine
+    adapters → mechanisms, analysis            (adapters sit above mechanisms)
+    mechanisms → analysis                      (mechanisms use the maths)
+    engine, analysis, text       basics only
+    basics: errors, validation, claims, random, serialization, io, progress, verdicts
+
+Imports are read with :mod:`ast` from the source, so the test fails as soon as
+a file breaks a rule, whether or not that code path runs.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "dpaudit"
+
+BASICS = frozenset(
+    {
+        "errors",
+        "validation",
+        "claims",
+        "random",
+        "serialization",
+        "io",
+        "progress",
+        "verdicts",
+        "__init__",
+    }
+)
+#: What each package may import besides itself and the basics.
+ALLOWED: dict[str, frozenset[str]] = {
+    "analysis": frozenset(),
+    "text": frozenset(),
+    "engine": frozenset(),
+    "report": frozenset(),
+    "mechanisms": frozenset({"analysis"}),
+    "adapters": frozenset({"mechanisms", "analysis"}),
+    "audit": frozenset({"engine", "mechanisms", "analysis"}),
+    "attacks": frozenset({"text", "mechanisms", "analysis", "engine"}),
+    "testing": frozenset({"adapters", "audit", "engine", "mechanisms", "analysis"}),
+    "reproduce": frozenset(
+        {"audit", "attacks", "text", "engine", "mechanisms", "analysis", "adapters", "report"}
+    ),
+}
+#: Basics may import only these other basics (no cycles among them).
+BASIC_ALLOWED: dict[str, frozenset[str]] = {
+    "errors": frozenset(),
+    "validation": frozenset({"errors"}),
+    "claims": frozenset({"errors", "validation"}),
+    "random": frozenset({"errors", "validation"}),
+    "serialization": frozenset({"errors"}),
+    "io": frozenset({"errors"}),
+    "progress": frozenset({"errors"}),
+    "verdicts": frozenset(),
+}
+#: Largest source file, in lines: a file longer than this holds more than one idea.
+MAX_LINES = 600
+
+
+def _source_files() -> list[Path]:
+    return sorted(SRC.rglob("*.py"))
+
+
+def _package(path: Path) -> str:
+    rel = path.relative_to(SRC).parts
+    return rel[0].removesuffix(".py")
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(SRC.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports(path: Path) -> list[tuple[str, bool]]:
+    """``(imported dpaudit module, at module level?)`` for every import outside TYPE_CHECKING."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: list[tuple[str, bool]] = []
+
+    def visit(node: ast.AST, top: bool) -> None:
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            for child in node.orelse:
+                visit(child, top)
+            return
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module.split(".")[0] == "dpaudit":
+                for alias in node.names:
+                    candidate = f"{node.module}.{alias.name}"
+                    found.append((candidate if _is_module(candidate) else node.module, top))
+        elif isinstance(node, ast.Import):
+            found.extend((a.name, top) for a in node.names if a.name.split(".")[0] == "dpaudit")
+        inner = top and not isinstance(
+            node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+        )
+        for child in ast.iter_child_nodes(node):
+            visit(child, inner)
+
+    for stmt in tree.body:
+        visit(stmt, True)
+    return found
+
+
+def _is_module(name: str) -> bool:
+    rel = Path(*name.split(".")[1:])
+    return (SRC / rel).with_suffix(".py").is_file() or (SRC / rel / "__init__.py").is_file()
+
+
+def _target_package(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+@pytest.mark.parametrize("path", _source_files(), ids=lambda p: str(p.relative_to(SRC)))
+def test_imports_follow_the_layers(path: Path) -> None:
+    pkg = _package(path)
+    if pkg == "cli" or pkg == "__init__":
+        return  # the command line sits on top of everything
+    allowed = BASIC_ALLOWED.get(pkg)
+    if allowed is None:
+        allowed = BASICS | ALLOWED[pkg]
+    wrong = sorted(
+        {
+            module
+            for module, _ in _imports(path)
+            if (target := _target_package(module)) != pkg
+            and target not in allowed
+            and module != "dpaudit"  # __version__
+        }
+    )
+    assert not wrong, f"{path.relative_to(SRC)} ({pkg}/) may not import {wrong}"
+
+
+@pytest.mark.parametrize("path", _source_files(), ids=lambda p: str(p.relative_to(SRC)))
+def test_no_hidden_lazy_imports(path: Path) -> None:
+    """Imports inside functions hide arrows (and loops); only the CLI defers them (start-up)."""
+    if _package(path) == "cli":
+        return
+    lazy = sorted({m for m, top in _imports(path) if not top and m != "dpaudit"})
+    assert not lazy, f"{path.relative_to(SRC)} imports {lazy} inside a function"
+
+
+def test_no_import_cycles_between_modules() -> None:
+    graph: dict[str, set[str]] = {}
+    for path in _source_files():
+        name = _module_name(path)
+        graph[name] = {m for m, _ in _imports(path) if m != name}
+    # A package __init__ importing its own submodules is not a cycle: the
+    # submodule importing the package *is* (it would see it half-initialised).
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def dfs(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in graph:
+                continue
+            if state.get(nxt) == 1:
+                cycle = [*stack[stack.index(nxt) :], nxt]
+                if not all(b.startswith(a + ".") for a, b in itertools.pairwise(cycle)):
+                    pytest.fail("import cycle: " + " -> ".join(cycle))
+            elif nxt not in state:
+                dfs(nxt)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            dfs(node)
+
+
+def test_layer_rules_catch_a_violation(tmp_path: Path) -> None:
+    """The checker itself: a mechanism importing the audit layer is found."""
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "from dpaudit.audit.blackbox import audit\n\ndef f():\n    import dpaudit.engine\n"
+    )
+    found = _imports(bad)
+    assert ("dpaudit.audit.blackbox", True) in found
+    assert ("dpaudit.engine", False) in found
+    assert _target_package("dpaudit.audit.blackbox") not in BASICS | ALLOWED["mechanisms"]
+
+
+@pytest.mark.parametrize("path", _source_files(), ids=lambda p: str(p.relative_to(SRC)))
+def test_no_god_files(path: Path) -> None:
+    lines = path.read_text(encoding="utf-8").count("\n")
+    assert lines <= MAX_LINES, (
+        f"{path.relative_to(SRC)} has {lines} lines (> {MAX_LINES}): split it"
+    )
+
+
+@pytest.mark.parametrize("path", _source_files(), ids=lambda p: str(p.relative_to(SRC)))
+def test_every_module_says_what_it_is_for(path: Path) -> None:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    assert ast.get_docstring(tree), f"{path.relative_to(SRC)} has no module docstring"
