@@ -127,6 +127,30 @@ def test_the_callers_global_generators_are_left_as_they_were() -> None:
     assert random.getstate() == before_py
 
 
+def test_builtin_mechanisms_never_touch_the_global_generators() -> None:
+    # Why guard.own_code may skip seeding them: sampling leaves both global states as they were.
+    from dpaudit.audit.guard import own_code
+    from dpaudit.mechanisms import mechanism_names
+
+    for name in mechanism_names():
+        try:
+            mech = make_mechanism(name, epsilon=1.0)
+        except Exception:  # needs parameters or an optional library: not a plain built-in
+            continue
+        if not own_code(mech):
+            continue
+        x = np.full(
+            mech.input_shape, mech.input_domain.low if np.isfinite(mech.input_domain.low) else 0.0
+        )
+        np.random.seed(11)
+        random.seed(11)
+        before_np, before_py = np.random.get_state(), random.getstate()
+        mech.sample(x, 64, np.random.default_rng(0))
+        after_np = np.random.get_state()
+        assert np.array_equal(before_np[1], after_np[1]) and before_np[2] == after_np[2], name
+        assert random.getstate() == before_py, name
+
+
 def test_same_unit_stream_gives_same_global_draws_different_streams_differ() -> None:
     mech = as_mechanism(global_numpy_laplace, CLAIM)
     x = np.zeros(1)
