@@ -205,10 +205,10 @@ def test_a_leaking_sampler_contradicts_its_declared_density() -> None:
     assert finding is not None and finding.declaration == "log_prob"
     assert "declared density does not match the samples" in finding.summary
     result = audit(LeakyLaplace(epsilon=1.0), AuditConfig(samples=5000, final_samples=5000))
-    assert [f.declaration for f in result.findings] == ["log_prob"]
+    assert [f.declaration for f in result.declaration_findings] == ["log_prob"]
     assert make_mechanism("laplace", epsilon=1.0).has_log_prob
     clean = audit(make_mechanism("laplace", epsilon=1.0), AuditConfig(samples=5000))
-    assert clean.findings == ()
+    assert clean.declaration_findings == ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -229,10 +229,10 @@ def test_sanity_check_default_path_flags_a_sampler_that_contradicts_its_transfor
     mech = UnscaledLaplace(epsilon=1.0, dim=8)
     result = sanity_check(mech, 200_000)
     assert result.path == "generic"  # the declared transform was not trusted
-    assert [f.declaration for f in result.findings] == ["noise_from_uniform"]
+    assert [f.declaration for f in result.declaration_findings] == ["noise_from_uniform"]
     assert result.violation  # true ε = 8 for n = 8; the real sampler is what ran
     correct = sanity_check(make_mechanism("laplace", epsilon=1.0, dim=8), 200_000)
-    assert correct.path == "fused" and correct.findings == () and not correct.violation
+    assert correct.path == "fused" and correct.declaration_findings == () and not correct.violation
 
 
 @pytest.mark.parametrize(

@@ -32,7 +32,7 @@ a fixed internal seed (e.g. ``np.random.default_rng(12345)`` inside) raises
 :class:`~dpaudit.errors.MechanismError` instead of a misleading verdict; one that
 draws OS entropy runs, and the returned result has ``reproducible = False``.
 A declared ``log_prob`` that the sampler contradicts is listed in
-``result.findings`` (see :mod:`dpaudit.audit.declarations`).
+``result.declaration_findings`` (see :mod:`dpaudit.audit.declarations`).
 """
 
 from __future__ import annotations

@@ -307,11 +307,11 @@ class TrustReport:
         return (self.randomness.warning,) if self.randomness.warning else ()
 
     def apply(self, result: R) -> R:
-        """``result`` with ``reproducible``, ``findings`` and :attr:`notes` added (a new value)."""
+        """``result`` with ``reproducible``, ``declaration_findings`` and :attr:`notes` added."""
         return dataclasses.replace(
             result,  # type: ignore[type-var]
             reproducible=self.randomness.reproducible,
-            findings=self.findings,
+            declaration_findings=self.findings,
             notes=(*self.notes, *getattr(result, "notes", ())),
         )
 

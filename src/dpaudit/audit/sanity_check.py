@@ -261,7 +261,7 @@ class SanityCheckResult:
     #: False when the mechanism draws from a source dpaudit cannot seed (see ``notes``).
     reproducible: bool = True
     #: Declarations the real sampler contradicts (e.g. a transform the fused path cannot use).
-    findings: tuple[Any, ...] = ()
+    declaration_findings: tuple[Any, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """Fields plus the verdict in words (used by the JSON serialiser)."""
@@ -490,7 +490,7 @@ def finish_sanity_check(
             None if plan.decisions is None else tuple(d.probability for d in plan.decisions)
         ),
         timing=Timing(seconds, coords, coords / seconds if seconds > 0 else math.inf),
-        findings=plan.findings,
+        declaration_findings=plan.findings,
     )
 
 

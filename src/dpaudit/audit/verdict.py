@@ -153,4 +153,4 @@ class AuditResult:
     reproducible: bool = True
     #: Declarations (``log_prob``, ``noise_from_uniform``) the real sampler contradicts:
     #: :class:`dpaudit.audit.declarations.DeclarationFinding` values.
-    findings: tuple[Any, ...] = ()
+    declaration_findings: tuple[Any, ...] = ()

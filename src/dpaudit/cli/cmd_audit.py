@@ -155,7 +155,8 @@ def build_config(args: argparse.Namespace, mechanism: Any) -> AuditConfig:
 
 def _render(result: dict[str, Any]) -> str:
     lines = [result["verdict"]]
-    lines += [f"finding: {f['summary']} ({f['evidence']})" for f in result.get("findings", ())]
+    found = result.get("declaration_findings", ())
+    lines += [f"finding: {f['summary']} ({f['evidence']})" for f in found]
     lines.append(f"claim: {result['claim']}  (mode {result['mode']})")
     w = result["witness"]
     if w is not None:

@@ -88,7 +88,7 @@ def _render(result: SanityCheckResult) -> str:
     ]
     if result.witness is not None:
         lines.append(f"    witness: {result.witness.describe()}")
-    lines += [f"  {f.describe()}" for f in result.findings]
+    lines += [f"  {f.describe()}" for f in result.declaration_findings]
     lines += [f"  note: {note}" for note in result.notes]
     lines += [
         f"  {result.verdict()}",
