@@ -160,6 +160,19 @@ def test_same_unit_stream_gives_same_global_draws_different_streams_differ() -> 
     assert np.array_equal(a, b) and not np.array_equal(a, c)
 
 
+@pytest.mark.parametrize("fn", [global_numpy_laplace, global_python_laplace])
+def test_consecutive_blocks_of_one_unit_stream_differ(fn) -> None:
+    # A unit samples block after block from one generator; a mechanism that ignores it
+    # must not get the same global seed for every block (identical blocks would make
+    # n samples worth one block and the Clopper–Pearson bounds far too narrow).
+    mech, x, rng = as_mechanism(fn, CLAIM), np.zeros(1), np.random.default_rng(1)
+    first, second = checked_sample(mech, x, 50, rng), checked_sample(mech, x, 50, rng)
+    assert not np.array_equal(first, second)
+    again = np.random.default_rng(1)
+    assert np.array_equal(checked_sample(mech, x, 50, again), first)  # still reproducible
+    assert np.array_equal(checked_sample(mech, x, 50, again), second)
+
+
 # ---------------------------------------------------------- (c) unseedable
 def test_unseedable_mechanism_runs_with_a_reproducibility_warning() -> None:
     result = assert_no_violation(os_entropy_laplace, CLAIM, **QUICK)

@@ -72,8 +72,13 @@ def checked_sample(
         else:
             # numpy's and Python's global generators seeded from this unit's stream, for
             # foreign code that draws from them (read from the state: ``rng`` is not advanced).
-            with seeded_global_state(state_entropy(rng)):
+            entropy = state_entropy(rng)
+            with seeded_global_state(entropy):
                 out = mechanism.sample(x, n, rng)
+            if state_entropy(rng) == entropy:
+                # The call drew only from the global generators: step ``rng`` so that the
+                # unit's next block seeds them afresh instead of repeating this block.
+                rng.bit_generator.random_raw()
     except MechanismError:
         raise
     except Exception as exc:  # a misbehaving mechanism must stop the audit, with context
