@@ -10,12 +10,9 @@ is the largest one (mass ½), and a small set can only win by a lucky count.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
-import pytest
 
-from dpaudit import progress
 from dpaudit.audit.blackbox import AuditConfig, audit
 from dpaudit.audit.pairs import InputPair
 from dpaudit.audit.selection import projected_bound
@@ -26,13 +23,6 @@ from dpaudit.mechanisms import make_mechanism
 from dpaudit.testing import as_mechanism
 
 ONE = ExecutionConfig(workers=1)
-
-
-@pytest.fixture(autouse=True)
-def _quiet() -> Any:
-    progress.ENABLED = False
-    yield
-    progress.ENABLED = True
 
 
 def _laplace_tail_sets(sets: int) -> tuple[np.ndarray, np.ndarray]:
