@@ -272,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(row)
         if args.json:
             with open(args.json, "a") as fh:
-                fh.write(dumps(row) + "\n")
+                fh.write(dumps(row, indent=None) + "\n")
 
     for name in only:
         if name == "ome-dpsniper":
