@@ -40,7 +40,9 @@ Two modes:
      (large-mass sets win at equal ratio; small-mass sets, which DP-Sniper's
      fixed ``c`` cannot reach, win when their ratio is really larger);
   3. *validation*: the :data:`~dpaudit.audit.selection.VALIDATE_TOP` leaders
-     are re-estimated on the other half and ranked again, with the margin for
+     (and half as many more, the best under the margin for the leaders alone,
+     so that an effect the full margin hides at small sizes keeps a chance) are
+     re-estimated on the other half and ranked again, with the margin for
      that many;
   4. *final*: only the chosen candidate(s) are re-estimated on
      ``final_samples`` fresh outputs per input.
@@ -241,15 +243,23 @@ def _audit_dpaudit(
 
     rank_tables, check_tables = tables(ranking), tables(checking)
     n_ranked = sum(t.size for t in rank_tables)
-    leaders: list[tuple[float, int, int]] = []  # (ranking value, kept index, set index)
-    for k, t in enumerate(rank_tables):
-        proj = t.project(cfg.final_samples, alpha_side, delta, n_ranked)
-        leaders += [(float(proj[j]), k, j) for j in t.leaders(proj, max(VALIDATE_TOP, K))]
-    leaders.sort(key=lambda v: -v[0])
-    leaders = leaders[: max(VALIDATE_TOP, K)]
+    # Leaders: the best under the margin for every candidate ranked and, so that an effect
+    # that margin hides at small sample sizes still gets its chance, the best under the
+    # margin for the leaders alone.  The validation half decides between them: a lucky
+    # count on the ranking half does not repeat on the other.
+    top = max(VALIDATE_TOP, K)
+    chosen_sets: set[tuple[int, int]] = set()  # (kept index, set index)
+    for compared, count in ((n_ranked, top), (top, top // 2)):
+        ranked: list[tuple[float, int, int]] = []
+        for k, t in enumerate(rank_tables):
+            proj = t.project(cfg.final_samples, alpha_side, delta, compared)
+            ranked += [(float(proj[j]), k, j) for j in t.leaders(proj, count)]
+        ranked.sort(key=lambda v: -v[0])
+        chosen_sets.update((k, j) for _, k, j in ranked[:count])
+    leaders = sorted(chosen_sets)
     candidates: list[Candidate] = []
-    for k in sorted({k for _, k, _ in leaders}):
-        mine = np.array([j for _, kk, j in leaders if kk == k], dtype=np.int64)
+    for k in sorted({k for k, _ in leaders}):
+        mine = np.array([j for kk, j in leaders if kk == k], dtype=np.int64)
         t = check_tables[k]
         proj = t.project(cfg.final_samples, alpha_side, delta, len(leaders), only=mine)
         i, score, thr = kept[k]
