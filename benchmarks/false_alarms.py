@@ -10,7 +10,11 @@ confidence 0.95 (α = 0.05) with the sizes of :func:`dpaudit.testing.assert_no_v
 (``--samples`` per input for selection, twice that for the final estimate,
 ``min(samples, 10000)`` for training), seeds ``0 .. audits−1``, claimed ε = 1
 (0.1 for the floating-point row).  The library adapters are slower (OpenDP
-samples ≈ 3·10⁴/s) and run at ``--adapter-samples``.
+samples ≈ 3·10⁴/s) and run at ``--adapter-samples``.  The ``callable:`` rows are
+foreign-style user code audited with no density, as ``dpaudit audit module:f``
+would: the callable adapter's example and the three Laplace functions of
+``foreign_mechanisms.py`` (numpy's global generator, Python's ``random``, an
+OS-seeded generator).
 
 For each **correct** mechanism it reports the false alarms ``k / audits``, the
 exact two-sided 95 % Clopper–Pearson interval of the false-alarm rate and the
@@ -47,6 +51,9 @@ from dpaudit.mechanisms import make_mechanism
 ALPHA = 0.05
 REJECT_AT = 0.01
 
+#: Module of the foreign-style mechanisms (this directory is on ``sys.path``).
+_FOREIGN = "foreign_mechanisms"
+
 #: Correct mechanisms: (label, registry name, parameters, library module or None).
 CORRECT: tuple[tuple[str, str, dict[str, Any], str | None], ...] = (
     ("laplace", "laplace", {}, None),
@@ -59,6 +66,13 @@ CORRECT: tuple[tuple[str, str, dict[str, Any], str | None], ...] = (
     ("adept-fixed-scale", "adept-fixed-scale", {}, None),
     ("opendp-laplace", "opendp-laplace", {}, "opendp"),
     ("diffprivlib-laplace", "diffprivlib-laplace", {}, "diffprivlib"),
+    # Foreign-style user code, audited black-box as `dpaudit audit module:f` (no density):
+    # the callable adapter's example f(x, n, rng) = x + Lap(1), and the correct Laplace
+    # mechanisms of foreign_mechanisms.py with their own random-number habits.
+    ("callable: rng", "callable", {"target": "dpaudit.adapters.callable:unit_laplace"}, None),
+    ("callable: np.random", "callable", {"target": f"{_FOREIGN}:global_numpy_laplace"}, None),
+    ("callable: random", "callable", {"target": f"{_FOREIGN}:global_python_laplace"}, None),
+    ("callable: OS entropy", "callable", {"target": f"{_FOREIGN}:os_entropy_laplace"}, None),
 )
 
 #: Flawed mechanisms: (label, name, parameters, claimed ε, power required by the issue).
@@ -89,6 +103,8 @@ def run_audit(unit: AuditUnit) -> tuple[bool, float, float]:
     """(violation reported, ε lower bound, seconds) of one audit, run in-process."""
     progress.ENABLED = False
     start = time.perf_counter()
+    if unit.name == "callable":
+        import dpaudit.adapters.callable  # noqa: F401  (registers the callable adapter)
     mech = make_mechanism(unit.name, epsilon=unit.epsilon, **dict(unit.params))
     config = AuditConfig(
         samples=unit.samples,

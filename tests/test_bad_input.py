@@ -72,8 +72,8 @@ def hangs(x, n, rng):
     time.sleep(120)
 
 
-def ignores_rng(x, n, rng):
-    return x + np.random.default_rng().laplace(0.0, 1.0, size=(n, x.size))
+def fixed_seed(x, n, rng):
+    return x + np.random.default_rng(12345).laplace(0.0, 1.0, size=(n, x.size))
 
 
 def nan_later(x, n, rng):
@@ -123,7 +123,7 @@ CLI_CASES = [
     # -- raising, hanging, ignoring the rng
     ("raises", [*SANITY, "dpa_faulty:raises"], "raised ValueError: boom"),
     ("hangs", [*SANITY, "dpa_faulty:hangs", "--unit-timeout", "1"], "did not finish within 1 s"),
-    ("ignores-rng", [*SANITY, "dpa_faulty:ignores_rng"], "ignores the random generator"),
+    ("fixed-seed", [*SANITY, "dpa_faulty:fixed_seed"], "uses a fixed seed"),
     # -- faults that only show mid-run: the run directory it created is removed
     ("nan-mid-run", [*SANITY, "dpa_faulty:nan_later", "--out", "{out}"], "NaN"),
     (
@@ -289,7 +289,7 @@ def test_api_mechanism_faults_raise_mechanism_error_naming_mechanism_and_input(
     from dpaudit.audit.guard import preflight
     from dpaudit.mechanisms import make_mechanism
 
-    for target, needle in [("dpa_faulty:nan", "NaN"), ("dpa_faulty:ignores_rng", "ignores")]:
+    for target, needle in [("dpa_faulty:nan", "NaN"), ("dpa_faulty:fixed_seed", "fixed seed")]:
         mech = make_mechanism("callable", target=target, epsilon=1.0)
         with pytest.raises(MechanismError, match=needle) as info:
             preflight(mech)

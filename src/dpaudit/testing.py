@@ -24,6 +24,15 @@ the mechanism is private.  Bigger ``samples`` find smaller violations.  The
 seed is fixed (``seed=0``), so a test gives the same answer on every run.  With
 the defaults a mechanism whose true ε is 10 % above its claim is typically not
 caught; one that is 2× its claim (or misses a sensitivity factor) is.
+
+Random numbers: the function may draw from the ``rng`` it is given, or from
+numpy's global generator or Python's ``random`` — dpaudit seeds those per chunk
+and restores them afterwards, so the test stays deterministic.  A function with
+a fixed internal seed (e.g. ``np.random.default_rng(12345)`` inside) raises
+:class:`~dpaudit.errors.MechanismError` instead of a misleading verdict; one that
+draws OS entropy runs, and the returned result has ``reproducible = False``.
+A declared ``log_prob`` that the sampler contradicts is listed in
+``result.declaration_findings`` (see :mod:`dpaudit.audit.declarations`).
 """
 
 from __future__ import annotations

@@ -8,7 +8,6 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
-import random
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,6 +16,7 @@ from types import ModuleType
 import numpy as np
 
 from dpaudit.errors import OptionalDependencyError
+from dpaudit.random import full_width_seed, seeded_global_state
 
 
 def library_available(module: str) -> bool:
@@ -40,44 +40,27 @@ def cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dpaudit"
 
 
-def seed_from(rng: np.random.Generator) -> int:
-    """A 32-bit seed drawn from ``rng`` (for libraries that take an integer seed)."""
-    return int(rng.integers(0, 2**32, dtype=np.uint64))
+def library_random_state(rng: np.random.Generator) -> np.random.RandomState:
+    """A ``numpy.random.RandomState`` with a full-width MT19937 state drawn from ``rng``.
 
-
-def global_states_from(rng: np.random.Generator) -> tuple[dict[str, object], int]:
-    """A full-width state for numpy's legacy global generator and a seed for ``random``.
-
-    ``np.random.seed`` takes only 32 bits, so two units could share a stream
-    with probability ~ units²/2³³.  Instead 128 bits drawn from ``rng`` seed a
-    :class:`numpy.random.SeedSequence` that fills a whole MT19937 state (624
-    words), and a 128-bit integer seeds Python's ``random`` (which hashes any
-    integer into its own MT19937 state).
+    For libraries that take a ``random_state``: 256 bits of entropy through a
+    :class:`~numpy.random.SeedSequence` (:func:`dpaudit.random.full_width_seed`),
+    never a 32-bit integer seed, which would repeat between work units.
     """
-    words = rng.integers(0, 2**32, size=8, dtype=np.uint64)
-    np_entropy = int(words[0]) | int(words[1]) << 32 | int(words[2]) << 64 | int(words[3]) << 96
-    py_seed = int(words[4]) | int(words[5]) << 32 | int(words[6]) << 64 | int(words[7]) << 96
-    state = np.random.MT19937(np.random.SeedSequence(np_entropy)).state
-    return state, py_seed
+    return np.random.RandomState(np.random.MT19937(full_width_seed(rng)))
 
 
 @contextmanager
 def seeded_global_random(rng: np.random.Generator) -> Iterator[None]:
     """Seed Python's ``random`` and numpy's legacy global RNG from ``rng``; restore them after.
 
-    Some libraries (pure-ldp, mldp-text) draw from these process-wide
-    generators.  Seeding them from the unit's generator (full width, see
-    :func:`global_states_from`) makes their output a function of the audit
-    seed, so results stay reproducible; restoring the previous state keeps the
-    caller's own use of those generators undisturbed.
+    Some libraries (pure-ldp, mldp-text) draw from these process-wide generators.  Seeding
+    them (full-width, :func:`dpaudit.random.seeded_global_state`) from the
+    unit's generator makes their output a function of the audit seed, so
+    results stay reproducible even when the mechanism is sampled directly;
+    restoring the previous state keeps the caller's own use of those
+    generators undisturbed.
     """
-    py_state = random.getstate()
-    np_state = np.random.get_state()
-    np_new, py_seed = global_states_from(rng)
-    random.seed(py_seed)
-    np.random.set_state(np_new)
-    try:
+    entropy = int.from_bytes(full_width_seed(rng).generate_state(8, np.uint32).tobytes(), "little")
+    with seeded_global_state(entropy):
         yield
-    finally:
-        random.setstate(py_state)
-        np.random.set_state(np_state)

@@ -7,12 +7,14 @@ On the command line a MECHANISM containing ``:`` names such a callable::
 ``mymod`` is imported from the current directory or ``sys.path``; the
 callable may be a dotted attribute (``mymod:Class.method``).  It receives the
 input ``x`` as a float64 array of shape ``(dim,)``, the number of outputs
-``n`` and a :class:`numpy.random.Generator` that must be its only source of
-randomness (the guard checks this by running a chunk twice with the same
-seed).  It returns ``n`` outputs as an array of shape ``(n, ...)``; a 1-D
-array of length ``n`` is read as ``n`` scalar outputs.  The claim comes from
-the command line: ``--epsilon``, ``--delta`` (default 0: pure ε-DP),
-``--domain LOW,HIGH`` (default 0,1) and ``-p dim=N`` (default 1).
+``n`` and a :class:`numpy.random.Generator` to draw from — or it may use
+numpy's or Python's global generator, which dpaudit seeds from the work unit's
+stream around every call (see :mod:`dpaudit.audit.guard`; a fixed internal
+seed is refused, OS entropy is run but marked not reproducible).  It returns
+``n`` outputs as an array of shape ``(n, ...)``; a 1-D array of length ``n``
+is read as ``n`` scalar outputs.  The claim comes from the command line:
+``--epsilon``, ``--delta`` (default 0: pure ε-DP), ``--domain LOW,HIGH``
+(default 0,1) and ``-p dim=N`` (default 1).
 
 The adapter stores only the ``module:callable`` *name*, never the function
 object, so it pickles to any worker: forked local workers inherit the import,
@@ -37,6 +39,7 @@ from dpaudit.errors import InvalidArgumentError, InvalidTypeError, MechanismErro
 from dpaudit.mechanisms.base import Mechanism, parameter
 from dpaudit.mechanisms.domains import box_claim, check_box_domain
 from dpaudit.mechanisms.registry import register
+from dpaudit.random import seeded_global_state, state_entropy
 from dpaudit.validation import check_delta, check_epsilon, check_int
 
 #: The example callable shown by ``dpaudit mechanisms`` (and used when no target is given).
@@ -96,8 +99,12 @@ def resolve_callable(target: str) -> Callable[..., Any]:
 def probe_output_shape(fn: Callable[..., Any], label: str, x: tuple[float, ...]) -> tuple[int, ...]:
     """Shape of one output, found by calling ``fn`` once with ``n = 2``."""
     where = f"mechanism {label!r} on x = {list(x)[:4]}"
+    rng = np.random.default_rng(0)
     try:
-        out = fn(np.asarray(x, dtype=np.float64), 2, np.random.default_rng(0))
+        # Global generators seeded (and restored) as for every sample: a function that
+        # draws from np.random / random must not consume the caller's streams here.
+        with seeded_global_state(state_entropy(rng)):
+            out = fn(np.asarray(x, dtype=np.float64), 2, rng)
     except Exception as exc:
         raise MechanismError(f"{where} raised {type(exc).__name__}: {exc}") from exc
     if not isinstance(out, np.ndarray):

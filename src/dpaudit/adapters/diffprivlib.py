@@ -41,7 +41,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from dpaudit.adapters._support import library_available, seed_from
+from dpaudit.adapters._support import library_available, library_random_state
 from dpaudit.claims import PrivacyClaim
 from dpaudit.errors import OptionalDependencyError
 from dpaudit.mechanisms.base import Mechanism, parameter
@@ -132,7 +132,7 @@ class DiffprivlibLaplace(Mechanism):
         return (self.dim,)
 
     def _sample(self, x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
-        state = np.random.RandomState(seed_from(rng))
+        state = library_random_state(rng)
         randomise = self.library_mechanism(state, sampling=True).randomise
         values = np.tile(x.astype(np.float64).ravel(), n).tolist()
         out = np.fromiter(map(randomise, values), dtype=np.float64, count=len(values))

@@ -61,9 +61,9 @@ package's documented factory):
 
 Randomness: mldp-text draws only from numpy's legacy global generator and
 Python's ``random``.  Before each batch of draws the adapter sets both from
-the work unit's generator (full width: a 624-word MT19937 state from a
-``SeedSequence`` of 128 bits drawn from the unit's rng, and a 128-bit seed for
-``random``) and restores them afterwards, so outputs are a function of
+the work unit's generator (full width: a 624-word MT19937 state and a 256-bit
+seed for ``random``, both from a ``SeedSequence`` of 256 bits drawn from the
+unit's rng) and restores them afterwards, so outputs are a function of
 dpaudit's seed and the unit key (see :func:`dpaudit.adapters._support.seeded_global_random`).
 
 Outputs are codes of the mechanism's vocabulary plus the special outcomes of

@@ -22,32 +22,45 @@ Two modes:
   samples; best pair re-estimated on ``final_samples``.  Because
   ``p2 ≈ c``, its estimate cannot exceed about ``ln(1/c)`` (4.6 at c = 0.01).
 
-``dpaudit`` — three stages on disjoint samples:
+``dpaudit`` — four stages on disjoint samples:
 
-  1. *training*: a small sample per input trains the classifiers (when no
-     log-density is available) and fixes a grid of candidate thresholds (every
-     distinct score, or quantiles at tail masses from ``1/n`` to ``1/2``);
-  2. *selection*: every candidate — pair × attack family × threshold ×
+  1. *training*: a small sample per input trains the classifiers and fixes a
+     grid of candidate thresholds (every distinct score, or quantiles at tail
+     masses from ``1/n`` to ``1/2``); the best ``screen_pairs`` (pair, score)
+     combinations go on;
+  2. *ranking*: every candidate — pair × attack family × threshold ×
      tail (``>``/``<``) × tie handling (``>``/``≥``) × orientation (``x`` over
-     ``x'`` or the reverse) — is counted on ``samples`` fresh outputs per input,
-     and ranked by the bound it is *projected* to reach on the final sample
-     size (so small-mass sets, the ones DP-Sniper's fixed ``c`` cannot reach,
-     win when the sample size supports them);
-  3. *final*: only the chosen candidate(s) are re-estimated on
+     ``x'`` or the reverse) — is counted on half of ``samples`` fresh outputs
+     per input and ranked by the bound it can be counted on to reach on the
+     final sample size (:func:`~dpaudit.audit.selection.projected_bound`): its
+     counts are first replaced by Clopper–Pearson bounds at an error divided by
+     the number of candidates compared, so a small tail set wins only when its
+     advantage exceeds what the luckiest of thousands of correlated counts
+     would show, and every set pays for the width of its final interval
+     (large-mass sets win at equal ratio; small-mass sets, which DP-Sniper's
+     fixed ``c`` cannot reach, win when their ratio is really larger);
+  3. *validation*: the :data:`~dpaudit.audit.selection.VALIDATE_TOP` leaders
+     (and half as many more, the best under the margin for the leaders alone,
+     so that an effect the full margin hides at small sizes keeps a chance) are
+     re-estimated on the other half and ranked again, with the margin for
+     that many;
+  4. *final*: only the chosen candidate(s) are re-estimated on
      ``final_samples`` fresh outputs per input.
 
-  The exact likelihood-ratio score ``ln p(y|x) − ln p(y|x')`` is used whenever
-  the mechanism exposes ``log_prob`` (Neyman–Pearson: its threshold sets are
-  the most powerful tests); otherwise logistic regression and an MLP.
+  The attack families of ``auto``: logistic regression and an MLP; when the
+  mechanism declares a log-density, the exact likelihood-ratio score
+  ``ln p(y|x) − ln p(y|x')`` (Neyman–Pearson: its threshold sets are the most
+  powerful tests) beside logistic regression — never alone, since a declared
+  density is a claim about the code rather than the code.
 
 **What the confidence covers.**  The final samples are independent of
-everything used to choose the witness, so choosing among any number of pairs,
-families, thresholds, directions (and, in ``dpsniper`` mode, pairs) costs no
-confidence.  If ``K`` candidates are re-estimated on the final samples, the
-result is the best of ``K`` bounds, each computed with both one-sided
-Clopper–Pearson bounds at error ``α/(2K)`` (Bonferroni over the ``K``
-candidates and the two estimates), so the reported bound holds with probability
-at least ``1 − α``.
+everything used to choose the witness (training, ranking and validation
+samples), so choosing among any number of pairs, families, thresholds,
+directions (and, in ``dpsniper`` mode, pairs) costs no confidence.  If ``K``
+candidates are re-estimated on the final samples, the result is the best of
+``K`` bounds, each computed with both one-sided Clopper–Pearson bounds at
+error ``α/(2K)`` (Bonferroni over the ``K`` candidates and the two estimates),
+so the reported bound holds with probability at least ``1 − α``.
 
 All sampling runs as work units through :func:`dpaudit.engine.executor.run_units`
 (see :mod:`dpaudit.audit.counting`): memory is flat in the sample size and the
@@ -55,8 +68,6 @@ result is bit-identical for any number of workers.
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 
@@ -71,14 +82,23 @@ from dpaudit.audit.blackbox_config import (
     STAGE_FINAL,
     STAGE_SELECT,
     STAGE_TRAIN,
+    STAGE_VALIDATE,
     AuditConfig,
 )
 from dpaudit.audit.blackbox_result import build_result, build_witness, no_witness_result
+from dpaudit.audit.counting import UnitCounts
+from dpaudit.audit.declarations import check_foreign_code
 from dpaudit.audit.dpsniper import audit_dpsniper
 from dpaudit.audit.pairs import InputPair, check_pair, generate_pairs
 from dpaudit.audit.sampler import Sampler, Timer
 from dpaudit.audit.scores import LikelihoodRatioScore, Score, candidate_thresholds, train_classifier
-from dpaudit.audit.selection import Candidate, SideStats, projected_bound, rank_candidates
+from dpaudit.audit.selection import (
+    VALIDATE_TOP,
+    Candidate,
+    CandidateTable,
+    SideStats,
+    projected_bound,
+)
 from dpaudit.audit.verdict import AuditResult
 from dpaudit.claims import Definition
 from dpaudit.engine.executor import ExecutionConfig
@@ -125,9 +145,14 @@ def audit(
     )
     families = _families(mechanism, config)
     timer = Timer()
+    # Foreign-code checks (trust team): a fixed seed raises; an unseedable source and
+    # declarations the sampler contradicts are reported in the result.
+    trust = check_foreign_code(mechanism, seed=config.seed)
     if config.mode == "dpsniper":
-        return audit_dpsniper(mechanism, config, execution, pairs, families, timer)
-    return _audit_dpaudit(mechanism, config, execution, pairs, families, timer)
+        result = audit_dpsniper(mechanism, config, execution, pairs, families, timer)
+    else:
+        result = _audit_dpaudit(mechanism, config, execution, pairs, families, timer)
+    return trust.apply(result)
 
 
 def _families(mechanism: Mechanism, config: AuditConfig) -> tuple[str, ...]:
@@ -143,7 +168,9 @@ def _families(mechanism: Mechanism, config: AuditConfig) -> tuple[str, ...]:
             raise InvalidArgumentError("classifier", choice, "logistic or mlp in dpsniper mode")
         return ("logistic",) if choice == "auto" else (choice,)
     if choice == "auto":
-        return ("likelihood-ratio",) if mechanism.has_log_prob else ("logistic", "mlp")
+        # A declared density is a hint about the code, not the code: a black-box family
+        # always runs beside it, ranked with it under the same multiplicity margin.
+        return ("likelihood-ratio", "logistic") if mechanism.has_log_prob else ("logistic", "mlp")
     return (choice,)
 
 
@@ -165,7 +192,7 @@ def _audit_dpaudit(
     inputs = [p.x for p in pairs] + [p.x_prime for p in pairs]
     sampler = Sampler(mech, cfg.seed, execution, cfg.unit_timeout)
     data = sampler.outputs(inputs, n_train, STAGE_TRAIN, "training")
-    combos: list[tuple[int, Score, np.ndarray, float]] = []
+    combos: list[tuple[int, Score, np.ndarray, CandidateTable]] = []
     for i, pair in enumerate(pairs):
         dx, dxp = data[i], data[len(pairs) + i]
         for family in families:
@@ -176,47 +203,69 @@ def _audit_dpaudit(
             sx, sxp = score(dx.rows), score(dxp.rows)
             thr = candidate_thresholds([sx, sxp])
             is_lr = isinstance(score, LikelihoodRatioScore)
-            ranked = rank_candidates(
-                i,
-                score,
+            table = CandidateTable.of(
                 thr,
                 SideStats.of(sx, thr, dx.counts, +1 if is_lr else 0),
                 SideStats.of(sxp, thr, dxp.counts, -1 if is_lr else 0),
-                cfg.final_samples,
-                alpha_side,
-                delta,
-                top=1,
             )
-            best = ranked[0].projected if ranked else -math.inf
-            combos.append((i, score, thr, best))
+            combos.append((i, score, thr, table))
+    # Every candidate of every (pair, score) is compared on the training sample.
+    n_compared = sum(t.size for *_, t in combos)
+    screened = [
+        float(np.max(t.project(cfg.final_samples, alpha_side, delta, n_compared), initial=-np.inf))
+        for *_, t in combos
+    ]
     timer.mark("training")
-    combos.sort(key=lambda c: -c[3])
-    kept = combos[: cfg.screen_pairs]
+    order = sorted(range(len(combos)), key=lambda k: -screened[k])
+    kept = [combos[k][:3] for k in order[: cfg.screen_pairs]]
 
-    # ---- 2. selection: count every candidate of the kept (pair, score) combos
+    # ---- 2. selection: rank on one half, re-estimate the leaders on the other
     jobs, signs = [], []
-    for i, score, thr, _ in kept:
+    for i, score, thr in kept:
         # Likelihood-ratio scores also return importance-weighted sums (see SideStats).
         is_lr = isinstance(score, LikelihoodRatioScore)
         jobs += [(pairs[i].x, (score,), (thr,)), (pairs[i].x_prime, (score,), (thr,))]
         signs += [(1 if is_lr else 0,), (-1 if is_lr else 0,)]
-    counts = sampler.counts(jobs, cfg.samples, STAGE_SELECT, "selecting", importance_signs=signs)
+    n_rank = max(1, cfg.samples // 2)
+    n_check = max(1, cfg.samples - n_rank)
+    ranking = sampler.counts(jobs, n_rank, STAGE_SELECT, "ranking", importance_signs=signs)
+    checking = sampler.counts(jobs, n_check, STAGE_VALIDATE, "validating", importance_signs=signs)
+
+    def tables(counts: list[UnitCounts]) -> list[CandidateTable]:
+        return [
+            CandidateTable.of(
+                thr,
+                SideStats.from_counts(counts[2 * k]),
+                SideStats.from_counts(counts[2 * k + 1]),
+            )
+            for k, (_, _, thr) in enumerate(kept)
+        ]
+
+    rank_tables, check_tables = tables(ranking), tables(checking)
+    n_ranked = sum(t.size for t in rank_tables)
+    # Leaders: the best under the margin for every candidate ranked and, so that an effect
+    # that margin hides at small sample sizes still gets its chance, the best under the
+    # margin for the leaders alone.  The validation half decides between them: a lucky
+    # count on the ranking half does not repeat on the other.
+    top = max(VALIDATE_TOP, K)
+    chosen_sets: set[tuple[int, int]] = set()  # (kept index, set index)
+    for compared, count in ((n_ranked, top), (top, top // 2)):
+        ranked: list[tuple[float, int, int]] = []
+        for k, t in enumerate(rank_tables):
+            proj = t.project(cfg.final_samples, alpha_side, delta, compared)
+            ranked += [(float(proj[j]), k, j) for j in t.leaders(proj, count)]
+        ranked.sort(key=lambda v: -v[0])
+        chosen_sets.update((k, j) for _, k, j in ranked[:count])
+    leaders = sorted(chosen_sets)
     candidates: list[Candidate] = []
-    # Every (pair, score) was ranked on the training sample; the kept ones again on
-    # the selection sample: 8 sets per threshold (>, ≥, <, ≤; either input on top).
-    n_compared = sum(8 * len(thr) for _, _, thr, _ in combos)
-    for k, (i, score, thr, _) in enumerate(kept):
-        candidates += rank_candidates(
-            i,
-            score,
-            thr,
-            SideStats.from_counts(counts[2 * k]),
-            SideStats.from_counts(counts[2 * k + 1]),
-            cfg.final_samples,
-            alpha_side,
-            delta,
-            top=K,
-        )
+    for k in sorted({k for k, _ in leaders}):
+        mine = np.array([j for kk, j in leaders if kk == k], dtype=np.int64)
+        t = check_tables[k]
+        proj = t.project(cfg.final_samples, alpha_side, delta, len(leaders), only=mine)
+        i, score, thr = kept[k]
+        for j in mine:
+            if np.isfinite(proj[j]):
+                candidates.append(t.candidate(i, score, thr, int(j), float(proj[j]), delta))
     candidates.sort(key=lambda c: -c.projected)
     chosen = candidates[:K]
     timer.mark("selection")
@@ -252,10 +301,10 @@ def _audit_dpaudit(
     statement = (
         f"ε ≥ epsilon_lower_bound holds with probability ≥ {cfg.confidence:g} over the final "
         f"samples. {len(pairs)} pair(s), {len(families)} attack famil(ies) and "
-        f"{n_compared} threshold/direction candidates were compared on separate training "
-        f"and selection samples, so choosing among them costs no confidence; {K} candidate(s) "
-        f"were re-estimated on fresh final samples, Bonferroni-corrected: p1_lower and "
-        f"p2_upper are each one-sided Clopper–Pearson bounds at error α/(2·{K}) = "
+        f"{n_compared} threshold/direction candidates were compared on separate training, "
+        f"ranking and validation samples, so choosing among them costs no confidence; "
+        f"{K} candidate(s) were re-estimated on fresh final samples, Bonferroni-corrected: "
+        f"p1_lower and p2_upper are each one-sided Clopper–Pearson bounds at error α/(2·{K}) = "
         f"{alpha_side:.4g} (α = {1 - cfg.confidence:.4g})."
     )
     return build_result(

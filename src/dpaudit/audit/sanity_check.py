@@ -68,13 +68,15 @@ import json
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import numpy as np
 
 from dpaudit.audit.decision_set import DecisionSet, attack_decision_set
-from dpaudit.audit.guard import checked_sample
+from dpaudit.audit.declarations import DeclarationFinding
+from dpaudit.audit.declarations import check_transform as declared_transform_mismatch
+from dpaudit.audit.guard import check_randomness, checked_sample
 from dpaudit.audit.statistics import (
     clopper_pearson_lower,
     clopper_pearson_upper,
@@ -199,11 +201,11 @@ def run_sanity_unit(unit: SanityUnit) -> np.ndarray:
 # --------------------------------------------------------------------- results
 @dataclass(frozen=True)
 class Timing:
-    """Wall time and nominal throughput of one run.
+    """Wall time and throughput of one run.
 
-    ``coordinates`` is ``2·runs·output_dim``, including inputs whose per-coordinate
-    decision is constant on the fused path (e.g. DPText on ``1^n``), which need no
-    sampling at all; ``benchmarks/sanity_throughput.py`` counts sampled ones only.
+    ``coordinates`` counts output coordinates actually drawn: ``runs·output_dim``
+    per input, except an input whose per-coordinate decision is constant on the
+    fused path (e.g. DPText on ``1^n``), for which nothing is drawn.
     """
 
     seconds: float
@@ -232,6 +234,11 @@ class SanityCheckResult:
     path: str
     coordinate_probability: tuple[float, float] | None
     timing: Timing
+    notes: tuple[str, ...] = ()
+    #: False when the mechanism draws from a source dpaudit cannot seed (see ``notes``).
+    reproducible: bool = True
+    #: Declarations the real sampler contradicts (e.g. a transform the fused path cannot use).
+    declaration_findings: tuple[Any, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """Fields plus the verdict in words (used by the JSON serialiser)."""
@@ -324,6 +331,8 @@ class SanityPlan:
     path: str
     decisions: tuple[DecisionSet, DecisionSet] | None
     units: tuple[SanityUnit, ...]
+    #: Declarations found inconsistent while planning (the fused path was then not used).
+    findings: tuple[DeclarationFinding, ...] = ()
 
     @property
     def dim(self) -> int:
@@ -366,8 +375,17 @@ def plan_sanity_check(
     confidence: float = 0.95,
     tie_rule: str = "half-even",
     path: str = "auto",
+    check_transform: bool = True,
 ) -> SanityPlan:
-    """Validate the arguments and split the work into units (see :func:`sanity_check`)."""
+    """Validate the arguments and split the work into units (see :func:`sanity_check`).
+
+    Before the fused path is chosen, the declared transform is tested against
+    the real sampler on the two inputs (:func:`dpaudit.audit.declarations.check_transform`);
+    a mismatch is recorded in the plan's ``findings`` and the generic path,
+    which runs the real sampler, is used instead.  ``check_transform=False``
+    skips that test (only for dpaudit's own mechanisms, whose sampler *is*
+    their transform).
+    """
     check_sanity_mechanism(mech)
     runs = check_int("runs", runs, minimum=1)
     seed = check_seed(seed)
@@ -382,6 +400,12 @@ def plan_sanity_check(
         raise InvalidArgumentError(
             "path", path, f"'auto' or 'generic' ({mech.name} is not an additive-noise mechanism)"
         )
+    findings: tuple[DeclarationFinding, ...] = ()
+    if path != "generic" and fusable and check_transform:
+        inputs = [np.zeros(mech.input_shape), np.ones(mech.input_shape)]
+        found = declared_transform_mismatch(mech, inputs, seed=seed)
+        if found is not None:
+            findings, fusable = (found,), False
     if path != "generic" and fusable:
         d0 = attack_decision_set(mech, 0.0)
         d1 = attack_decision_set(mech, 1.0)
@@ -418,6 +442,7 @@ def plan_sanity_check(
         path="fused" if decisions is not None else "generic",
         decisions=decisions,
         units=tuple(units),
+        findings=findings,
     )
 
 
@@ -434,7 +459,8 @@ def finish_sanity_check(
         counts, n, plan.confidence, dim=plan.dim, seeds=(plan.seed, plan.units[0].spec_key)
     )
     mech = plan.mechanism
-    coords = 2 * n * plan.output_dim
+    drawn_inputs = 2 if plan.decisions is None else sum(not d.constant for d in plan.decisions)
+    coords = drawn_inputs * n * plan.output_dim
     return SanityCheckResult(
         mechanism=mech.spec(),
         claim=mech.claim.describe(),
@@ -455,6 +481,7 @@ def finish_sanity_check(
             None if plan.decisions is None else tuple(d.probability for d in plan.decisions)
         ),
         timing=Timing(seconds, coords, coords / seconds if seconds > 0 else math.inf),
+        declaration_findings=plan.findings,
     )
 
 
@@ -470,12 +497,20 @@ def sanity_check(
 ) -> SanityCheckResult:
     """Run the ACL 2022 reconstruction sanity check on ``mech`` with ``runs`` runs per input.
 
-    ``path``: ``auto`` (fused when the mechanism is additive), ``fused`` or
-    ``generic``.  ``config`` chooses the executor (backend, workers).
+    ``path``: ``auto`` (fused when the mechanism is additive and its declared
+    transform agrees with its sampler), ``fused`` or ``generic``.  ``config``
+    chooses the executor (backend, workers).  The mechanism's randomness is
+    probed first (:func:`dpaudit.audit.guard.check_randomness`): a fixed seed
+    raises :class:`~dpaudit.errors.MechanismError`; an unseedable source gives
+    ``reproducible = False`` and a note.
     """
     plan = plan_sanity_check(
         mech, runs, seed=seed, confidence=confidence, tie_rule=tie_rule, path=path
     )
+    randomness = check_randomness(mech, np.zeros(mech.input_shape), seed=seed)
     start = time.perf_counter()
     results = run_units(run_sanity_unit, plan.units, config, desc=f"sanity-check {mech.name}")
-    return finish_sanity_check(plan, results, time.perf_counter() - start)
+    result = finish_sanity_check(plan, results, time.perf_counter() - start)
+    if randomness.warning is None:
+        return result
+    return replace(result, reproducible=False, notes=(*result.notes, randomness.warning))

@@ -25,8 +25,10 @@ thousandths (integers 0..1000).
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -108,11 +110,12 @@ class ClassifierScore:
         h = features(outputs, self.categories, self.nan_indicators)
         h -= self.mean
         h *= self.inv_std
-        for w, b in zip(self.weights[:-1], self.biases[:-1], strict=True):
-            h = h @ w
-            h += b
-            np.maximum(h, 0.0, out=h)  # ReLU
-        logit = (h @ self.weights[-1]).ravel() + self.biases[-1][0]
+        with _one_blas_thread():
+            for w, b in zip(self.weights[:-1], self.biases[:-1], strict=True):
+                h = h @ w
+                h += b
+                np.maximum(h, 0.0, out=h)  # ReLU
+            logit = (h @ self.weights[-1]).ravel() + self.biases[-1][0]
         if self.dpsniper_rounding:
             # P(x | y) = 1 − sigmoid(logit) = sigmoid(−logit), rounded to 3 decimals.
             with np.errstate(over="ignore"):
@@ -147,6 +150,26 @@ class ClassifierScore:
 
 
 Score = LikelihoodRatioScore | ClassifierScore
+
+
+@functools.cache
+def _blas_controller() -> Any:
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:  # no scikit-learn stack: numpy's BLAS keeps its own setting
+        return None
+    return ThreadpoolController()
+
+
+def _one_blas_thread() -> AbstractContextManager[Any]:
+    """Single-threaded BLAS for the small products of a frozen classifier.
+
+    A (block × 10) @ (10 × 5) product is far too small to share out: on a busy
+    machine BLAS threads make the MLP score ~10× slower per row (and a unit
+    already owns its core).  A cached controller makes the switch cost ~2 µs.
+    """
+    ctl = _blas_controller()
+    return nullcontext() if ctl is None else ctl.limit(limits=1, user_api="blas")
 
 
 def features(outputs: np.ndarray, categories: int = 0, nan_indicators: bool = False) -> np.ndarray:

@@ -3,26 +3,34 @@
 Every candidate set — threshold × tail (``>``/``<``) × tie handling × which
 input is the numerator — of one (pair, score) is scored by
 :func:`projected_bound`, the bound it is expected to reach on the final sample
-size.  Used for *ranking* only; no confidence statement rests on it (the final
-estimate runs on fresh samples).  Imports nothing above ``audit/``.
+size, with a margin for the number of candidates compared.  Used for *ranking*
+only; no confidence statement rests on it (the final estimate runs on fresh
+samples).  Imports nothing above ``audit/``.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
+from scipy import stats
 
 from dpaudit.audit.counting import UnitCounts
 from dpaudit.audit.scores import Score, count_at_thresholds, weighted_sums_at_thresholds
 from dpaudit.audit.statistics import clopper_pearson_lower, clopper_pearson_upper
 
-#: The selection ranks candidates with estimates shrunk by about one standard
-#: error (one-sided Clopper–Pearson at this error), against the winner's curse.
-SELECTION_SHRINK = 0.16
-#: Candidates per (pair, score) kept for the exact projection after a cheap pre-ranking.
+#: Ranking error: every candidate's selection counts are replaced by one-sided
+#: Clopper–Pearson bounds (numerator hits down, denominator hits up) at error
+#: ``SELECTION_ERROR / (2·M)`` for ``M`` candidates compared, so that with
+#: probability ≥ 1 − SELECTION_ERROR no candidate's conservative ratio exceeds its
+#: true ratio: a set wins on a lucky count only if the count beats that
+#: multiplicity-adjusted margin, which keeps small tail sets from winning by
+#: chance among thousands of correlated candidates.
+SELECTION_ERROR = 0.2
+#: Leaders of the ranking half re-estimated on the (independent) validation half.
+VALIDATE_TOP = 16
+#: Candidates per ranking kept for the exact projection after a cheap pre-ranking.
 PRERANK = 256
 
 
@@ -78,66 +86,132 @@ class SideStats:
         return SideStats(u.greater[0], u.equal[0], u.n, w[0], w[1], w[2])
 
 
-def rank_candidates(
-    pair_index: int,
-    score: Score,
-    thr: np.ndarray,
-    sx: SideStats,
-    sxp: SideStats,
-    n_final: int,
-    alpha_side: float,
-    delta: float,
-    top: int,
-) -> list[Candidate]:
-    """All threshold candidates of one (pair, score), best ``top`` by projected final bound.
+#: The 8 candidate sets of every threshold, in table order: (tail, tie kept, x on top).
+_SETS = tuple(
+    (tail, q, num_is_x)
+    for tail in ("upper", "lower")
+    for q in (0.0, 1.0)
+    for num_is_x in (True, False)
+)
+
+
+@dataclass(frozen=True)
+class CandidateTable:
+    """Counts of all ``8·m`` threshold candidates of one (pair, score) on one sample.
 
     Candidate sets: ``score > t``, ``score ≥ t``, ``score < t``, ``score ≤ t``,
-    each with ``x`` or ``x'`` as the numerator input.  For the two natural
-    orientations of a likelihood-ratio score (upper sets over ``x``, lower sets
-    over ``x'``) the denominator probability is estimated by importance
-    weighting the numerator's own outputs — bounded weights, low noise.
+    each with ``x`` or ``x'`` as the numerator input; entry ``r·m + j`` is set
+    :data:`_SETS` ``[r]`` at threshold ``j``.  For the two natural orientations
+    of a likelihood-ratio score (upper sets over ``x``, lower sets over ``x'``)
+    ``den_rate`` holds an importance-sampling estimate of the denominator
+    probability from the numerator's own outputs — bounded weights, low noise
+    (NaN elsewhere).
     """
-    m = len(thr)
-    nan = np.full(m, np.nan)
-    rows = []  # (tail, q, numerator is x, hits num, n num, hits den, n den, IS den rate)
-    for tail in ("upper", "lower"):
-        for q in (0.0, 1.0):
+
+    m: int
+    num: np.ndarray
+    n_num: np.ndarray
+    den: np.ndarray
+    n_den: np.ndarray
+    den_rate: np.ndarray
+
+    @property
+    def size(self) -> int:
+        """Number of candidate sets."""
+        return len(self.num)
+
+    @staticmethod
+    def of(thr: np.ndarray, sx: SideStats, sxp: SideStats) -> CandidateTable:
+        """The table of one (pair, score) from both inputs' statistics on one sample."""
+        m = len(thr)
+        nan = np.full(m, np.nan)
+        num, n_num, den, n_den, rate = [], [], [], [], []
+        for tail, q, num_is_x in _SETS:
             if tail == "upper":
                 hx, hxp = sx.greater + q * sx.equal, sxp.greater + q * sxp.equal
             else:
                 hx = sx.n - sx.greater - sx.equal + q * sx.equal
                 hxp = sxp.n - sxp.greater - sxp.equal + q * sxp.equal
-            is_x = is_xp = nan
-            if tail == "upper" and sx.w_greater is not None and sx.w_equal is not None:
-                is_x = (sx.w_greater + q * sx.w_equal) / sx.n  # ≈ Pr[M(x') ∈ S]
-            if tail == "lower" and sxp.w_greater is not None and sxp.w_equal is not None:
+            est = nan
+            if num_is_x and tail == "upper" and sx.w_greater is not None:
+                assert sx.w_equal is not None
+                est = (sx.w_greater + q * sx.w_equal) / sx.n  # ≈ Pr[M(x') ∈ S]
+            if not num_is_x and tail == "lower" and sxp.w_greater is not None:
+                assert sxp.w_equal is not None
                 low = sxp.w_total - sxp.w_greater - sxp.w_equal + q * sxp.w_equal
-                is_xp = np.maximum(low, 0.0) / sxp.n  # ≈ Pr[M(x) ∈ S]
-            rows.append((tail, q, True, hx, sx.n, hxp, sxp.n, is_x))
-            rows.append((tail, q, False, hxp, sxp.n, hx, sx.n, is_xp))
-    num = np.rint(np.concatenate([r[3] for r in rows])).astype(np.int64)
-    den = np.rint(np.concatenate([r[5] for r in rows])).astype(np.int64)
-    n_num = np.concatenate([np.full(m, r[4]) for r in rows])
-    n_den = np.concatenate([np.full(m, r[6]) for r in rows])
-    den_rate = np.concatenate([r[7] for r in rows])
-    proj = projected_bound(num, n_num, den, n_den, n_final, alpha_side, delta, den_rate)
-    order = np.argsort(-proj, kind="stable")
-    out: list[Candidate] = []
-    seen: set[tuple[Any, ...]] = set()
-    for idx in order:
-        if len(out) >= top or not np.isfinite(proj[idx]):
-            break
-        r, j = divmod(int(idx), m)
-        tail, q, num_is_x = rows[r][0], rows[r][1], rows[r][2]
-        key = (float(thr[j]), tail, q, num_is_x)
-        if key in seen:
-            continue
-        seen.add(key)
-        est = log_ratio(num[idx], n_num[idx], den[idx], n_den[idx], delta)
-        out.append(
-            Candidate(pair_index, score, float(thr[j]), tail, q, num_is_x, float(proj[idx]), est)
+                est = np.maximum(low, 0.0) / sxp.n  # ≈ Pr[M(x) ∈ S]
+            top, bottom = (sx, sxp) if num_is_x else (sxp, sx)
+            num.append(hx if num_is_x else hxp)
+            den.append(hxp if num_is_x else hx)
+            n_num.append(np.full(m, top.n))
+            n_den.append(np.full(m, bottom.n))
+            rate.append(est)
+        return CandidateTable(
+            m,
+            np.rint(np.concatenate(num)).astype(np.int64),
+            np.concatenate(n_num),
+            np.rint(np.concatenate(den)).astype(np.int64),
+            np.concatenate(n_den),
+            np.concatenate(rate),
         )
-    return out
+
+    def project(
+        self,
+        n_final: int,
+        alpha_side: float,
+        delta: float,
+        compared: int,
+        only: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """:func:`projected_bound` of every candidate (or of ``only``; −inf elsewhere)."""
+        idx = np.arange(self.size) if only is None else np.asarray(only, dtype=np.int64)
+        out = np.full(self.size, -np.inf)
+        out[idx] = projected_bound(
+            self.num[idx],
+            self.n_num[idx],
+            self.den[idx],
+            self.n_den[idx],
+            n_final,
+            alpha_side,
+            delta,
+            self.den_rate[idx],
+            compared=compared,
+        )
+        return out
+
+    def leaders(self, values: np.ndarray, top: int) -> list[int]:
+        """Indices of the ``top`` best distinct sets by ``values`` (finite values only).
+
+        Two entries with the same tail, orientation and counts are the same set
+        on this sample (e.g. ``>`` and ``≥`` at a threshold no output hits).
+        """
+        out: list[int] = []
+        seen: set[tuple[int, int, int]] = set()
+        for idx in np.argsort(-values, kind="stable"):
+            if len(out) >= top or not np.isfinite(values[idx]):
+                break
+            r = int(idx) // self.m
+            key = (r // 2 * 0 + (r >= 4) * 2 + r % 2, int(self.num[idx]), int(self.den[idx]))
+            if key in seen:
+                continue
+            seen.add(key)
+            out.append(int(idx))
+        return out
+
+    def candidate(
+        self, pair_index: int, score: Score, thr: np.ndarray, idx: int, value: float, delta: float
+    ) -> Candidate:
+        """Entry ``idx`` as a candidate ranked by ``value``."""
+        r, j = divmod(idx, self.m)
+        tail, q, num_is_x = _SETS[r]
+        est = log_ratio(
+            int(self.num[idx]),
+            int(self.n_num[idx]),
+            int(self.den[idx]),
+            int(self.n_den[idx]),
+            delta,
+        )
+        return Candidate(pair_index, score, float(thr[j]), tail, q, num_is_x, value, est)
 
 
 def projected_bound(
@@ -149,17 +223,23 @@ def projected_bound(
     alpha_side: float,
     delta: float = 0.0,
     den_rate: np.ndarray | None = None,
+    *,
+    compared: int = 1,
 ) -> np.ndarray:
-    """The bound each candidate is expected to reach on ``n_final`` fresh samples per input.
+    """The bound each candidate can be counted on to reach on ``n_final`` fresh samples per input.
 
-    Selection counts are first shrunk by about one standard error (numerator
-    down, denominator up, one-sided Clopper–Pearson at :data:`SELECTION_SHRINK`)
-    so that lucky small counts do not win.  Where ``den_rate`` is given (finite)
-    it replaces the denominator's counted rate and no shrinking is applied: it is
-    an importance-sampling estimate whose noise is already small.  The rates are
-    scaled to ``n_final`` and turned into the Clopper–Pearson bound the final
-    stage would compute.  Used only for *ranking*; it carries no confidence
-    statement.
+    Used only for *ranking*; it carries no confidence statement.  The selection
+    counts are replaced by one-sided Clopper–Pearson bounds — numerator down,
+    denominator up — at error ``SELECTION_ERROR / (2·compared)``
+    (:data:`SELECTION_ERROR`): with ``compared`` candidates ranked together, the
+    margin grows with ``ln(compared)`` the way the largest of that many lucky
+    counts does, so a small set beats a large one only when its advantage is
+    real.  Where ``den_rate`` is finite it replaces the denominator's bound: an
+    importance-sampling estimate whose noise is already small.  The
+    conservative rates are then scaled to ``n_final`` and turned into the
+    Clopper–Pearson bound the final stage would compute at ``alpha_side`` — so
+    a set also pays for the width of its own final interval, which is what
+    makes large-mass sets win when the ratio is the same.
     """
     k_num = np.asarray(k_num, dtype=np.int64)
     k_den = np.asarray(k_den, dtype=np.int64)
@@ -167,23 +247,25 @@ def projected_bound(
     n_den = np.asarray(n_den, dtype=np.float64)
     rate = np.full(k_num.shape, np.nan) if den_rate is None else np.asarray(den_rate, float)
     use_is = np.isfinite(rate)
+    level = SELECTION_ERROR / (2.0 * max(int(compared), 1))
     out = np.full(k_num.shape, -np.inf)
-    # Cheap pre-ranking by the plain estimate; exact projection for the best PRERANK only.
+    # Cheap pre-ranking by normal approximations of the same bounds; exact for the best PRERANK.
+    z, zf = float(stats.norm.isf(level)), float(stats.norm.isf(alpha_side))
+    k1, k2 = k_num.astype(np.float64), k_den.astype(np.float64)
+    f1 = np.maximum(k1 - z * np.sqrt(k1), 0.0) / n_num * n_final
+    f2 = np.where(use_is, rate, (k2 + z * np.sqrt(k2) + z * z) / n_den) * n_final
     with np.errstate(divide="ignore", invalid="ignore"):
-        p2_plain = np.where(use_is, rate, np.maximum(k_den, 1) / n_den)
-        rough = np.log(k_num / n_num) - np.log(np.maximum(p2_plain, 0.5 / n_final))
-        rough -= 2.0 / np.sqrt(np.maximum(k_num, 1))
-    rough[k_num == 0] = -np.inf
+        rough = np.log(np.maximum((f1 - zf * np.sqrt(f1)) / n_final - delta, 0.0)) - np.log(
+            (f2 + zf * np.sqrt(f2) + zf * zf) / n_final
+        )
     rough[np.isnan(rough)] = -np.inf
     idx = np.argsort(-rough, kind="stable")[:PRERANK]
     idx = idx[np.isfinite(rough[idx])]
     if len(idx) == 0:
         return out
-    p1 = np.asarray(clopper_pearson_lower(k_num[idx], n_num[idx], SELECTION_SHRINK))
-    p2 = np.asarray(clopper_pearson_upper(k_den[idx], n_den[idx], SELECTION_SHRINK))
-    sel = use_is[idx]
-    p1 = np.where(sel, k_num[idx] / n_num[idx], p1)
-    p2 = np.where(sel, rate[idx], p2)
+    p1 = np.asarray(clopper_pearson_lower(k_num[idx], n_num[idx], level))
+    p2 = np.asarray(clopper_pearson_upper(k_den[idx], n_den[idx], level))
+    p2 = np.where(use_is[idx], rate[idx], p2)
     K1 = np.floor(p1 * n_final)
     K2 = np.clip(np.ceil(p2 * n_final), 0, n_final)
     lo = np.asarray(clopper_pearson_lower(K1, n_final, alpha_side))

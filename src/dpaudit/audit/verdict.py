@@ -49,3 +49,8 @@ class AuditResult:
     seed: int
     timing: dict[str, float]
     notes: tuple[str, ...] = ()
+    #: False when the mechanism draws from a source dpaudit cannot seed (see ``notes``).
+    reproducible: bool = True
+    #: Declarations (``log_prob``, ``noise_from_uniform``) the real sampler contradicts:
+    #: :class:`dpaudit.audit.declarations.DeclarationFinding` values.
+    declaration_findings: tuple[Any, ...] = ()

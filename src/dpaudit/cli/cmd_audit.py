@@ -187,7 +187,10 @@ def build_config(args: argparse.Namespace, mechanism: Any) -> AuditConfig:
 
 
 def _render(result: dict[str, Any]) -> str:
-    lines = [result["verdict"], f"claim: {result['claim']}  (mode {result['mode']})"]
+    lines = [result["verdict"]]
+    found = result.get("declaration_findings", ())
+    lines += [f"finding: {f['summary']} ({f['evidence']})" for f in found]
+    lines.append(f"claim: {result['claim']}  (mode {result['mode']})")
     w = result["witness"]
     if w is not None:
         a = w["attack"]

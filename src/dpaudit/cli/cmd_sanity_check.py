@@ -77,10 +77,13 @@ def _render(result: SanityCheckResult) -> str:
     ]
     if result.witness is not None:
         lines.append(f"    witness: {result.witness.describe()}")
+    lines += [f"  {f.describe()}" for f in result.declaration_findings]
+    lines += [f"  note: {note}" for note in result.notes]
     lines += [
         f"  {result.verdict()}",
         f"  time: {result.timing.seconds:.2f} s "
-        f"({result.timing.coordinates_per_second / 1e6:.3g} M output coordinates/s)",
+        f"({result.timing.coordinates_per_second / 1e6:.3g} M output coordinates drawn/s, "
+        f"{'white-box: declared transform' if result.path == 'fused' else 'black-box: sampler'})",
     ]
     return "\n".join(lines)
 

@@ -26,6 +26,7 @@ from dpaudit.engine.executor import BACKENDS, ExecutionConfig
 from dpaudit.engine.timeout import DEFAULT_UNIT_TIMEOUT, check_timeout
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms import Mechanism, make_mechanism, mechanism_names
+from dpaudit.mechanisms.fingerprint import code_fingerprint
 from dpaudit.mechanisms.registry import mechanism_class, parameter_fields
 from dpaudit.serialization import dumps
 from dpaudit.validation import check_delta, check_epsilon
@@ -191,7 +192,9 @@ def run_recorded(
     every argument has been validated.
     """
     execution = execution_config(args)
-    with cli_run(args, command) as state:
+    name = getattr(args, "mechanism", None)
+    code = code_fingerprint(name) if isinstance(name, str) else None
+    with cli_run(args, command, code) as state:
         result = compute(state.attach(execution))
         if state.directory is not None:
             state.directory.write_result(result)

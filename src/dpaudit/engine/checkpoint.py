@@ -28,13 +28,20 @@ recomputed** — safe because a unit's result depends on its seed alone — and
 the count of such files is reported on resume.
 
 Resuming (``--resume``) refuses a different configuration (exit 2 naming the
-first differing key).  Within a call, stored results are reused only when the
-call's units are byte-for-byte the ones that produced them (same fingerprint);
-otherwise that call and every later one are recomputed — slower, never wrong.
+first differing key), and a different *code*: ``config.json`` records the
+dpaudit version and a fingerprint of the mechanism (given by the caller, see
+:func:`dpaudit.mechanisms.fingerprint.code_fingerprint`:
+the source files of a built-in's class hierarchy, the SHA-256 of a
+``module:callable``'s module file, the library version of an adapter), and a
+mismatch on ``--resume`` is an error (exit 2) — stored units from other code
+would otherwise be mixed silently into the new result.  Within a call, stored
+results are reused only when the call's units are byte-for-byte the ones that
+produced them (same fingerprint); otherwise that call and every later one are
+recomputed — slower, never wrong.
 
-Mechanisms that draw from an external random source (``externally_seeded``,
-e.g. OpenDP) resume validly but not bit-identically: the missing units draw
-fresh noise.
+Mechanisms that draw from a source dpaudit cannot seed (OS entropy, e.g.
+OpenDP; see :func:`dpaudit.audit.guard.check_randomness`) resume validly but
+not bit-identically: the missing units draw fresh noise.
 
 How auditors use it: they call :func:`dpaudit.engine.executor.run_units` with
 the :class:`~dpaudit.engine.config.ExecutionConfig` they were given; a caller
@@ -136,19 +143,23 @@ class RunDirectory:
         *,
         force: bool = False,
         resume: bool = False,
+        code: Mapping[str, str] | None = None,
     ) -> RunDirectory:
         """Start a new run in ``path`` or (``resume``) continue the one recorded there.
 
         A new run needs ``path`` to be missing or empty, or (``force``) an
         earlier run directory, which is replaced.  ``resume`` needs
-        ``path/config.json`` equal to ``config``.
+        ``path/config.json`` equal to ``config``, made by the same dpaudit
+        version and the same mechanism ``code`` (a mapping of names to digests
+        or versions, compared key by key).
         """
         out = Path(path)
         config = json.loads(dumps(dict(config)))  # normalised exactly as it is stored
+        code = dict(code or {})
         if out.exists() and not out.is_dir():
             raise InvalidArgumentError("--out", str(path), "a directory path (it is a file)")
         if resume:
-            return cls._resume(out, config)
+            return cls._resume(out, config, code)
         if out.exists() and any(out.iterdir()):
             if not force:
                 raise InvalidArgumentError(
@@ -168,7 +179,7 @@ class RunDirectory:
         created = not out.exists()
         try:
             out.mkdir(parents=True, exist_ok=True)
-            atomic_write_text(out / CONFIG_FILE, dumps(_config_record(config)) + "\n")
+            atomic_write_text(out / CONFIG_FILE, dumps(_config_record(config, code)) + "\n")
         except OSError as exc:
             if created:
                 shutil.rmtree(out, ignore_errors=True)
@@ -178,7 +189,7 @@ class RunDirectory:
         return cls(out, config, created=True)
 
     @classmethod
-    def _resume(cls, out: Path, config: dict[str, Any]) -> RunDirectory:
+    def _resume(cls, out: Path, config: dict[str, Any], code: dict[str, str]) -> RunDirectory:
         record_path = out / CONFIG_FILE
         if not record_path.is_file():
             raise InvalidArgumentError(
@@ -187,9 +198,16 @@ class RunDirectory:
                 f"a run directory with {CONFIG_FILE} from an earlier run (start without --resume)",
             )
         try:
-            recorded = json.loads(record_path.read_text(encoding="utf-8"))["config"]
+            record = json.loads(record_path.read_text(encoding="utf-8"))
+            recorded = record["config"]
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise RunDirectoryError(f"cannot read {record_path}: {exc}") from None
+        changed = _code_difference(record, code)
+        if changed is not None:
+            raise RunDirectoryError(
+                f"run directory {out} was made with a different mechanism code/dpaudit version: "
+                f"{changed}; its stored results cannot be reused (--force starts over)"
+            )
         key = _first_difference(recorded, config)
         if key is not None:
             raise InvalidArgumentError(
@@ -290,10 +308,36 @@ class RunDirectory:
         return sum(1 for _ in (self.path / UNITS_DIR).glob(f"c*/u*{UNIT_SUFFIX}"))
 
 
-def _config_record(config: Mapping[str, Any]) -> dict[str, Any]:
+def _config_record(config: Mapping[str, Any], code: Mapping[str, str]) -> dict[str, Any]:
     from dpaudit import __version__
 
-    return {"format": 1, "dpaudit_version": __version__, "config": dict(config)}
+    return {
+        "format": 1,
+        "dpaudit_version": __version__,
+        "code": dict(code),
+        "config": dict(config),
+    }
+
+
+def _code_difference(record: Mapping[str, Any], code: Mapping[str, str]) -> str | None:
+    """What differs between the recorded and the current code, in words; None if nothing."""
+    from dpaudit import __version__
+
+    then = record.get("dpaudit_version", "<unrecorded>")
+    if then != __version__:
+        return f"dpaudit {then} then, {__version__} now"
+    recorded = record.get("code") or {}
+    for key in sorted(set(recorded) | set(code)):
+        old, new = recorded.get(key, "<unrecorded>"), code.get(key, "<unrecorded>")
+        if old != new:
+            return f"{key} was {_short(old)}, is {_short(new)}"
+    return None
+
+
+def _short(value: Any) -> str:
+    text = str(value)
+    is_digest = len(text) > 24 and all(c in "0123456789abcdef" for c in text)
+    return text[:16] + "…" if is_digest else text
 
 
 def fingerprint(fn: Callable[..., Any], units: Sequence[Any]) -> str:
@@ -424,8 +468,12 @@ def checkpointed(
 
 # ------------------------------------------------------------------ CLI glue
 @contextmanager
-def cli_run(options: Any, command: str) -> Iterator[Session]:
+def cli_run(options: Any, command: str, code: Mapping[str, str] | None = None) -> Iterator[Session]:
     """Open ``--out``/``--force``/``--resume`` from parsed CLI options and yield a session.
+
+    ``code`` identifies the mechanism's code (e.g.
+    :func:`dpaudit.mechanisms.fingerprint.code_fingerprint`); ``--resume`` refuses
+    a run directory recorded with other code.
 
     The session's ``directory`` is the run directory (None without ``--out``);
     the caller passes the session on (:meth:`Session.attach`) and writes the
@@ -446,6 +494,7 @@ def cli_run(options: Any, command: str) -> Iterator[Session]:
             config_from_options(values, command),
             force=bool(values.get("force")),
             resume=bool(values.get("resume")),
+            code=code,
         )
     with session(directory, unit_timeout=timeout) as state:
         yield state

@@ -110,9 +110,10 @@ def check_timeout(seconds: float | None, name: str = "--unit-timeout") -> float 
 
 def mechanism_label(mechanism: Any) -> str:
     """The name to show in messages: the registry name, or the user callable's target."""
-    target = getattr(mechanism, "target", None)
-    if isinstance(target, str) and ":" in target:
-        return target
+    for attribute in ("target", "label"):  # a module:callable, or a function object's name
+        value = getattr(mechanism, attribute, None)
+        if isinstance(value, str) and ":" in value:
+            return value
     return getattr(mechanism, "name", type(mechanism).__name__)
 
 

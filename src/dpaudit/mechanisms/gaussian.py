@@ -39,6 +39,7 @@ from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.base import Mechanism, parameter
 from dpaudit.mechanisms.domains import box_claim, box_corners, check_box_domain
 from dpaudit.mechanisms.registry import register
+from dpaudit.random import open_uniform
 from dpaudit.validation import check_delta, check_epsilon, check_int, check_positive
 from dpaudit.witness import Witness
 
@@ -132,16 +133,19 @@ class GaussianMechanism(Mechanism):
         return (self.dim,)
 
     def _sample(self, x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
-        out = rng.standard_normal((n, self.dim))
-        out *= self.sigma
+        # The sampler *is* the declared transform (the fused sanity-check path runs
+        # the same code), applied to uniforms strictly inside (0, 1).
+        out = self.noise_from_uniform(open_uniform(rng, (n, self.dim)))
         out += x
         return out
 
     def noise_from_uniform(self, u: np.ndarray) -> np.ndarray:
         from scipy import special  # lazy: keeps `import dpaudit` light
 
-        # Inverse CDF of N(0, σ²); equal in law to the sampler's standard_normal.
-        return self.sigma * special.ndtri(np.asarray(u, dtype=np.float64))
+        # Inverse CDF of N(0, σ²); the sampler runs this same transform.
+        out = special.ndtri(np.asarray(u, dtype=np.float64))
+        out *= self.sigma
+        return out
 
     def log_prob(self, x: Any, outputs: np.ndarray) -> np.ndarray:
         return gaussian_log_density(self.validate_input(x), outputs, self.sigma)

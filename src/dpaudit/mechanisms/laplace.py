@@ -5,8 +5,11 @@ sensitivity.  As in the ACL 2022 sanity check (Habernal 2022, §4, "vanilla
 Laplace"), the input is a vector in ``[low, high]^n`` and every pair of inputs is
 neighbouring (local DP), so the default ``Δ₁ = n·(high − low)``.
 
-Sampling uses ``Lap(b) = b·(E·S)`` with ``E ~ Exp(1)`` and an independent random
-sign ``S`` — exact, and faster than the inverse CDF because it avoids a log.
+The additive mechanisms sample by their declared inverse-CDF transform
+(``noise_from_uniform`` on open uniforms), so the sanity check's fused path and
+the sampler run the same code.  :func:`sample_laplace` (``Lap(b) = b·(E·S)``
+with ``E ~ Exp(1)`` and an independent random sign ``S``, exact and faster) is
+kept for mechanisms that declare no transform (ADePT's clipped variants).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from dpaudit.claims import AnalyticTruth
 from dpaudit.mechanisms.base import parameter
 from dpaudit.mechanisms.domains import BoxMechanism, box_corners, check_box_params
 from dpaudit.mechanisms.registry import register
+from dpaudit.random import open_uniform
 from dpaudit.validation import check_positive
 from dpaudit.witness import Witness
 
@@ -53,7 +57,9 @@ class AdditiveLaplace(BoxMechanism, abstract=True):
         return self.assumed_sensitivity / self.epsilon
 
     def _sample(self, x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
-        out = sample_laplace((n, self.dim), self.scale, rng)
+        # The sampler *is* the declared transform (the fused sanity-check path runs the
+        # same code), applied to uniforms strictly inside (0, 1).
+        out = self.noise_from_uniform(open_uniform(rng, (n, self.dim)))
         out += x
         return out
 
@@ -61,7 +67,12 @@ class AdditiveLaplace(BoxMechanism, abstract=True):
         # Correct inverse CDF of Lap(b) (as in the ACL 2022 reference code): for
         # v = u − 1/2, −b·sgn(v)·ln(1 − 2|v|).
         v = np.asarray(u, dtype=np.float64) - 0.5
-        return -self.scale * np.sign(v) * np.log1p(-2.0 * np.abs(v))
+        noise = np.abs(v)
+        noise *= -2.0
+        np.log1p(noise, out=noise)
+        noise *= np.sign(v)
+        noise *= -self.scale
+        return noise
 
     def log_prob(self, x: Any, outputs: np.ndarray) -> np.ndarray:
         return laplace_log_density(self.validate_input(x), outputs, self.scale)

@@ -76,6 +76,7 @@ def run_acl2022_grid(
             seed=seed,
             confidence=level,
             tie_rule=tie_rule,
+            check_transform=False,  # dpaudit's own mechanisms sample by their transform
         )
         for m, e, n in cells
     ]
