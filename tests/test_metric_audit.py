@@ -206,3 +206,61 @@ def test_glove_tem_audit_is_not_flagged_and_searches_close_numbers() -> None:
     assert closest and all(p.distance < 1.0 for p in closest)
     assert any(p.w.isdigit() or p.w.endswith("day") for p in closest)
     assert any(p.verdict == OUTSIDE and p.w[0].isupper() for p in res.pairs)  # 'The' vs 'the'
+
+
+# ------------------------------------------- random numbers of foreign word mechanisms
+class FixedSeedSanText(SanText):
+    """Ignores the generator it is given: a fixed internal seed (refused)."""
+
+    name = "santext-fixed-seed"
+
+    def sample_codes(self, word: str, n: int, rng: np.random.Generator) -> np.ndarray:
+        return super().sample_codes(word, n, np.random.default_rng(12345))
+
+
+class GlobalRngSanText(SanText):
+    """Draws from numpy's global generator, as most research code does."""
+
+    name = "santext-global-rng"
+
+    def sample_codes(self, word: str, n: int, rng: np.random.Generator) -> np.ndarray:
+        return super().sample_codes(word, n, np.random.default_rng(np.random.randint(2**31)))
+
+
+class EntropySanText(SanText):
+    """Draws from OS entropy: valid, but no seed can reproduce it."""
+
+    name = "santext-os-entropy"
+
+    def sample_codes(self, word: str, n: int, rng: np.random.Generator) -> np.ndarray:
+        return super().sample_codes(word, n, np.random.default_rng())
+
+
+FOREIGN = {"samples": 4_000, "final_samples": 20_000, "max_pairs": 4}
+
+
+def test_a_fixed_internal_seed_is_refused() -> None:
+    from dpaudit.errors import MechanismError
+
+    with pytest.raises(MechanismError, match="fixed seed"):
+        audit_metric(FixedSeedSanText(3.0, synthetic()), MetricAuditConfig(**FOREIGN), ONE)
+
+
+def test_a_global_rng_word_mechanism_is_seeded_per_unit() -> None:
+    # Seeded from each unit's stream: the same seed gives the same result for any worker
+    # count, and blocks of one unit differ (else the counts would repeat one block).
+    mech = GlobalRngSanText(3.0, synthetic())
+    one = audit_metric(mech, MetricAuditConfig(seed=4, **FOREIGN), ONE)
+    two = audit_metric(mech, MetricAuditConfig(seed=4, **FOREIGN), ExecutionConfig(workers=2))
+    assert dumps(one.pairs) == dumps(two.pairs)
+    assert one.reproducible and not one.violation
+    state = np.random.get_state()[1].copy()
+    audit_metric(mech, MetricAuditConfig(seed=5, **FOREIGN), ONE)
+    assert np.array_equal(np.random.get_state()[1], state)  # the caller's state is restored
+
+
+def test_an_unseedable_word_mechanism_runs_with_a_warning() -> None:
+    res = audit_metric(EntropySanText(3.0, synthetic()), MetricAuditConfig(**FOREIGN), ONE)
+    assert not res.reproducible and not res.violation
+    assert any("not reproducible" in n for n in res.notes)
+    assert json.loads(dumps(res))["reproducible"] is False

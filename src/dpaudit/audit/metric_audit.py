@@ -50,6 +50,7 @@ from typing import Any
 
 import numpy as np
 
+from dpaudit.audit.guard import RandomnessCheck, own_code
 from dpaudit.audit.selection import projected_bound
 from dpaudit.audit.statistics import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.audit.verdict import ProbabilityEstimate
@@ -58,7 +59,7 @@ from dpaudit.engine.config import ExecutionConfig
 from dpaudit.engine.executor import run_units
 from dpaudit.errors import InvalidArgumentError, MechanismError
 from dpaudit.mechanisms.word.base import WordMechanism, outcome_name
-from dpaudit.random import unit_rng
+from dpaudit.random import seeded_global_state, state_entropy, unit_rng
 from dpaudit.validation import check_int, check_probability_open, check_seed
 from dpaudit.verdicts import Verdict
 
@@ -162,6 +163,8 @@ class MetricAuditResult:
     seed: int
     timing: dict[str, float] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    #: False when the mechanism draws from a source dpaudit cannot seed (see ``notes``).
+    reproducible: bool = True
 
     @property
     def worst(self) -> PairResult | None:
@@ -199,7 +202,7 @@ def run_word_count_unit(unit: WordCountUnit) -> np.ndarray:
     while done < unit.n:
         rows = min(block, unit.n - done)
         try:
-            codes = mech.sample_codes(unit.word, rows, rng)
+            codes = _sample_codes(mech, unit.word, rows, rng)
         except Exception as exc:
             raise MechanismError(
                 f"word mechanism {mech.name!r} raised on input {unit.word!r}: {exc!r}"
@@ -218,6 +221,56 @@ def run_word_count_unit(unit: WordCountUnit) -> np.ndarray:
         counts += np.bincount(codes, minlength=n_codes)
         done += rows
     return counts
+
+
+def _sample_codes(
+    mech: WordMechanism, word: str, rows: int, rng: np.random.Generator
+) -> np.ndarray:
+    """``mech.sample_codes`` with numpy's and Python's global generators seeded from ``rng``.
+
+    As :func:`dpaudit.audit.guard.checked_sample` does for vector mechanisms: foreign
+    code that draws from ``np.random``/``random`` becomes a function of the unit's
+    stream; ``rng`` is stepped when the call left it untouched, so the next block differs.
+    """
+    if own_code(mech):
+        return mech.sample_codes(word, rows, rng)
+    entropy = state_entropy(rng)
+    with seeded_global_state(entropy):
+        codes = mech.sample_codes(word, rows, rng)
+    if state_entropy(rng) == entropy:
+        rng.bit_generator.random_raw()
+    return codes
+
+
+#: Draws per randomness probe and the key tag of its seeds.
+_PROBE_ROWS, _PROBE = 16, 29
+
+
+def check_word_randomness(mech: WordMechanism, word: str, seed: int) -> RandomnessCheck:
+    """Probe ``mech`` on ``word``: refuse a fixed internal seed, flag an unseedable source.
+
+    The same rule as :func:`dpaudit.audit.guard.check_randomness`: the same unit seed
+    twice with different outputs → ``unseedable`` (valid, not reproducible); different
+    seeds with identical outputs that vary between draws → a fixed seed, refused with
+    :class:`MechanismError`; identical constant outputs → ``deterministic``.
+    """
+
+    def draw(tag: int) -> np.ndarray:
+        return np.asarray(_sample_codes(mech, word, _PROBE_ROWS, unit_rng(seed, (_PROBE, tag))))
+
+    first, again = draw(1), draw(1)
+    if not np.array_equal(first, again):
+        return RandomnessCheck("unseedable", mech.name)
+    if not np.array_equal(first, draw(2)):
+        return RandomnessCheck("seeded", mech.name)
+    if (first == first[0]).all():
+        return RandomnessCheck("deterministic", mech.name)
+    raise MechanismError(
+        f"word mechanism {mech.name!r} uses a fixed seed: different seeds gave identical "
+        f"outputs on {word!r}, so every chunk repeats the same noise and an audit would be "
+        "meaningless (draw from the rng argument, or from numpy's/Python's global generator, "
+        "which dpaudit seeds per work unit)"
+    )
 
 
 def _count_words(
@@ -275,6 +328,7 @@ def audit_metric(
         else [WordPair(a, b, "user") for a, b in config.pairs]
     )
     distances = claim.metric.distances([p.w for p in pairs], [p.w_prime for p in pairs])
+    randomness = check_word_randomness(mechanism, pairs[0].w, config.seed)
     timing["pairs"] = round(time.perf_counter() - t0, 4)
 
     words = _unique([w for p in pairs for w in (p.w, p.w_prime)])
@@ -335,7 +389,8 @@ def audit_metric(
         confidence_statement=statement,
         seed=config.seed,
         timing=timing,
-        notes=_notes(results),
+        notes=_notes(results) + ((randomness.warning,) if randomness.warning else ()),
+        reproducible=randomness.reproducible,
     )
 
 

@@ -14,7 +14,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from dpaudit.audit.counting import UnitCounts
 from dpaudit.audit.scores import Score, count_at_thresholds, weighted_sums_at_thresholds
@@ -250,6 +249,8 @@ def projected_bound(
     level = SELECTION_ERROR / (2.0 * max(int(compared), 1))
     out = np.full(k_num.shape, -np.inf)
     # Cheap pre-ranking by normal approximations of the same bounds; exact for the best PRERANK.
+    from scipy import stats  # lazy: keeps the CLI's start-up light
+
     z, zf = float(stats.norm.isf(level)), float(stats.norm.isf(alpha_side))
     k1, k2 = k_num.astype(np.float64), k_den.astype(np.float64)
     f1 = np.maximum(k1 - z * np.sqrt(k1), 0.0) / n_num * n_final
