@@ -9,9 +9,11 @@ is the largest one (mass ½), and a small set can only win by a lucky count.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
+import pytest
 
 from dpaudit.audit.blackbox import AuditConfig, audit
 from dpaudit.audit.pairs import InputPair
@@ -19,6 +21,7 @@ from dpaudit.audit.selection import projected_bound
 from dpaudit.audit.statistics import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.claims import Definition, InputDomain, PrivacyClaim
 from dpaudit.engine.executor import ExecutionConfig
+from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms import make_mechanism
 from dpaudit.testing import as_mechanism
 
@@ -91,3 +94,47 @@ def test_auto_runs_a_black_box_family_beside_the_likelihood_ratio() -> None:
     r = audit(mech, AuditConfig(samples=4_000, final_samples=8_000, seed=0), ONE)
     assert r.attack_families == ("likelihood-ratio", "logistic")
     assert math.isfinite(r.epsilon_lower_bound) and not r.violation
+
+
+def _laplace_parallel8(x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+    return x + rng.laplace(0.0, 20.0, size=(n, x.size))  # ε_i = 0.05 per coordinate
+
+
+def test_split_family_learns_the_clipped_log_ratio_of_parallel_laplace() -> None:
+    # 8 coordinates x_i + Lap(20), inputs 0^8 vs 1^8.  The exact log-ratio is
+    # Σ (|y_i − 1| − |y_i|)/20, a clipped step at 0..1 in every coordinate: the split
+    # family's cuts must sit in [0, 1] up to sampling error and every coordinate's weight
+    # must favour x = 0 below the cut.  Pooled median of the two inputs is ½; its standard
+    # error is 1/(2·f(½)·√n) ≈ 1/(2·0.025·√200000) ≈ 0.045, so [0.5 ± 0.3] is > 6 SE.
+    # Per coordinate the indicator means differ by ≈ 0.025 against a noise of
+    # √(2·¼/100000) ≈ 0.0022 (11 SE), so all 8 weights have the right sign.
+    from dpaudit.audit.scores import TrainingData, features, train_classifier
+
+    claim = PrivacyClaim(Definition.PURE, 0.4, InputDomain((8,), 0.0, 1.0))
+    mech = as_mechanism(_laplace_parallel8, claim)
+    rng = np.random.default_rng(3)
+    n = 100_000
+    dx = TrainingData(_laplace_parallel8(np.zeros(8), n, rng), np.ones(n, dtype=np.int64))
+    dxp = TrainingData(_laplace_parallel8(np.ones(8), n, rng), np.ones(n, dtype=np.int64))
+    score = train_classifier("split", mech, dx, dxp, seed=0)
+    assert score.cuts is not None
+    assert np.all(np.abs(score.cuts - 0.5) < 0.3)
+    # The frozen score is the logistic model on the indicators, high where x = 0 is likely.
+    y = dx.rows[:1000]
+    h = (features(y) > score.cuts).astype(np.float32)
+    manual = -(((h - score.mean) * score.inv_std) @ score.weights[0]).ravel() - score.biases[0][0]
+    np.testing.assert_allclose(score(y), manual, rtol=1e-5, atol=1e-5)
+    direction = (score.weights[0].ravel() * score.inv_std).astype(np.float64)
+    assert np.all(direction > 0)  # y_i above its cut points to x' = 1^8 on every coordinate
+
+
+def test_auto_adds_split_only_for_several_numeric_coordinates() -> None:
+    claim = PrivacyClaim(Definition.PURE, 0.4, InputDomain((8,), 0.0, 1.0))
+    mech = as_mechanism(_laplace_parallel8, claim)
+    pair = InputPair((0.0,) * 8, (1.0,) * 8, "given")
+    cfg = AuditConfig(20_000, 40_000, pairs=(pair,), use_patterns=False)
+    r = audit(mech, cfg, ONE)
+    assert r.attack_families == ("logistic", "mlp", "split")
+    assert not r.violation  # a correct mechanism
+    with pytest.raises(InvalidArgumentError):
+        audit(mech, dataclasses.replace(cfg, mode="dpsniper", classifier="split"), ONE)

@@ -47,7 +47,10 @@ Two modes:
   4. *final*: only the chosen candidate(s) are re-estimated on
      ``final_samples`` fresh outputs per input.
 
-  The attack families of ``auto``: logistic regression and an MLP; when the
+  The attack families of ``auto``: logistic regression, an MLP and ``split``
+  (logistic regression on per-coordinate median indicators, the additive
+  score that sums many small bounded losses; for outputs of two or more
+  numeric coordinates); when the
   mechanism declares a log-density, the exact likelihood-ratio score
   ``ln p(y|x) − ln p(y|x')`` (Neyman–Pearson: its threshold sets are the most
   powerful tests) beside logistic regression — never alone, since a declared
@@ -69,6 +72,8 @@ result is bit-identical for any number of workers.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from dpaudit.audit.blackbox_config import (
@@ -84,6 +89,7 @@ from dpaudit.audit.blackbox_config import (
     STAGE_TRAIN,
     STAGE_VALIDATE,
     AuditConfig,
+    default_train_samples,
 )
 from dpaudit.audit.blackbox_result import build_result, build_witness, no_witness_result
 from dpaudit.audit.counting import UnitCounts
@@ -161,16 +167,24 @@ def _families(mechanism: Mechanism, config: AuditConfig) -> tuple[str, ...]:
         raise InvalidArgumentError(
             "classifier",
             choice,
-            f"logistic, mlp or auto ({mechanism.name} exposes no log-density/pmf)",
+            f"logistic, mlp, split or auto ({mechanism.name} exposes no log-density/pmf)",
         )
     if config.mode == "dpsniper":
-        if choice == "likelihood-ratio":
+        if choice in ("likelihood-ratio", "split"):
             raise InvalidArgumentError("classifier", choice, "logistic or mlp in dpsniper mode")
         return ("logistic",) if choice == "auto" else (choice,)
     if choice == "auto":
         # A declared density is a hint about the code, not the code: a black-box family
         # always runs beside it, ranked with it under the same multiplicity margin.
-        return ("likelihood-ratio", "logistic") if mechanism.has_log_prob else ("logistic", "mlp")
+        if mechanism.has_log_prob:
+            return ("likelihood-ratio", "logistic")
+        # ``split`` (additive indicators) catches many small per-coordinate losses that a
+        # linear score drowns in noise.  On one coordinate its sets are threshold sets of
+        # the output itself (logistic regression has them all), on one-hot categorical
+        # outputs it adds nothing: there it would only add candidates.
+        if mechanism.output_kind == "categorical" or math.prod(mechanism.output_shape) < 2:
+            return ("logistic", "mlp")
+        return ("logistic", "mlp", "split")
     return (choice,)
 
 
@@ -186,7 +200,7 @@ def _audit_dpaudit(
     delta = mech.claim.delta
     K = cfg.final_candidates
     alpha_side = (1.0 - cfg.confidence) / (2 * K)
-    n_train = cfg.train_samples or min(cfg.samples, DEFAULT_TRAIN_SAMPLES)
+    n_train = cfg.train_samples or default_train_samples(cfg.samples)
 
     # ---- 1. training: train classifiers, fix threshold grids, screen pairs
     inputs = [p.x for p in pairs] + [p.x_prime for p in pairs]
@@ -256,6 +270,10 @@ def _audit_dpaudit(
             ranked += [(float(proj[j]), k, j) for j in t.leaders(proj, count)]
         ranked.sort(key=lambda v: -v[0])
         chosen_sets.update((k, j) for _, k, j in ranked[:count])
+    # And DP-Sniper's fixed-mass sets (mass target_mass under the denominator input):
+    # chosen without the numerator's counts, they need no margin to get through.
+    for k, t in enumerate(rank_tables):
+        chosen_sets.update((k, j) for j in t.at_mass(cfg.target_mass))
     leaders = sorted(chosen_sets)
     candidates: list[Candidate] = []
     for k in sorted({k for k, _ in leaders}):

@@ -13,6 +13,15 @@ probability ``q`` (DP-Sniper's randomised ties).  Three families:
   DP-Sniper, S&P 2021, §5.1).
 * ``mlp`` — a small multi-layer perceptron with hidden layers (10, 5), as in
   DP-Sniper's neural-network variant.
+* ``split`` — logistic regression on the indicators ``1{y_i > m_i}``, ``m_i`` the
+  median of coordinate ``i`` over both inputs' training outputs: an additive
+  model ``Σ w_i·1{y_i > m_i}``.  A linear score ``Σ w_i y_i`` lets every
+  coordinate's noise through at full scale; when each coordinate carries a
+  small, bounded privacy loss (parallel composition of Laplace-type noise, whose
+  log-ratio is a clipped step ``(|y_i − x'_i| − |y_i − x_i|)/b``) the indicators
+  keep the loss and drop the noise.  For 20 coordinates of ``Lap(200)`` the best
+  linear threshold set is worth ε ≈ 0.039 on 2·10⁸ final samples at confidence
+  0.9, the indicator sum ≈ 0.065 (the exact log-ratio's own ceiling).
 
 Classifiers are trained with scikit-learn and then *frozen* into plain numpy
 weights, so work units evaluate them without scikit-learn and bit-identically in
@@ -38,7 +47,7 @@ from dpaudit.errors import InvalidArgumentError, MechanismError, OptionalDepende
 from dpaudit.mechanisms.base import Mechanism
 
 #: Attack families a user can choose.
-FAMILIES = ("likelihood-ratio", "logistic", "mlp")
+FAMILIES = ("likelihood-ratio", "logistic", "mlp", "split")
 #: MLP architecture of DP-Sniper's neural-network classifier.
 MLP_HIDDEN = (10, 5)
 #: Training epochs of the MLP (enough for the small network; more only costs time).
@@ -90,7 +99,10 @@ class LikelihoodRatioScore:
 
 @dataclass(frozen=True)
 class ClassifierScore:
-    """A frozen classifier: standardised features → (MLP layers) → logit of ``P(x' | y)``.
+    """A frozen classifier: features → (split indicators) → standardised → (MLP) → logit.
+
+    The logit is that of ``P(x' | y)``; with ``cuts`` (the ``split`` family) the
+    features are first replaced by ``1{feature_i > cuts_i}``.
 
     The score is ``−logit`` (high where ``x`` is likely).  With
     ``dpsniper_rounding`` it is instead ``round(1000·P(x | y))`` — DP-Sniper's
@@ -105,9 +117,12 @@ class ClassifierScore:
     categories: int = 0
     dpsniper_rounding: bool = False
     nan_indicators: bool = False
+    cuts: np.ndarray | None = None
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
         h = features(outputs, self.categories, self.nan_indicators)
+        if self.cuts is not None:
+            h = (h > self.cuts).astype(np.float32)
         h -= self.mean
         h *= self.inv_std
         with _one_blas_thread():
@@ -125,6 +140,11 @@ class ClassifierScore:
 
     def describe(self) -> str:
         """Formula of the score."""
+        if self.cuts is not None:
+            return (
+                "logistic regression on 1{y_i > m_i} (m_i: training median of coordinate i) "
+                "trained on M(a) vs M(b): −logit P(b | y); a, b = score_inputs"
+            )
         if self.dpsniper_rounding:
             return (
                 f"{self.family} classifier trained on M(a) vs M(b): round(P(a | y), 3) "
@@ -146,6 +166,7 @@ class ClassifierScore:
             "one_hot_categories": self.categories,
             "nan_indicator_columns": self.nan_indicators,
             "dpsniper_rounding": self.dpsniper_rounding,
+            "split_cuts": None if self.cuts is None else self.cuts.tolist(),
         }
 
 
@@ -220,8 +241,8 @@ def train_classifier(
         from threadpoolctl import threadpool_limits
     except ImportError:
         raise OptionalDependencyError("scikit-learn", "audit", f"the {family} attack") from None
-    if family not in ("logistic", "mlp"):
-        raise InvalidArgumentError("classifier", family, "logistic or mlp")
+    if family not in ("logistic", "mlp", "split"):
+        raise InvalidArgumentError("classifier", family, "logistic, mlp or split")
     if family == "mlp":
         data_x, data_x_prime = data_x.head(MLP_MAX_ROWS), data_x_prime.head(MLP_MAX_ROWS)
     categories = 0
@@ -237,6 +258,10 @@ def train_classifier(
     )
     y = np.concatenate([np.zeros(len(data_x.rows)), np.ones(len(data_x_prime.rows))])
     w = np.concatenate([data_x.counts, data_x_prime.counts]).astype(np.float64)
+    cuts = None
+    if family == "split":
+        cuts = weighted_median(X, w)
+        X = (cuts < X).astype(np.float32)
     mean = np.average(X, axis=0, weights=w).astype(np.float32)
     std = np.sqrt(np.average((X - mean) ** 2, axis=0, weights=w))
     inv_std = (1.0 / np.where(std > 0, std, 1.0)).astype(np.float32)
@@ -247,7 +272,7 @@ def train_classifier(
         # A not-quite-converged classifier is still a valid attack: the bound is
         # computed on fresh samples, so training quality affects power, not validity.
         warnings.simplefilter("ignore", ConvergenceWarning)
-        if family == "logistic":
+        if family in ("logistic", "split"):
             model = LogisticRegression(C=1.0, max_iter=1000, tol=1e-6)
             model.fit(Xs, y, sample_weight=w)
             weights = (model.coef_.T.astype(np.float32),)
@@ -274,7 +299,19 @@ def train_classifier(
         categories=categories,
         dpsniper_rounding=dpsniper_rounding,
         nan_indicators=nan_cols,
+        cuts=cuts,
     )
+
+
+def weighted_median(X: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Column-wise median of the rows of ``X`` with multiplicities ``w`` (float32)."""
+    out = np.empty(X.shape[1], dtype=np.float32)
+    half = 0.5 * float(w.sum())
+    for j in range(X.shape[1]):
+        order = np.argsort(X[:, j], kind="stable")
+        k = int(np.searchsorted(np.cumsum(w[order]), half))
+        out[j] = X[order[min(k, len(order) - 1)], j]
+    return out
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,8 @@ import argparse
 import math
 from typing import Any
 
-from dpaudit.audit.blackbox import CLASSIFIERS, DEFAULT_TRAIN_SAMPLES, MODES, AuditConfig, audit
+from dpaudit.audit.blackbox import CLASSIFIERS, MODES, AuditConfig, audit
+from dpaudit.audit.blackbox_config import default_train_samples
 from dpaudit.audit.guard import check_sample_memory
 from dpaudit.audit.metric_audit import MetricAuditConfig, audit_metric
 from dpaudit.audit.pairs import parse_pair
@@ -76,7 +77,7 @@ def register(sub: Any) -> None:
         default=None,
         metavar="N",
         help="outputs per input for training (classifiers, threshold grid) "
-        "(default: min(samples, 131072); dpsniper mode: samples)",
+        "(default: min(samples, max(131072, samples/8)); dpsniper mode: samples)",
     )
     p.add_argument(
         "--confidence",
@@ -94,8 +95,8 @@ def register(sub: Any) -> None:
         "--classifier",
         choices=CLASSIFIERS,
         default="auto",
-        help="attack family; auto = likelihood-ratio when the mechanism has a log-density, "
-        "else logistic + mlp (dpsniper mode: logistic)",
+        help="attack family; auto = likelihood-ratio + logistic when the mechanism has a "
+        "log-density, else logistic + mlp + split (dpsniper mode: logistic)",
     )
     p.add_argument(
         "--target-mass",
@@ -279,7 +280,7 @@ def run(args: argparse.Namespace) -> int:
     mechanism = build_mechanism(args)
     config = build_config(args, mechanism)
     train = config.train_samples or (
-        config.samples if config.mode == "dpsniper" else min(config.samples, DEFAULT_TRAIN_SAMPLES)
+        config.samples if config.mode == "dpsniper" else default_train_samples(config.samples)
     )
     check_sample_memory(mechanism, train, 2, "--train-samples", "the training outputs")
     data = run_recorded(
