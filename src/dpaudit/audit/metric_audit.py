@@ -62,6 +62,7 @@ from dpaudit.mechanisms.word.base import WordMechanism, outcome_name
 from dpaudit.random import seeded_global_state, state_entropy, unit_rng
 from dpaudit.validation import check_int, check_probability_open, check_seed
 from dpaudit.verdicts import Verdict
+from dpaudit.witness import Witness, WitnessKind
 
 #: Outputs per work unit and per block inside a unit (a mechanism's ``unit_samples`` wins).
 UNIT_SAMPLES = 1 << 18
@@ -71,12 +72,11 @@ _SELECT, _RANK, _FINAL = 21, 23, 22
 #: Words shown per output set in results.
 SET_PREVIEW = 12
 
-#: Per-pair verdicts: the shared vocabulary (:mod:`dpaudit.verdicts`) plus two that only a
-#: per-pair metric claim has.
+#: Per-pair verdicts, from the shared vocabulary (:mod:`dpaudit.verdicts`).
 VIOLATION = Verdict.VIOLATION.value
 NO_VIOLATION = Verdict.NO_VIOLATION_FOUND.value
-INCONCLUSIVE = "inconclusive"
-OUTSIDE = "outside the claim"
+INCONCLUSIVE = Verdict.INCONCLUSIVE.value
+OUTSIDE = Verdict.OUTSIDE_CLAIM.value
 
 
 @dataclass(frozen=True)
@@ -171,10 +171,31 @@ class MetricAuditResult:
         """The pair with the largest ratio (the witness when there is a violation)."""
         return self.pairs[0] if self.pairs else None
 
+    @property
+    def witness(self) -> Witness | None:
+        """The worst pair as the shared :class:`~dpaudit.witness.Witness` (x = the word of p1)."""
+        r = self.worst
+        if r is None:
+            return None
+        other = r.w_prime if r.numerator == r.w else r.w
+        return Witness(
+            WitnessKind.BLACK_BOX,
+            r.numerator,
+            other,
+            f"{r.set_size} output(s) ({', '.join(r.set_preview)}): {r.set_rule}",
+            r.epsilon_lower_bound,
+            confidence=self.confidence,
+            pair_origin=f"{r.origin}; d = {_fmt(r.distance)}, ε·d = {_fmt(r.allowed_loss)}",
+            p1=r.p1,
+            p2=r.p2,
+            epsilon_estimate=r.epsilon_estimate,
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (``worst`` included)."""
         out = {f.name: getattr(self, f.name) for f in fields(self)}
         out["worst"] = self.worst
+        out["witness"] = self.witness
         out["kind"] = "metric-audit"
         return out
 
