@@ -72,6 +72,17 @@ def _all_actions(parser: argparse.ArgumentParser) -> list[argparse.Action]:
     return out
 
 
+def test_integer_mechanism_parameters_take_1e3_too(capsys: pytest.CaptureFixture[str]) -> None:
+    outs = []
+    for dim in ("10", "1e1", "1_0"):
+        code, out, err = run_cli(capsys, "analyze", "laplace", "--epsilon", "1", "-p", f"dim={dim}")
+        assert code == 0, err
+        outs.append(out)
+    assert outs[0] == outs[1] == outs[2]
+    code, _, err = run_cli(capsys, "analyze", "laplace", "--epsilon", "1", "-p", "dim=1.5")
+    assert code == 2 and "dim" in err and "integer" in err
+
+
 # ------------------------------------------------------------ consistency
 
 

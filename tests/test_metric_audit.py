@@ -264,3 +264,16 @@ def test_an_unseedable_word_mechanism_runs_with_a_warning() -> None:
     assert not res.reproducible and not res.violation
     assert any("not reproducible" in n for n in res.notes)
     assert json.loads(dumps(res))["reproducible"] is False
+
+
+def test_the_worst_pair_is_the_shared_witness_type() -> None:
+    from dpaudit.witness import Witness
+
+    res = audit_metric(HalfClaimSanText(4.0, synthetic()), MetricAuditConfig(seed=0, **SMALL), ONE)
+    w, worst = res.witness, res.worst
+    assert isinstance(w, Witness) and worst is not None
+    assert {w.x, w.x_prime} == {worst.w, worst.w_prime} and w.x == worst.numerator
+    assert w.epsilon_lower_bound == worst.epsilon_lower_bound and w.confidence == 0.95
+    assert w.p1 == worst.p1 and w.p2 == worst.p2
+    assert repr(worst.numerator) in str(w)
+    assert json.loads(dumps(res))["witness"]["x"] == worst.numerator

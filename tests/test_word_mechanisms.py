@@ -332,3 +332,11 @@ def test_nearest_from_a_centre_equals_brute_force(k: int) -> None:
         i2, d2 = emb.nearest_from(17, pts, k=k)
         np.testing.assert_array_equal(i1, i2)
         np.testing.assert_allclose(d1, d2)
+
+
+def test_a_word_mechanism_without_a_name_fails_at_definition() -> None:
+    with pytest.raises(TypeError, match="has no name"):
+
+        class Nameless(StringWordMechanism):
+            def perturb(self, word: str, rng: np.random.Generator) -> str | None:
+                return word

@@ -2,8 +2,11 @@
 
 An audit is one-sided: it can show that a claim is false (ε ≥ x > claimed ε
 with confidence 1 − α) and otherwise says "no violation found" — never that a
-mechanism is private.  :class:`Verdict` names the two outcomes,
-:func:`verdict_text` is the only sentence that states one.  A basic module:
+mechanism is private.  :class:`Verdict` names the outcomes,
+:func:`verdict_text` is the only sentence that states one.  Per-pair metric-DP
+audits add two outcomes of their own: *inconclusive* (the sample is too small
+for an honest bound at the pair's allowed loss ε·d) and *outside the claim*
+(d = ∞: the claim constrains nothing for that pair).  A basic module:
 imports nothing from dpaudit.
 """
 
@@ -18,6 +21,10 @@ class Verdict(StrEnum):
 
     VIOLATION = "violation"
     NO_VIOLATION_FOUND = "no violation found"
+    #: Metric-DP pairs only: no violation, and too few samples to show one at ε·d.
+    INCONCLUSIVE = "inconclusive"
+    #: Metric-DP pairs only: d(w, w') = ∞, the claim says nothing about the pair.
+    OUTSIDE_CLAIM = "outside the claim"
 
     @classmethod
     def of(cls, violation: bool) -> Verdict:
@@ -31,8 +38,13 @@ class Verdict(StrEnum):
 
     @property
     def label(self) -> str:
-        """Short form for tables: ``VIOLATION`` or ``none found``."""
-        return "VIOLATION" if self is Verdict.VIOLATION else "none found"
+        """Short form for tables: ``VIOLATION``, ``none found``, ``inconclusive``, ``outside``."""
+        return {
+            Verdict.VIOLATION: "VIOLATION",
+            Verdict.NO_VIOLATION_FOUND: "none found",
+            Verdict.INCONCLUSIVE: "inconclusive",
+            Verdict.OUTSIDE_CLAIM: "outside",
+        }[self]
 
 
 def verdict_text(

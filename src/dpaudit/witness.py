@@ -151,12 +151,19 @@ def _count_text(p: ProbabilityEstimate) -> str:
     return f"{p.hits}/{p.samples}, {p.bound_side} bound {p.bound:.6g}"
 
 
-def _floats(v: Any) -> tuple[float, ...]:
+def _floats(v: Any) -> tuple[float, ...] | str:
+    if isinstance(v, str):  # a word-level mechanism's input
+        return v
     return tuple(float(t) for t in np.ravel(v))
 
 
-def format_input(x: tuple[float, ...]) -> str:
-    """An input in a few characters: ``(0, 1)``, ``1^300`` (constant) or ``(0.2, 0.5, …) [n=9]``."""
+def format_input(x: tuple[float, ...] | str) -> str:
+    """An input in a few characters: ``(0, 1)``, ``1^300`` (constant) or ``(0.2, 0.5, …) [n=9]``.
+
+    A word (the input of a word-level mechanism) prints quoted: ``'good'``.
+    """
+    if isinstance(x, str):
+        return repr(x)
     if len(x) > 4 and len(set(x)) == 1:
         return f"{x[0]:g}^{len(x)}"
     head = ", ".join(f"{v:.6g}" for v in x[:4])
@@ -177,8 +184,8 @@ class Witness:
     """
 
     kind: WitnessKind
-    x: tuple[float, ...]
-    x_prime: tuple[float, ...]
+    x: tuple[float, ...] | str
+    x_prime: tuple[float, ...] | str
     event: str
     epsilon_lower_bound: float
     confidence: float | None = None
@@ -190,7 +197,8 @@ class Witness:
     seeds: WitnessSeeds | None = None
 
     def __post_init__(self) -> None:
-        # Normalise numpy scalars/arrays to plain tuples of floats (hashable, JSON-ready).
+        # Normalise numpy scalars/arrays to plain tuples of floats (hashable, JSON-ready);
+        # words (word-level mechanisms) stay strings.
         object.__setattr__(self, "kind", WitnessKind(self.kind))
         object.__setattr__(self, "x", _floats(self.x))
         object.__setattr__(self, "x_prime", _floats(self.x_prime))
@@ -219,7 +227,7 @@ class Witness:
         """Short ``label → value`` lines for a report (what :func:`describe` says, itemised)."""
         out: dict[str, Any] = {"kind": self.kind.value}
         for key, v in (("x", self.x), ("x_prime", self.x_prime)):
-            out[key] = list(v) if len(v) <= 8 else format_input(v)
+            out[key] = v if isinstance(v, str) else list(v) if len(v) <= 8 else format_input(v)
         if self.pair_origin:
             out["pair"] = self.pair_origin
         if self.attack is not None:
@@ -242,8 +250,8 @@ class Witness:
         """JSON-ready dict; optional fields a source lacks are left out (``confidence`` stays)."""
         out: dict[str, Any] = {
             "kind": self.kind.value,
-            "x": list(self.x),
-            "x_prime": list(self.x_prime),
+            "x": self.x if isinstance(self.x, str) else list(self.x),
+            "x_prime": self.x_prime if isinstance(self.x_prime, str) else list(self.x_prime),
         }
         if self.pair_origin:
             out["pair_origin"] = self.pair_origin

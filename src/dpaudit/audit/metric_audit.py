@@ -50,33 +50,28 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.audit.guard import RandomnessCheck, own_code
 from dpaudit.audit.selection import projected_bound
 from dpaudit.audit.statistics import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.audit.verdict import ProbabilityEstimate
 from dpaudit.audit.word_pairs import WordPair, search_pairs
+from dpaudit.audit.word_sampling import check_word_randomness, count_words
 from dpaudit.engine.config import ExecutionConfig
-from dpaudit.engine.executor import run_units
-from dpaudit.errors import InvalidArgumentError, MechanismError
+from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.word.base import WordMechanism, outcome_name
-from dpaudit.random import seeded_global_state, state_entropy, unit_rng
 from dpaudit.validation import check_int, check_probability_open, check_seed
 from dpaudit.verdicts import Verdict
+from dpaudit.witness import Witness, WitnessKind
 
-#: Outputs per work unit and per block inside a unit (a mechanism's ``unit_samples`` wins).
-UNIT_SAMPLES = 1 << 18
-BLOCK_SAMPLES = 1 << 14
 #: Stage codes at the head of every unit key.
 _SELECT, _RANK, _FINAL = 21, 23, 22
 #: Words shown per output set in results.
 SET_PREVIEW = 12
 
-#: Per-pair verdicts: the shared vocabulary (:mod:`dpaudit.verdicts`) plus two that only a
-#: per-pair metric claim has.
+#: Per-pair verdicts, from the shared vocabulary (:mod:`dpaudit.verdicts`).
 VIOLATION = Verdict.VIOLATION.value
 NO_VIOLATION = Verdict.NO_VIOLATION_FOUND.value
-INCONCLUSIVE = "inconclusive"
-OUTSIDE = "outside the claim"
+INCONCLUSIVE = Verdict.INCONCLUSIVE.value
+OUTSIDE = Verdict.OUTSIDE_CLAIM.value
 
 
 @dataclass(frozen=True)
@@ -171,130 +166,33 @@ class MetricAuditResult:
         """The pair with the largest ratio (the witness when there is a violation)."""
         return self.pairs[0] if self.pairs else None
 
+    @property
+    def witness(self) -> Witness | None:
+        """The worst pair as the shared :class:`~dpaudit.witness.Witness` (x = the word of p1)."""
+        r = self.worst
+        if r is None:
+            return None
+        other = r.w_prime if r.numerator == r.w else r.w
+        return Witness(
+            WitnessKind.BLACK_BOX,
+            r.numerator,
+            other,
+            f"{r.set_size} output(s) ({', '.join(r.set_preview)}): {r.set_rule}",
+            r.epsilon_lower_bound,
+            confidence=self.confidence,
+            pair_origin=f"{r.origin}; d = {_fmt(r.distance)}, ε·d = {_fmt(r.allowed_loss)}",
+            p1=r.p1,
+            p2=r.p2,
+            epsilon_estimate=r.epsilon_estimate,
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (``worst`` included)."""
         out = {f.name: getattr(self, f.name) for f in fields(self)}
         out["worst"] = self.worst
+        out["witness"] = self.witness
         out["kind"] = "metric-audit"
         return out
-
-
-# ====================================================================== units
-@dataclass(frozen=True)
-class WordCountUnit:
-    """Sample ``n`` outputs of ``M(word)``; return their counts over all outcome codes."""
-
-    mechanism: WordMechanism
-    word: str
-    n: int
-    root_seed: int
-    key: tuple[int, ...]
-
-
-def run_word_count_unit(unit: WordCountUnit) -> np.ndarray:
-    """Work-unit function: ``np.bincount`` of the codes, ``minlength = V + N_SPECIAL``."""
-    mech = unit.mechanism
-    n_codes = mech.n_codes
-    rng = unit_rng(unit.root_seed, unit.key)
-    counts = np.zeros(n_codes, dtype=np.int64)
-    block = min(BLOCK_SAMPLES, mech.unit_samples or BLOCK_SAMPLES)
-    done = 0
-    while done < unit.n:
-        rows = min(block, unit.n - done)
-        try:
-            codes = _sample_codes(mech, unit.word, rows, rng)
-        except Exception as exc:
-            raise MechanismError(
-                f"word mechanism {mech.name!r} raised on input {unit.word!r}: {exc!r}"
-            ) from None
-        codes = np.asarray(codes)
-        if codes.shape != (rows,) or codes.dtype.kind not in "iu":
-            raise MechanismError(
-                f"word mechanism {mech.name!r} returned {codes.dtype} codes of shape "
-                f"{codes.shape} for {rows} draws on {unit.word!r}"
-            )
-        if rows and (codes.min() < 0 or codes.max() >= n_codes):
-            raise MechanismError(
-                f"word mechanism {mech.name!r} returned codes outside [0, {n_codes}) "
-                f"on {unit.word!r}"
-            )
-        counts += np.bincount(codes, minlength=n_codes)
-        done += rows
-    return counts
-
-
-def _sample_codes(
-    mech: WordMechanism, word: str, rows: int, rng: np.random.Generator
-) -> np.ndarray:
-    """``mech.sample_codes`` with numpy's and Python's global generators seeded from ``rng``.
-
-    As :func:`dpaudit.audit.guard.checked_sample` does for vector mechanisms: foreign
-    code that draws from ``np.random``/``random`` becomes a function of the unit's
-    stream; ``rng`` is stepped when the call left it untouched, so the next block differs.
-    """
-    if own_code(mech):
-        return mech.sample_codes(word, rows, rng)
-    entropy = state_entropy(rng)
-    with seeded_global_state(entropy):
-        codes = mech.sample_codes(word, rows, rng)
-    if state_entropy(rng) == entropy:
-        rng.bit_generator.random_raw()
-    return codes
-
-
-#: Draws per randomness probe and the key tag of its seeds.
-_PROBE_ROWS, _PROBE = 16, 29
-
-
-def check_word_randomness(mech: WordMechanism, word: str, seed: int) -> RandomnessCheck:
-    """Probe ``mech`` on ``word``: refuse a fixed internal seed, flag an unseedable source.
-
-    The same rule as :func:`dpaudit.audit.guard.check_randomness`: the same unit seed
-    twice with different outputs → ``unseedable`` (valid, not reproducible); different
-    seeds with identical outputs that vary between draws → a fixed seed, refused with
-    :class:`MechanismError`; identical constant outputs → ``deterministic``.
-    """
-
-    def draw(tag: int) -> np.ndarray:
-        return np.asarray(_sample_codes(mech, word, _PROBE_ROWS, unit_rng(seed, (_PROBE, tag))))
-
-    first, again = draw(1), draw(1)
-    if not np.array_equal(first, again):
-        return RandomnessCheck("unseedable", mech.name)
-    if not np.array_equal(first, draw(2)):
-        return RandomnessCheck("seeded", mech.name)
-    if (first == first[0]).all():
-        return RandomnessCheck("deterministic", mech.name)
-    raise MechanismError(
-        f"word mechanism {mech.name!r} uses a fixed seed: different seeds gave identical "
-        f"outputs on {word!r}, so every chunk repeats the same noise and an audit would be "
-        "meaningless (draw from the rng argument, or from numpy's/Python's global generator, "
-        "which dpaudit seeds per work unit)"
-    )
-
-
-def _count_words(
-    mech: WordMechanism,
-    words: list[str],
-    n: int,
-    seed: int,
-    stage: int,
-    execution: ExecutionConfig,
-    desc: str,
-) -> list[np.ndarray]:
-    per_unit = mech.unit_samples or UNIT_SAMPLES
-    units, owner = [], []
-    for i, w in enumerate(words):
-        full, rest = divmod(n, per_unit)
-        sizes = [per_unit] * full + ([rest] if rest else [])
-        for c, size in enumerate(sizes):
-            units.append(WordCountUnit(mech, w, size, seed, (stage, i, c)))
-            owner.append(i)
-    results = run_units(run_word_count_unit, units, execution, desc=desc)
-    out = [np.zeros(mech.n_codes, dtype=np.int64) for _ in words]
-    for i, r in zip(owner, results, strict=True):
-        out[i] += r
-    return out
 
 
 # ===================================================================== audit
@@ -339,8 +237,8 @@ def audit_metric(
     # Selection: one half of the sample builds the candidate sets from counts, the
     # other half ranks them (a set built from counts looks best on those very counts).
     half = max(1, config.samples // 2)
-    build = _count_words(mechanism, words, half, config.seed, _SELECT, execution, "selecting")
-    rank = _count_words(mechanism, words, half, config.seed, _RANK, execution, "ranking")
+    build = count_words(mechanism, words, half, config.seed, _SELECT, execution, "selecting")
+    rank = count_words(mechanism, words, half, config.seed, _RANK, execution, "ranking")
     chosen = [
         _choose_set(
             mechanism,
@@ -354,7 +252,7 @@ def audit_metric(
         for p, d in zip(pairs, distances, strict=True)
     ]
     timing["selection"] = round(time.perf_counter() - t0 - sum(timing.values()), 4)
-    fin = _count_words(
+    fin = count_words(
         mechanism, words, config.final_samples, config.seed, _FINAL, execution, "final"
     )
     timing["final"] = round(time.perf_counter() - t0 - sum(timing.values()), 4)

@@ -11,6 +11,7 @@ import dataclasses
 import math
 import types
 import typing
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from dpaudit.analysis.word_embedding import glove_embedding
@@ -99,10 +100,16 @@ def _convert(key: str, value: Any, f: dataclasses.Field[Any], hint: Any) -> Any:
         if target is str:
             value = text
         elif target is int:
+            # Exact, as the CLI's counts: 1000, 1_000 and 1e3 are the same integer; 1.5 is not.
             try:
-                value = int(text)
-            except ValueError:
-                raise InvalidArgumentError(key, value, "an integer") from None
+                number = Decimal(text)
+            except InvalidOperation:
+                number = Decimal("NaN")
+            if not number.is_finite() or number != number.to_integral_value():
+                raise InvalidArgumentError(key, value, "an integer (e.g. 1000 or 1e3)")
+            if number.adjusted() > 18:
+                raise InvalidArgumentError(key, value, "an integer below 1e19")
+            value = int(number)
         elif target is float:
             try:
                 value = float(text)

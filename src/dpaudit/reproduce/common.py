@@ -316,7 +316,7 @@ def require_matplotlib() -> Any:
     try:
         import matplotlib
     except ImportError:
-        raise OptionalDependencyError("matplotlib", "plot", "drawing figure.png") from None
+        raise OptionalDependencyError("matplotlib", "reproduce", "drawing figure.png") from None
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 

@@ -299,6 +299,10 @@ def _findings(rows: Sequence[dict[str, Any]]) -> list[Finding]:
 
 
 # ----------------------------------------------------------------------- plot
+#: Smallest ε·d and ε_lcb drawn as a value; bounds of exactly 0 sit on their own line below.
+FLOOR, ZERO_LINE = 1e-2, 2.5e-3
+
+
 def plot(result: FigureResult, path: Path) -> None:
     """One panel per mechanism: ε_lcb against ε·d per pair (log-log), exact loss where known."""
     plt = common.require_matplotlib()
@@ -313,22 +317,28 @@ def plot(result: FigureResult, path: Path) -> None:
         mine = [r for r in rows if r["mechanism"] == m]
         finite = [r["allowed_loss"] for r in mine if math.isfinite(r["allowed_loss"])]
         top = max([*finite, *(r["epsilon_lower_bound"] for r in mine), 1.0]) * 1.5
-        ax.plot([1e-2, top], [1e-2, top], color="grey", lw=1, ls="--", label="ε_lcb = ε·d")
+        ax.plot([FLOOR, top], [FLOOR, top], color="grey", lw=1, ls="--", label="ε_lcb = ε·d")
+        # A bound of exactly 0 has no place on a log axis: it gets its own line, labelled 0.
+        ax.axhline(ZERO_LINE, color="grey", lw=0.6, ls=":")
         for r in mine:
             c = colours.get(r["claimed_epsilon"], "black")
-            x = max(r["allowed_loss"], 1e-2)
-            y = max(r["epsilon_lower_bound"], 1e-2)
+            x = max(r["allowed_loss"], FLOOR)
+            lcb = r["epsilon_lower_bound"]
+            y = ZERO_LINE if lcb <= 0 else max(lcb, FLOOR)
             marker = (
                 "X" if r["verdict"] == VIOLATION else ("o" if r["verdict"] != INCONCLUSIVE else "s")
             )
-            ax.scatter([x], [y], color=c, marker=marker, s=40, zorder=3)
+            ax.scatter([x], [y], color=c, marker=marker, s=40, zorder=3, clip_on=False)
             ex = r.get("exact_loss")
             if ex is not None:
-                ax.scatter([x], [min(max(ex, 1e-2), top)], color=c, marker="_", s=160, zorder=2)
+                ax.scatter([x], [min(max(ex, FLOOR), top)], color=c, marker="_", s=160, zorder=2)
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xlim(1e-2, top)
-        ax.set_ylim(1e-2, top)
+        ax.set_xlim(FLOOR, top)
+        ax.set_ylim(ZERO_LINE, top)
+        ticks = [t for t in (1e-2, 1e-1, 1.0, 1e1, 1e2, 1e3) if t <= top]
+        ax.set_yticks([ZERO_LINE, *ticks], ["0", *(f"{t:g}" for t in ticks)])
+        ax.minorticks_off()
         ax.set_title(m, fontsize=9)
         ax.set_xlabel("claimed bound ε·d(w, w')")
         ax.set_ylabel("audited ε_lcb (0.95)")
@@ -342,6 +352,7 @@ def plot(result: FigureResult, path: Path) -> None:
         plt.Line2D([], [], color="black", marker="X", ls="", label="violation"),
         plt.Line2D([], [], color="black", marker="s", ls="", label="inconclusive"),
         plt.Line2D([], [], color="black", marker="_", ls="", ms=12, label="exact loss (top = ∞)"),
+        plt.Line2D([], [], color="grey", ls=":", label="ε_lcb = 0 (no evidence)"),
     ]
     fig.legend(handles=handles, loc="lower center", ncol=4, fontsize=7)
     fig.suptitle(

@@ -101,6 +101,15 @@ class WordMechanism(ABC):
     #: (selection, final) draws per input when the user gives none (None: the auditor's).
     default_samples: ClassVar[tuple[int, int] | None] = None
 
+    def __init_subclass__(cls, *, abstract: bool = False, **kwargs: Any) -> None:
+        """Refuse a concrete word mechanism without a ``name`` (``abstract=True``: a family)."""
+        super().__init_subclass__(**kwargs)
+        if not abstract and not cls.name:
+            raise TypeError(
+                f"word mechanism class {cls.__qualname__} has no name: set name: ClassVar[str] "
+                "= ..., or declare a family base with class X(WordMechanism, abstract=True)"
+            )
+
     @property
     @abstractmethod
     def claim(self) -> MetricClaim:
@@ -135,7 +144,7 @@ class WordMechanism(ABC):
         return self.vocabulary.size + N_SPECIAL
 
 
-class StringWordMechanism(WordMechanism):
+class StringWordMechanism(WordMechanism, abstract=True):
     """A word mechanism given as one draw on strings (:meth:`perturb`); the base encodes."""
 
     @abstractmethod
@@ -158,7 +167,7 @@ class StringWordMechanism(WordMechanism):
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class EmbeddingWordMechanism(WordMechanism):
+class EmbeddingWordMechanism(WordMechanism, abstract=True):
     """Built-in mechanisms: ``epsilon`` and an embedding; out-of-vocabulary input → UNCHANGED.
 
     Subclasses implement :meth:`_sample_rows` for a vocabulary row; an input

@@ -26,7 +26,7 @@ from dpaudit.mechanisms.word.base import (
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class ExponentialWordMechanism(EmbeddingWordMechanism):
+class ExponentialWordMechanism(EmbeddingWordMechanism, abstract=True):
     """Base of TEM, SanText(+) and CusText: exact log-probabilities, inverse-CDF sampling."""
 
     @abstractmethod

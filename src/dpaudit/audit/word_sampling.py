@@ -1,0 +1,145 @@
+"""Sampling a word mechanism for the metric audit: counts per work unit, RNG rules, the probe.
+
+Every draw of a word mechanism goes through :func:`run_word_count_unit`
+(``np.bincount`` of the outcome codes, so memory is flat in the sample size)
+and :func:`sample_word_codes`, which applies to word mechanisms the rules the
+vector auditors apply through :mod:`dpaudit.audit.guard`: foreign code's
+global generators are seeded from the unit's stream, a fixed internal seed is
+refused (:func:`check_word_randomness`), an unseedable source is flagged.
+Imports only dpaudit's basics, the guard, the engine and word-mechanism bases;
+must not import the auditor (:mod:`dpaudit.audit.metric_audit`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpaudit.audit.guard import RandomnessCheck, own_code
+from dpaudit.engine.config import ExecutionConfig
+from dpaudit.engine.executor import run_units
+from dpaudit.errors import MechanismError
+from dpaudit.mechanisms.word.base import WordMechanism
+from dpaudit.random import seeded_global_state, state_entropy, unit_rng
+
+#: Outputs per work unit and per block inside a unit (a mechanism's ``unit_samples`` wins).
+UNIT_SAMPLES = 1 << 18
+BLOCK_SAMPLES = 1 << 14
+
+
+@dataclass(frozen=True)
+class WordCountUnit:
+    """Sample ``n`` outputs of ``M(word)``; return their counts over all outcome codes."""
+
+    mechanism: WordMechanism
+    word: str
+    n: int
+    root_seed: int
+    key: tuple[int, ...]
+
+
+def run_word_count_unit(unit: WordCountUnit) -> np.ndarray:
+    """Work-unit function: ``np.bincount`` of the codes, ``minlength = V + N_SPECIAL``."""
+    mech = unit.mechanism
+    n_codes = mech.n_codes
+    rng = unit_rng(unit.root_seed, unit.key)
+    counts = np.zeros(n_codes, dtype=np.int64)
+    block = min(BLOCK_SAMPLES, mech.unit_samples or BLOCK_SAMPLES)
+    done = 0
+    while done < unit.n:
+        rows = min(block, unit.n - done)
+        try:
+            codes = sample_word_codes(mech, unit.word, rows, rng)
+        except Exception as exc:
+            raise MechanismError(
+                f"word mechanism {mech.name!r} raised on input {unit.word!r}: {exc!r}"
+            ) from None
+        codes = np.asarray(codes)
+        if codes.shape != (rows,) or codes.dtype.kind not in "iu":
+            raise MechanismError(
+                f"word mechanism {mech.name!r} returned {codes.dtype} codes of shape "
+                f"{codes.shape} for {rows} draws on {unit.word!r}"
+            )
+        if rows and (codes.min() < 0 or codes.max() >= n_codes):
+            raise MechanismError(
+                f"word mechanism {mech.name!r} returned codes outside [0, {n_codes}) "
+                f"on {unit.word!r}"
+            )
+        counts += np.bincount(codes, minlength=n_codes)
+        done += rows
+    return counts
+
+
+def sample_word_codes(
+    mech: WordMechanism, word: str, rows: int, rng: np.random.Generator
+) -> np.ndarray:
+    """``mech.sample_codes`` with numpy's and Python's global generators seeded from ``rng``.
+
+    As :func:`dpaudit.audit.guard.checked_sample` does for vector mechanisms: foreign
+    code that draws from ``np.random``/``random`` becomes a function of the unit's
+    stream; ``rng`` is stepped when the call left it untouched, so the next block differs.
+    """
+    if own_code(mech):
+        return mech.sample_codes(word, rows, rng)
+    entropy = state_entropy(rng)
+    with seeded_global_state(entropy):
+        codes = mech.sample_codes(word, rows, rng)
+    if state_entropy(rng) == entropy:
+        rng.bit_generator.random_raw()
+    return codes
+
+
+#: Draws per randomness probe and the key tag of its seeds.
+_PROBE_ROWS, _PROBE = 16, 29
+
+
+def check_word_randomness(mech: WordMechanism, word: str, seed: int) -> RandomnessCheck:
+    """Probe ``mech`` on ``word``: refuse a fixed internal seed, flag an unseedable source.
+
+    The same rule as :func:`dpaudit.audit.guard.check_randomness`: the same unit seed
+    twice with different outputs → ``unseedable`` (valid, not reproducible); different
+    seeds with identical outputs that vary between draws → a fixed seed, refused with
+    :class:`MechanismError`; identical constant outputs → ``deterministic``.
+    """
+
+    def draw(tag: int) -> np.ndarray:
+        return np.asarray(sample_word_codes(mech, word, _PROBE_ROWS, unit_rng(seed, (_PROBE, tag))))
+
+    first, again = draw(1), draw(1)
+    if not np.array_equal(first, again):
+        return RandomnessCheck("unseedable", mech.name)
+    if not np.array_equal(first, draw(2)):
+        return RandomnessCheck("seeded", mech.name)
+    if (first == first[0]).all():
+        return RandomnessCheck("deterministic", mech.name)
+    raise MechanismError(
+        f"word mechanism {mech.name!r} uses a fixed seed: different seeds gave identical "
+        f"outputs on {word!r}, so every chunk repeats the same noise and an audit would be "
+        "meaningless (draw from the rng argument, or from numpy's/Python's global generator, "
+        "which dpaudit seeds per work unit)"
+    )
+
+
+def count_words(
+    mech: WordMechanism,
+    words: list[str],
+    n: int,
+    seed: int,
+    stage: int,
+    execution: ExecutionConfig,
+    desc: str,
+) -> list[np.ndarray]:
+    per_unit = mech.unit_samples or UNIT_SAMPLES
+    units, owner = [], []
+    for i, w in enumerate(words):
+        full, rest = divmod(n, per_unit)
+        sizes = [per_unit] * full + ([rest] if rest else [])
+        for c, size in enumerate(sizes):
+            units.append(WordCountUnit(mech, w, size, seed, (stage, i, c)))
+            owner.append(i)
+    results = run_units(run_word_count_unit, units, execution, desc=desc)
+    out = [np.zeros(mech.n_codes, dtype=np.int64) for _ in words]
+    for i, r in zip(owner, results, strict=True):
+        out[i] += r
+    return out
