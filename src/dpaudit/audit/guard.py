@@ -31,8 +31,9 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -70,15 +71,7 @@ def checked_sample(
         if own_code(mechanism):
             out = mechanism.sample(x, n, rng)
         else:
-            # numpy's and Python's global generators seeded from this unit's stream, for
-            # foreign code that draws from them (read from the state: ``rng`` is not advanced).
-            entropy = state_entropy(rng)
-            with seeded_global_state(entropy):
-                out = mechanism.sample(x, n, rng)
-            if state_entropy(rng) == entropy:
-                # The call drew only from the global generators: step ``rng`` so that the
-                # unit's next block seeds them afresh instead of repeating this block.
-                rng.bit_generator.random_raw()
+            out = with_seeded_globals(rng, lambda: mechanism.sample(x, n, rng))
     except MechanismError:
         raise
     except Exception as exc:  # a misbehaving mechanism must stop the audit, with context
@@ -102,7 +95,26 @@ def checked_sample(
     return out
 
 
-def own_code(mechanism: Mechanism) -> bool:
+_T = TypeVar("_T")
+
+
+def with_seeded_globals(rng: np.random.Generator, draw: Callable[[], _T]) -> _T:
+    """Run ``draw`` (foreign code) with numpy's and Python's global generators seeded from ``rng``.
+
+    The states are derived from ``rng``'s state without advancing it and restored
+    afterwards.  If the call drew only from the global generators (``rng`` untouched),
+    ``rng`` is stepped so that the unit's next block seeds them afresh instead of
+    repeating this block.  Shared by every auditor's sampling of foreign mechanisms.
+    """
+    entropy = state_entropy(rng)
+    with seeded_global_state(entropy):
+        out = draw()
+    if state_entropy(rng) == entropy:
+        rng.bit_generator.random_raw()
+    return out
+
+
+def own_code(mechanism: object) -> bool:
     """True for dpaudit's own mechanisms, which draw only from the ``rng`` they are given.
 
     Their calls skip the global-generator seeding (about 0.1 ms a call, as much
@@ -231,21 +243,37 @@ def check_randomness(
     """
     label = mechanism_label(mechanism)
     x = domain_corners(mechanism)[0] if x is None else x
-    first = checked_sample(mechanism, x, rows, unit_rng(seed, (_SEED_TAG, 1)))
-    again = checked_sample(mechanism, x, rows, unit_rng(seed, (_SEED_TAG, 1)))
+    return classify_randomness(
+        lambda tag: checked_sample(mechanism, x, rows, unit_rng(seed, (_SEED_TAG, tag))),
+        label,
+        f"input {preview(x)}",
+    )
+
+
+def classify_randomness(
+    draw: Callable[[int], np.ndarray], label: str, on: str, *, kind: str = "mechanism"
+) -> RandomnessCheck:
+    """The rule of :func:`check_randomness`, for any sampler: ``draw(tag)`` draws from seed ``tag``.
+
+    Tag 1 twice and tag 2 once: different outputs for the same tag → ``unseedable``;
+    different outputs for different tags → ``seeded``; identical outputs that are
+    constant across rows → ``deterministic``; identical outputs that vary between rows →
+    a fixed internal seed, refused with :class:`MechanismError` (``kind``, ``label`` and
+    ``on`` name the mechanism and the input in the message).
+    """
+    first, again = draw(1), draw(1)
     nan = first.dtype.kind == "f"
     if not np.array_equal(first, again, equal_nan=nan):
         return RandomnessCheck("unseedable", label)
-    other = checked_sample(mechanism, x, rows, unit_rng(seed, (_SEED_TAG, 2)))
-    if not np.array_equal(first, other, equal_nan=nan):
+    if not np.array_equal(first, draw(2), equal_nan=nan):
         return RandomnessCheck("seeded", label)
     if all(np.array_equal(first[0], row, equal_nan=nan) for row in first[1:]):
         return RandomnessCheck("deterministic", label)
     raise MechanismError(
-        f"mechanism {label!r} uses a fixed seed: different seeds gave identical outputs on "
-        f"input {preview(x)}, so every chunk repeats the same noise and an audit would be "
-        "meaningless (draw from the rng argument, or from numpy's/Python's global generator, "
-        "which dpaudit seeds per work unit)"
+        f"{kind} {label!r} uses a fixed seed: different seeds gave identical outputs on {on}, "
+        "so every chunk repeats the same noise and an audit would be meaningless (draw from "
+        "the rng argument, or from numpy's/Python's global generator, which dpaudit seeds "
+        "per work unit)"
     )
 
 

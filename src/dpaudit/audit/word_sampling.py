@@ -16,12 +16,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpaudit.audit.guard import RandomnessCheck, own_code
+from dpaudit.audit.guard import RandomnessCheck, classify_randomness, own_code, with_seeded_globals
 from dpaudit.engine.config import ExecutionConfig
 from dpaudit.engine.executor import run_units
 from dpaudit.errors import MechanismError
 from dpaudit.mechanisms.word.base import WordMechanism
-from dpaudit.random import seeded_global_state, state_entropy, unit_rng
+from dpaudit.random import unit_rng
 
 #: Outputs per work unit and per block inside a unit (a mechanism's ``unit_samples`` wins).
 UNIT_SAMPLES = 1 << 18
@@ -76,18 +76,12 @@ def sample_word_codes(
 ) -> np.ndarray:
     """``mech.sample_codes`` with numpy's and Python's global generators seeded from ``rng``.
 
-    As :func:`dpaudit.audit.guard.checked_sample` does for vector mechanisms: foreign
-    code that draws from ``np.random``/``random`` becomes a function of the unit's
-    stream; ``rng`` is stepped when the call left it untouched, so the next block differs.
+    The same seeding as :func:`dpaudit.audit.guard.checked_sample` applies to vector
+    mechanisms (:func:`dpaudit.audit.guard.with_seeded_globals`).
     """
     if own_code(mech):
         return mech.sample_codes(word, rows, rng)
-    entropy = state_entropy(rng)
-    with seeded_global_state(entropy):
-        codes = mech.sample_codes(word, rows, rng)
-    if state_entropy(rng) == entropy:
-        rng.bit_generator.random_raw()
-    return codes
+    return with_seeded_globals(rng, lambda: mech.sample_codes(word, rows, rng))
 
 
 #: Draws per randomness probe and the key tag of its seeds.
@@ -97,7 +91,7 @@ _PROBE_ROWS, _PROBE = 16, 29
 def check_word_randomness(mech: WordMechanism, word: str, seed: int) -> RandomnessCheck:
     """Probe ``mech`` on ``word``: refuse a fixed internal seed, flag an unseedable source.
 
-    The same rule as :func:`dpaudit.audit.guard.check_randomness`: the same unit seed
+    The rule of :func:`dpaudit.audit.guard.classify_randomness`: the same unit seed
     twice with different outputs → ``unseedable`` (valid, not reproducible); different
     seeds with identical outputs that vary between draws → a fixed seed, refused with
     :class:`MechanismError`; identical constant outputs → ``deterministic``.
@@ -106,19 +100,7 @@ def check_word_randomness(mech: WordMechanism, word: str, seed: int) -> Randomne
     def draw(tag: int) -> np.ndarray:
         return np.asarray(sample_word_codes(mech, word, _PROBE_ROWS, unit_rng(seed, (_PROBE, tag))))
 
-    first, again = draw(1), draw(1)
-    if not np.array_equal(first, again):
-        return RandomnessCheck("unseedable", mech.name)
-    if not np.array_equal(first, draw(2)):
-        return RandomnessCheck("seeded", mech.name)
-    if (first == first[0]).all():
-        return RandomnessCheck("deterministic", mech.name)
-    raise MechanismError(
-        f"word mechanism {mech.name!r} uses a fixed seed: different seeds gave identical "
-        f"outputs on {word!r}, so every chunk repeats the same noise and an audit would be "
-        "meaningless (draw from the rng argument, or from numpy's/Python's global generator, "
-        "which dpaudit seeds per work unit)"
-    )
+    return classify_randomness(draw, mech.name, repr(word), kind="word mechanism")
 
 
 def count_words(
