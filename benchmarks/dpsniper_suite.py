@@ -1,0 +1,257 @@
+"""dpaudit's black-box audit on DP-Sniper's own evaluation suite, beside DP-Sniper's published bounds.
+
+Usage (from the repository root)::
+
+    .venv/bin/python benchmarks/dpsniper_suite.py [--only NAME,...] [--seeds 3]
+        [--samples 10700000] [--final-samples 200000000] [--mode dpaudit|dpsniper|both]
+        [--workers 1] [--json FILE]
+
+Every mechanism of DP-Sniper's evaluation (Bichsel et al., S&P 2021, §6;
+``dpsniper/experiments/exp_default.py``) is written as a plain function
+``f(x, n, rng)`` in ``dpsniper_mechanisms.py`` and audited **black-box** — as
+``dpaudit audit dpsniper_mechanisms:NAME`` (the ``callable`` adapter: no
+density, no output encoding hints, nothing but samples) — on DP-Sniper's input
+pairs: the StatDP patterns (base 1, steps ±1) its ``PatternGenerator`` makes
+for the mechanism's input length and neighbourhood, given as ``--pair`` with
+``--no-patterns``.  Confidence 0.9 as DP-Sniper; sample sizes default to
+DP-Sniper's (10.7M per selection estimate, 200M final) and can be reduced.
+
+Per mechanism the row gives the claimed ε, DP-Sniper's published ε lower bound
+(the larger of its logistic-regression and neural-network runs), ours
+(min / median / max over seeds 0..S−1, never the best seed), the verdict
+(violation: the lower bound exceeds the claim) and whether ours ≥ DP-Sniper's.
+
+Published numbers: ``eval_sp2021/reference-results/dd_search_reg_data.log``
+(logistic regression) and ``dd_search_mlp_data.log`` (neural network) of
+github.com/eth-sri/dp-sniper, key ``eps_lcb`` (confidence 0.9, 10.7M/200M
+samples) — the data the paper's evaluation figures are drawn from.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dpaudit import progress
+from dpaudit.audit.blackbox import (
+    DPSNIPER_CONFIDENCE,
+    DPSNIPER_FINAL_SAMPLES,
+    DPSNIPER_SAMPLES,
+    AuditConfig,
+    audit,
+)
+from dpaudit.audit.pairs import InputPair, statdp_patterns
+from dpaudit.engine.executor import ExecutionConfig
+from dpaudit.mechanisms import make_mechanism
+from dpaudit.serialization import dumps
+
+HERE = Path(__file__).resolve().parent
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """One DP-Sniper experiment: mechanism, input length, domain, neighbourhood, published bounds."""
+
+    name: str  # function in dpsniper_mechanisms.py
+    dpsniper_name: str  # class name in DP-Sniper's code and logs
+    dim: int
+    domain: tuple[float, float]
+    component_wise: bool  # PatternGenerator(…, component_wise_neighborhood)
+    claimed: float
+    published_reg: float  # eps_lcb, dd_search_reg_data.log
+    published_mlp: float  # eps_lcb, dd_search_mlp_data.log
+    truth: str  # what is known analytically
+
+    @property
+    def published(self) -> float:
+        """DP-Sniper's best published bound (the larger of its two classifiers)."""
+        return max(self.published_reg, self.published_mlp)
+
+
+_R = (-10.0, 10.0)
+CASES: tuple[Case, ...] = (
+    Case("laplace", "LaplaceMechanism", 1, _R, False, 0.1, 0.09680, 0.09763, "correct, ε = 0.1"),
+    Case(
+        "truncated_geometric", "TruncatedGeometricMechanism", 1, (0.0, 5.0), False, 0.1,
+        0.11556, 0.11554, "ε = ln(9/8) = 0.1178 > 0.1 (Balcer–Vadhan Thm 4.7)",
+    ),
+    Case("noisy_hist1", "NoisyHist1", 5, (0.0, 10.0), False, 0.1, 0.09779, 0.09770, "correct"),
+    Case("noisy_hist2", "NoisyHist2", 5, (0.0, 10.0), False, 0.1, 4.60202, 4.60147, "ε = 10"),
+    Case("rnm1", "ReportNoisyMax1", 5, _R, True, 0.1, 0.09225, 0.09250, "correct"),
+    Case("rnm2", "ReportNoisyMax2", 5, _R, True, 0.1, 0.09750, 0.09792, "correct"),
+    Case("rnm3", "ReportNoisyMax3", 5, _R, True, 0.1, 0.24782, 0.24881, "ε = ∞"),
+    Case("rnm4", "ReportNoisyMax4", 5, _R, True, 0.1, 0.34634, 0.35344, "ε = ∞"),
+    Case("svt1", "SparseVectorTechnique1", 10, _R, True, 0.1, 0.08580, 0.08578, "correct"),
+    Case("svt2", "SparseVectorTechnique2", 10, _R, True, 0.1, 0.08593, 0.08525, "correct"),
+    Case("svt3", "SparseVectorTechnique3", 10, _R, True, 0.1, 0.17157, 0.18217, "ε = ∞"),
+    Case("svt4", "SparseVectorTechnique4", 10, _R, True, 0.1, 0.16868, 0.16957, "ε = 0.175"),
+    Case("svt5", "SparseVectorTechnique5", 10, _R, True, 0.1, 1.76119, 1.76099, "ε = ∞"),
+    Case("svt6", "SparseVectorTechnique6", 10, _R, True, 0.1, 0.27204, 0.26983, "ε = ∞"),
+    Case("rappor", "Rappor", 1, _R, False, 0.40008, 0.29298, 0.30080, "correct (6 bits differ: 0.30)"),
+    Case(
+        "one_time_rappor", "OneTimeRappor", 1, _R, False, 0.80067, 0.59778, 0.59990,
+        "correct (6 bits differ: 0.60)",
+    ),
+    Case("laplace_parallel", "LaplaceParallel", 1, _R, False, 0.1, 0.03495, 0.02987, "correct"),
+    Case("svt34_parallel", "SVT34Parallel", 10, _R, True, 0.1, 0.26104, 0.26162, "ε = ∞"),
+    Case("prefix_sum", "PrefixSum", 10, _R, True, 0.1, 0.50401, 0.57743, "ε = 1.0"),
+    Case("numerical_svt", "NumericalSVT", 10, _R, True, 0.1, 0.03432, 0.03450, "correct"),
+)  # fmt: skip
+
+
+def dpsniper_input_pairs(case: Case) -> tuple[InputPair, ...]:
+    """DP-Sniper's PatternGenerator pairs (unordered; the audit tries both directions).
+
+    Single-entry neighbourhood: "first lowered" and "first raised" only; the
+    component-wise one adds the other six StatDP shapes (Ding et al. 2018, §4.3).
+    Values are clipped to the domain, as DP-Sniper does.
+    """
+    shapes = statdp_patterns(case.dim, 1.0, 2.0, 0.0)
+    if not case.component_wise:
+        shapes = shapes[:2]
+    lo, hi = case.domain
+    return tuple(
+        InputPair(np.clip(a, lo, hi), np.clip(b, lo, hi), f"dp-sniper pattern: {name}")
+        for name, a, b in shapes
+    )
+
+
+def black_box(case: Case) -> Any:
+    """The mechanism as ``dpaudit audit dpsniper_mechanisms:NAME`` builds it (no density)."""
+    import dpaudit.adapters.callable  # noqa: F401  (registers the ``callable`` adapter)
+
+    return make_mechanism(
+        "callable",
+        epsilon=case.claimed,
+        target=f"dpsniper_mechanisms:{case.name}",
+        domain=case.domain,
+        dim=case.dim,
+    )
+
+
+def command(case: Case, samples: int, final: int, mode: str) -> str:
+    """The CLI line that runs the same audit (from ``benchmarks/``)."""
+    pairs = " ".join(
+        "--pair '" + ",".join(f"{v:g}" for v in p.x) + ";" + ",".join(f"{v:g}" for v in p.x_prime)
+        + "'"
+        for p in dpsniper_input_pairs(case)
+    )
+    lo, hi = case.domain
+    m = "" if mode == "dpaudit" else f" --mode {mode}"
+    return (
+        f"(cd benchmarks; dpaudit audit dpsniper_mechanisms:{case.name} --epsilon {case.claimed:g} "
+        f"--domain {lo:g},{hi:g} -p dim={case.dim} {pairs} --no-patterns --samples {samples} "
+        f"--final-samples {final} --confidence {DPSNIPER_CONFIDENCE}{m} --workers 1 --seed S)"
+    )
+
+
+def run_case(
+    case: Case, mode: str, samples: int, final: int, seeds: int, execution: ExecutionConfig
+) -> dict[str, Any]:
+    """Audit ``case`` for seeds 0..seeds−1 and summarise (never the best seed alone)."""
+    mech = black_box(case)
+    cfg = AuditConfig(
+        samples,
+        final,
+        confidence=DPSNIPER_CONFIDENCE,
+        mode=mode,
+        pairs=dpsniper_input_pairs(case),
+        use_patterns=False,
+    )
+    bounds, walls, witnesses = [], [], []
+    for seed in range(seeds):
+        t0 = time.perf_counter()
+        r = audit(mech, dataclasses.replace(cfg, seed=seed), execution)
+        walls.append(time.perf_counter() - t0)
+        bounds.append(float(r.epsilon_lower_bound))
+        w = r.witness
+        witnesses.append(
+            None
+            if w is None
+            else f"{w.attack.family} {w.attack.set_description} on {list(w.x)}/{list(w.x_prime)} "
+            f"p1 {w.p1.hits}/{w.p1.samples} p2 {w.p2.hits}/{w.p2.samples}"
+        )
+        print(
+            f"  {case.name} [{mode}] seed {seed}: ε_lcb {bounds[-1]:.5f}  {walls[-1]:.1f} s",
+            flush=True,
+        )
+    med = statistics.median(bounds)
+    row = {
+        "case": case.name,
+        "dpsniper_name": case.dpsniper_name,
+        "kind": "black-box" if mode == "dpaudit" else "black-box (DP-Sniper mode)",
+        "mode": mode,
+        "claimed_epsilon": case.claimed,
+        "truth": case.truth,
+        "samples": samples,
+        "final_samples": final,
+        "full_size": samples >= DPSNIPER_SAMPLES and final >= DPSNIPER_FINAL_SAMPLES,
+        "confidence": DPSNIPER_CONFIDENCE,
+        "seeds": seeds,
+        "epsilon_lcb": bounds,
+        "epsilon_lcb_min": min(bounds),
+        "epsilon_lcb_median": med,
+        "epsilon_lcb_max": max(bounds),
+        "violation_seeds": sum(b > case.claimed for b in bounds),
+        "dpsniper_published": case.published,
+        "dpsniper_published_reg": case.published_reg,
+        "dpsniper_published_mlp": case.published_mlp,
+        "dpsniper_violation": case.published > case.claimed,
+        "min_at_least_dpsniper": min(bounds) >= case.published,
+        "mean_wall_seconds": round(statistics.mean(walls), 1),
+        "command": command(case, samples, final, mode),
+        "witnesses": witnesses,
+    }
+    print(
+        f"{case.name:20s} [{row['kind']}] claim {case.claimed:.4g}  DP-Sniper {case.published:.4f}"
+        f"  ours min {min(bounds):.4f} med {med:.4f} max {max(bounds):.4f}  violation "
+        f"{row['violation_seeds']}/{seeds} (DP-Sniper: {row['dpsniper_violation']})  "
+        f"≥ DP-Sniper: {row['min_at_least_dpsniper']}  {row['mean_wall_seconds']} s/seed",
+        flush=True,
+    )
+    return row
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the selected cases and print one summary line per case and mode."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    names = [c.name for c in CASES]
+    parser.add_argument("--only", default=",".join(names), help="comma-separated case names")
+    parser.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1 per case")
+    parser.add_argument("--samples", type=int, default=DPSNIPER_SAMPLES)
+    parser.add_argument("--final-samples", type=int, default=DPSNIPER_FINAL_SAMPLES)
+    parser.add_argument("--mode", choices=("dpaudit", "dpsniper", "both"), default="dpaudit")
+    parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument("--json", default=None, metavar="FILE", help="append rows as JSON lines")
+    args = parser.parse_args(argv)
+    progress.ENABLED = False
+    sys.path.insert(0, str(HERE))  # dpsniper_mechanisms importable by name
+    only = [c.strip() for c in args.only.split(",") if c.strip()]
+    unknown = set(only) - set(names)
+    if unknown:
+        parser.error(f"unknown case(s) {sorted(unknown)}; known: {', '.join(names)}")
+    modes = ("dpaudit", "dpsniper") if args.mode == "both" else (args.mode,)
+    ex = ExecutionConfig(workers=args.workers)
+    missed = []
+    for case in (c for c in CASES if c.name in only):
+        for mode in modes:
+            row = run_case(case, mode, args.samples, args.final_samples, args.seeds, ex)
+            if args.json:
+                with open(args.json, "a") as fh:
+                    fh.write(dumps(row, indent=None) + "\n")
+            if mode == "dpaudit" and row["dpsniper_violation"] and not row["violation_seeds"]:
+                missed.append(case.name)
+    if missed:
+        print(f"violations DP-Sniper finds that no seed found: {', '.join(missed)}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
