@@ -51,7 +51,7 @@ def noisy_hist1(x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def noisy_hist2(x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
-    """NoisyHist2 (Ding et al. 2018, Alg. 10): noise scale ε instead of 1/ε — broken (ε_true = 10)."""
+    """NoisyHist2 (Ding et al. 2018, Alg. 10): noise scale ε, not 1/ε — broken (true ε = 10)."""
     return x + rng.laplace(0.0, EPS, size=(n, x.size))
 
 
@@ -107,7 +107,7 @@ def svt1(x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def svt2(x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
-    """SVT2 (Lyu et al. 2017, Alg. 2), c = 1, T = 1: threshold re-drawn after each "above"; correct."""
+    """SVT2 (Lyu et al. 2017, Alg. 2), c = 1, T = 1: threshold re-drawn after "above"; correct."""
     c, t, e1 = 1, 1.0, EPS / 2
     rho = rng.laplace(0.0, c / e1, size=n)
     noisy = x + rng.laplace(0.0, 2.0 * c / (EPS - e1), size=(n, x.size))
@@ -181,7 +181,7 @@ def numerical_svt(x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray
 
 # --------------------------------------------------------- truncated geometric
 def _geo_cdf(count: int, eps: float = EPS, people: int = 5) -> tuple[np.ndarray, int]:
-    """``F`` of GeoSample (Balcer & Vadhan 2018, Alg. 4.8, step 2) in integers, and its range ``d``."""
+    """``F`` of GeoSample (Balcer & Vadhan 2018, Alg. 4.8, step 2) and its range ``d``."""
     k = math.ceil(math.log(2.0 / eps))
     d = (2 ** (k + 1) + 1) * (2**k + 1) ** (people - 1)
     f = np.empty(people + 1, dtype=np.int64)
@@ -201,14 +201,14 @@ def truncated_geometric(x: np.ndarray, n: int, rng: np.random.Generator) -> np.n
     it is instantiated with does not hold.  Output: the smallest ``z`` with
     ``F(z) ≥ u``, ``u`` uniform on ``1..d``.
     """
-    f, d = _geo_cdf(int(round(x[0])))
+    f, d = _geo_cdf(round(float(x[0])))
     u = rng.integers(1, d + 1, size=n)
     return np.searchsorted(f, u, side="left").astype(np.int64)
 
 
 # -------------------------------------------------------------------- RAPPOR
 def murmur3_32(data: bytes, seed: int) -> int:
-    """MurmurHash3 x86 32-bit (signed, as ``mmh3.hash``): RAPPOR's Bloom-filter hash in DP-Sniper."""
+    """MurmurHash3 x86 32-bit, signed as ``mmh3.hash``: DP-Sniper's RAPPOR Bloom-filter hash."""
     c1, c2, mask = 0xCC9E2D51, 0x1B873593, 0xFFFFFFFF
 
     def rotl(v: int, r: int) -> int:
@@ -243,13 +243,13 @@ def bloom_bits(value: int, hashes: int = 4, size: int = 20) -> np.ndarray:
 
 def _prr(x: np.ndarray, n: int, rng: np.random.Generator, f: float) -> np.ndarray:
     """Permanent randomised response on the Bloom filter: 1 w.p. f/2, 0 w.p. f/2, else keep."""
-    bits = np.broadcast_to(bloom_bits(int(round(x[0]))), (n, 20))
+    bits = np.broadcast_to(bloom_bits(round(float(x[0]))), (n, 20))
     u = rng.random((n, 20))
     return np.where(u < f / 2, 1, np.where(u < f, 0, bits))
 
 
 def rappor(x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
-    """RAPPOR steps 1–3 (Erlingsson, Pihur, Korolova, CCS 2014): h = 4, k = 20, f = 0.75, p = 0.45, q = 0.55.
+    """RAPPOR steps 1–3 (Erlingsson, Pihur, Korolova, CCS 2014), h 4, k 20, f 0.75, p 0.45, q 0.55.
 
     One report: ε₁ = h·ln(q*(1−p*)/(p*(1−q*))) with q* = ½f(p+q) + (1−f)q,
     p* = ½f(p+q) + (1−f)p (ibid. §3.2) = 0.400; correct.

@@ -1,4 +1,4 @@
-"""dpaudit's black-box audit on DP-Sniper's own evaluation suite, beside DP-Sniper's published bounds.
+"""dpaudit's black-box audit on DP-Sniper's evaluation suite, beside DP-Sniper's published bounds.
 
 Usage (from the repository root)::
 
@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import statistics
 import sys
 import time
@@ -57,9 +58,9 @@ HERE = Path(__file__).resolve().parent
 
 @dataclasses.dataclass(frozen=True)
 class Case:
-    """One DP-Sniper experiment: mechanism, input length, domain, neighbourhood, published bounds."""
+    """One DP-Sniper experiment: mechanism, input length, domain, neighbours, published bounds."""
 
-    name: str  # function in dpsniper_mechanisms.py
+    name: str  # case name (--only); the function in dpsniper_mechanisms.py without "_true"
     dpsniper_name: str  # class name in DP-Sniper's code and logs
     dim: int
     domain: tuple[float, float]
@@ -68,6 +69,11 @@ class Case:
     published_reg: float  # eps_lcb, dd_search_reg_data.log
     published_mlp: float  # eps_lcb, dd_search_mlp_data.log
     truth: str  # what is known analytically
+
+    @property
+    def function(self) -> str:
+        """Name of the mechanism's function in ``dpsniper_mechanisms.py``."""
+        return self.name.removesuffix("_true")
 
     @property
     def published(self) -> float:
@@ -82,6 +88,10 @@ CASES: tuple[Case, ...] = (
         "truncated_geometric", "TruncatedGeometricMechanism", 1, (0.0, 5.0), False, 0.1,
         0.11556, 0.11554, "ε = ln(9/8) = 0.1178 > 0.1 (Balcer–Vadhan Thm 4.7)",
     ),
+    Case(
+        "truncated_geometric_true", "TruncatedGeometricMechanism", 1, (0.0, 5.0), False,
+        math.log(9 / 8), 0.11556, 0.11554, "the same mechanism against its true ε = ln(9/8)",
+    ),
     Case("noisy_hist1", "NoisyHist1", 5, (0.0, 10.0), False, 0.1, 0.09779, 0.09770, "correct"),
     Case("noisy_hist2", "NoisyHist2", 5, (0.0, 10.0), False, 0.1, 4.60202, 4.60147, "ε = 10"),
     Case("rnm1", "ReportNoisyMax1", 5, _R, True, 0.1, 0.09225, 0.09250, "correct"),
@@ -94,7 +104,7 @@ CASES: tuple[Case, ...] = (
     Case("svt4", "SparseVectorTechnique4", 10, _R, True, 0.1, 0.16868, 0.16957, "ε = 0.175"),
     Case("svt5", "SparseVectorTechnique5", 10, _R, True, 0.1, 1.76119, 1.76099, "ε = ∞"),
     Case("svt6", "SparseVectorTechnique6", 10, _R, True, 0.1, 0.27204, 0.26983, "ε = ∞"),
-    Case("rappor", "Rappor", 1, _R, False, 0.40008, 0.29298, 0.30080, "correct (6 bits differ: 0.30)"),
+    Case("rappor", "Rappor", 1, _R, False, 0.40008, 0.29298, 0.30080, "correct (6 bits: 0.30)"),
     Case(
         "one_time_rappor", "OneTimeRappor", 1, _R, False, 0.80067, 0.59778, 0.59990,
         "correct (6 bits differ: 0.60)",
@@ -130,7 +140,7 @@ def black_box(case: Case) -> Any:
     return make_mechanism(
         "callable",
         epsilon=case.claimed,
-        target=f"dpsniper_mechanisms:{case.name}",
+        target=f"dpsniper_mechanisms:{case.function}",
         domain=case.domain,
         dim=case.dim,
     )
@@ -139,14 +149,17 @@ def black_box(case: Case) -> Any:
 def command(case: Case, samples: int, final: int, mode: str) -> str:
     """The CLI line that runs the same audit (from ``benchmarks/``)."""
     pairs = " ".join(
-        "--pair '" + ",".join(f"{v:g}" for v in p.x) + ";" + ",".join(f"{v:g}" for v in p.x_prime)
+        "--pair '"
+        + ",".join(f"{v:g}" for v in p.x)
+        + ";"
+        + ",".join(f"{v:g}" for v in p.x_prime)
         + "'"
         for p in dpsniper_input_pairs(case)
     )
     lo, hi = case.domain
     m = "" if mode == "dpaudit" else f" --mode {mode}"
     return (
-        f"(cd benchmarks; dpaudit audit dpsniper_mechanisms:{case.name} --epsilon {case.claimed:g} "
+        f"(cd benchmarks; dpaudit audit dpsniper_mechanisms:{case.function} --epsilon {case.claimed:.6g} "
         f"--domain {lo:g},{hi:g} -p dim={case.dim} {pairs} --no-patterns --samples {samples} "
         f"--final-samples {final} --confidence {DPSNIPER_CONFIDENCE}{m} --workers 1 --seed S)"
     )
@@ -249,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
             if mode == "dpaudit" and row["dpsniper_violation"] and not row["violation_seeds"]:
                 missed.append(case.name)
     if missed:
-        print(f"violations DP-Sniper finds that no seed found: {', '.join(missed)}", file=sys.stderr)
+        print(f"violations DP-Sniper finds, no seed found: {', '.join(missed)}", file=sys.stderr)
     return 0
 
 

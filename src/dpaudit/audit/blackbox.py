@@ -95,6 +95,7 @@ from dpaudit.audit.blackbox_result import build_result, build_witness, no_witnes
 from dpaudit.audit.counting import UnitCounts
 from dpaudit.audit.declarations import check_foreign_code
 from dpaudit.audit.dpsniper import audit_dpsniper
+from dpaudit.audit.histogram import looks_discrete, train_histogram
 from dpaudit.audit.pairs import InputPair, check_pair, generate_pairs
 from dpaudit.audit.sampler import Sampler, Timer
 from dpaudit.audit.scores import LikelihoodRatioScore, Score, candidate_thresholds, train_classifier
@@ -170,7 +171,7 @@ def _families(mechanism: Mechanism, config: AuditConfig) -> tuple[str, ...]:
             f"logistic, mlp, split or auto ({mechanism.name} exposes no log-density/pmf)",
         )
     if config.mode == "dpsniper":
-        if choice in ("likelihood-ratio", "split"):
+        if choice in ("likelihood-ratio", "split", "histogram"):
             raise InvalidArgumentError("classifier", choice, "logistic or mlp in dpsniper mode")
         return ("logistic",) if choice == "auto" else (choice,)
     if choice == "auto":
@@ -182,9 +183,11 @@ def _families(mechanism: Mechanism, config: AuditConfig) -> tuple[str, ...]:
         # linear score drowns in noise.  On one coordinate its sets are threshold sets of
         # the output itself (logistic regression has them all), on one-hot categorical
         # outputs it adds nothing: there it would only add candidates.
+        # ``histogram`` (the empirical ratio of whole output rows) is trained only where
+        # the training outputs turn out discrete (few distinct rows, each seen often).
         if mechanism.output_kind == "categorical" or math.prod(mechanism.output_shape) < 2:
-            return ("logistic", "mlp")
-        return ("logistic", "mlp", "split")
+            return ("logistic", "mlp", "histogram")
+        return ("logistic", "mlp", "split", "histogram")
     return (choice,)
 
 
@@ -212,6 +215,11 @@ def _audit_dpaudit(
         for family in families:
             if family == "likelihood-ratio":
                 score: Score = LikelihoodRatioScore(mech, pair.x, pair.x_prime)
+            elif family == "histogram":
+                # Chosen by ``auto`` for every mechanism; trained only where outputs are discrete.
+                if cfg.classifier == "auto" and not looks_discrete(dx, dxp):
+                    continue
+                score = train_histogram(dx, dxp)
             else:
                 score = train_classifier(family, mech, dx, dxp, seed=cfg.seed)
             sx, sxp = score(dx.rows), score(dxp.rows)

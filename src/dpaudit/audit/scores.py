@@ -39,15 +39,19 @@ import math
 import warnings
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 
+from dpaudit.audit.atoms import Atoms, encode_atoms, find_atoms
 from dpaudit.errors import InvalidArgumentError, MechanismError, OptionalDependencyError
 from dpaudit.mechanisms.base import Mechanism
 
+if TYPE_CHECKING:
+    from dpaudit.audit.histogram import HistogramScore
+
 #: Attack families a user can choose.
-FAMILIES = ("likelihood-ratio", "logistic", "mlp", "split")
+FAMILIES = ("likelihood-ratio", "logistic", "mlp", "split", "histogram")
 #: MLP architecture of DP-Sniper's neural-network classifier.
 MLP_HIDDEN = (10, 5)
 #: Training epochs of the MLP (enough for the small network; more only costs time).
@@ -118,9 +122,10 @@ class ClassifierScore:
     dpsniper_rounding: bool = False
     nan_indicators: bool = False
     cuts: np.ndarray | None = None
+    atoms: Atoms = ()
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
-        h = features(outputs, self.categories, self.nan_indicators)
+        h = encode_atoms(features(outputs, self.categories, self.nan_indicators), self.atoms)
         if self.cuts is not None:
             h = (h > self.cuts).astype(np.float32)
         h -= self.mean
@@ -167,10 +172,12 @@ class ClassifierScore:
             "nan_indicator_columns": self.nan_indicators,
             "dpsniper_rounding": self.dpsniper_rounding,
             "split_cuts": None if self.cuts is None else self.cuts.tolist(),
+            "atom_flags": [[j, list(v)] for j, v in self.atoms],
         }
 
 
-Score = LikelihoodRatioScore | ClassifierScore
+#: Every score type (``HistogramScore`` lives in :mod:`dpaudit.audit.histogram`).
+Score = Union[LikelihoodRatioScore, ClassifierScore, "HistogramScore"]
 
 
 @functools.cache
@@ -258,6 +265,9 @@ def train_classifier(
     )
     y = np.concatenate([np.zeros(len(data_x.rows)), np.ones(len(data_x_prime.rows))])
     w = np.concatenate([data_x.counts, data_x_prime.counts]).astype(np.float64)
+    # Symbols mixed into numeric outputs (SVT's -1 "aborted", -1000 "below") become flags.
+    atoms = () if categories else find_atoms(X, w)
+    X = encode_atoms(X, atoms)
     cuts = None
     if family == "split":
         cuts = weighted_median(X, w)
@@ -300,6 +310,7 @@ def train_classifier(
         dpsniper_rounding=dpsniper_rounding,
         nan_indicators=nan_cols,
         cuts=cuts,
+        atoms=atoms,
     )
 
 
