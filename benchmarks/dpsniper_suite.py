@@ -159,7 +159,8 @@ def command(case: Case, samples: int, final: int, mode: str) -> str:
     lo, hi = case.domain
     m = "" if mode == "dpaudit" else f" --mode {mode}"
     return (
-        f"(cd benchmarks; dpaudit audit dpsniper_mechanisms:{case.function} --epsilon {case.claimed:.6g} "
+        f"(cd benchmarks; dpaudit audit dpsniper_mechanisms:{case.function} "
+        f"--epsilon {case.claimed:.6g} "
         f"--domain {lo:g},{hi:g} -p dim={case.dim} {pairs} --no-patterns --samples {samples} "
         f"--final-samples {final} --confidence {DPSNIPER_CONFIDENCE}{m} --workers 1 --seed S)"
     )
