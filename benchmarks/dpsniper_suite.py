@@ -233,6 +233,31 @@ def run_case(
     return row
 
 
+def markdown_table(path: str) -> str:
+    """A Markdown table of the rows in the JSON-lines file ``path`` (one line per case and mode)."""
+    import json
+
+    lines = [
+        "| mechanism | truth | claimed ε | DP-Sniper (reg / mlp) | mode | sizes | seeds "
+        "| ours min / median / max | violation (ours / DP-Sniper) | min ≥ DP-Sniper |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    with open(path) as fh:
+        rows = [json.loads(line) for line in fh if line.strip()]
+    for r in rows:
+        sizes = f"{r['samples'] / 1e6:g}M / {r['final_samples'] / 1e6:g}M"
+        found = f"{r['violation_seeds']}/{r['seeds']}"
+        lines.append(
+            f"| {r['dpsniper_name']} (`{r['case']}`) | {r['truth']} | {r['claimed_epsilon']:.4g} "
+            f"| {r['dpsniper_published_reg']:.4f} / {r['dpsniper_published_mlp']:.4f} "
+            f"| {r['mode']} | {sizes} | {r['seeds']} | {r['epsilon_lcb_min']:.4f} / "
+            f"{r['epsilon_lcb_median']:.4f} / {r['epsilon_lcb_max']:.4f} "
+            f"| {found} / {'yes' if r['dpsniper_violation'] else 'no'} "
+            f"| {'yes' if r['min_at_least_dpsniper'] else 'no'} |"
+        )
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the selected cases and print one summary line per case and mode."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -244,7 +269,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mode", choices=("dpaudit", "dpsniper", "both"), default="dpaudit")
     parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
     parser.add_argument("--json", default=None, metavar="FILE", help="append rows as JSON lines")
+    parser.add_argument("--table", default=None, metavar="FILE", help="print FILE as Markdown")
     args = parser.parse_args(argv)
+    if args.table:
+        print(markdown_table(args.table))
+        return 0
     progress.ENABLED = False
     sys.path.insert(0, str(HERE))  # dpsniper_mechanisms importable by name
     only = [c.strip() for c in args.only.split(",") if c.strip()]

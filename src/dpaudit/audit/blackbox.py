@@ -241,26 +241,37 @@ def _audit_dpaudit(
     order = sorted(range(len(combos)), key=lambda k: -screened[k])
     kept = [combos[k][:3] for k in order[: cfg.screen_pairs]]
 
-    # ---- 2. selection: rank on one half, re-estimate the leaders on the other
-    jobs, signs = [], []
-    for i, score, thr in kept:
+    # ---- 2. selection: rank on one half, re-estimate the leaders on the other.
+    # One job per input: its outputs are drawn once and counted under every kept score
+    # that uses it (pairs share inputs, families share pairs), so keeping more
+    # (pair, score) combinations costs scoring, not sampling.
+    slots: dict[tuple[float, ...], list[tuple[int, int]]] = {}  # input → [(kept, side)]
+    for k, (i, _, _) in enumerate(kept):
+        slots.setdefault(pairs[i].x, []).append((k, 0))
+        slots.setdefault(pairs[i].x_prime, []).append((k, 1))
+    jobs, signs, where = [], [], {}
+    for j, (x, uses) in enumerate(slots.items()):
+        jobs.append((x, tuple(kept[k][1] for k, _ in uses), tuple(kept[k][2] for k, _ in uses)))
         # Likelihood-ratio scores also return importance-weighted sums (see SideStats).
-        is_lr = isinstance(score, LikelihoodRatioScore)
-        jobs += [(pairs[i].x, (score,), (thr,)), (pairs[i].x_prime, (score,), (thr,))]
-        signs += [(1 if is_lr else 0,), (-1 if is_lr else 0,)]
+        signs.append(
+            tuple(
+                (1 - 2 * side) if isinstance(kept[k][1], LikelihoodRatioScore) else 0
+                for k, side in uses
+            )
+        )
+        where.update({use: (j, m) for m, use in enumerate(uses)})
     n_rank = max(1, cfg.samples // 2)
     n_check = max(1, cfg.samples - n_rank)
     ranking = sampler.counts(jobs, n_rank, STAGE_SELECT, "ranking", importance_signs=signs)
     checking = sampler.counts(jobs, n_check, STAGE_VALIDATE, "validating", importance_signs=signs)
 
     def tables(counts: list[UnitCounts]) -> list[CandidateTable]:
+        def side(k: int, s: int) -> SideStats:
+            j, m = where[(k, s)]
+            return SideStats.from_counts(counts[j], m)
+
         return [
-            CandidateTable.of(
-                thr,
-                SideStats.from_counts(counts[2 * k]),
-                SideStats.from_counts(counts[2 * k + 1]),
-            )
-            for k, (_, _, thr) in enumerate(kept)
+            CandidateTable.of(thr, side(k, 0), side(k, 1)) for k, (_, _, thr) in enumerate(kept)
         ]
 
     rank_tables, check_tables = tables(ranking), tables(checking)

@@ -66,7 +66,7 @@ class AuditConfig:
     classifier: str = "auto"
     target_mass: float = DPSNIPER_TARGET_MASS
     final_candidates: int = 1
-    screen_pairs: int = 4
+    screen_pairs: int = 32
     pairs: tuple[InputPair, ...] = ()
     use_patterns: bool = True
     seed: int = 0

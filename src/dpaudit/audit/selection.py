@@ -77,12 +77,12 @@ class SideStats:
         return SideStats(g, e, n, wg, we, wt)
 
     @staticmethod
-    def from_counts(u: UnitCounts) -> SideStats:
-        """From the merged counts of a selection job (one score)."""
-        w = u.weighted[0] if u.weighted is not None else None
+    def from_counts(u: UnitCounts, index: int = 0) -> SideStats:
+        """From the merged counts of a selection job, for its score number ``index``."""
+        w = u.weighted[index] if u.weighted is not None else None
         if w is None:
-            return SideStats(u.greater[0], u.equal[0], u.n)
-        return SideStats(u.greater[0], u.equal[0], u.n, w[0], w[1], w[2])
+            return SideStats(u.greater[index], u.equal[index], u.n)
+        return SideStats(u.greater[index], u.equal[index], u.n, w[0], w[1], w[2])
 
 
 #: The 8 candidate sets of every threshold, in table order: (tail, tie kept, x on top).
