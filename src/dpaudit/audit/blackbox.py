@@ -26,8 +26,11 @@ Two modes:
 
   1. *training*: a small sample per input trains the classifiers and fixes a
      grid of candidate thresholds (every distinct score, or quantiles at tail
-     masses from ``1/n`` to ``1/2``); the best ``screen_pairs`` (pair, score)
-     combinations go on;
+     masses from ``1/n`` to ``1/2``); the best ``screen_pairs`` (default 32)
+     (pair, score) combinations go on — the training sample is too small to
+     judge them (its margin covers every candidate of every combination), and
+     each input is sampled once for all the scores that use it, so a wide
+     screen costs scoring, not sampling;
   2. *ranking*: every candidate — pair × attack family × threshold ×
      tail (``>``/``<``) × tie handling (``>``/``≥``) × orientation (``x`` over
      ``x'`` or the reverse) — is counted on half of ``samples`` fresh outputs
@@ -50,7 +53,11 @@ Two modes:
   The attack families of ``auto``: logistic regression, an MLP and ``split``
   (logistic regression on per-coordinate median indicators, the additive
   score that sums many small bounded losses; for outputs of two or more
-  numeric coordinates); when the
+  numeric coordinates), and ``histogram`` (the empirical log-ratio of whole
+  output rows, :mod:`~dpaudit.audit.histogram`; trained only where the
+  training outputs turn out discrete).  Symbols inside numeric outputs (SVT's
+  ``-1`` "aborted", ``-1000`` "below") become flag features of the classifiers
+  (:mod:`~dpaudit.audit.atoms`).  When the
   mechanism declares a log-density, the exact likelihood-ratio score
   ``ln p(y|x) − ln p(y|x')`` (Neyman–Pearson: its threshold sets are the most
   powerful tests) beside logistic regression — never alone, since a declared

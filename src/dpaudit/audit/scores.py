@@ -3,7 +3,7 @@
 A *score* maps a chunk of outputs to one ``float32`` per output, high where the
 output looks like it came from ``x``.  A threshold attack then uses the set
 ``S = {score > t}`` (or ``<``), with outputs *at* the threshold kept with a tie
-probability ``q`` (DP-Sniper's randomised ties).  Three families:
+probability ``q`` (DP-Sniper's randomised ties).  The families:
 
 * ``likelihood-ratio`` — ``ln p(y|x) − ln p(y|x')`` from the mechanism's own
   :meth:`~dpaudit.mechanisms.base.Mechanism.log_prob`.  By the Neyman–Pearson
@@ -13,6 +13,8 @@ probability ``q`` (DP-Sniper's randomised ties).  Three families:
   DP-Sniper, S&P 2021, §5.1).
 * ``mlp`` — a small multi-layer perceptron with hidden layers (10, 5), as in
   DP-Sniper's neural-network variant.
+* ``histogram`` — the empirical log-ratio of whole output rows, for discrete
+  outputs (:mod:`dpaudit.audit.histogram`).
 * ``split`` — logistic regression on the indicators ``1{y_i > m_i}``, ``m_i`` the
   median of coordinate ``i`` over both inputs' training outputs: an additive
   model ``Σ w_i·1{y_i > m_i}``.  A linear score ``Σ w_i y_i`` lets every
@@ -103,7 +105,7 @@ class LikelihoodRatioScore:
 
 @dataclass(frozen=True)
 class ClassifierScore:
-    """A frozen classifier: features → (split indicators) → standardised → (MLP) → logit.
+    """A frozen classifier: features → atom flags → (split) → standardised → (MLP) → logit.
 
     The logit is that of ``P(x' | y)``; with ``cuts`` (the ``split`` family) the
     features are first replaced by ``1{feature_i > cuts_i}``.

@@ -96,7 +96,8 @@ def register(sub: Any) -> None:
         choices=CLASSIFIERS,
         default="auto",
         help="attack family; auto = likelihood-ratio + logistic when the mechanism has a "
-        "log-density, else logistic + mlp + split (dpsniper mode: logistic)",
+        "log-density, else logistic + mlp + split + histogram (discrete outputs) "
+        "(dpsniper mode: logistic)",
     )
     p.add_argument(
         "--target-mass",
