@@ -233,28 +233,41 @@ def run_case(
     return row
 
 
-def markdown_table(path: str) -> str:
-    """A Markdown table of the rows in the JSON-lines file ``path`` (one line per case and mode)."""
+def markdown_table(path: str, peer_path: str | None = None) -> str:
+    """Markdown table of the dpaudit-mode rows in ``path`` (JSON lines).
+
+    With ``peer_path`` (rows of ``--mode dpsniper`` at the same sizes) a column
+    gives our implementation of DP-Sniper's procedure beside ours.
+    """
     import json
 
-    lines = [
-        "| mechanism | truth | claimed ε | DP-Sniper (reg / mlp) | mode | sizes | seeds "
-        "| ours min / median / max | violation (ours / DP-Sniper) | min ≥ DP-Sniper |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    with open(path) as fh:
-        rows = [json.loads(line) for line in fh if line.strip()]
-    for r in rows:
-        sizes = f"{r['samples'] / 1e6:g}M / {r['final_samples'] / 1e6:g}M"
-        found = f"{r['violation_seeds']}/{r['seeds']}"
-        lines.append(
-            f"| {r['dpsniper_name']} (`{r['case']}`) | {r['truth']} | {r['claimed_epsilon']:.4g} "
+    def load(p: str) -> dict[str, dict[str, Any]]:
+        with open(p) as fh:
+            return {r["case"]: r for r in (json.loads(line) for line in fh if line.strip())}
+
+    rows, peers = load(path), load(peer_path) if peer_path else {}
+    head = (
+        "| mechanism | truth | claimed ε | DP-Sniper published (reg / mlp) "
+        "| ours: min / median / max | ours ≥ published (min) | violation: ours / DP-Sniper |"
+    )
+    rule = "|---|---|---|---|---|---|---|"
+    if peers:
+        head += " DP-Sniper mode, same sizes |"
+        rule += "---|"
+    lines = [head, rule]
+    for r in rows.values():
+        line = (
+            f"| {r['dpsniper_name']} | {r['truth']} | {r['claimed_epsilon']:.4g} "
             f"| {r['dpsniper_published_reg']:.4f} / {r['dpsniper_published_mlp']:.4f} "
-            f"| {r['mode']} | {sizes} | {r['seeds']} | {r['epsilon_lcb_min']:.4f} / "
-            f"{r['epsilon_lcb_median']:.4f} / {r['epsilon_lcb_max']:.4f} "
-            f"| {found} / {'yes' if r['dpsniper_violation'] else 'no'} "
-            f"| {'yes' if r['min_at_least_dpsniper'] else 'no'} |"
+            f"| {r['epsilon_lcb_min']:.4f} / {r['epsilon_lcb_median']:.4f} / "
+            f"{r['epsilon_lcb_max']:.4f} | {'yes' if r['min_at_least_dpsniper'] else 'no'} "
+            f"| {r['violation_seeds']}/{r['seeds']} / "
+            f"{'yes' if r['dpsniper_violation'] else 'no'} |"
         )
+        if peers:
+            p = peers.get(r["case"])
+            line += f" {p['epsilon_lcb_median']:.4f} |" if p else " — |"
+        lines.append(line)
     return "\n".join(lines)
 
 
@@ -269,10 +282,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mode", choices=("dpaudit", "dpsniper", "both"), default="dpaudit")
     parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
     parser.add_argument("--json", default=None, metavar="FILE", help="append rows as JSON lines")
-    parser.add_argument("--table", default=None, metavar="FILE", help="print FILE as Markdown")
+    parser.add_argument(
+        "--table",
+        default=None,
+        metavar="FILE[,PEER]",
+        help="print FILE (and PEER, DP-Sniper-mode rows) as a Markdown table",
+    )
     args = parser.parse_args(argv)
     if args.table:
-        print(markdown_table(args.table))
+        print(markdown_table(*args.table.split(",", 1)))
         return 0
     progress.ENABLED = False
     sys.path.insert(0, str(HERE))  # dpsniper_mechanisms importable by name
