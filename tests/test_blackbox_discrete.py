@@ -144,6 +144,9 @@ def test_broken_svt_is_flagged_black_box_at_small_sizes(fn: Any, pair: InputPair
     cfg = AuditConfig(50_000, 200_000, confidence=0.95, pairs=(pair,), use_patterns=False)
     r = audit(mech, cfg, ONE)
     assert r.violation and r.epsilon_lower_bound > EPS
+    # The histogram family is trained only on discrete outputs (SVT6's answer bits), not
+    # on SVT3's released noisy values.
+    assert ("histogram" in r.attack_families) == (fn is svt6)
 
 
 @pytest.mark.parametrize(

@@ -238,6 +238,8 @@ def _audit_dpaudit(
                 SideStats.of(sxp, thr, dxp.counts, -1 if is_lr else 0),
             )
             combos.append((i, score, thr, table))
+    # The families actually trained (``histogram`` only where the outputs were discrete).
+    families = tuple(f for f in families if any(c[1].family == f for c in combos)) or families
     # Every candidate of every (pair, score) is compared on the training sample.
     n_compared = sum(t.size for *_, t in combos)
     screened = [
