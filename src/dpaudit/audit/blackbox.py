@@ -45,7 +45,15 @@ Two modes:
      re-estimated on the other half and ranked again, with the margin for
      that many;
   4. *final*: only the chosen candidate(s) are re-estimated on
-     ``final_samples`` fresh outputs per input.
+     ``final_samples`` fresh outputs per input — with the winner's *ladder*
+     (:meth:`~dpaudit.audit.selection.CandidateTable.ladder`): up to
+     :data:`~dpaudit.audit.selection.LADDER_RUNGS` smaller sets of its own
+     kind, at masses ``m/√10, m/10, …``, kept when they look better at face
+     value on the validation half.  The margin of stage 2–3 must cover the
+     noise of the selection sample, which is large for small sets; the final
+     sample (DP-Sniper's: 19× the selection sample) resolves them, and the
+     rungs share the winner's final samples (one job per input, one count per
+     set), so they cost only the wider Bonferroni correction below.
 
   The attack families of ``auto``: logistic regression, an MLP and ``split``
   (logistic regression on per-coordinate median indicators, the additive
@@ -60,10 +68,12 @@ Two modes:
 everything used to choose the witness (training, ranking and validation
 samples), so choosing among any number of pairs, families, thresholds,
 directions (and, in ``dpsniper`` mode, pairs) costs no confidence.  If ``K``
-candidates are re-estimated on the final samples, the result is the best of
-``K`` bounds, each computed with both one-sided Clopper–Pearson bounds at
-error ``α/(2K)`` (Bonferroni over the ``K`` candidates and the two estimates),
-so the reported bound holds with probability at least ``1 − α``.
+sets are re-estimated on the final samples (the ``final_candidates`` best and
+the winner's ladder; the result's ``final_candidates`` gives ``K``), the result
+is the best of ``K`` bounds, each computed with both one-sided Clopper–Pearson
+bounds at error ``α/(2K)`` (Bonferroni over the ``K`` sets and the two
+estimates; no independence between the sets is needed, so they may share
+samples), so the reported bound holds with probability at least ``1 − α``.
 
 All sampling runs as work units through :func:`dpaudit.engine.executor.run_units`
 (see :mod:`dpaudit.audit.counting`): memory is flat in the sample size and the
@@ -295,9 +305,11 @@ def _audit_dpaudit(
     _, k0, j0 = candidates[0]
     t0, (i0, score0, thr0) = check_tables[k0], kept[k0]
     taken = {(k, j) for _, k, j in candidates[:K]}
+    rungs = 0
     for j in t0.ladder(j0, cfg.final_samples, alpha_side, delta):
         if (k0, j) not in taken:
             chosen.append(t0.candidate(i0, score0, thr0, j, -math.inf, delta))
+            rungs += 1
     n_final_sets = len(chosen)
     alpha_final = (1.0 - cfg.confidence) / (2 * n_final_sets)
     timer.mark("selection")
@@ -346,7 +358,8 @@ def _audit_dpaudit(
         f"samples. {len(pairs)} pair(s), {len(families)} attack famil(ies) and "
         f"{n_compared} threshold/direction candidates were compared on separate training, "
         f"ranking and validation samples, so choosing among them costs no confidence; "
-        f"{K} candidate(s) were re-estimated on fresh final samples, Bonferroni-corrected: "
+        f"{K} set(s) ({len(chosen) - rungs} best candidate(s), {rungs} smaller set(s) of the "
+        f"winner's kind) were re-estimated on fresh final samples, Bonferroni-corrected: "
         f"p1_lower and p2_upper are each one-sided Clopper–Pearson bounds at error α/(2·{K}) = "
         f"{alpha_side:.4g} (α = {1 - cfg.confidence:.4g})."
     )
