@@ -209,10 +209,9 @@ def test_ladder_is_empty_when_smaller_sets_have_the_same_ratio() -> None:
 
 def test_point_projection_is_the_final_bound_of_the_scaled_counts() -> None:
     # Closed form: Clopper–Pearson bounds of the counts scaled to the final size.
-    k1, k2, n, n_final, a = np.array([5000]), np.array([4000]), np.array([10**5]), 10**7, 0.05
-    got = point_projection(k1, n, k2, n, n_final, a)
-    want = math.log(clopper_pearson_lower(500_000, n_final, a)) - math.log(
-        clopper_pearson_upper(400_000, n_final, a)
+    got = point_projection(np.array([0.05]), np.array([0.04]), 10**7, 0.05)
+    want = math.log(clopper_pearson_lower(500_000, 10**7, 0.05)) - math.log(
+        clopper_pearson_upper(400_000, 10**7, 0.05)
     )
     assert got[0] == pytest.approx(want, rel=1e-12)
 

@@ -256,10 +256,8 @@ class CandidateTable:
             return []
         idx_all = np.array([idx, *picks], dtype=np.int64)
         face = point_projection(
-            self.num[idx_all],
-            self.n_num[idx_all],
-            self.den[idx_all],
-            self.n_den[idx_all],
+            self.num[idx_all] / self.n_num[idx_all],
+            self.den[idx_all] / np.maximum(self.n_den[idx_all], 1),
             n_final,
             alpha_side,
             delta,
@@ -336,35 +334,24 @@ def projected_bound(
     p1 = np.asarray(clopper_pearson_lower(k_num[idx], n_num[idx], level))
     p2 = np.asarray(clopper_pearson_upper(k_den[idx], n_den[idx], level))
     p2 = np.where(use_is[idx], rate[idx], p2)
-    K1 = np.floor(p1 * n_final)
-    K2 = np.clip(np.ceil(p2 * n_final), 0, n_final)
-    lo = np.asarray(clopper_pearson_lower(K1, n_final, alpha_side))
-    hi = np.asarray(clopper_pearson_upper(K2, n_final, alpha_side))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out[idx] = np.log(np.maximum(lo - delta, 0.0)) - np.log(hi)
+    out[idx] = point_projection(p1, p2, n_final, alpha_side, delta)
     return out
 
 
 def point_projection(
-    k_num: np.ndarray,
-    n_num: np.ndarray,
-    k_den: np.ndarray,
-    n_den: np.ndarray,
-    n_final: int,
-    alpha_side: float,
-    delta: float = 0.0,
+    p_num: np.ndarray, p_den: np.ndarray, n_final: int, alpha_side: float, delta: float = 0.0
 ) -> np.ndarray:
-    """The final bound at face value: selection rates scaled to ``n_final``, no margin.
+    """The final bound of sets with rates ``p_num``/``p_den``: counts scaled to ``n_final``.
 
-    Ranking only (no winner's-curse margin): used to decide whether a set is worth
-    re-estimating at all, never to choose between sets that compete for one slot.
+    Fed with selection rates at face value (no margin) it says whether a set is
+    worth re-estimating at all (:meth:`CandidateTable.ladder`), never which of two
+    sets competing for one slot is better; :func:`projected_bound` feeds it the
+    margin-adjusted rates.
     """
-    n_num = np.asarray(n_num, dtype=np.float64)
-    n_den = np.asarray(n_den, dtype=np.float64)
-    k1 = np.floor(np.asarray(k_num, dtype=np.float64) / n_num * n_final)
-    k2 = np.clip(np.ceil(np.asarray(k_den, dtype=np.float64) / n_den * n_final), 0, n_final)
-    lo = np.asarray(clopper_pearson_lower(k1, n_final, alpha_side))
-    hi = np.asarray(clopper_pearson_upper(k2, n_final, alpha_side))
+    K1 = np.floor(np.asarray(p_num, dtype=np.float64) * n_final)
+    K2 = np.clip(np.ceil(np.asarray(p_den, dtype=np.float64) * n_final), 0, n_final)
+    lo = np.asarray(clopper_pearson_lower(K1, n_final, alpha_side))
+    hi = np.asarray(clopper_pearson_upper(K2, n_final, alpha_side))
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.log(np.maximum(lo - delta, 0.0)) - np.log(hi)
 
