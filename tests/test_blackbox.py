@@ -144,6 +144,22 @@ def test_randomised_ties_are_drawn_from_the_unit_rng() -> None:
     assert other.ties_kept is not None and int(other.ties_kept[0][0]) != kept
 
 
+def test_sets_of_one_score_in_one_unit_count_the_same_outputs() -> None:
+    # The final stage gives one score for several sets (the winner's ladder): every slot
+    # must count the unit's one sample, exactly as a unit with that set alone would.
+    mech = make_mechanism("laplace", epsilon=1.0)
+    score = LikelihoodRatioScore(mech, (0.0,), (1.0,))
+    thr = [np.array([t], dtype=np.float32) for t in (-0.5, 0.0, 0.5)]
+    both = run_count_unit(CountUnit(mech, (0.0,), (score,) * 3, tuple(thr), 50_000, 3, (9, 0, 0)))
+    for i, t in enumerate(thr):
+        alone = run_count_unit(CountUnit(mech, (0.0,), (score,), (t,), 50_000, 3, (9, 0, 0)))
+        assert (int(both.greater[i][0]), int(both.equal[i][0])) == (
+            int(alone.greater[0][0]),
+            int(alone.equal[0][0]),
+        )
+    assert both.greater[0][0] >= both.greater[1][0] >= both.greater[2][0]
+
+
 # ---------------------------------------------------------- closed-form check
 def _laplace_set_probability(
     center: float, a: float, tail: str, t: float, q: float, eps: float
