@@ -26,6 +26,7 @@ from dpaudit.audit.scores import (
     dpsniper_threshold,
     weighted_sums_at_thresholds,
 )
+from dpaudit.audit.selection import LADDER_RUNGS
 from dpaudit.audit.statistics import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.claims import Definition, InputDomain, PrivacyClaim
 from dpaudit.engine.executor import ExecutionConfig
@@ -141,6 +142,22 @@ def test_randomised_ties_are_drawn_from_the_unit_rng() -> None:
     assert abs(kept - 0.3 * ties) <= 5 * math.sqrt(ties * 0.21)
     other = run_count_unit(CountUnit(mech, (0.0,), (score,), (thr,), 100_000, 8, (9, 0, 0), (0.3,)))
     assert other.ties_kept is not None and int(other.ties_kept[0][0]) != kept
+
+
+def test_sets_of_one_score_in_one_unit_count_the_same_outputs() -> None:
+    # The final stage gives one score for several sets (the winner's ladder): every slot
+    # must count the unit's one sample, exactly as a unit with that set alone would.
+    mech = make_mechanism("laplace", epsilon=1.0)
+    score = LikelihoodRatioScore(mech, (0.0,), (1.0,))
+    thr = [np.array([t], dtype=np.float32) for t in (-0.5, 0.0, 0.5)]
+    both = run_count_unit(CountUnit(mech, (0.0,), (score,) * 3, tuple(thr), 50_000, 3, (9, 0, 0)))
+    for i, t in enumerate(thr):
+        alone = run_count_unit(CountUnit(mech, (0.0,), (score,), (t,), 50_000, 3, (9, 0, 0)))
+        assert (int(both.greater[i][0]), int(both.equal[i][0])) == (
+            int(alone.greater[0][0]),
+            int(alone.equal[0][0]),
+        )
+    assert both.greater[0][0] >= both.greater[1][0] >= both.greater[2][0]
 
 
 # ---------------------------------------------------------- closed-form check
@@ -327,9 +344,12 @@ def test_bonferroni_over_final_candidates() -> None:
     mech = make_mechanism("laplace", epsilon=1.0)
     cfg = AuditConfig(samples=10_000, final_samples=20_000, final_candidates=3, seed=0)
     r = audit(mech, cfg, ONE)
-    assert r.final_candidates == 3
+    # The 3 best candidates, plus any rungs of the winner's ladder (selection.LADDER_RUNGS).
+    assert 3 <= r.final_candidates <= 3 + LADDER_RUNGS
     assert r.witness is not None
-    assert r.witness.p1.bound_error == pytest.approx((1 - cfg.confidence) / 6)
+    assert r.witness.p1.bound_error == pytest.approx(
+        (1 - cfg.confidence) / (2 * r.final_candidates)
+    )
     assert "Bonferroni" in r.confidence_statement
 
 

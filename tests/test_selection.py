@@ -16,8 +16,16 @@ import numpy as np
 import pytest
 
 from dpaudit.audit.blackbox import AuditConfig, audit
+from dpaudit.audit.blackbox_config import STAGE_FINAL
 from dpaudit.audit.pairs import InputPair
-from dpaudit.audit.selection import projected_bound
+from dpaudit.audit.selection import (
+    LADDER_RUNGS,
+    LADDER_STEP,
+    CandidateTable,
+    SideStats,
+    point_projection,
+    projected_bound,
+)
 from dpaudit.audit.statistics import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.claims import Definition, InputDomain, PrivacyClaim
 from dpaudit.engine.executor import ExecutionConfig
@@ -138,3 +146,92 @@ def test_auto_adds_split_only_for_several_numeric_coordinates() -> None:
     assert not r.violation  # a correct mechanism
     with pytest.raises(InvalidArgumentError):
         audit(mech, dataclasses.replace(cfg, mode="dpsniper", classifier="split"), ONE)
+
+
+def _gaussian_shift_table(n: int) -> tuple[CandidateTable, np.ndarray, np.ndarray]:
+    # Upper sets {y > t} of N(0.1, 1) (numerator) against N(0, 1): the ratio
+    # Φ̄(t − 0.1)/Φ̄(t) keeps growing into the tail, so the best set at a large final
+    # size is smaller than the one a selection margin on a small sample can certify.
+    # Expected counts (no noise) on n outputs per input: a closed-form table.
+    from scipy import stats
+
+    t = np.linspace(-1.0, 5.0, 121).astype(np.float32)
+    p1, p2 = stats.norm.sf(t - 0.1), stats.norm.sf(t)
+    e = np.zeros(len(t))
+    sx = SideStats(np.rint(p1 * n), e, n)
+    sxp = SideStats(np.rint(p2 * n), e, n)
+    return CandidateTable.of(t, sx, sxp), p1, p2
+
+
+def _final_truth(p1: np.ndarray, p2: np.ndarray, n_final: int, alpha_side: float) -> np.ndarray:
+    return np.log(clopper_pearson_lower(np.floor(p1 * n_final), n_final, alpha_side)) - np.log(
+        clopper_pearson_upper(np.ceil(p2 * n_final), n_final, alpha_side)
+    )
+
+
+def test_ladder_offers_smaller_sets_of_the_winners_kind() -> None:
+    n, n_final, alpha_side = 5_350_000, 200_000_000, 0.05
+    table, p1, p2 = _gaussian_shift_table(n)
+    m = table.m
+    # The set the margin for 3000 candidates picks (block 0: upper sets, x on top).
+    proj = table.project(n_final, alpha_side, 0.0, compared=3000)
+    idx = int(np.argmax(proj))
+    assert idx < m  # an upper set with x as numerator, as the closed form says
+    rungs = table.ladder(idx, n_final, alpha_side, 0.0)
+    assert 1 <= len(rungs) <= LADDER_RUNGS
+    base = p2[idx]
+    for j, r in enumerate(rungs, start=1):
+        assert r < m and r > idx  # same kind, a higher threshold: a smaller set
+        # Nearest grid point to base/√10^j: the grid steps 0.05 in t, so a rate within a
+        # factor 1.2 of the target (exact counts: no sampling error here).
+        assert base / LADDER_STEP**j / 1.2 < p2[r] < base / LADDER_STEP**j * 1.2
+    # What the ladder is for: on the final sample, with the Bonferroni correction over
+    # every set re-estimated, the best rung beats the margin's choice.
+    k = 1 + len(rungs)
+    truth = _final_truth(p1, p2, n_final, alpha_side / k)
+    assert max(truth[r] for r in rungs) > truth[idx] + 0.005
+
+
+def test_ladder_is_empty_when_smaller_sets_have_the_same_ratio() -> None:
+    # Laplace ε = 0.1 (module docstring): every upper set above 1 has ratio e^0.1, so at
+    # face value a smaller set only has a wider final interval — no rung is re-estimated,
+    # and the 1-D Laplace keeps its mass-½ set with no Bonferroni cost.
+    sets, n, n_final, alpha_side = 60, 5_350_000, 200_000_000, 0.05
+    p1, p2 = _laplace_tail_sets(sets)
+    t = np.arange(sets, dtype=np.float32)  # any increasing grid: sets ordered by mass
+    e = np.zeros(sets)
+    table = CandidateTable.of(t, SideStats(np.rint(p1 * n), e, n), SideStats(np.rint(p2 * n), e, n))
+    proj = table.project(n_final, alpha_side, 0.0, compared=8 * sets)
+    idx = int(np.argmax(proj))
+    assert idx == 0
+    assert table.ladder(idx, n_final, alpha_side, 0.0) == []
+
+
+def test_point_projection_is_the_final_bound_of_the_scaled_counts() -> None:
+    # Closed form: Clopper–Pearson bounds of the counts scaled to the final size.
+    got = point_projection(np.array([0.05]), np.array([0.04]), 10**7, 0.05)
+    want = math.log(clopper_pearson_lower(500_000, 10**7, 0.05)) - math.log(
+        clopper_pearson_upper(400_000, 10**7, 0.05)
+    )
+    assert got[0] == pytest.approx(want, rel=1e-12)
+
+
+def test_final_sets_of_one_score_share_samples_and_split_the_error() -> None:
+    # 8 coordinates of Lap(20), 0^8 vs 1^8: the margin's winner and its ladder are
+    # re-estimated on the same final samples (one job per input), every set at error
+    # α/(2K) for the K sets re-estimated.
+    claim = PrivacyClaim(Definition.PURE, 0.4, InputDomain((8,), 0.0, 1.0))
+    mech = as_mechanism(_laplace_parallel8, claim)
+    pair = InputPair((0.0,) * 8, (1.0,) * 8, "given")
+    cfg = AuditConfig(40_000, 400_000, pairs=(pair,), use_patterns=False, seed=1)
+    r = audit(mech, cfg, ONE)
+    w = r.witness
+    assert w is not None and not r.violation
+    assert r.final_candidates >= 2  # seed 1: the winner and 2 rungs
+    assert w.p1.bound_error == pytest.approx((1 - cfg.confidence) / (2 * r.final_candidates))
+    assert w.seeds is not None
+    assert (w.seeds.p1_unit_key_prefix, w.seeds.p2_unit_key_prefix) == (
+        (STAGE_FINAL, 0),
+        (STAGE_FINAL, 1),
+    )
+    assert f"α/(2·{r.final_candidates})" in r.confidence_statement

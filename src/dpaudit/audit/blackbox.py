@@ -48,7 +48,15 @@ Two modes:
      re-estimated on the other half and ranked again, with the margin for
      that many;
   4. *final*: only the chosen candidate(s) are re-estimated on
-     ``final_samples`` fresh outputs per input.
+     ``final_samples`` fresh outputs per input — with the winner's *ladder*
+     (:meth:`~dpaudit.audit.selection.CandidateTable.ladder`): up to
+     :data:`~dpaudit.audit.selection.LADDER_RUNGS` smaller sets of its own
+     kind, at masses ``m/√10, m/10, …``, kept when they look better at face
+     value on the validation half.  The margin of stage 2–3 must cover the
+     noise of the selection sample, which is large for small sets; the final
+     sample (DP-Sniper's: 19× the selection sample) resolves them, and the
+     rungs share the winner's final samples (one job per input, one count per
+     set), so they cost only the wider Bonferroni correction below.
 
   The attack families of ``auto``: logistic regression, an MLP and ``split``
   (logistic regression on per-coordinate median indicators, the additive
@@ -67,10 +75,12 @@ Two modes:
 everything used to choose the witness (training, ranking and validation
 samples), so choosing among any number of pairs, families, thresholds,
 directions (and, in ``dpsniper`` mode, pairs) costs no confidence.  If ``K``
-candidates are re-estimated on the final samples, the result is the best of
-``K`` bounds, each computed with both one-sided Clopper–Pearson bounds at
-error ``α/(2K)`` (Bonferroni over the ``K`` candidates and the two estimates),
-so the reported bound holds with probability at least ``1 − α``.
+sets are re-estimated on the final samples (the ``final_candidates`` best and
+the winner's ladder; the result's ``final_candidates`` gives ``K``), the result
+is the best of ``K`` bounds, each computed with both one-sided Clopper–Pearson
+bounds at error ``α/(2K)`` (Bonferroni over the ``K`` sets and the two
+estimates; no independence between the sets is needed, so they may share
+samples), so the reported bound holds with probability at least ``1 − α``.
 
 All sampling runs as work units through :func:`dpaudit.engine.executor.run_units`
 (see :mod:`dpaudit.audit.counting`): memory is flat in the sample size and the
@@ -303,7 +313,7 @@ def _audit_dpaudit(
     for k, t in enumerate(rank_tables):
         chosen_sets.update((k, j) for j in t.at_mass(cfg.target_mass))
     leaders = sorted(chosen_sets)
-    candidates: list[Candidate] = []
+    candidates: list[tuple[Candidate, int, int]] = []  # (candidate, kept index, set index)
     for k in sorted({k for k, _ in leaders}):
         mine = np.array([j for kk, j in leaders if kk == k], dtype=np.int64)
         t = check_tables[k]
@@ -311,45 +321,73 @@ def _audit_dpaudit(
         i, score, thr = kept[k]
         for j in mine:
             if np.isfinite(proj[j]):
-                candidates.append(t.candidate(i, score, thr, int(j), float(proj[j]), delta))
-    candidates.sort(key=lambda c: -c.projected)
-    chosen = candidates[:K]
-    timer.mark("selection")
-    if not chosen:
+                c = t.candidate(i, score, thr, int(j), float(proj[j]), delta)
+                candidates.append((c, k, int(j)))
+    candidates.sort(key=lambda v: -v[0].projected)
+    if not candidates:
+        timer.mark("selection")
         return no_witness_result(mech, cfg, pairs, families, n_compared, timer)
+    chosen = [c for c, _, _ in candidates[:K]]
+    # The winner's ladder: smaller sets of its kind that the selection margin could not
+    # certify, decided between on the (much larger) final sample.
+    _, k0, j0 = candidates[0]
+    t0, (i0, score0, thr0) = check_tables[k0], kept[k0]
+    taken = {(k, j) for _, k, j in candidates[:K]}
+    rungs = 0
+    for j in t0.ladder(j0, cfg.final_samples, alpha_side, delta):
+        if (k0, j) not in taken:
+            chosen.append(t0.candidate(i0, score0, thr0, j, -math.inf, delta))
+            rungs += 1
+    n_final_sets = len(chosen)
+    alpha_final = (1.0 - cfg.confidence) / (2 * n_final_sets)
+    timer.mark("selection")
 
-    # ---- 3. final: fresh samples for the chosen candidate(s) only
+    # ---- 3. final: fresh samples for the chosen candidate(s) only.  Sets of one score
+    # and orientation share their samples (one job per input, one slot per set).
+    groups: dict[tuple[int, bool, int], list[int]] = {}
+    for n_c, c in enumerate(chosen):
+        groups.setdefault((c.pair_index, c.numerator_is_x, id(c.score)), []).append(n_c)
     jobs, ties = [], []
-    for c in chosen:
+    slot_of: dict[int, tuple[int, int]] = {}  # chosen index -> (group, slot)
+    for g, members in enumerate(groups.values()):
+        c = chosen[members[0]]
         pair = pairs[c.pair_index]
         num, den = (pair.x, pair.x_prime) if c.numerator_is_x else (pair.x_prime, pair.x)
-        thr = np.array([c.threshold], dtype=np.float32)
-        jobs += [(num, (c.score,), (thr,)), (den, (c.score,), (thr,))]
-        ties += [(c.tie_probability,), (c.tie_probability,)]
+        scores = tuple(chosen[m].score for m in members)
+        thrs = tuple(np.array([chosen[m].threshold], dtype=np.float32) for m in members)
+        q = tuple(chosen[m].tie_probability for m in members)
+        jobs += [(num, scores, thrs), (den, scores, thrs)]
+        ties += [q, q]
+        slot_of.update({m: (g, s) for s, m in enumerate(members)})
     final = sampler.counts(jobs, cfg.final_samples, STAGE_FINAL, "final", ties)
     timer.mark("final")
-    witnesses = [
-        build_witness(
-            mech,
-            pairs[c.pair_index],
-            c,
-            final[2 * k],
-            final[2 * k + 1],
-            alpha_side,
-            cfg.seed,
-            (STAGE_FINAL, 2 * k),
-            (STAGE_FINAL, 2 * k + 1),
-            cfg.confidence,
+    witnesses = []
+    for n_c, c in enumerate(chosen):
+        g, slot = slot_of[n_c]
+        witnesses.append(
+            build_witness(
+                mech,
+                pairs[c.pair_index],
+                c,
+                final[2 * g],
+                final[2 * g + 1],
+                alpha_final,
+                cfg.seed,
+                (STAGE_FINAL, 2 * g),
+                (STAGE_FINAL, 2 * g + 1),
+                cfg.confidence,
+                slot=slot,
+            )
         )
-        for k, c in enumerate(chosen)
-    ]
     best = max(witnesses, key=lambda w: w.epsilon_lower_bound)
+    K, alpha_side = n_final_sets, alpha_final
     statement = (
         f"ε ≥ epsilon_lower_bound holds with probability ≥ {cfg.confidence:g} over the final "
         f"samples. {len(pairs)} pair(s), {len(families)} attack famil(ies) and "
         f"{n_compared} threshold/direction candidates were compared on separate training, "
         f"ranking and validation samples, so choosing among them costs no confidence; "
-        f"{K} candidate(s) were re-estimated on fresh final samples, Bonferroni-corrected: "
+        f"{K} set(s) ({len(chosen) - rungs} best candidate(s), {rungs} smaller set(s) of the "
+        f"winner's kind) were re-estimated on fresh final samples, Bonferroni-corrected: "
         f"p1_lower and p2_upper are each one-sided Clopper–Pearson bounds at error α/(2·{K}) = "
         f"{alpha_side:.4g} (α = {1 - cfg.confidence:.4g})."
     )
@@ -363,4 +401,5 @@ def _audit_dpaudit(
         statement,
         timer,
         samples={"training": n_train, "selection": cfg.samples, "final": cfg.final_samples},
+        final_candidates=n_final_sets,
     )

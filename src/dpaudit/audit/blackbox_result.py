@@ -31,12 +31,17 @@ def build_witness(
     num_key: tuple[int, ...],
     den_key: tuple[int, ...],
     confidence: float,
+    slot: int = 0,
 ) -> Witness:
-    """The black-box witness of candidate ``c``; its bound holds at ``confidence`` overall."""
+    """The black-box witness of candidate ``c``; its bound holds at ``confidence`` overall.
+
+    ``slot``: which of the counts' scores is ``c``'s (final sets of one score and
+    orientation share their samples).
+    """
 
     def hits(u: UnitCounts) -> int:
-        kept = int(u.ties_kept[0][0]) if u.ties_kept is not None else 0
-        g, e = int(u.greater[0][0]), int(u.equal[0][0])
+        kept = int(u.ties_kept[slot][0]) if u.ties_kept is not None else 0
+        g, e = int(u.greater[slot][0]), int(u.equal[slot][0])
         return g + kept if c.tail == "upper" else u.n - g - e + kept
 
     h1, h2 = hits(num_counts), hits(den_counts)
@@ -84,6 +89,7 @@ def build_result(
     statement: str,
     timer: Timer,
     samples: dict[str, int],
+    final_candidates: int | None = None,
 ) -> AuditResult:
     claim = mech.claim
     lcb = max(0.0, witness.epsilon_lower_bound)  # ε ≥ 0 always; report no negative bound
@@ -109,7 +115,11 @@ def build_result(
         samples=samples,
         pairs_tried=len(pairs),
         candidates_compared=n_compared,
-        final_candidates=cfg.final_candidates if cfg.mode == "dpaudit" else 1,
+        final_candidates=(
+            final_candidates
+            if final_candidates is not None
+            else (cfg.final_candidates if cfg.mode == "dpaudit" else 1)
+        ),
         confidence_statement=statement,
         seed=cfg.seed,
         timing=timer.total(),

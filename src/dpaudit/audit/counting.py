@@ -141,8 +141,11 @@ def _count(unit: CountUnit) -> UnitCounts:
     while done < unit.n:
         rows = min(step, unit.n - done)
         out = checked_sample(mech, x, rows, rng)
+        scored: dict[int, np.ndarray] = {}  # a score given for several sets runs once
         for i, (score, thr) in enumerate(zip(unit.scores, unit.thresholds, strict=True)):
-            s = score(out)
+            s = scored.get(id(score))
+            if s is None:
+                s = scored[id(score)] = score(out)
             if len(thr) == 1:  # final stage: one threshold, plain comparisons are cheaper
                 greater[i][0] += int(np.count_nonzero(s > thr[0]))
                 equal[i][0] += int(np.count_nonzero(s == thr[0]))

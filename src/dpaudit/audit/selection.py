@@ -31,6 +31,10 @@ SELECTION_ERROR = 0.2
 VALIDATE_TOP = 16
 #: Candidates per ranking kept for the exact projection after a cheap pre-ranking.
 PRERANK = 256
+#: Smaller sets of the winner's own kind re-estimated beside it on the final samples
+#: (see :meth:`CandidateTable.ladder`): at most this many, at masses ``m/LADDER_STEP^j``.
+LADDER_RUNGS = 3
+LADDER_STEP = math.sqrt(10.0)
 
 
 @dataclass(frozen=True)
@@ -212,6 +216,54 @@ class CandidateTable:
                 out.append(r * self.m + int(np.argmin(np.abs(block - mass))))
         return out
 
+    def ladder(
+        self,
+        idx: int,
+        n_final: int,
+        alpha_side: float,
+        delta: float,
+        rungs: int = LADDER_RUNGS,
+        step: float = LADDER_STEP,
+    ) -> list[int]:
+        """Smaller sets of entry ``idx``'s kind worth re-estimating beside it on the final samples.
+
+        The selection margin must cover the noise of the *selection* sample, which
+        is large for small sets; the final sample is usually many times larger, so a
+        smaller set the margin could not certify may still end with the larger
+        bound (e.g. 20 coordinates of Laplace noise, where the ratio keeps growing
+        into the tail while every set's selection estimate is noisy).  The rungs are
+        the sets of the same tail, tie handling and orientation whose denominator
+        rate is nearest ``m/step^j`` (``m``: that of ``idx``), ``j = 1..rungs``; a
+        rung is kept only when, at face value on this table (counts scaled to
+        ``n_final``, no margin), it projects above ``idx``.  The final stage picks
+        the best of them under a Bonferroni correction over all sets it
+        re-estimates, so the rungs cost confidence width, never validity.
+        """
+        r = idx // self.m
+        rate = self.den / np.maximum(self.n_den, 1)
+        block = rate[r * self.m : (r + 1) * self.m]
+        base = float(rate[idx])
+        picks: list[int] = []
+        for j in range(1, rungs + 1):
+            target = base / step**j
+            smaller = np.nonzero(block < base)[0]
+            if len(smaller) == 0:
+                break
+            pick = r * self.m + int(smaller[np.argmin(np.abs(block[smaller] - target))])
+            if pick not in picks:
+                picks.append(pick)
+        if not picks:
+            return []
+        idx_all = np.array([idx, *picks], dtype=np.int64)
+        face = point_projection(
+            self.num[idx_all] / self.n_num[idx_all],
+            self.den[idx_all] / np.maximum(self.n_den[idx_all], 1),
+            n_final,
+            alpha_side,
+            delta,
+        )
+        return [p for p, v in zip(picks, face[1:], strict=True) if v > face[0]]
+
     def candidate(
         self, pair_index: int, score: Score, thr: np.ndarray, idx: int, value: float, delta: float
     ) -> Candidate:
@@ -282,13 +334,26 @@ def projected_bound(
     p1 = np.asarray(clopper_pearson_lower(k_num[idx], n_num[idx], level))
     p2 = np.asarray(clopper_pearson_upper(k_den[idx], n_den[idx], level))
     p2 = np.where(use_is[idx], rate[idx], p2)
-    K1 = np.floor(p1 * n_final)
-    K2 = np.clip(np.ceil(p2 * n_final), 0, n_final)
+    out[idx] = point_projection(p1, p2, n_final, alpha_side, delta)
+    return out
+
+
+def point_projection(
+    p_num: np.ndarray, p_den: np.ndarray, n_final: int, alpha_side: float, delta: float = 0.0
+) -> np.ndarray:
+    """The final bound of sets with rates ``p_num``/``p_den``: counts scaled to ``n_final``.
+
+    Fed with selection rates at face value (no margin) it says whether a set is
+    worth re-estimating at all (:meth:`CandidateTable.ladder`), never which of two
+    sets competing for one slot is better; :func:`projected_bound` feeds it the
+    margin-adjusted rates.
+    """
+    K1 = np.floor(np.asarray(p_num, dtype=np.float64) * n_final)
+    K2 = np.clip(np.ceil(np.asarray(p_den, dtype=np.float64) * n_final), 0, n_final)
     lo = np.asarray(clopper_pearson_lower(K1, n_final, alpha_side))
     hi = np.asarray(clopper_pearson_upper(K2, n_final, alpha_side))
     with np.errstate(divide="ignore", invalid="ignore"):
-        out[idx] = np.log(np.maximum(lo - delta, 0.0)) - np.log(hi)
-    return out
+        return np.log(np.maximum(lo - delta, 0.0)) - np.log(hi)
 
 
 def log_ratio(k1: int, n1: int, k2: int, n2: int, delta: float) -> float:

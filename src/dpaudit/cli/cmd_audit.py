@@ -111,7 +111,8 @@ def register(sub: Any) -> None:
         type=integer,
         default=1,
         metavar="K",
-        help="candidates re-estimated on the final samples (Bonferroni over K; default 1)",
+        help="best candidates re-estimated on the final samples, beside the winner's ladder of "
+        "smaller sets (Bonferroni over all of them; default 1)",
     )
     p.add_argument(
         "--pair",
