@@ -62,6 +62,15 @@ def parameter(
     return dataclasses.field(default=default, metadata=meta)
 
 
+def require_name(cls: type, abstract: bool, kind: str, base: str) -> None:
+    """Raise ``TypeError`` for a concrete ``kind`` class without a ``name`` (both bases)."""
+    if not abstract and not getattr(cls, "name", ""):
+        raise TypeError(
+            f"{kind} class {cls.__qualname__} has no name: set name: ClassVar[str] = ..., "
+            f"or declare a family base with class X({base}, abstract=True)"
+        )
+
+
 @dataclasses.dataclass(frozen=True)
 class Mechanism(ABC):
     """Base class of all mechanisms; see the module docstring for the contract."""
@@ -90,11 +99,7 @@ class Mechanism(ABC):
     def __init_subclass__(cls, *, abstract: bool = False, **kwargs: Any) -> None:
         """Refuse a concrete mechanism class without a ``name`` (``abstract=True``: a family)."""
         super().__init_subclass__(**kwargs)
-        if not abstract and not cls.name:
-            raise TypeError(
-                f"mechanism class {cls.__qualname__} has no name: set name: ClassVar[str] = ..., "
-                "or declare a family base with class X(Mechanism, abstract=True)"
-            )
+        require_name(cls, abstract, "mechanism", "Mechanism")
 
     # ----------------------------------------------------------------- contract
     @property

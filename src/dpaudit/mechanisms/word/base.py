@@ -45,6 +45,7 @@ from dpaudit.analysis.word_embedding import (
 from dpaudit.analysis.word_metrics import EuclideanMetric
 from dpaudit.claims import MetricClaim
 from dpaudit.errors import InvalidArgumentError, InvalidTypeError
+from dpaudit.mechanisms.base import require_name
 from dpaudit.validation import check_epsilon, check_int
 
 __all__ = [
@@ -104,11 +105,7 @@ class WordMechanism(ABC):
     def __init_subclass__(cls, *, abstract: bool = False, **kwargs: Any) -> None:
         """Refuse a concrete word mechanism without a ``name`` (``abstract=True``: a family)."""
         super().__init_subclass__(**kwargs)
-        if not abstract and not cls.name:
-            raise TypeError(
-                f"word mechanism class {cls.__qualname__} has no name: set name: ClassVar[str] "
-                "= ..., or declare a family base with class X(WordMechanism, abstract=True)"
-            )
+        require_name(cls, abstract, "word mechanism", "WordMechanism")
 
     @property
     @abstractmethod
