@@ -112,7 +112,7 @@ from dpaudit.audit.blackbox_result import build_result, build_witness, no_witnes
 from dpaudit.audit.counting import UnitCounts
 from dpaudit.audit.declarations import check_foreign_code
 from dpaudit.audit.dpsniper import audit_dpsniper
-from dpaudit.audit.histogram import looks_discrete, train_histogram
+from dpaudit.audit.histogram import train_histogram
 from dpaudit.audit.pairs import InputPair, check_pair, generate_pairs
 from dpaudit.audit.sampler import Sampler, Timer
 from dpaudit.audit.scores import LikelihoodRatioScore, Score, candidate_thresholds, train_classifier
@@ -234,9 +234,10 @@ def _audit_dpaudit(
                 score: Score = LikelihoodRatioScore(mech, pair.x, pair.x_prime)
             elif family == "histogram":
                 # Chosen by ``auto`` for every mechanism; trained only where outputs are discrete.
-                if cfg.classifier == "auto" and not looks_discrete(dx, dxp):
+                table = train_histogram(dx, dxp, only_if_discrete=cfg.classifier == "auto")
+                if table is None:
                     continue
-                score = train_histogram(dx, dxp)
+                score = table
             else:
                 score = train_classifier(family, mech, dx, dxp, seed=cfg.seed)
             sx, sxp = score(dx.rows), score(dxp.rows)

@@ -61,11 +61,14 @@ def _key_counts(data: TrainingData) -> tuple[np.ndarray, np.ndarray]:
     return keys, counts
 
 
+def _is_discrete(n_keys: int, total: float) -> bool:
+    return n_keys <= MAX_ROWS and total >= MIN_SEEN * n_keys
+
+
 def looks_discrete(data_x: TrainingData, data_x_prime: TrainingData) -> bool:
     """Whether both inputs' training outputs hold few distinct rows, each seen often."""
     keys = np.unique(np.concatenate([_key_counts(data_x)[0], _key_counts(data_x_prime)[0]]))
-    total = float(data_x.counts.sum() + data_x_prime.counts.sum())
-    return len(keys) <= MAX_ROWS and total >= MIN_SEEN * len(keys)
+    return _is_discrete(len(keys), float(data_x.counts.sum() + data_x_prime.counts.sum()))
 
 
 @dataclass(frozen=True)
@@ -94,11 +97,19 @@ class HistogramScore:
         return {"family": self.family, "rows": len(self.keys)}
 
 
-def train_histogram(data_x: TrainingData, data_x_prime: TrainingData) -> HistogramScore:
-    """The empirical log-ratio table of ``M(x)`` against ``M(x')`` from their training outputs."""
+def train_histogram(
+    data_x: TrainingData, data_x_prime: TrainingData, *, only_if_discrete: bool = False
+) -> HistogramScore | None:
+    """The empirical log-ratio table of ``M(x)`` against ``M(x')`` from their training outputs.
+
+    With ``only_if_discrete``, ``None`` where :func:`looks_discrete` would say no (the
+    rows are hashed once for both decisions).
+    """
     kx, cx = _key_counts(data_x)
     kp, cp = _key_counts(data_x_prime)
     keys = np.union1d(kx, kp)
+    if only_if_discrete and not _is_discrete(len(keys), float(cx.sum() + cp.sum())):
+        return None
     ax = np.zeros(len(keys))
     ap = np.zeros(len(keys))
     ax[np.searchsorted(keys, kx)] = cx
