@@ -17,7 +17,12 @@ import pytest
 from dpaudit import progress
 from dpaudit.audit.atoms import encode_atoms, find_atoms
 from dpaudit.audit.blackbox import AuditConfig, audit
-from dpaudit.audit.histogram import looks_discrete, row_keys, train_histogram
+from dpaudit.audit.histogram import (
+    differing_columns,
+    looks_discrete,
+    row_keys,
+    train_histogram,
+)
 from dpaudit.audit.pairs import InputPair
 from dpaudit.audit.scores import TrainingData
 from dpaudit.claims import Definition, InputDomain, PrivacyClaim
@@ -125,6 +130,62 @@ def test_row_keys_tell_rows_apart_and_ignore_the_sign_of_zero() -> None:
     rows = np.array([[0.0, 1.0], [-0.0, 1.0], [1.0, 0.0], [0.0, -1.0]])
     k = row_keys(rows)
     assert k[0] == k[1] and len(set(k.tolist())) == 3
+
+
+def test_row_keys_tell_many_bit_rows_apart() -> None:
+    # Small integers stored as floats differ only in their top 12 bits: a hash that
+    # multiplies and sums the raw patterns gave 123 028 distinct 20-bit rows 4 096 keys.
+    rng = np.random.default_rng(2)
+    rows = rng.integers(0, 2, size=(100_000, 20)).astype(np.float64)
+    distinct = len(np.unique(rows, axis=0))
+    assert len(np.unique(row_keys(rows))) == distinct > 60_000
+
+
+def bits(x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+    """RAPPOR-like report: 20 bits, bits 0–2 are 1 w.p. 0.75 when x > 0.5 (else 0.25),
+    the other 17 are fair coins.  ε = 3·ln 3 = 3.296 exactly, from bits 0–2 alone."""
+    p = np.full(20, 0.5)
+    p[:3] = 0.75 if x[0] > 0.5 else 0.25
+    return (rng.random((n, 20)) < p).astype(np.int64)
+
+
+BITS_EPSILON = 3 * np.log(3.0)
+
+
+def test_histogram_projects_many_bit_outputs_on_the_columns_that_differ() -> None:
+    rng = np.random.default_rng(4)
+    a, b = bits(np.array([1.0]), 50_000, rng), bits(np.array([0.0]), 50_000, rng)
+    da = TrainingData(a.astype(np.float64), np.ones(len(a)))
+    db = TrainingData(b.astype(np.float64), np.ones(len(b)))
+    assert not looks_discrete(da, db)  # ~2^20 possible rows
+    assert sorted(differing_columns(da, db)) == [0, 1, 2]
+    score = train_histogram(da, db, only_if_discrete=True)
+    assert score is not None and sorted(score.columns) == [0, 1, 2]
+    # On the projection the score is the empirical log-ratio of the 3-bit pattern.
+    y = np.zeros((1, 20))
+    y[0, :3] = 1.0
+    ca = np.sum(np.all(a[:, :3] == 1, axis=1))
+    cb = np.sum(np.all(b[:, :3] == 1, axis=1))
+    want = np.log((ca + 0.5) / (len(a) + 0.5)) - np.log((cb + 0.5) / (len(b) + 0.5))
+    assert score(y)[0] == pytest.approx(want, abs=1e-5)
+    # Closed form: ln 27 = 3.296 for the all-ones pattern; 50 000 draws hit it ~21 000 vs
+    # ~780 times, standard error of the log-ratio sqrt(1/21000 + 1/780) ≈ 0.036; 5 SE.
+    assert score(y)[0] == pytest.approx(BITS_EPSILON, abs=0.18)
+
+
+def test_many_bit_mechanism_is_audited_to_near_its_exact_epsilon() -> None:
+    # Correct at its exact ε: never flagged.  The projection reaches the top pattern
+    # (mass 0.42 vs 0.016): with 400 000 final draws the bound's deficit is about
+    # 2·1.96·sqrt(1/6 250) ≈ 0.05 below ε (Clopper–Pearson, Bonferroni over ≤ 4 sets).
+    mech = as_mechanism(
+        bits, PrivacyClaim(Definition.PURE, BITS_EPSILON, InputDomain((1,), 0.0, 1.0))
+    )
+    pair = _pair([1.0], [0.0])
+    cfg = AuditConfig(100_000, 400_000, confidence=0.95, pairs=(pair,), use_patterns=False)
+    r = audit(mech, cfg, ONE)
+    assert not r.violation
+    assert BITS_EPSILON - 0.15 < r.epsilon_lower_bound <= BITS_EPSILON
+    assert "histogram" in r.attack_families
 
 
 def test_continuous_outputs_do_not_look_discrete() -> None:
