@@ -102,6 +102,7 @@ from dpaudit.audit.blackbox_config import (
     DPSNIPER_TARGET_MASS,
     MODES,
     STAGE_FINAL,
+    STAGE_PLAYOFF,
     STAGE_SELECT,
     STAGE_TRAIN,
     STAGE_VALIDATE,
@@ -109,7 +110,6 @@ from dpaudit.audit.blackbox_config import (
     default_train_samples,
 )
 from dpaudit.audit.blackbox_result import build_result, build_witness, no_witness_result
-from dpaudit.audit.counting import UnitCounts
 from dpaudit.audit.declarations import check_foreign_code
 from dpaudit.audit.dpsniper import audit_dpsniper
 from dpaudit.audit.histogram import train_histogram
@@ -117,6 +117,7 @@ from dpaudit.audit.pairs import InputPair, check_pair, generate_pairs
 from dpaudit.audit.sampler import Sampler, Timer
 from dpaudit.audit.scores import LikelihoodRatioScore, Score, candidate_thresholds, train_classifier
 from dpaudit.audit.selection import (
+    PLAYOFF_GROUPS,
     VALIDATE_TOP,
     Candidate,
     CandidateTable,
@@ -262,39 +263,16 @@ def _audit_dpaudit(
     kept = [combos[k][:3] for k in order[: cfg.screen_pairs]]
 
     # ---- 2. selection: rank on one half, re-estimate the leaders on the other.
-    # One job per input: its outputs are drawn once and counted under every kept score
-    # that uses it (pairs share inputs, families share pairs), so keeping more
-    # (pair, score) combinations costs scoring, not sampling.
-    slots: dict[tuple[float, ...], list[tuple[int, int]]] = {}  # input → [(kept, side)]
-    for k, (i, _, _) in enumerate(kept):
-        slots.setdefault(pairs[i].x, []).append((k, 0))
-        slots.setdefault(pairs[i].x_prime, []).append((k, 1))
-    jobs, signs, where = [], [], {}
-    for j, (x, uses) in enumerate(slots.items()):
-        jobs.append((x, tuple(kept[k][1] for k, _ in uses), tuple(kept[k][2] for k, _ in uses)))
-        # Likelihood-ratio scores also return importance-weighted sums (see SideStats).
-        signs.append(
-            tuple(
-                (1 - 2 * side) if isinstance(kept[k][1], LikelihoodRatioScore) else 0
-                for k, side in uses
-            )
-        )
-        where.update({use: (j, m) for m, use in enumerate(uses)})
+    # Each input is sampled once per stage for every kept score that uses it, so keeping
+    # more (pair, score) combinations costs scoring, not sampling.
     n_rank = max(1, cfg.samples // 2)
     n_check = max(1, cfg.samples - n_rank)
-    ranking = sampler.counts(jobs, n_rank, STAGE_SELECT, "ranking", importance_signs=signs)
-    checking = sampler.counts(jobs, n_check, STAGE_VALIDATE, "validating", importance_signs=signs)
-
-    def tables(counts: list[UnitCounts]) -> list[CandidateTable]:
-        def side(k: int, s: int) -> SideStats:
-            j, m = where[(k, s)]
-            return SideStats.from_counts(counts[j], m)
-
-        return [
-            CandidateTable.of(thr, side(k, 0), side(k, 1)) for k, (_, _, thr) in enumerate(kept)
-        ]
-
-    rank_tables, check_tables = tables(ranking), tables(checking)
+    everything = list(range(len(kept)))
+    ranking = _count_kept(sampler, pairs, kept, everything, n_rank, STAGE_SELECT, "ranking")
+    check_tables = _count_kept(
+        sampler, pairs, kept, everything, n_check, STAGE_VALIDATE, "validating"
+    )
+    rank_tables = [ranking[k] for k in everything]
     n_ranked = sum(t.size for t in rank_tables)
     # Leaders: the best under the margin for every candidate ranked and, so that an effect
     # that margin hides at small sample sizes still gets its chance, the best under the
@@ -328,6 +306,9 @@ def _audit_dpaudit(
     if not candidates:
         timer.mark("selection")
         return no_witness_result(mech, cfg, pairs, families, n_compared, timer)
+    candidates, check_tables = _playoff(
+        sampler, pairs, kept, candidates, check_tables, cfg.samples, cfg, alpha_side, delta
+    )
     chosen = [c for c, _, _ in candidates[:K]]
     # The winner's ladder: smaller sets of its kind that the selection margin could not
     # certify, decided between on the (much larger) final sample.
@@ -404,3 +385,93 @@ def _audit_dpaudit(
         samples={"training": n_train, "selection": cfg.samples, "final": cfg.final_samples},
         final_candidates=n_final_sets,
     )
+
+
+# ================================================================ helpers
+def _count_kept(
+    sampler: Sampler,
+    pairs: list[InputPair],
+    kept: list[tuple[int, Score, np.ndarray]],
+    ks: list[int],
+    n: int,
+    stage: int,
+    label: str,
+) -> dict[int, CandidateTable]:
+    """Candidate tables of the kept (pair, score) combinations ``ks`` on ``n`` fresh outputs.
+
+    One job per input: its outputs are drawn once and counted under every score in
+    ``ks`` that uses it.
+    """
+    slots: dict[tuple[float, ...], list[tuple[int, int]]] = {}  # input → [(kept, side)]
+    for k in ks:
+        i = kept[k][0]
+        slots.setdefault(pairs[i].x, []).append((k, 0))
+        slots.setdefault(pairs[i].x_prime, []).append((k, 1))
+    jobs, signs, where = [], [], {}
+    for j, (x, uses) in enumerate(slots.items()):
+        jobs.append((x, tuple(kept[k][1] for k, _ in uses), tuple(kept[k][2] for k, _ in uses)))
+        # Likelihood-ratio scores also return importance-weighted sums (see SideStats).
+        signs.append(
+            tuple(
+                (1 - 2 * side) if isinstance(kept[k][1], LikelihoodRatioScore) else 0
+                for k, side in uses
+            )
+        )
+        where.update({use: (j, m) for m, use in enumerate(uses)})
+    counts = sampler.counts(jobs, n, stage, label, importance_signs=signs)
+
+    def side(k: int, s: int) -> SideStats:
+        j, m = where[(k, s)]
+        return SideStats.from_counts(counts[j], m)
+
+    return {k: CandidateTable.of(kept[k][2], side(k, 0), side(k, 1)) for k in ks}
+
+
+def _playoff(
+    sampler: Sampler,
+    pairs: list[InputPair],
+    kept: list[tuple[int, Score, np.ndarray]],
+    candidates: list[tuple[Candidate, int, int]],
+    check_tables: dict[int, CandidateTable],
+    n: int,
+    cfg: AuditConfig,
+    alpha_side: float,
+    delta: float,
+) -> tuple[list[tuple[Candidate, int, int]], dict[int, CandidateTable]]:
+    """Decide between near-equal pairs on more data before the final stage spends its samples.
+
+    The validation half ranks the leaders with the noise of ``samples/2`` outputs
+    per input, which can exceed the true difference between two pairs (DP-Sniper's
+    ReportNoisyMax1: ratios 0.0946 and 0.0927 at mass 0.2, noise ≈ 0.0012 each, the
+    worse pair won 3 seeds of 5).  The best candidate of each of the
+    :data:`PLAYOFF_GROUPS` best (pair, orientation) groups has its score's
+    candidates counted on ``n`` more fresh outputs per input; every candidate of
+    those scores is then re-ranked on validation + playoff counts (both independent
+    of the ranking that chose the leaders), and the winner's ladder is read off the
+    same merged counts.  Selection only: the final samples stay untouched, so this
+    costs no confidence.  With a single group there is nothing to decide.
+    """
+    groups: dict[tuple[int, bool], int] = {}
+    for c, k, _ in candidates:
+        groups.setdefault((c.pair_index, c.numerator_is_x), k)
+        if len(groups) == PLAYOFF_GROUPS:
+            break
+    if len(groups) < 2:
+        return candidates, check_tables
+    ks = sorted(set(groups.values()))
+    extra = _count_kept(sampler, pairs, kept, ks, n, STAGE_PLAYOFF, "playoff")
+    merged = dict(check_tables)
+    merged.update({k: check_tables[k].merged(extra[k]) for k in ks})
+    entries = [(k, j) for _, k, j in candidates if k in extra]
+    out: list[tuple[Candidate, int, int]] = []
+    for k in ks:
+        mine = np.array([j for kk, j in entries if kk == k], dtype=np.int64)
+        proj = merged[k].project(cfg.final_samples, alpha_side, delta, len(entries), only=mine)
+        i, score, thr = kept[k]
+        for j in mine:
+            if np.isfinite(proj[j]):
+                out.append(
+                    (merged[k].candidate(i, score, thr, int(j), float(proj[j]), delta), k, int(j))
+                )
+    out.sort(key=lambda v: -v[0].projected)
+    return (out or candidates), merged

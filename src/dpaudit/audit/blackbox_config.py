@@ -44,7 +44,7 @@ def default_train_samples(samples: int) -> int:
 
 
 # Stage codes at the head of every work-unit key: the streams never overlap.
-STAGE_TRAIN, STAGE_SELECT, STAGE_FINAL, STAGE_VALIDATE = 1, 2, 3, 4
+STAGE_TRAIN, STAGE_SELECT, STAGE_FINAL, STAGE_VALIDATE, STAGE_PLAYOFF = 1, 2, 3, 4, 5
 STAGE_SNIPER_TRAIN, STAGE_SNIPER_CHECK, STAGE_SNIPER_FINAL = 11, 12, 13
 
 

@@ -35,6 +35,8 @@ PRERANK = 256
 #: (see :meth:`CandidateTable.ladder`): at most this many, at masses ``m/LADDER_STEP^j``.
 LADDER_RUNGS = 3
 LADDER_STEP = math.sqrt(10.0)
+#: Distinct (pair, orientation) groups whose best validated candidates meet in the playoff.
+PLAYOFF_GROUPS = 3
 
 
 @dataclass(frozen=True)
@@ -156,6 +158,20 @@ class CandidateTable:
             np.rint(np.concatenate(den)).astype(np.int64),
             np.concatenate(n_den),
             np.concatenate(rate),
+        )
+
+    def merged(self, other: CandidateTable) -> CandidateTable:
+        """This table's counts plus ``other``'s (same candidates, independent samples)."""
+        n_num = self.n_num + other.n_num
+        # The importance estimates come from the numerator's outputs: weight them by those.
+        rate = (self.den_rate * self.n_num + other.den_rate * other.n_num) / np.maximum(n_num, 1)
+        return CandidateTable(
+            self.m,
+            self.num + other.num,
+            n_num,
+            self.den + other.den,
+            self.n_den + other.n_den,
+            rate,
         )
 
     def project(
