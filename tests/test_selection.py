@@ -235,3 +235,46 @@ def test_final_sets_of_one_score_share_samples_and_split_the_error() -> None:
         (STAGE_FINAL, 1),
     )
     assert f"α/(2·{r.final_candidates})" in r.confidence_statement
+
+
+def test_merged_table_adds_the_counts_of_independent_samples() -> None:
+    thr = np.array([0.0, 1.0], dtype=np.float32)
+    a = CandidateTable.of(
+        thr,
+        SideStats(np.array([5, 2]), np.array([1, 0]), 10),
+        SideStats(np.array([3, 1]), np.array([0, 1]), 10),
+    )
+    b = CandidateTable.of(
+        thr,
+        SideStats(np.array([9, 4]), np.array([0, 2]), 20),
+        SideStats(np.array([6, 2]), np.array([1, 0]), 20),
+    )
+    m = a.merged(b)
+    assert np.array_equal(m.num, a.num + b.num) and np.array_equal(m.den, a.den + b.den)
+    assert np.all(m.n_num == 30) and np.all(m.n_den == 30)
+    # The same table as counting both samples at once.
+    both = CandidateTable.of(
+        thr,
+        SideStats(np.array([14, 6]), np.array([1, 2]), 30),
+        SideStats(np.array([9, 3]), np.array([1, 1]), 30),
+    )
+    assert np.array_equal(m.num, both.num) and np.array_equal(m.den, both.den)
+
+
+def _two_coins(x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+    """Pr[1] = 0.2 + x/10: pair (1, 0) has ratio 1.5, pair (1.1, 0) ratio 1.55."""
+    return (rng.random((n, 1)) < 0.2 + x[0] / 10).astype(np.int64)
+
+
+def test_playoff_runs_between_pairs_and_is_reported() -> None:
+    claim = PrivacyClaim(Definition.PURE, 1.0, InputDomain((1,), 0.0, 1.1))
+    mech = as_mechanism(_two_coins, claim)
+    pairs = (InputPair((1.0,), (0.0,), "given"), InputPair((1.1,), (0.0,), "given"))
+    cfg = AuditConfig(20_000, 100_000, confidence=0.9, pairs=pairs, use_patterns=False)
+    r = audit(mech, cfg, ONE)
+    assert r.samples["playoff"] == 20_000
+    assert "playoff" in r.confidence_statement
+    assert not r.violation and r.epsilon_lower_bound <= math.log(1.55)
+    # One pair whose two orientations are the only groups still has a playoff between them.
+    one = dataclasses.replace(cfg, pairs=pairs[:1])
+    assert audit(mech, one, ONE).samples["playoff"] in (0, 20_000)

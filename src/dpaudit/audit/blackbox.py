@@ -47,6 +47,13 @@ Two modes:
      so that an effect the full margin hides at small sizes keeps a chance) are
      re-estimated on the other half and ranked again, with the margin for
      that many;
+  3b. *playoff*: the best candidate of each of the
+     :data:`~dpaudit.audit.selection.PLAYOFF_GROUPS` best (pair, orientation)
+     groups has its score counted on ``samples`` more fresh outputs per input,
+     and the candidates of those scores are ranked again on validation +
+     playoff counts: two pairs whose ratios differ by less than the validation
+     noise (ReportNoisyMax1's 0.0946 and 0.0927) are told apart before the final
+     stage spends its samples on one of them;
   4. *final*: only the chosen candidate(s) are re-estimated on
      ``final_samples`` fresh outputs per input — with the winner's *ladder*
      (:meth:`~dpaudit.audit.selection.CandidateTable.ladder`): up to
@@ -72,8 +79,8 @@ Two modes:
   density is a claim about the code rather than the code.
 
 **What the confidence covers.**  The final samples are independent of
-everything used to choose the witness (training, ranking and validation
-samples), so choosing among any number of pairs, families, thresholds,
+everything used to choose the witness (training, ranking, validation and
+playoff samples), so choosing among any number of pairs, families, thresholds,
 directions (and, in ``dpsniper`` mode, pairs) costs no confidence.  If ``K``
 sets are re-estimated on the final samples (the ``final_candidates`` best and
 the winner's ladder; the result's ``final_candidates`` gives ``K``), the result
@@ -306,7 +313,7 @@ def _audit_dpaudit(
     if not candidates:
         timer.mark("selection")
         return no_witness_result(mech, cfg, pairs, families, n_compared, timer)
-    candidates, check_tables = _playoff(
+    candidates, check_tables, n_playoff = _playoff(
         sampler, pairs, kept, candidates, check_tables, cfg.samples, cfg, alpha_side, delta
     )
     chosen = [c for c, _, _ in candidates[:K]]
@@ -367,7 +374,8 @@ def _audit_dpaudit(
         f"ε ≥ epsilon_lower_bound holds with probability ≥ {cfg.confidence:g} over the final "
         f"samples. {len(pairs)} pair(s), {len(families)} attack famil(ies) and "
         f"{n_compared} threshold/direction candidates were compared on separate training, "
-        f"ranking and validation samples, so choosing among them costs no confidence; "
+        f"ranking, validation{' and playoff' if n_playoff else ''} samples, so choosing among "
+        f"them costs no confidence; "
         f"{K} set(s) ({len(chosen) - rungs} best candidate(s), {rungs} smaller set(s) of the "
         f"winner's kind) were re-estimated on fresh final samples, Bonferroni-corrected: "
         f"p1_lower and p2_upper are each one-sided Clopper–Pearson bounds at error α/(2·{K}) = "
@@ -382,7 +390,12 @@ def _audit_dpaudit(
         n_compared,
         statement,
         timer,
-        samples={"training": n_train, "selection": cfg.samples, "final": cfg.final_samples},
+        samples={
+            "training": n_train,
+            "selection": cfg.samples,
+            "playoff": n_playoff,
+            "final": cfg.final_samples,
+        },
         final_candidates=n_final_sets,
     )
 
@@ -437,8 +450,11 @@ def _playoff(
     cfg: AuditConfig,
     alpha_side: float,
     delta: float,
-) -> tuple[list[tuple[Candidate, int, int]], dict[int, CandidateTable]]:
+) -> tuple[list[tuple[Candidate, int, int]], dict[int, CandidateTable], int]:
     """Decide between near-equal pairs on more data before the final stage spends its samples.
+
+    Returns the re-ranked candidates, the tables to read the ladder from and the
+    playoff's sample size per input (0 when it did not run).
 
     The validation half ranks the leaders with the noise of ``samples/2`` outputs
     per input, which can exceed the true difference between two pairs (DP-Sniper's
@@ -457,7 +473,7 @@ def _playoff(
         if len(groups) == PLAYOFF_GROUPS:
             break
     if len(groups) < 2:
-        return candidates, check_tables
+        return candidates, check_tables, 0
     ks = sorted(set(groups.values()))
     extra = _count_kept(sampler, pairs, kept, ks, n, STAGE_PLAYOFF, "playoff")
     merged = dict(check_tables)
@@ -474,4 +490,6 @@ def _playoff(
                     (merged[k].candidate(i, score, thr, int(j), float(proj[j]), delta), k, int(j))
                 )
     out.sort(key=lambda v: -v[0].projected)
-    return (out or candidates), merged
+    if not out:
+        return candidates, check_tables, n
+    return out, merged, n
