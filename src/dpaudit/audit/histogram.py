@@ -41,7 +41,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from dpaudit.audit.scores import TrainingData
 
@@ -157,6 +156,8 @@ def differing_columns(data_x: TrainingData, data_x_prime: TrainingData) -> list[
     counts under the two inputs gives p < :data:`COLUMN_P_VALUE` divided by the
     number of columns tested.  Returns flattened column indices.
     """
+    from scipy import stats  # here, not at import: the CLI starts without scipy
+
     ax, ap = _flat(data_x.rows), _flat(data_x_prime.rows)
     if ax.shape[1] > MAX_PROJECTED_COLUMNS:
         return []
