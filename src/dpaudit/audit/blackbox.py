@@ -298,18 +298,7 @@ def _audit_dpaudit(
     # chosen without the numerator's counts, they need no margin to get through.
     for k, t in enumerate(rank_tables):
         chosen_sets.update((k, j) for j in t.at_mass(cfg.target_mass))
-    leaders = sorted(chosen_sets)
-    candidates: list[tuple[Candidate, int, int]] = []  # (candidate, kept index, set index)
-    for k in sorted({k for k, _ in leaders}):
-        mine = np.array([j for kk, j in leaders if kk == k], dtype=np.int64)
-        t = check_tables[k]
-        proj = t.project(cfg.final_samples, alpha_side, delta, len(leaders), only=mine)
-        i, score, thr = kept[k]
-        for j in mine:
-            if np.isfinite(proj[j]):
-                c = t.candidate(i, score, thr, int(j), float(proj[j]), delta)
-                candidates.append((c, k, int(j)))
-    candidates.sort(key=lambda v: -v[0].projected)
+    candidates = _ranked(check_tables, kept, sorted(chosen_sets), cfg, alpha_side, delta)
     if not candidates:
         timer.mark("selection")
         return no_witness_result(mech, cfg, pairs, families, n_compared, timer)
@@ -401,6 +390,32 @@ def _audit_dpaudit(
 
 
 # ================================================================ helpers
+def _ranked(
+    tables: dict[int, CandidateTable],
+    kept: list[tuple[int, Score, np.ndarray]],
+    entries: list[tuple[int, int]],
+    cfg: AuditConfig,
+    alpha_side: float,
+    delta: float,
+) -> list[tuple[Candidate, int, int]]:
+    """The sets ``entries`` ((kept index, set index)) as candidates, best projection first.
+
+    Each is projected on ``tables`` with the margin for ``len(entries)`` compared;
+    sets with no finite projection are dropped.
+    """
+    out: list[tuple[Candidate, int, int]] = []  # (candidate, kept index, set index)
+    for k in sorted({k for k, _ in entries}):
+        mine = np.array([j for kk, j in entries if kk == k], dtype=np.int64)
+        t = tables[k]
+        proj = t.project(cfg.final_samples, alpha_side, delta, len(entries), only=mine)
+        i, score, thr = kept[k]
+        for j in mine:
+            if np.isfinite(proj[j]):
+                out.append((t.candidate(i, score, thr, int(j), float(proj[j]), delta), k, int(j)))
+    out.sort(key=lambda v: -v[0].projected)
+    return out
+
+
 def _count_kept(
     sampler: Sampler,
     pairs: list[InputPair],
@@ -479,17 +494,7 @@ def _playoff(
     merged = dict(check_tables)
     merged.update({k: check_tables[k].merged(extra[k]) for k in ks})
     entries = [(k, j) for _, k, j in candidates if k in extra]
-    out: list[tuple[Candidate, int, int]] = []
-    for k in ks:
-        mine = np.array([j for kk, j in entries if kk == k], dtype=np.int64)
-        proj = merged[k].project(cfg.final_samples, alpha_side, delta, len(entries), only=mine)
-        i, score, thr = kept[k]
-        for j in mine:
-            if np.isfinite(proj[j]):
-                out.append(
-                    (merged[k].candidate(i, score, thr, int(j), float(proj[j]), delta), k, int(j))
-                )
-    out.sort(key=lambda v: -v[0].projected)
+    out = _ranked(merged, kept, entries, cfg, alpha_side, delta)
     if not out:
         return candidates, check_tables, n
     return out, merged, n
