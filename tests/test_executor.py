@@ -10,7 +10,9 @@ import subprocess
 import sys
 import textwrap
 import time
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -327,3 +329,25 @@ def test_malformed_runtime_env_variable_is_rejected_before_ray_starts(
     with pytest.raises(InvalidArgumentError) as info:
         prepare_backend(ExecutionConfig(backend="ray", workers=1))
     assert info.value.argument == ray_backend.RUNTIME_ENV_VARIABLE
+
+
+def test_batch_lost_when_submit_finds_the_pool_broken_is_requeued(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A worker that dies between two submissions makes the next ``submit`` raise
+    # BrokenProcessPool: the batch it carried was taken from the batcher but never in
+    # flight, and used to be dropped (its result left as None).
+    real_submit = executor.ProcessPoolExecutor.submit
+    calls = {"n": 0}
+
+    def submit_breaking_once(self: Any, *args: Any, **kwargs: Any) -> Any:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise BrokenProcessPool("simulated: a worker died")
+        return real_submit(self, *args, **kwargs)
+
+    reference = run_units(usermod.count_unit, usermod.make_units(rows=2000), ONE)
+    monkeypatch.setattr(executor.ProcessPoolExecutor, "submit", submit_breaking_once)
+    out = run_units(usermod.count_unit, usermod.make_units(rows=2000), TWO)
+    assert calls["n"] > 2
+    np.testing.assert_array_equal(np.stack(out), np.stack(reference))

@@ -130,12 +130,21 @@ def execute(
     results: list[Any] = [None] * len(units)
     if not units:
         return results
+    done = [False] * len(units)
     with progress(len(units), desc) as bar:
         for i, r in _iter_results(fn, units, config):
             results[i] = r
+            done[i] = True
             if on_result is not None:
                 on_result(i, r)
             bar.update(1)
+    if not all(done):
+        # A unit the backend dropped must never pass as a result of None.
+        missing = [i for i, d in enumerate(done) if not d]
+        raise RuntimeError(
+            f"internal error: {len(missing)} work unit(s) returned no result "
+            f"(first: #{missing[0]}); please report it"
+        )
     return results
 
 
@@ -245,15 +254,19 @@ def _iter_pool(
             initargs=(os.getpid(),),
         )
         in_flight: dict[Future[Any], list[int]] = {}
+        # A batch taken from the batcher but not yet in flight: submit raises
+        # BrokenProcessPool when a worker has just died, and that batch must be requeued.
+        submitting: list[int] = []
         finished = False
         try:
             while True:
                 while len(in_flight) < in_flight_limit:
-                    batch = batcher.next_batch()
-                    if not batch:
+                    submitting = batcher.next_batch()
+                    if not submitting:
                         break
-                    items = [(i, units[i]) for i in batch]
-                    in_flight[pool.submit(run_batch, fn, items)] = batch
+                    items = [(i, units[i]) for i in submitting]
+                    in_flight[pool.submit(run_batch, fn, items)] = submitting
+                    submitting = []
                 if not in_flight:
                     break
                 done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
@@ -264,7 +277,7 @@ def _iter_pool(
             finished = True
         except BrokenProcessPool as exc:
             restarts += 1
-            lost = sorted(i for batch in in_flight.values() for i in batch)
+            lost = sorted(i for batch in [*in_flight.values(), submitting] for i in batch)
             if restarts > max_retries:
                 raise WorkerLostError(
                     f"a worker process died {restarts} times; {len(lost)} work units "
