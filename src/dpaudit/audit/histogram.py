@@ -54,6 +54,7 @@ MAX_COLUMN_VALUES = 16
 COLUMN_P_VALUE = 1e-3
 #: Most output columns examined for a projection (one test per column).
 MAX_PROJECTED_COLUMNS = 4096
+#: Rows looked at first to rule out a continuous column / continuous whole rows cheaply.
 _PEEK_ROWS = 4096
 _PEEK_ROWS_WHOLE = 65536
 #: 64-bit offsets, one per output coordinate (fixed: the hash is part of the attack).
@@ -191,6 +192,7 @@ def differing_columns(data_x: TrainingData, data_x_prime: TrainingData) -> list[
 def _table(
     data_x: TrainingData, data_x_prime: TrainingData, columns: tuple[int, ...] | None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sorted row keys and both inputs' training counts per key."""
     kx, cx = _key_counts(data_x, columns)
     kp, cp = _key_counts(data_x_prime, columns)
     keys = np.union1d(kx, kp)
@@ -201,17 +203,22 @@ def _table(
     return keys, ax, ap
 
 
-def _projection(data_x: TrainingData, data_x_prime: TrainingData) -> tuple[int, ...] | None:
-    """The most differing columns whose projected rows stay discrete (``None``: none)."""
-    chosen: tuple[int, ...] = ()
+_Table = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def _projection(
+    data_x: TrainingData, data_x_prime: TrainingData
+) -> tuple[tuple[int, ...], _Table] | None:
+    """The most differing columns whose projected rows stay discrete, with their table."""
+    chosen: tuple[tuple[int, ...], _Table] | None = None
     total = float(data_x.counts.sum() + data_x_prime.counts.sum())
     for j in differing_columns(data_x, data_x_prime):
-        trial = (*chosen, j)
-        keys, _, _ = _table(data_x, data_x_prime, trial)
-        if not _is_discrete(len(keys), total):
+        trial = (*chosen[0], j) if chosen else (j,)
+        table = _table(data_x, data_x_prime, trial)
+        if not _is_discrete(len(table[0]), total):
             break
-        chosen = trial
-    return chosen or None
+        chosen = (trial, table)
+    return chosen
 
 
 def train_histogram(
@@ -229,13 +236,14 @@ def train_histogram(
     few = len(np.unique(row_keys(data_x.rows[:_PEEK_ROWS_WHOLE]))) <= MAX_ROWS
     whole = _table(data_x, data_x_prime, None) if few else None
     columns: tuple[int, ...] | None = None
+    table = whole
     if whole is None or not _is_discrete(len(whole[0]), total):
-        columns = _projection(data_x, data_x_prime)
-        if columns is None and only_if_discrete:
+        projected = _projection(data_x, data_x_prime)
+        if projected is not None:
+            columns, table = projected
+        elif only_if_discrete:
             return None
-    keys, ax, ap = (
-        whole if columns is None and whole is not None else _table(data_x, data_x_prime, columns)
-    )
+    keys, ax, ap = table if table is not None else _table(data_x, data_x_prime, None)
     nx, np_ = float(data_x.counts.sum()), float(data_x_prime.counts.sum())
     s = np.log((ax + 0.5) / (nx + 0.5)) - np.log((ap + 0.5) / (np_ + 0.5))
     return HistogramScore(keys, np.round(s, 6).astype(np.float32), columns)
