@@ -259,17 +259,15 @@ class CandidateTable:
         rate = self.den / np.maximum(self.n_den, 1)
         block = rate[r * self.m : (r + 1) * self.m]
         base = float(rate[idx])
+        smaller = np.nonzero(block < base)[0]
+        if len(smaller) == 0:
+            return []
         picks: list[int] = []
         for j in range(1, rungs + 1):
             target = base / step**j
-            smaller = np.nonzero(block < base)[0]
-            if len(smaller) == 0:
-                break
             pick = r * self.m + int(smaller[np.argmin(np.abs(block[smaller] - target))])
             if pick not in picks:
                 picks.append(pick)
-        if not picks:
-            return []
         idx_all = np.array([idx, *picks], dtype=np.int64)
         face = point_projection(
             self.num[idx_all] / self.n_num[idx_all],
