@@ -278,3 +278,40 @@ def test_playoff_runs_between_pairs_and_is_reported() -> None:
     # One pair whose two orientations are the only groups still has a playoff between them.
     one = dataclasses.replace(cfg, pairs=pairs[:1])
     assert audit(mech, one, ONE).samples["playoff"] in (0, 20_000)
+
+
+def test_playoff_orders_groups_on_its_own_counts_not_the_biased_validation(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The validation counts chose the groups, so the leader's are biased up (winner's curse).
+
+    Pair 0 led on validation by a lucky count (ratio 2.5) and still leads on the pooled
+    counts (1200/600 = 2.0 against 1140/600 = 1.9); on the fresh playoff counts alone pair 1
+    is ahead (1.9 against 1.75), and the playoff must pick pair 1.
+    """
+    from dpaudit.audit import blackbox
+
+    thr = np.array([0.5], dtype=np.float32)
+
+    def table(num: int, den: int, n: int) -> CandidateTable:
+        none = np.array([0])
+        return CandidateTable.of(
+            thr, SideStats(np.array([num]), none, n), SideStats(np.array([den]), none, n)
+        )
+
+    kept = [(0, "score-0", thr), (1, "score-1", thr)]
+    validation = {0: table(500, 200, 1000), 1: table(380, 200, 1000)}
+    playoff = {0: table(700, 400, 2000), 1: table(760, 400, 2000)}
+    monkeypatch.setattr(blackbox, "_count_kept", lambda *args: playoff)
+    cfg = AuditConfig(2000, 100_000, confidence=0.9)
+    entries = [(0, 0), (1, 0)]  # entry 0: the upper set over x
+    candidates = blackbox._ranked(validation, kept, entries, cfg, 0.05, 0.0)
+    assert [k for _, k, _ in candidates] == [0, 1]
+    out, tables, n = blackbox._playoff(
+        None, [], kept, candidates, validation, 2000, cfg, 0.05, 0.0  # type: ignore[arg-type]
+    )
+    assert n == 2000 and [k for _, k, _ in out] == [1, 0]
+    # Pooled counts: what the winner's ladder is read from.
+    assert int(tables[0].num[0]) == 1200 and int(tables[1].num[0]) == 1140
+    # On pooled counts alone pair 0 would still lead: the order is the playoff's.
+    assert out[1][0].projected > out[0][0].projected

@@ -476,11 +476,15 @@ def _playoff(
     ReportNoisyMax1: ratios 0.0946 and 0.0927 at mass 0.2, noise ≈ 0.0012 each, the
     worse pair won 3 seeds of 5).  The best candidate of each of the
     :data:`PLAYOFF_GROUPS` best (pair, orientation) groups has its score's
-    candidates counted on ``n`` more fresh outputs per input; every candidate of
-    those scores is then re-ranked on validation + playoff counts (both independent
-    of the ranking that chose the leaders), and the winner's ladder is read off the
-    same merged counts.  Selection only: the final samples stay untouched, so this
-    costs no confidence.  With a single group there is nothing to decide.
+    candidates counted on ``n`` more fresh outputs per input.  The groups are ordered
+    by their best candidate on the playoff counts alone: the validation counts chose
+    these groups, so the leader's are biased upward (winner's curse; ReportNoisyMax1
+    seed 2: the worse pair's validation estimate was +3σ and stayed ahead when the
+    two samples were pooled).  Within a group, where the candidates share one score
+    and their errors move together, the sets are ranked on validation + playoff
+    counts, and the winner's ladder is read off the same pooled counts.  Selection
+    only: the final samples stay untouched, so this costs no confidence.  With a
+    single group there is nothing to decide.
     """
     groups: dict[tuple[int, bool], int] = {}
     for c, k, _ in candidates:
@@ -497,4 +501,10 @@ def _playoff(
     out = _ranked(merged, kept, entries, cfg, alpha_side, delta)
     if not out:
         return candidates, check_tables, n
+    # Each group's standing: its best projection on the fresh playoff counts only.
+    standing: dict[tuple[int, bool], float] = {}
+    for c, _, _ in _ranked(extra, kept, entries, cfg, alpha_side, delta):
+        standing.setdefault((c.pair_index, c.numerator_is_x), c.projected)
+    # ``sorted`` is stable: within a group the pooled order stays.
+    out.sort(key=lambda v: -standing.get((v[0].pair_index, v[0].numerator_is_x), -math.inf))
     return out, merged, n
