@@ -334,6 +334,36 @@ def test_nearest_from_a_centre_equals_brute_force(k: int) -> None:
         np.testing.assert_allclose(d1, d2)
 
 
+@pytest.mark.parametrize("k", [2, 3])
+def test_nearest_from_with_the_local_radius_bound_equals_brute_force(
+    k: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ball radius ``ρ + u_k`` from the centre's local words (k ≥ 2) is exact too.
+
+    Four local words make the bound engage on 500 words (it engages once the crude
+    ball holds more than 16 × the local words).
+    """
+    from dpaudit.analysis import word_embedding
+
+    monkeypatch.setattr(word_embedding, "_LOCAL_WORDS", 4)
+    real, bounded = word_embedding._kth_smallest, []
+
+    def kth(values: np.ndarray, k: int) -> np.ndarray:
+        bounded.append(len(values))
+        return real(values, k)
+
+    monkeypatch.setattr(word_embedding, "_kth_smallest", kth)
+    emb = synthetic(v=500, d=6, seed=5)
+    rng = np.random.default_rng(9)
+    for scale in (0.1, 0.3, 1.0):
+        pts = emb.matrix[3].astype(float) + scale * rng.normal(size=(4000, 6))
+        i1, d1 = emb.nearest(pts, k=k)
+        i2, d2 = emb.nearest_from(3, pts, k=k)
+        np.testing.assert_array_equal(i1, i2)
+        np.testing.assert_allclose(d1, d2)
+    assert sum(bounded) > 1000  # the bound ran on many points
+
+
 def test_a_word_mechanism_without_a_name_fails_at_definition() -> None:
     with pytest.raises(TypeError, match="has no name"):
 

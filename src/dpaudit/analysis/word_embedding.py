@@ -54,6 +54,10 @@ _DIST_CHUNK = 1 << 15
 _FULL_SEARCH = 0.6
 #: Numbers (points × vocabulary) per block of the nearest-word search.
 _NN_BLOCK_ELEMENTS = 1 << 22
+#: Most points per block of the nearest-word search (narrow balls hold few words).
+_NN_MAX_ROWS = 1 << 10
+#: Words nearest the centre whose distances to each point bound the search radius.
+_LOCAL_WORDS = 64
 
 
 @dataclass(frozen=True, eq=False)
@@ -174,15 +178,18 @@ class WordEmbedding:
     ) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`nearest` for points scattered around word ``center``, searching fewer words.
 
-        Exact by the triangle inequality: with ``ρ = ‖p − e_c‖``, word ``c`` lies
-        at distance ``ρ`` from ``p`` and its ``k − 1`` nearest other words within
-        ``ρ + δ_{k−1}`` (``δ_j`` the distance of ``c``'s ``j``-th nearest other
-        word, ``δ_0 = 0``), so the ``k`` words nearest to ``p`` lie within
-        ``2ρ + δ_{k−1}`` of ``e_c``.  Points are taken in order of ``ρ``, in
-        blocks, each searched over the words of ``c``'s ball of the block's
-        largest radius (all words when that ball holds them all: noisy points
-        far from ``c`` cost as much as :meth:`nearest`).  Ties may resolve
-        differently from :meth:`nearest` (probability zero for continuous noise).
+        Exact by the triangle inequality: with ``ρ = ‖p − e_c‖`` and ``u_k`` the
+        ``k``-th smallest distance from ``p`` to the :data:`_LOCAL_WORDS` words
+        nearest ``c`` (``c`` among them), the ``k`` words nearest to ``p`` lie
+        within ``u_k`` of ``p`` (a subset's ``k``-th distance bounds the whole
+        vocabulary's), hence within ``ρ + u_k`` of ``e_c``.  That radius is never
+        above the cruder ``2ρ + δ_{k−1}`` (``δ_j``: distance of ``c``'s ``j``-th
+        nearest other word) and much below it where ``c``'s neighbours lie toward
+        ``p``.  Points are taken in order of the radius, in blocks, each searched
+        over the words of ``c``'s ball of the block's largest radius (all words
+        when that ball holds most of them: noisy points far from ``c`` cost as
+        much as :meth:`nearest`).  Ties may resolve differently from
+        :meth:`nearest` (probability zero for continuous noise).
         """
         pts = np.asarray(points, dtype=np.float32)
         if pts.ndim != 2 or pts.shape[1] != self.dim:
@@ -194,30 +201,60 @@ class WordEmbedding:
         d_c = self.distances_from(center)
         by_d = np.argsort(d_c, kind="stable")
         sorted_d = d_c[by_d]
-        delta = float(sorted_d[k - 1]) if k > 1 else 0.0
-        diff = pts.astype(np.float64) - self.matrix[center].astype(np.float64)
+        pts64 = pts.astype(np.float64)
+        diff = pts64 - self.matrix[center].astype(np.float64)
         rho = np.sqrt(np.einsum("ij,ij->i", diff, diff))
+        delta = float(sorted_d[k - 1]) if k > 1 else 0.0
+        reach = 2.0 * rho + delta
+        # The local bound pays where it can shrink a ball by more than it costs (a float64
+        # product with n_local words, about as dear as searching 16·n_local): for k ≥ 2,
+        # where δ_{k−1} widens the crude ball (for k = 1, u_1 ≈ ρ: measured no gain), not
+        # where that ball is small, nor where even radius ρ (its least value) holds most words.
+        n_local = max(k, min(_LOCAL_WORDS, self.size))
+        worth = (
+            (k >= 2)
+            & (reach > sorted_d[min(16 * n_local, self.size) - 1])
+            & (np.searchsorted(sorted_d, rho) < _FULL_SEARCH * self.size)
+        )
+        if np.any(worth):
+            local = self.matrix[by_d[:n_local]].astype(np.float64)
+            local_sq = np.einsum("ij,ij->i", local, local)
+            which = np.flatnonzero(worth)
+            step = max(1, _NN_BLOCK_ELEMENTS // (4 * n_local))
+            for s in range(0, len(which), step):  # in blocks: memory flat in n
+                rows = which[s : s + step]
+                p = pts64[rows]
+                sq = np.einsum("ij,ij->i", p, p)[:, None] - 2.0 * (p @ local.T) + local_sq
+                u_k = np.sqrt(np.maximum(_kth_smallest(sq, k), 0.0))
+                reach[rows] = np.minimum(reach[rows], rho[rows] + u_k)
         # A margin far above float32 rounding of the scores keeps the search exact.
-        reach = (2.0 * rho + delta) * (1.0 + 1e-4) + 1e-4
-        p_order = np.argsort(rho, kind="stable")
+        reach = reach * (1.0 + 1e-4) + 1e-4
+        p_order = np.argsort(reach, kind="stable")
         widths = np.maximum(k, np.searchsorted(sorted_d, reach[p_order], side="right"))
         full = widths >= _FULL_SEARCH * self.size  # these points: plain search over all words
         if np.all(full):
             return self.nearest(pts, k)
-        aug_sorted = np.ascontiguousarray(self._augmented[:, by_d[: int(widths[~full].max())]])
+        near, near_widths = p_order[~full], widths[~full]  # widths ascend along ``near``
+        aug_sorted = np.ascontiguousarray(self._augmented[:, by_d[: int(near_widths[-1])]])
         idx = np.empty((n, k), dtype=np.int64)
-        rows = max(1, _NN_BLOCK_ELEMENTS // self.size)
-        aug = np.empty((min(rows, n), self.dim + 1), dtype=np.float32)
+        most_rows = min(len(near), _NN_MAX_ROWS)
+        aug = np.empty((most_rows, self.dim + 1), dtype=np.float32)
         aug[:, -1] = 1.0
-        near = p_order[~full]
-        buf = _score_buffer(min(rows, n) * aug_sorted.shape[1])
-        for start in range(0, len(near), rows):
+        buf = _score_buffer(min(_NN_BLOCK_ELEMENTS, most_rows * aug_sorted.shape[1]))
+        start = 0
+        while start < len(near):
+            # As many rows as fit the block at the width of the block's last row.
+            rows = min(most_rows, len(near) - start, _NN_BLOCK_ELEMENTS // int(near_widths[start]))
+            rows = max(1, rows)
+            width = int(near_widths[start + rows - 1])
+            rows = max(1, min(rows, _NN_BLOCK_ELEMENTS // width))
+            width = int(near_widths[start + rows - 1])
             sel = near[start : start + rows]
-            b = len(sel)
-            width = int(widths[~full][start : start + rows].max())
-            aug[:b, :-1] = pts[sel]
-            score = np.matmul(aug[:b], aug_sorted[:, :width], out=buf[: b * width].reshape(b, -1))
+            aug[:rows, :-1] = pts[sel]
+            out = buf[: rows * width].reshape(rows, width)
+            score = np.matmul(aug[:rows], aug_sorted[:, :width], out=out)
             idx[sel] = by_d[_k_smallest(score, k)]
+            start += rows
         if np.any(full):
             far = p_order[full]
             idx[far] = self.nearest(pts[far], k)[0]
@@ -251,6 +288,17 @@ def _score_buffer(size: int) -> np.ndarray:
     measured for one (209 × 51)·(51 × 20 000) product).
     """
     return np.empty(size, dtype=np.float32)
+
+
+def _kth_smallest(values: np.ndarray, k: int) -> np.ndarray:
+    """The ``k``-th smallest value of each row (``values`` may be changed)."""
+    if k == 1:
+        return np.min(values, axis=1)
+    first = np.argmin(values, axis=1)
+    if k == 2:  # two min passes: cheaper than a partition
+        values[np.arange(len(values)), first] = np.inf
+        return np.min(values, axis=1)
+    return np.partition(values, k - 1, axis=1)[:, k - 1]
 
 
 def _k_smallest(score: np.ndarray, k: int) -> np.ndarray:
