@@ -208,8 +208,9 @@ def test_laplace_witness_matches_closed_form() -> None:
         )
         se = math.sqrt(p * (1 - p) / est.samples)
         assert abs(est.estimate - p) <= 5 * se  # 5 standard errors
-    # The bound is exactly ln(CP lower) − ln(CP upper), each at error α/2.
-    half = (1 - cfg.confidence) / 2
+    # The bound is exactly ln(CP lower) − ln(CP upper), each at error α/(2K) for the
+    # K sets re-estimated on the final samples.
+    half = (1 - cfg.confidence) / (2 * r.final_candidates)
     lo = clopper_pearson_lower(w.p1.hits, w.p1.samples, half)
     hi = clopper_pearson_upper(w.p2.hits, w.p2.samples, half)
     assert w.epsilon_lower_bound == pytest.approx(math.log(lo) - math.log(hi), rel=1e-12)

@@ -217,7 +217,7 @@ def test_point_projection_is_the_final_bound_of_the_scaled_counts() -> None:
     assert got[0] == pytest.approx(want, rel=1e-12)
 
 
-def test_final_sets_of_one_score_share_samples_and_split_the_error() -> None:
+def test_final_sets_of_one_pair_share_samples_and_split_the_error() -> None:
     # 8 coordinates of Lap(20), 0^8 vs 1^8: the margin's winner and its ladder are
     # re-estimated on the same final samples (one job per input), every set at error
     # α/(2K) for the K sets re-estimated.
@@ -231,9 +231,11 @@ def test_final_sets_of_one_score_share_samples_and_split_the_error() -> None:
     assert r.final_candidates >= 2  # seed 1: the winner and 2 rungs
     assert w.p1.bound_error == pytest.approx((1 - cfg.confidence) / (2 * r.final_candidates))
     assert w.seeds is not None
+    # One job per input of the pair: x's outputs at index 0, x''s at 1, whichever is p1's.
+    num = 0 if w.x == pair.x else 1
     assert (w.seeds.p1_unit_key_prefix, w.seeds.p2_unit_key_prefix) == (
-        (STAGE_FINAL, 0),
-        (STAGE_FINAL, 1),
+        (STAGE_FINAL, num),
+        (STAGE_FINAL, 1 - num),
     )
     assert f"α/(2·{r.final_candidates})" in r.confidence_statement
 
@@ -309,7 +311,7 @@ def test_playoff_orders_groups_on_its_own_counts_not_the_biased_validation(
     candidates = blackbox._ranked(validation, kept, entries, cfg, 0.05, 0.0)
     assert [k for _, k, _ in candidates] == [0, 1]
     no_sampler: Any = None  # the playoff's counts are the patched ones above
-    out, tables, n = blackbox._playoff(
+    out, tables, n, too_close = blackbox._playoff(
         no_sampler, [], kept, candidates, validation, 2000, cfg, 0.05, 0.0
     )
     assert n == 2000 and [k for _, k, _ in out] == [1, 0]
@@ -317,3 +319,11 @@ def test_playoff_orders_groups_on_its_own_counts_not_the_biased_validation(
     assert int(tables[0].num[0]) == 1200 and int(tables[1].num[0]) == 1140
     # On pooled counts alone pair 0 would still lead: the order is the playoff's.
     assert out[1][0].projected > out[0][0].projected
+    # ln(760/400) − ln(700/400) = 0.082 is 1.08 standard errors (0.076): a call made.
+    assert too_close == []
+    # At 740 against 760 (0.027 apart) the playoff cannot tell: pair 0 goes on too.
+    playoff[0] = table(740, 400, 2000)
+    out, _, _, too_close = blackbox._playoff(
+        no_sampler, [], kept, candidates, validation, 2000, cfg, 0.05, 0.0
+    )
+    assert [k for _, k, _ in out] == [1, 0] and [k for _, k, _ in too_close] == [0]

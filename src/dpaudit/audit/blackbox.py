@@ -125,6 +125,7 @@ from dpaudit.audit.sampler import Sampler, Timer
 from dpaudit.audit.scores import LikelihoodRatioScore, Score, candidate_thresholds, train_classifier
 from dpaudit.audit.selection import (
     PLAYOFF_GROUPS,
+    PLAYOFF_TIE_Z,
     VALIDATE_TOP,
     Candidate,
     CandidateTable,
@@ -302,15 +303,19 @@ def _audit_dpaudit(
     if not candidates:
         timer.mark("selection")
         return no_witness_result(mech, cfg, pairs, families, n_compared, timer)
-    candidates, check_tables, n_playoff = _playoff(
+    candidates, check_tables, n_playoff, too_close = _playoff(
         sampler, pairs, kept, candidates, check_tables, cfg.samples, cfg, alpha_side, delta
     )
     chosen = [c for c, _, _ in candidates[:K]]
+    taken = {(k, j) for _, k, j in candidates[:K]}
+    # Groups the playoff could not tell from the leader: the final sample decides.
+    runners_up = [(c, k, j) for c, k, j in too_close if (k, j) not in taken]
+    chosen += [c for c, _, _ in runners_up]
+    taken.update((k, j) for _, k, j in runners_up)
     # The winner's ladder: smaller sets of its kind that the selection margin could not
     # certify, decided between on the (much larger) final sample.
     _, k0, j0 = candidates[0]
     t0, (i0, score0, thr0) = check_tables[k0], kept[k0]
-    taken = {(k, j) for _, k, j in candidates[:K]}
     rungs = 0
     for j in t0.ladder(j0, cfg.final_samples, alpha_side, delta):
         if (k0, j) not in taken:
@@ -320,21 +325,19 @@ def _audit_dpaudit(
     alpha_final = (1.0 - cfg.confidence) / (2 * n_final_sets)
     timer.mark("selection")
 
-    # ---- 3. final: fresh samples for the chosen candidate(s) only.  Sets of one score
-    # and orientation share their samples (one job per input, one slot per set).
-    groups: dict[tuple[int, bool, int], list[int]] = {}
+    # ---- 3. final: fresh samples for the chosen candidate(s) only.  Sets on one pair
+    # share their samples, whatever their score and orientation (one job per input,
+    # one slot per set); the Bonferroni correction needs no independence between them.
+    groups: dict[int, list[int]] = {}
     for n_c, c in enumerate(chosen):
-        groups.setdefault((c.pair_index, c.numerator_is_x, id(c.score)), []).append(n_c)
+        groups.setdefault(c.pair_index, []).append(n_c)
     jobs, ties = [], []
     slot_of: dict[int, tuple[int, int]] = {}  # chosen index -> (group, slot)
-    for g, members in enumerate(groups.values()):
-        c = chosen[members[0]]
-        pair = pairs[c.pair_index]
-        num, den = (pair.x, pair.x_prime) if c.numerator_is_x else (pair.x_prime, pair.x)
+    for g, (i, members) in enumerate(groups.items()):
         scores = tuple(chosen[m].score for m in members)
         thrs = tuple(np.array([chosen[m].threshold], dtype=np.float32) for m in members)
         q = tuple(chosen[m].tie_probability for m in members)
-        jobs += [(num, scores, thrs), (den, scores, thrs)]
+        jobs += [(pairs[i].x, scores, thrs), (pairs[i].x_prime, scores, thrs)]
         ties += [q, q]
         slot_of.update({m: (g, s) for s, m in enumerate(members)})
     final = sampler.counts(jobs, cfg.final_samples, STAGE_FINAL, "final", ties)
@@ -342,17 +345,18 @@ def _audit_dpaudit(
     witnesses = []
     for n_c, c in enumerate(chosen):
         g, slot = slot_of[n_c]
+        num, den = (2 * g, 2 * g + 1) if c.numerator_is_x else (2 * g + 1, 2 * g)
         witnesses.append(
             build_witness(
                 mech,
                 pairs[c.pair_index],
                 c,
-                final[2 * g],
-                final[2 * g + 1],
+                final[num],
+                final[den],
                 alpha_final,
                 cfg.seed,
-                (STAGE_FINAL, 2 * g),
-                (STAGE_FINAL, 2 * g + 1),
+                (STAGE_FINAL, num),
+                (STAGE_FINAL, den),
                 cfg.confidence,
                 slot=slot,
             )
@@ -365,7 +369,8 @@ def _audit_dpaudit(
         f"{n_compared} threshold/direction candidates were compared on separate training, "
         f"ranking, validation{' and playoff' if n_playoff else ''} samples, so choosing among "
         f"them costs no confidence; "
-        f"{K} set(s) ({len(chosen) - rungs} best candidate(s), {rungs} smaller set(s) of the "
+        f"{K} set(s) ({len(chosen) - rungs - len(runners_up)} best candidate(s), "
+        f"{len(runners_up)} runner(s)-up too close to call, {rungs} smaller set(s) of the "
         f"winner's kind) were re-estimated on fresh final samples, Bonferroni-corrected: "
         f"p1_lower and p2_upper are each one-sided Clopper–Pearson bounds at error α/(2·{K}) = "
         f"{alpha_side:.4g} (α = {1 - cfg.confidence:.4g})."
@@ -465,11 +470,17 @@ def _playoff(
     cfg: AuditConfig,
     alpha_side: float,
     delta: float,
-) -> tuple[list[tuple[Candidate, int, int]], dict[int, CandidateTable], int]:
+) -> tuple[
+    list[tuple[Candidate, int, int]],
+    dict[int, CandidateTable],
+    int,
+    list[tuple[Candidate, int, int]],
+]:
     """Decide between near-equal pairs on more data before the final stage spends its samples.
 
-    Returns the re-ranked candidates, the tables to read the ladder from and the
-    playoff's sample size per input (0 when it did not run).
+    Returns the re-ranked candidates, the tables to read the ladder from, the
+    playoff's sample size per input (0 when it did not run) and the best set of
+    every other playoff group too close to call (see below).
 
     The validation half ranks the leaders with the noise of ``samples/2`` outputs
     per input, which can exceed the true difference between two pairs (DP-Sniper's
@@ -485,6 +496,13 @@ def _playoff(
     counts, and the winner's ladder is read off the same pooled counts.  Selection
     only: the final samples stay untouched, so this costs no confidence.  With a
     single group there is nothing to decide.
+
+    Two groups whose playoff estimates differ by less than :data:`PLAYOFF_TIE_Z`
+    standard errors are a coin flip for the playoff (SVT1 and SVT2 of DP-Sniper's
+    suite: two pairs 0.0007 apart in log-ratio, noise ≈ 0.004 at 10.7M outputs);
+    such a group's best set goes to the final stage too, where 20× more samples
+    tell them apart.  It costs one more set in the final Bonferroni correction and,
+    on another pair, that pair's final samples.
     """
     groups: dict[tuple[int, bool], int] = {}
     for c, k, _ in candidates:
@@ -492,7 +510,7 @@ def _playoff(
         if len(groups) == PLAYOFF_GROUPS:
             break
     if len(groups) < 2:
-        return candidates, check_tables, 0
+        return candidates, check_tables, 0, []
     ks = sorted(set(groups.values()))
     extra = _count_kept(sampler, pairs, kept, ks, n, STAGE_PLAYOFF, "playoff")
     merged = dict(check_tables)
@@ -500,11 +518,29 @@ def _playoff(
     entries = [(k, j) for _, k, j in candidates if k in extra]
     out = _ranked(merged, kept, entries, cfg, alpha_side, delta)
     if not out:
-        return candidates, check_tables, n
-    # Each group's standing: its best projection on the fresh playoff counts only.
-    standing: dict[tuple[int, bool], float] = {}
-    for c, _, _ in _ranked(extra, kept, entries, cfg, alpha_side, delta):
-        standing.setdefault((c.pair_index, c.numerator_is_x), c.projected)
+        return candidates, check_tables, n, []
+
+    def group(c: Candidate) -> tuple[int, bool]:
+        return (c.pair_index, c.numerator_is_x)
+
+    # Each group's standing: its best projection on the fresh playoff counts only,
+    # with that set's log-ratio estimate and standard error there.
+    standing: dict[tuple[int, bool], tuple[float, float, float]] = {}
+    for c, k, j in _ranked(extra, kept, entries, cfg, alpha_side, delta):
+        if group(c) not in standing:
+            standing[group(c)] = (c.projected, c.selection_estimate, extra[k].log_ratio_se(j))
     # ``sorted`` is stable: within a group the pooled order stays.
-    out.sort(key=lambda v: -standing.get((v[0].pair_index, v[0].numerator_is_x), -math.inf))
-    return out, merged, n
+    out.sort(key=lambda v: -standing.get(group(v[0]), (-math.inf,))[0])
+    leader = standing.get(group(out[0][0]))
+    too_close: list[tuple[Candidate, int, int]] = []
+    if leader is not None:
+        seen = {group(out[0][0])}
+        for c, k, j in out:
+            g = group(c)
+            if g in seen or g not in groups or g not in standing:
+                continue
+            seen.add(g)
+            _, est, se = standing[g]
+            if leader[1] - est <= PLAYOFF_TIE_Z * math.hypot(leader[2], se):
+                too_close.append((c, k, j))
+    return out, merged, n, too_close

@@ -37,6 +37,10 @@ LADDER_RUNGS = 3
 LADDER_STEP = math.sqrt(10.0)
 #: Distinct (pair, orientation) groups whose best validated candidates meet in the playoff.
 PLAYOFF_GROUPS = 3
+#: A playoff group within this many standard errors of the leader (difference of the
+#: two best candidates' log-ratio estimates on the playoff counts) is too close to call:
+#: its best set goes to the final stage beside the leader's.
+PLAYOFF_TIE_Z = 1.0
 
 
 @dataclass(frozen=True)
@@ -173,6 +177,12 @@ class CandidateTable:
             self.n_den + other.n_den,
             rate,
         )
+
+    def log_ratio_se(self, idx: int) -> float:
+        """Delta-method standard error of entry ``idx``'s log-ratio estimate (counts ≥ 1)."""
+        k1, k2 = max(int(self.num[idx]), 1), max(int(self.den[idx]), 1)
+        n1, n2 = int(self.n_num[idx]), int(self.n_den[idx])
+        return math.sqrt(max(1 / k1 - 1 / n1, 0.0) + max(1 / k2 - 1 / n2, 0.0))
 
     def project(
         self,
