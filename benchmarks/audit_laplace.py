@@ -119,7 +119,7 @@ def _seeds(
     command: str,
     mechanism: Any,
     config: AuditConfig,
-    seeds: int,
+    seeds: range,
     execution: ExecutionConfig,
     peer: str,
     goal: str,
@@ -128,7 +128,7 @@ def _seeds(
 ) -> dict[str, Any]:
     load = os.getloadavg()[0]
     bounds, walls, witnesses = [], [], []
-    for seed in range(seeds):
+    for seed in seeds:
         t0 = time.perf_counter()
         r = audit(mechanism, dataclasses.replace(config, seed=seed), execution)
         walls.append(time.perf_counter() - t0)
@@ -146,7 +146,8 @@ def _seeds(
         "case": label,
         "kind": kind,
         "command": command,
-        "seeds": seeds,
+        "seeds": len(seeds),
+        "first_seed": seeds.start,
         "epsilon_lcb_min": min(bounds),
         "epsilon_lcb_median": statistics.median(bounds),
         "epsilon_lcb_max": max(bounds),
@@ -160,7 +161,7 @@ def _seeds(
         "witnesses": witnesses,
     }
     print(
-        f"{label:15s} [{kind}] {seeds} seeds: ε_lcb min {min(bounds):.5f} median "
+        f"{label:15s} [{kind}] {len(seeds)} seeds: ε_lcb min {min(bounds):.5f} median "
         f"{statistics.median(bounds):.5f} max {max(bounds):.5f}; false alarms {alarms}; "
         f"mean {row['mean_wall_seconds']} s (load {load:.1f})  peer: {peer}  goal: {goal}  "
         f"met: {row['met']}",
@@ -175,7 +176,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="divide DP-Sniper's sizes by 100")
     parser.add_argument("--only", default=",".join(CASES), help="comma-separated case names")
-    parser.add_argument("--seeds", type=int, default=10, help="seeds 0..N-1 per case")
+    parser.add_argument("--seeds", type=int, default=10, help="N seeds per case")
+    parser.add_argument(
+        "--first-seed", type=int, default=0, help="seeds FIRST..FIRST+N-1 (default 0)"
+    )
     parser.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
     parser.add_argument("--json", default=None, metavar="FILE", help="append rows as JSON lines")
     args = parser.parse_args(argv)
@@ -275,6 +279,7 @@ def main(argv: list[str] | None = None) -> int:
             with open(args.json, "a") as fh:
                 fh.write(dumps(row, indent=None) + "\n")
 
+    seeds = range(args.first_seed, args.first_seed + args.seeds)
     for name in only:
         if name == "ome-dpsniper":
             for lam, paper in ((10.0, 2.8), (100.0, 4.6)):
@@ -286,7 +291,7 @@ def main(argv: list[str] | None = None) -> int:
                         f"--samples {n_sel} --final-samples {n_fin} --confidence 0.9 {tail}",
                         make_mechanism("ome", epsilon=1.0, **{"lambda": lam}),
                         AuditConfig(n_sel, n_fin, mode="dpsniper", confidence=0.9),
-                        args.seeds,
+                        seeds,
                         ex,
                         f"HoHo {paper} (ceiling ln(1/c) = {math.log(100):.3f})",
                         f"within 0.15 of {paper}",
@@ -296,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
             continue
         kind, command, build, cfg, peer, goal, met, eps = specs[name]
-        emit(_seeds(name, kind, command, build(), cfg, args.seeds, ex, peer, goal, met, eps))
+        emit(_seeds(name, kind, command, build(), cfg, seeds, ex, peer, goal, met, eps))
     failed = [r["case"] for r in rows if r["met"] is False or r["false_alarms"]]
     if failed:
         print(f"goals missed or false alarms: {', '.join(failed)}", file=sys.stderr)
