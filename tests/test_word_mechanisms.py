@@ -341,7 +341,7 @@ def test_nearest_from_with_the_local_radius_bound_equals_brute_force(
     """The ball radius ``ρ + u_k`` from the centre's local words (k ≥ 2) is exact too.
 
     Four local words make the bound engage on 500 words (it engages once the crude
-    ball holds more than 16 × the local words).
+    ball holds more than 64 × the local words).
     """
     from dpaudit.analysis import word_embedding
 

@@ -54,8 +54,6 @@ _DIST_CHUNK = 1 << 15
 _FULL_SEARCH = 0.6
 #: Numbers (points × vocabulary) per block of the nearest-word search.
 _NN_BLOCK_ELEMENTS = 1 << 22
-#: Most points per block of the nearest-word search (narrow balls hold few words).
-_NN_MAX_ROWS = 1 << 10
 #: Words nearest the centre whose distances to each point bound the search radius.
 _LOCAL_WORDS = 64
 
@@ -206,16 +204,17 @@ class WordEmbedding:
         rho = np.sqrt(np.einsum("ij,ij->i", diff, diff))
         delta = float(sorted_d[k - 1]) if k > 1 else 0.0
         reach = 2.0 * rho + delta
-        # The local bound pays where it can shrink a ball by more than it costs (a float64
-        # product with n_local words, about as dear as searching 16·n_local): for k ≥ 2,
-        # where δ_{k−1} widens the crude ball (for k = 1, u_1 ≈ ρ: measured no gain), not
-        # where that ball is small, nor where even radius ρ (its least value) holds most words.
+        # The local bound pays only where it shrinks a ball by more than it costs (a
+        # float64 product with n_local words, dearer than a float32 search of 16·n_local;
+        # measured: a loss at V = 2 000 with balls of 1 024 words): for k ≥ 2, where
+        # δ_{k−1} widens the crude ball (for k = 1, u_1 ≈ ρ: no gain measured), on balls
+        # above 64·n_local words, and not where even radius ρ holds most words.
         n_local = max(k, min(_LOCAL_WORDS, self.size))
-        worth = (
-            (k >= 2)
-            & (reach > sorted_d[min(16 * n_local, self.size) - 1])
-            & (np.searchsorted(sorted_d, rho) < _FULL_SEARCH * self.size)
-        )
+        worth = np.zeros(n, dtype=bool)
+        if k >= 2:
+            worth = (reach > sorted_d[min(64 * n_local, self.size) - 1]) & (
+                np.searchsorted(sorted_d, rho) < _FULL_SEARCH * self.size
+            )
         if np.any(worth):
             local = self.matrix[by_d[:n_local]].astype(np.float64)
             local_sq = np.einsum("ij,ij->i", local, local)
@@ -237,7 +236,7 @@ class WordEmbedding:
         near, near_widths = p_order[~full], widths[~full]  # widths ascend along ``near``
         aug_sorted = np.ascontiguousarray(self._augmented[:, by_d[: int(near_widths[-1])]])
         idx = np.empty((n, k), dtype=np.int64)
-        most_rows = min(len(near), _NN_MAX_ROWS)
+        most_rows = min(len(near), max(1, _NN_BLOCK_ELEMENTS // self.size))
         aug = np.empty((most_rows, self.dim + 1), dtype=np.float32)
         aug[:, -1] = 1.0
         buf = _score_buffer(min(_NN_BLOCK_ELEMENTS, most_rows * aug_sorted.shape[1]))
