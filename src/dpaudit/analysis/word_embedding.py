@@ -236,24 +236,17 @@ class WordEmbedding:
         near, near_widths = p_order[~full], widths[~full]  # widths ascend along ``near``
         aug_sorted = np.ascontiguousarray(self._augmented[:, by_d[: int(near_widths[-1])]])
         idx = np.empty((n, k), dtype=np.int64)
-        most_rows = min(len(near), max(1, _NN_BLOCK_ELEMENTS // self.size))
-        aug = np.empty((most_rows, self.dim + 1), dtype=np.float32)
+        rows = min(len(near), max(1, _NN_BLOCK_ELEMENTS // self.size))
+        aug = np.empty((rows, self.dim + 1), dtype=np.float32)
         aug[:, -1] = 1.0
-        buf = _score_buffer(min(_NN_BLOCK_ELEMENTS, most_rows * aug_sorted.shape[1]))
-        start = 0
-        while start < len(near):
-            # As many rows as fit the block at the width of the block's last row.
-            rows = min(most_rows, len(near) - start, _NN_BLOCK_ELEMENTS // int(near_widths[start]))
-            rows = max(1, rows)
-            width = int(near_widths[start + rows - 1])
-            rows = max(1, min(rows, _NN_BLOCK_ELEMENTS // width))
-            width = int(near_widths[start + rows - 1])
+        buf = _score_buffer(rows * aug_sorted.shape[1])
+        for start in range(0, len(near), rows):
             sel = near[start : start + rows]
-            aug[:rows, :-1] = pts[sel]
-            out = buf[: rows * width].reshape(rows, width)
-            score = np.matmul(aug[:rows], aug_sorted[:, :width], out=out)
+            b = len(sel)
+            width = int(near_widths[start + b - 1])  # the block's widest ball
+            aug[:b, :-1] = pts[sel]
+            score = np.matmul(aug[:b], aug_sorted[:, :width], out=buf[: b * width].reshape(b, -1))
             idx[sel] = by_d[_k_smallest(score, k)]
-            start += rows
         if np.any(full):
             far = p_order[full]
             idx[far] = self.nearest(pts[far], k)[0]
@@ -291,11 +284,8 @@ def _score_buffer(size: int) -> np.ndarray:
 
 def _kth_smallest(values: np.ndarray, k: int) -> np.ndarray:
     """The ``k``-th smallest value of each row (``values`` may be changed)."""
-    if k == 1:
-        return np.min(values, axis=1)
-    first = np.argmin(values, axis=1)
     if k == 2:  # two min passes: cheaper than a partition
-        values[np.arange(len(values)), first] = np.inf
+        values[np.arange(len(values)), np.argmin(values, axis=1)] = np.inf
         return np.min(values, axis=1)
     return np.partition(values, k - 1, axis=1)[:, k - 1]
 
