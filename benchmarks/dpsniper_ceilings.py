@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 
 import numpy as np
 from scipy import integrate, stats
@@ -81,18 +82,38 @@ RNM_PAIRS = [
 ]
 
 
-def rnm1_row() -> tuple[float, float]:
+def _best_union(pa: np.ndarray, pb: np.ndarray) -> tuple[float, float]:
+    """Largest ε and ceiling over every proper union of outcomes, in both directions.
+
+    The most powerful sets at any size are unions in the order of the ratio
+    (Neyman–Pearson), but the ceiling also weighs mass: enumerate all unions.
+    """
     best_eps, best_ceiling = 0.0, 0.0
-    for a, b in RNM_PAIRS:
-        pa = _argmax_probabilities(np.array(a.split(","), float))
-        pb = _argmax_probabilities(np.array(b.split(","), float))
-        for size in range(1, 5):
-            for s in itertools.combinations(range(5), size):
-                p, q = pa[list(s)].sum(), pb[list(s)].sum()
-                for num, den in ((p, q), (q, p)):
-                    best_eps = max(best_eps, math.log(num / den))
-                    best_ceiling = max(best_ceiling, ceiling(num, den))
+    for size in range(1, len(pa)):
+        for s in itertools.combinations(range(len(pa)), size):
+            p, q = pa[list(s)].sum(), pb[list(s)].sum()
+            for num, den in ((p, q), (q, p)):
+                best_eps = max(best_eps, math.log(num / den))
+                best_ceiling = max(best_ceiling, ceiling(num, den))
     return best_eps, best_ceiling
+
+
+def _best_over_pairs(
+    pairs: list[tuple[str, str]], probabilities: Callable[[np.ndarray], np.ndarray]
+) -> tuple[float, float]:
+    """:func:`_best_union` maximised over the input pairs (``probabilities(x)`` per input)."""
+    rows = [
+        _best_union(
+            probabilities(np.array(a.split(","), float)),
+            probabilities(np.array(b.split(","), float)),
+        )
+        for a, b in pairs
+    ]
+    return max(e for e, _ in rows), max(c for _, c in rows)
+
+
+def rnm1_row() -> tuple[float, float]:
+    return _best_over_pairs(RNM_PAIRS, _argmax_probabilities)
 
 
 def rnm3_row() -> tuple[float, float]:
@@ -138,19 +159,7 @@ def _first_above_probabilities(x: np.ndarray, t: float) -> np.ndarray:
 
 
 def svt_row(t: float) -> tuple[float, float]:
-    best_eps, best_ceiling = 0.0, 0.0
-    for a, b in SVT_PAIRS:
-        pa = _first_above_probabilities(np.array(a.split(","), float), t)
-        pb = _first_above_probabilities(np.array(b.split(","), float), t)
-        # The most powerful sets at any size are unions in the order of the ratio
-        # (Neyman–Pearson), but the ceiling also weighs mass: enumerate all unions.
-        for size in range(1, len(pa)):
-            for s in itertools.combinations(range(len(pa)), size):
-                p, q = pa[list(s)].sum(), pb[list(s)].sum()
-                for num, den in ((p, q), (q, p)):
-                    best_eps = max(best_eps, math.log(num / den))
-                    best_ceiling = max(best_ceiling, ceiling(num, den))
-    return best_eps, best_ceiling
+    return _best_over_pairs(SVT_PAIRS, lambda x: _first_above_probabilities(x, t))
 
 
 def main() -> int:
