@@ -60,6 +60,27 @@ def _one_thread() -> Any:
     return threadpool_limits(limits=1)
 
 
+def _blas_kernels() -> str:
+    """The BLAS library, version and kernel set numpy uses (OpenBLAS's ``architecture``).
+
+    The nearest-word rates scale with the float32 GEMM speed, which doubles on an
+    AVX-512 CPU between OpenBLAS's ``Haswell`` (AVX2) and ``SkylakeX`` kernels; the
+    kernel set follows the CPU and ``OPENBLAS_CORETYPE``, so it is printed and recorded.
+    """
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:  # pragma: no cover - scikit-learn brings it
+        return "unknown"
+    libs = [i for i in threadpool_info() if i.get("user_api") == "blas"]
+    return (
+        ", ".join(
+            f"{i.get('internal_api')} {i.get('version')} {i.get('architecture', '')}".strip()
+            for i in libs
+        )
+        or "unknown"
+    )
+
+
 def measure(name: str, size: int, epsilon: float, draws: int, repeats: int) -> dict[str, Any]:
     """Rates of ``name`` at vocabulary ``size`` over ``repeats`` input words."""
     emb = glove_embedding(size)
@@ -109,7 +130,11 @@ def main(argv: list[str] | None = None) -> int:
     limit = _one_thread()
     rows = []
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"load average (1 min) at start: {load:.2f}; BLAS threads: 1; target {TARGET} words/s")
+    blas = _blas_kernels()
+    print(
+        f"load average (1 min) at start: {load:.2f}; BLAS: {blas}, 1 thread; "
+        f"target {TARGET} words/s"
+    )
     print(
         f"{'mechanism':<18} {'V':>7} {'ε':>6} {'words/CPU s (median [min, max])':>38} "
         f"{'setup s':>8}"
@@ -133,7 +158,11 @@ def main(argv: list[str] | None = None) -> int:
             limit.unregister()
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump({"load_average_1min": load, "target": TARGET, "rows": rows}, fh, indent=2)
+            json.dump(
+                {"load_average_1min": load, "blas": blas, "target": TARGET, "rows": rows},
+                fh,
+                indent=2,
+            )
     return 0
 
 
