@@ -18,6 +18,7 @@ powerful ones, found by enumeration or by the closed form):
 * Laplace, ``Lap(10)``, pair 0 / 1: the set ``y < t`` over a grid of ``t``.
 * ReportNoisyMax1, argmax of ``x + Lap(20)`` over 5 entries: every union of
   indices over every pair (probabilities by numerical integration).
+* ReportNoisyMax2, argmax of ``x + Exp(20)``: the same, exponential noise.
 * ReportNoisyMax3, max of ``x + Lap(20)``: ``y < t``; for ``t ≤ min x`` all five
   noises lie in Laplace's left branch and the ratio is exactly ``e^{5/20}``.
 * RAPPOR and one-time RAPPOR: all six differing Bloom bits reported in the
@@ -34,6 +35,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from scipy import integrate, stats
@@ -42,6 +44,9 @@ from dpaudit.audit.statistics import log_ratio_lower_bound
 
 N_FINAL = 200_000_000
 ALPHA = 0.1
+#: ReportNoisyMax's noise at ε = 0.1: Lap(2/ε) (RNM1) and Exp(2/ε) (RNM2).
+LAPLACE_20 = stats.laplace(scale=20.0)
+EXPONENTIAL_20 = stats.expon(scale=20.0)
 
 
 def ceiling(p1: float, p2: float, n: int = N_FINAL, alpha: float = ALPHA) -> float:
@@ -55,12 +60,12 @@ def laplace_row() -> tuple[float, float]:
     return 0.1, max(ceiling(lap.cdf(t), lap.cdf(t - 1.0)) for t in ts)
 
 
-def _argmax_probabilities(x: np.ndarray, scale: float = 20.0) -> np.ndarray:
-    lap = stats.laplace(scale=scale)
+def _argmax_probabilities(x: np.ndarray, noise: Any = LAPLACE_20) -> np.ndarray:
+    """Pr[argmax_i (x_i + noise_i) = i] for each i (i.i.d. noise, a frozen scipy law)."""
 
     def density(t: float, i: int) -> float:
-        others = np.prod([lap.cdf(t - x[j]) for j in range(len(x)) if j != i])
-        return float(lap.pdf(t - x[i]) * others)
+        others = np.prod([noise.cdf(t - x[j]) for j in range(len(x)) if j != i])
+        return float(noise.pdf(t - x[i]) * others)
 
     return np.array(
         [
@@ -116,6 +121,10 @@ def rnm1_row() -> tuple[float, float]:
     return _best_over_pairs(RNM_PAIRS, _argmax_probabilities)
 
 
+def rnm2_row() -> tuple[float, float]:
+    return _best_over_pairs(RNM_PAIRS, lambda x: _argmax_probabilities(x, EXPONENTIAL_20))
+
+
 def rnm3_row() -> tuple[float, float]:
     # Pair 0⁵ / 1⁵, set {y < 0}: Pr = (½)^5 under 0⁵ and (½e^{-1/20})^5 under 1⁵.
     p1 = 0.5**5
@@ -166,6 +175,7 @@ def main() -> int:
     rows = {
         "LaplaceMechanism": laplace_row(),
         "ReportNoisyMax1": rnm1_row(),
+        "ReportNoisyMax2": rnm2_row(),
         "ReportNoisyMax3": rnm3_row(),
         # q* = ½f(p+q) + (1−f)q with f 0.75, p 0.45, q 0.55 (Erlingsson et al. 2014, §3.2).
         "Rappor": rappor_row(0.5125, 0.4875),
