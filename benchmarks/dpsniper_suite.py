@@ -2,7 +2,7 @@
 
 Usage (from the repository root)::
 
-    .venv/bin/python benchmarks/dpsniper_suite.py [--only NAME,...] [--seeds 3]
+    .venv/bin/python benchmarks/dpsniper_suite.py [--only NAME,...] [--seeds 3] [--first-seed 0]
         [--samples 10700000] [--final-samples 200000000] [--mode dpaudit|dpsniper|both]
         [--workers 1] [--json FILE]
 
@@ -18,8 +18,9 @@ DP-Sniper's (10.7M per selection estimate, 200M final) and can be reduced.
 
 Per mechanism the row gives the claimed ε, DP-Sniper's published ε lower bound
 (the larger of its logistic-regression and neural-network runs), ours
-(min / median / max over seeds 0..S−1, never the best seed), the verdict
-(violation: the lower bound exceeds the claim) and whether ours ≥ DP-Sniper's.
+(min / median / max over seeds F..F+S−1, F = 0 unless ``--first-seed``; never
+the best seed), the verdict (violation: the lower bound exceeds the claim) and
+whether ours ≥ DP-Sniper's.
 
 Published numbers: ``eval_sp2021/reference-results/dd_search_reg_data.log``
 (logistic regression) and ``dd_search_mlp_data.log`` (neural network) of
@@ -167,9 +168,18 @@ def command(case: Case, samples: int, final: int, mode: str) -> str:
 
 
 def run_case(
-    case: Case, mode: str, samples: int, final: int, seeds: int, execution: ExecutionConfig
+    case: Case,
+    mode: str,
+    samples: int,
+    final: int,
+    seeds: int,
+    execution: ExecutionConfig,
+    first_seed: int = 0,
 ) -> dict[str, Any]:
-    """Audit ``case`` for seeds 0..seeds−1 and summarise (never the best seed alone)."""
+    """Audit ``case`` for seeds first_seed.. (``seeds`` of them) and summarise.
+
+    The summary is min / median / max, never the best seed alone.
+    """
     mech = black_box(case)
     cfg = AuditConfig(
         samples,
@@ -180,7 +190,7 @@ def run_case(
         use_patterns=False,
     )
     bounds, walls, witnesses = [], [], []
-    for seed in range(seeds):
+    for seed in range(first_seed, first_seed + seeds):
         t0 = time.perf_counter()
         r = audit(mech, dataclasses.replace(cfg, seed=seed), execution)
         walls.append(time.perf_counter() - t0)
@@ -209,6 +219,7 @@ def run_case(
         "full_size": samples >= DPSNIPER_SAMPLES and final >= DPSNIPER_FINAL_SAMPLES,
         "confidence": DPSNIPER_CONFIDENCE,
         "seeds": seeds,
+        "first_seed": first_seed,
         "epsilon_lcb": bounds,
         "epsilon_lcb_min": min(bounds),
         "epsilon_lcb_median": med,
@@ -276,7 +287,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     names = [c.name for c in CASES]
     parser.add_argument("--only", default=",".join(names), help="comma-separated case names")
-    parser.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1 per case")
+    parser.add_argument("--seeds", type=int, default=3, help="seeds per case (default 3)")
+    parser.add_argument(
+        "--first-seed", type=int, default=0, help="seeds FIRST..FIRST+N-1 (default 0)"
+    )
     parser.add_argument("--samples", type=int, default=DPSNIPER_SAMPLES)
     parser.add_argument("--final-samples", type=int, default=DPSNIPER_FINAL_SAMPLES)
     parser.add_argument("--mode", choices=("dpaudit", "dpsniper", "both"), default="dpaudit")
@@ -303,7 +317,9 @@ def main(argv: list[str] | None = None) -> int:
     missed = []
     for case in (c for c in CASES if c.name in only):
         for mode in modes:
-            row = run_case(case, mode, args.samples, args.final_samples, args.seeds, ex)
+            row = run_case(
+                case, mode, args.samples, args.final_samples, args.seeds, ex, args.first_seed
+            )
             if args.json:
                 with open(args.json, "a") as fh:
                     fh.write(dumps(row, indent=None) + "\n")
