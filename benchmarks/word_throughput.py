@@ -9,11 +9,15 @@ thread, and reports the median and the min–max spread of the per-repeat rates
 (``time.process_time``), so other load on a shared machine distorts them
 less; wall rates are recorded beside.
 
-Nearest-word mechanisms (cmp, mahalanobis, vickrey) cost one ``(block × (d+1))
-@ ((d+1) × W)`` float32 product per block, ``W`` the words that the triangle
-inequality leaves possible (:meth:`WordEmbedding.nearest_from`): all ``V`` at
-small ε (the rate falls like ``1/V``), few at large ε — so they are measured at
-several ε;
+Nearest-word mechanisms (cmp, mahalanobis, vickrey) cost one product of the
+block's points with the ``W`` words that the triangle inequality leaves
+possible (:meth:`WordEmbedding.nearest_from`): all ``V`` at small ε (the rate
+falls like ``1/V``), few at large ε — so they are measured at several ε.  The
+product is float32 (numpy BLAS) or, with PyTorch installed (extra ``fast``) on
+a CPU with bfloat16 arithmetic, bfloat16 for full-vocabulary searches; either
+way a rounding-error bound certifies the few candidates that are then ranked
+in float64, so the words drawn are the same (:mod:`dpaudit.analysis.nearest_search`).
+``DPAUDIT_NEAREST_SCREEN=float32`` measures the numpy-only rate;
 exponential-mechanism ones (tem, santext, santext+, custext) compute one
 ``V``-vector per block and then draw by inverse CDF, so theirs barely depends
 on ``V``.  Setup (embedding load, CusText's output sets, the truncated Gumbel
@@ -36,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from dpaudit.analysis.nearest_search import SCREEN_ENV
 from dpaudit.analysis.word_embedding import glove_embedding
 from dpaudit.mechanisms.registry import make_word_mechanism, word_mechanism_names
 
@@ -79,6 +84,17 @@ def _blas_kernels() -> str:
         )
         or "unknown"
     )
+
+
+def _nearest_screen() -> str:
+    """Which screen the exact nearest-word search uses at V = 20 000 (bfloat16 needs PyTorch)."""
+    from dpaudit.analysis.nearest_search import bfloat16_wanted, screen_choice
+
+    if not bfloat16_wanted(20_000, 1):
+        return f"float32 (numpy BLAS; {SCREEN_ENV}={screen_choice()})"
+    import torch
+
+    return f"bfloat16 (PyTorch {torch.__version__}, 1 thread; {SCREEN_ENV}={screen_choice()})"
 
 
 def measure(name: str, size: int, epsilon: float, draws: int, repeats: int) -> dict[str, Any]:
@@ -131,9 +147,10 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     blas = _blas_kernels()
+    screen = _nearest_screen()
     print(
         f"load average (1 min) at start: {load:.2f}; BLAS: {blas}, 1 thread; "
-        f"target {TARGET} words/s"
+        f"nearest-word screen: {screen}; target {TARGET} words/s"
     )
     print(
         f"{'mechanism':<18} {'V':>7} {'ε':>6} {'words/CPU s (median [min, max])':>38} "
@@ -159,7 +176,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(
-                {"load_average_1min": load, "blas": blas, "target": TARGET, "rows": rows},
+                {
+                    "load_average_1min": load,
+                    "blas": blas,
+                    "nearest_screen": screen,
+                    "target": TARGET,
+                    "rows": rows,
+                },
                 fh,
                 indent=2,
             )

@@ -6,7 +6,9 @@ is immutable, its rows are float32, and it answers the two questions every
 mechanism of this family asks many times per second:
 
 * :meth:`WordEmbedding.nearest` — the nearest word (Euclidean) to each of many
-  points, by blocked matrix products ``‖e_v‖² − 2·p·e_v`` (BLAS), no per-point
+  points: blocked matrix products ``‖e_v‖² − 2·p·e_v`` screen the words, a
+  rounding-error bound certifies which few can still be nearest, and those are
+  ranked in float64 (:mod:`dpaudit.analysis.nearest_search`), no per-point
   Python;
 * :meth:`WordEmbedding.distances_from` — the distances of one word to all words.
 
@@ -29,11 +31,18 @@ import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from dpaudit.analysis.nearest_search import (
+    BFloat16Screen,
+    Float32Screen,
+    bfloat16_wanted,
+    checked_bfloat16_screen,
+)
 from dpaudit.errors import DPAuditError, InvalidArgumentError, OptionalDependencyError
 from dpaudit.validation import check_int
 
@@ -56,6 +65,8 @@ _FULL_SEARCH = 0.6
 _NN_BLOCK_ELEMENTS = 1 << 22
 #: Words nearest the centre whose distances to each point bound the search radius.
 _LOCAL_WORDS = 64
+#: Points per block of the bfloat16 screen (measured fastest at V = 20 000: 128–256).
+_BF16_BLOCK = 256
 
 
 @dataclass(frozen=True, eq=False)
@@ -71,7 +82,6 @@ class WordEmbedding:
     name: str = "custom"
     source: tuple[str, int] | None = None
     _index: dict[str, int] = field(init=False, repr=False)
-    _augmented: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         words = tuple(str(w) for w in self.words)
@@ -93,10 +103,16 @@ class WordEmbedding:
         object.__setattr__(self, "words", words)
         object.__setattr__(self, "matrix", matrix)
         object.__setattr__(self, "_index", index)
-        sq = np.einsum("ij,ij->i", matrix, matrix, dtype=np.float64).astype(np.float32)
-        # (d + 1, V): rows −2·e_vᵀ and ‖e_v‖², so [p, 1] @ it = ‖p − e_v‖² − ‖p‖².
-        augmented = np.ascontiguousarray(np.vstack([-2.0 * matrix.T, sq[None, :]]))
-        object.__setattr__(self, "_augmented", augmented)
+
+    @cached_property
+    def _float32_screen(self) -> Float32Screen:
+        """Float32 screen over all words, padded for grouped candidate search."""
+        return Float32Screen.build(self.matrix)
+
+    @cached_property
+    def _bfloat16_screen(self) -> BFloat16Screen | None:
+        """bfloat16 screen over all words (PyTorch), ``None`` if it failed its self-check."""
+        return checked_bfloat16_screen(self.matrix)
 
     def __reduce__(self) -> Any:
         if self.source is not None and self.source[0] == "glove-6B-50d":
@@ -145,31 +161,40 @@ class WordEmbedding:
     def nearest(self, points: np.ndarray, k: int = 1) -> tuple[np.ndarray, np.ndarray]:
         """The ``k`` nearest words (Euclidean) to each row of ``points``, nearest first.
 
-        Returns ``(indices, distances)``, each of shape ``(n, k)``.  Blocked
-        float32 matrix products; ties go to the lower index (``argmin``'s rule).
-        Distances are recomputed in float64 for the ``k`` winners.
+        Returns ``(indices, distances)``, each of shape ``(n, k)``.  Exact: the
+        ``k`` smallest float64 distances from the float32-rounded point, ties
+        to the lower index, whichever screen ran (see
+        :mod:`dpaudit.analysis.nearest_search`; PyTorch's bfloat16 screen, extra
+        ``fast``, is used where it is faster).
         """
+        pts = self._points(points)
+        n = pts.shape[0]
+        k = check_int("k", k, minimum=1, maximum=self.size)
+        idx = np.empty((n, k), dtype=np.int64)
+        dist = np.empty((n, k), dtype=np.float64)
+        fast = self._bfloat16_screen if n and bfloat16_wanted(self.size, k) else None
+        if fast is not None:
+            for start in range(0, n, _BF16_BLOCK):
+                sl = slice(start, start + _BF16_BLOCK)
+                idx[sl], dist[sl] = fast.search(pts[sl], k)
+            return idx, dist
+        screen = self._float32_screen
+        rows = max(1, _NN_BLOCK_ELEMENTS // screen.width)
+        buf = _score_buffer(min(rows, n) * screen.width)
+        for start in range(0, n, rows):
+            sl = slice(start, start + rows)
+            idx[sl], dist[sl] = screen.search(pts[sl], k, self.matrix, buf)
+        return idx, dist
+
+    def _points(self, points: np.ndarray) -> np.ndarray:
         pts = np.asarray(points, dtype=np.float32)
         if pts.ndim != 2 or pts.shape[1] != self.dim:
             raise InvalidArgumentError(
                 "points", f"<array of shape {pts.shape}>", f"shape (n, {self.dim})"
             )
-        n = pts.shape[0]
-        k = check_int("k", k, minimum=1, maximum=self.size)
-        idx = np.empty((n, k), dtype=np.int64)
-        rows = max(1, _NN_BLOCK_ELEMENTS // self.size)
-        aug = np.empty((min(rows, n), self.dim + 1), dtype=np.float32)
-        aug[:, -1] = 1.0
-        buf = _score_buffer(min(rows, n) * self.size)
-        for start in range(0, n, rows):
-            b = min(rows, n - start)
-            aug[:b, :-1] = pts[start : start + b]
-            # One GEMM gives ‖e_v‖² − 2 p·e_v = ‖p − e_v‖² − ‖p‖² for every word v.
-            score = np.matmul(aug[:b], self._augmented, out=buf[: b * self.size].reshape(b, -1))
-            idx[start : start + b] = _k_smallest(score, k)
-        diff = self.matrix[idx].astype(np.float64) - pts[:, None, :].astype(np.float64)
-        dist = np.sqrt(np.einsum("nkd,nkd->nk", diff, diff))
-        return idx, dist
+        if not np.all(np.isfinite(pts)):
+            raise InvalidArgumentError("points", "<non-finite values>", "finite points")
+        return pts
 
     def nearest_from(
         self, center: int, points: np.ndarray, k: int = 1
@@ -186,14 +211,9 @@ class WordEmbedding:
         ``p``.  Points are taken in order of the radius, in blocks, each searched
         over the words of ``c``'s ball of the block's largest radius (all words
         when that ball holds most of them: noisy points far from ``c`` cost as
-        much as :meth:`nearest`).  Ties may resolve differently from
-        :meth:`nearest` (probability zero for continuous noise).
+        much as :meth:`nearest`).  The result is :meth:`nearest`'s, ties included.
         """
-        pts = np.asarray(points, dtype=np.float32)
-        if pts.ndim != 2 or pts.shape[1] != self.dim:
-            raise InvalidArgumentError(
-                "points", f"<array of shape {pts.shape}>", f"shape (n, {self.dim})"
-            )
+        pts = self._points(points)
         k = check_int("k", k, minimum=1, maximum=self.size)
         n = pts.shape[0]
         d_c = self.distances_from(center)
@@ -234,24 +254,19 @@ class WordEmbedding:
         if np.all(full):
             return self.nearest(pts, k)
         near, near_widths = p_order[~full], widths[~full]  # widths ascend along ``near``
-        aug_sorted = np.ascontiguousarray(self._augmented[:, by_d[: int(near_widths[-1])]])
+        screen = self._float32_screen.columns(by_d[: int(near_widths[-1])])
         idx = np.empty((n, k), dtype=np.int64)
+        dist = np.empty((n, k), dtype=np.float64)
         rows = min(len(near), max(1, _NN_BLOCK_ELEMENTS // self.size))
-        aug = np.empty((rows, self.dim + 1), dtype=np.float32)
-        aug[:, -1] = 1.0
-        buf = _score_buffer(rows * aug_sorted.shape[1])
+        buf = _score_buffer(rows * screen.width)
         for start in range(0, len(near), rows):
             sel = near[start : start + rows]
-            b = len(sel)
-            width = int(near_widths[start + b - 1])  # the block's widest ball
-            aug[:b, :-1] = pts[sel]
-            score = np.matmul(aug[:b], aug_sorted[:, :width], out=buf[: b * width].reshape(b, -1))
-            idx[sel] = by_d[_k_smallest(score, k)]
+            width = int(near_widths[start + len(sel) - 1])  # the block's widest ball
+            idx[sel], dist[sel] = screen.search(pts[sel], k, self.matrix, buf, width)
         if np.any(full):
             far = p_order[full]
-            idx[far] = self.nearest(pts[far], k)[0]
-        diff3 = self.matrix[idx].astype(np.float64) - pts[:, None, :].astype(np.float64)
-        return idx, np.sqrt(np.einsum("nkd,nkd->nk", diff3, diff3))
+            idx[far], dist[far] = self.nearest(pts[far], k)
+        return idx, dist
 
     def covariance(self) -> np.ndarray:
         """Sample covariance ``Σ`` of the word vectors (float64, ``(d, d)``)."""
@@ -288,20 +303,6 @@ def _kth_smallest(values: np.ndarray, k: int) -> np.ndarray:
         values[np.arange(len(values)), np.argmin(values, axis=1)] = np.inf
         return np.min(values, axis=1)
     return np.partition(values, k - 1, axis=1)[:, k - 1]
-
-
-def _k_smallest(score: np.ndarray, k: int) -> np.ndarray:
-    """Columns of the ``k`` smallest scores per row, smallest first (``score`` may be changed)."""
-    b = score.shape[0]
-    if k <= 2:  # one or two argmin passes: much cheaper than argpartition
-        first = np.argmin(score, axis=1)
-        if k == 1:
-            return first[:, None]
-        score[np.arange(b), first] = np.inf
-        return np.stack([first, np.argmin(score, axis=1)], axis=1)
-    part = np.argpartition(score, k - 1, axis=1)[:, :k]
-    order = np.argsort(np.take_along_axis(score, part, axis=1), axis=1, kind="stable")
-    return np.take_along_axis(part, order, axis=1)
 
 
 @functools.lru_cache(maxsize=4)
