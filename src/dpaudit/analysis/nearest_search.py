@@ -110,11 +110,7 @@ def certified_k_nearest(
         minima = scores
     else:
         minima = scores.reshape(n, groups, per_group).min(axis=1)
-    if k == 1:
-        kth = minima.min(axis=1)
-    else:
-        kth = np.partition(minima, k - 1, axis=1)[:, k - 1]
-    limit = limits(kth)
+    limit = limits(_kth_smallest_of_rows(minima, k))
     flat = np.flatnonzero(minima <= limit[:, None])
     rows, pos = np.divmod(flat, per_group)
     if groups > 1:  # expand each passing position to its words, as flat indices
@@ -141,22 +137,56 @@ def rank_candidates(
     """
     n = len(points)
     dist = exact_sq_distances(matrix, points, rows, words)
-    if k == 1:  # rows ascend: per-row minimum, ties to the lower word
+    if k <= 4:  # k rounds of a per-row minimum (rows ascend), ties to the lower word
         starts = np.searchsorted(rows, np.arange(n))
-        best = np.minimum.reduceat(dist, starts)
-        tie_words = np.where(dist == best[rows], words, np.iinfo(np.int64).max)
-        return np.minimum.reduceat(tie_words, starts)[:, None], np.sqrt(best)[:, None]
+        last = np.iinfo(np.int64).max
+        out_w = np.empty((n, k), dtype=np.int64)
+        out_d = np.empty((n, k), dtype=np.float64)
+        left = dist.copy()
+        for j in range(k):
+            best = np.minimum.reduceat(left, starts)
+            word = np.minimum.reduceat(np.where(left == best[rows], words, last), starts)
+            out_w[:, j], out_d[:, j] = word, best
+            if j + 1 < k:
+                left[words == word[rows]] = np.inf
+        return out_w, np.sqrt(out_d)
     order = np.lexsort((words, dist, rows))
     rows, words, dist = rows[order], words[order], dist[order]
     take = np.searchsorted(rows, np.arange(n))[:, None] + np.arange(k)
     return words[take], np.sqrt(dist[take])
 
 
+def _kth_smallest_of_rows(values: np.ndarray, k: int) -> np.ndarray:
+    """The ``k``-th smallest of each row of a 2-D array (``values`` is left as it was)."""
+    if k == 1:
+        return values.min(axis=1)
+    if k > 4:
+        return np.partition(values, k - 1, axis=1)[:, k - 1]
+    every = np.arange(len(values))
+    taken, saved = [], []
+    top = np.inf if values.dtype.kind == "f" else np.iinfo(values.dtype).max
+    for _ in range(k - 1):  # argmin passes beat a partition for small k
+        i = np.argmin(values, axis=1)
+        taken.append(i)
+        saved.append(values[every, i].copy())
+        values[every, i] = top
+    kth = values.min(axis=1)
+    for i, v in zip(reversed(taken), reversed(saved), strict=True):
+        values[every, i] = v
+    return kth
+
+
 def _kth_per_row(rows: np.ndarray, values: np.ndarray, n: int, k: int) -> np.ndarray:
     """The ``k``-th smallest of ``values`` within each row (``rows`` ascending, ≥ k per row)."""
     starts = np.searchsorted(rows, np.arange(n))
+    first = np.minimum.reduceat(values, starts)
     if k == 1:
-        return np.minimum.reduceat(values, starts)
+        return first
+    if k == 2:  # the minimum again if it occurs twice, else the smallest above it
+        at_min = values == first[rows]
+        twice = np.add.reduceat(at_min.astype(np.int64), starts) >= 2
+        above = np.minimum.reduceat(np.where(at_min, np.inf, values), starts)
+        return np.where(twice, first, above)
     order = np.lexsort((values, rows))
     return values[order][starts + k - 1]
 
