@@ -17,8 +17,9 @@ the true ``k`` nearest words has ``s̃_v ≤ m + 2B_p``; those *candidates* (one
 or a few per point) are rescored in float64.  Two screens:
 
 * :class:`Float32Screen` — numpy/BLAS float32, always available: scores
-  ``‖e_v‖² − 2p·e_v``; the bound is tiny (≈ 1e-3), so one candidate per point
-  is the rule.
+  ``‖e_v‖² − 2p·e_v``; the bound is tiny (≈ 1e-3), so the ``k`` smallest
+  scores are the only candidates for almost every point (``k + 1`` argmin
+  passes tell).
 * :class:`BFloat16Screen` — PyTorch (extra ``fast``) bfloat16 inputs with
   float32 accumulation (AVX512-BF16/AMX hardware): about twice the float32
   rate.  The bound is coarser (a few candidates per point at small ε), and it
@@ -26,7 +27,8 @@ or a few per point) are rescored in float64.  Two screens:
   float32 or better — that :meth:`BFloat16Screen.self_check` tests on real
   products before the screen is used.
 
-**Candidates without per-word Python.**  The score columns are split in
+**Candidates without per-word Python** (bfloat16 screen, whose bound leaves
+a few per point: :func:`certified_k_nearest`).  The score columns are split in
 ``g`` interleaved groups (column ``c`` in group ``c // W``, ``W = width/g``); one
 vectorised pass takes the minimum over groups of each of the ``W`` positions,
 the ``k``-th smallest of those minima bounds the ``k``-th smallest score from
@@ -430,6 +432,8 @@ class BFloat16Screen:
         ) -> tuple[np.ndarray, np.ndarray]:
             s = values(k16)
             slack = _U16 * np.abs(s) / (1.0 - _U16) + self.bounds(per_point[:, rows], words)
+            # + float64's own grain (≈ 1e-16·D), so a word nearer only in float64 stays in.
+            slack += 1e-12 * (1.0 + np.abs(s))
             return s - slack, s + slack
 
         return certified_k_nearest(

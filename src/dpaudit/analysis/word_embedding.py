@@ -106,7 +106,7 @@ class WordEmbedding:
 
     @cached_property
     def _float32_screen(self) -> Float32Screen:
-        """Float32 screen over all words, padded for grouped candidate search."""
+        """Float32 screen over all words (numpy BLAS)."""
         return Float32Screen.build(self.matrix)
 
     @cached_property
