@@ -510,7 +510,7 @@ def bfloat16_hardware() -> bool:
     """Whether PyTorch is installed and the CPU multiplies bfloat16 natively (AVX512-BF16, AMX)."""
     try:
         torch = _torch()
-    except ImportError:
+    except (ImportError, OSError):  # absent, or a build whose libraries are missing
         return False
     cpu = getattr(torch, "cpu", None)
     checks = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
@@ -531,7 +531,7 @@ def bfloat16_wanted(words: int, k: int) -> bool:
         return words >= BF16_MIN_WORDS and bfloat16_hardware()
     try:
         _torch()
-    except ImportError:
+    except (ImportError, OSError):
         raise InvalidArgumentError(
             SCREEN_ENV, choice, "float32 or auto without PyTorch (pip install 'dpaudit[fast]')"
         ) from None
