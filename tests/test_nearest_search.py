@@ -238,7 +238,15 @@ def test_a_bfloat16_product_outside_its_bound_disables_the_screen(
         out[:, ::7] -= 0.5 * out[:, ::7].abs() + 1.0  # errors far above the stated bound
         return out
 
+    def sloppy_single_rows(self: BFloat16Screen, torch_mod: object, qb: object) -> object:
+        out = real(self, torch_mod, qb)
+        if out.shape[0] == 1:  # another kernel for one-row products, say
+            out -= 0.5 * out.abs() + 1.0
+        return out
+
     assert BFloat16Screen.build(emb.matrix).self_check()
+    monkeypatch.setattr(BFloat16Screen, "_scores", sloppy_single_rows)
+    assert not BFloat16Screen.build(emb.matrix).self_check()
     monkeypatch.setattr(BFloat16Screen, "_scores", sloppy)
     assert not BFloat16Screen.build(emb.matrix).self_check()
     with warnings.catch_warnings(record=True) as caught:
