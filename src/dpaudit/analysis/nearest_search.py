@@ -379,23 +379,26 @@ class BFloat16Screen:
         return self.word_bounds.max(axis=1)
 
     def bounds(self, per_point: np.ndarray, words: np.ndarray | None = None) -> np.ndarray:
-        """``B_v`` for each point and word: a column per word (all words if ``None``)."""
-        wb = self.word_bounds if words is None else self.word_bounds[:, words]
-        rn, qn, c = (x[:, None] for x in per_point) if words is None else per_point
-        gamma = _gamma(self.matrix.shape[1] + 2, _U32)
-        return (
-            wb[2] + 2.0 * (rn * wb[0] + qn * wb[1]) + gamma * (c + wb[4] + 2.0 * qn * wb[3]) + _TINY
-        )
+        """``B_v`` for each point and word: a column per word (all words if ``None``).
+
+        With ``words``, ``per_point`` has one column per word (the word's point).
+        """
+        if words is None:
+            return self._bound((x[:, None] for x in per_point), self.word_bounds)
+        return self._bound(per_point, self.word_bounds[:, words])
 
     def _max_bound(self, per_point: np.ndarray) -> np.ndarray:
-        """``max_v B_v`` per point (from the maxima of the word terms: a bound on it)."""
+        """A bound on ``max_v B_v`` per point, from the maxima of the word terms."""
+        return self._bound(per_point, self._word_bound_max)
+
+    def _bound(self, per_point: Any, word_terms: np.ndarray) -> np.ndarray:
         rn, qn, c = per_point
-        top = self._word_bound_max
+        norm, rounding, sq_rounding, hat_norm, hat_sq = word_terms
         gamma = _gamma(self.matrix.shape[1] + 2, _U32)
         return (
-            top[2]
-            + 2.0 * (rn * top[0] + qn * top[1])
-            + gamma * (c + top[4] + 2.0 * qn * top[3])
+            sq_rounding
+            + 2.0 * (rn * norm + qn * rounding)
+            + gamma * (c + hat_sq + 2.0 * qn * hat_norm)
             + _TINY
         )
 
