@@ -112,7 +112,7 @@ def certified_k_nearest(
         minima = scores
     else:
         minima = scores.reshape(n, groups, per_group).min(axis=1)
-    limit = limits(_kth_smallest_of_rows(minima, k))
+    limit = limits(kth_smallest_of_rows(minima, k))
     flat = np.flatnonzero(minima <= limit[:, None])
     rows, pos = np.divmod(flat, per_group)
     if groups > 1:  # expand each passing position to its words, as flat indices
@@ -158,7 +158,7 @@ def rank_candidates(
     return words[take], np.sqrt(dist[take])
 
 
-def _kth_smallest_of_rows(values: np.ndarray, k: int) -> np.ndarray:
+def kth_smallest_of_rows(values: np.ndarray, k: int) -> np.ndarray:
     """The ``k``-th smallest of each row of a 2-D array (``values`` is left as it was)."""
     if k == 1:
         return values.min(axis=1)

@@ -43,6 +43,7 @@ from dpaudit.analysis.nearest_search import (
     bfloat16_wanted,
     checked_bfloat16_screen,
 )
+from dpaudit.analysis.nearest_search import kth_smallest_of_rows as _kth_smallest
 from dpaudit.errors import DPAuditError, InvalidArgumentError, OptionalDependencyError
 from dpaudit.validation import check_int
 
@@ -295,14 +296,6 @@ def _score_buffer(size: int) -> np.ndarray:
     measured for one (209 × 51)·(51 × 20 000) product).
     """
     return np.empty(size, dtype=np.float32)
-
-
-def _kth_smallest(values: np.ndarray, k: int) -> np.ndarray:
-    """The ``k``-th smallest value of each row (``values`` may be changed)."""
-    if k == 2:  # two min passes: cheaper than a partition
-        values[np.arange(len(values)), np.argmin(values, axis=1)] = np.inf
-        return np.min(values, axis=1)
-    return np.partition(values, k - 1, axis=1)[:, k - 1]
 
 
 @functools.lru_cache(maxsize=4)
