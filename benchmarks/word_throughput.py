@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.analysis.nearest_search import SCREEN_ENV
+from dpaudit.analysis.bfloat16_screen import SCREEN_ENV
 from dpaudit.analysis.word_embedding import glove_embedding
 from dpaudit.mechanisms.registry import make_word_mechanism, word_mechanism_names
 
@@ -88,7 +88,7 @@ def _blas_kernels() -> str:
 
 def _nearest_screen() -> str:
     """Which screen the exact nearest-word search uses at V = 20 000 (bfloat16 needs PyTorch)."""
-    from dpaudit.analysis.nearest_search import bfloat16_wanted, screen_choice
+    from dpaudit.analysis.bfloat16_screen import bfloat16_wanted, screen_choice
 
     if not bfloat16_wanted(20_000, 1):
         return f"float32 (numpy BLAS; {SCREEN_ENV}={screen_choice()})"

@@ -15,14 +15,14 @@ import warnings
 import numpy as np
 import pytest
 
-from dpaudit.analysis import nearest_search
-from dpaudit.analysis.nearest_search import (
+from dpaudit.analysis import bfloat16_screen
+from dpaudit.analysis.bfloat16_screen import (
     SCREEN_ENV,
     BFloat16Screen,
-    Float32Screen,
     bfloat16_wanted,
     checked_bfloat16_screen,
 )
+from dpaudit.analysis.nearest_search import Float32Screen
 from dpaudit.analysis.word_embedding import WordEmbedding
 from dpaudit.errors import InvalidArgumentError
 
@@ -173,20 +173,20 @@ def test_the_screen_choice_is_validated(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setenv(SCREEN_ENV, "float32")
     assert not bfloat16_wanted(20_000, 1)
     monkeypatch.setenv(SCREEN_ENV, "bfloat16")
-    assert not bfloat16_wanted(20_000, nearest_search.BF16_MAX_K + 1)
+    assert not bfloat16_wanted(20_000, bfloat16_screen.BF16_MAX_K + 1)
 
     def no_torch() -> None:
         raise ImportError("torch")
 
-    monkeypatch.setattr(nearest_search, "_torch", no_torch)
+    monkeypatch.setattr(bfloat16_screen, "_torch", no_torch)
     with pytest.raises(InvalidArgumentError, match="fast"):
         bfloat16_wanted(20_000, 1)
     monkeypatch.setenv(SCREEN_ENV, "auto")
-    nearest_search.bfloat16_hardware.cache_clear()
+    bfloat16_screen.bfloat16_hardware.cache_clear()
     try:
         assert not bfloat16_wanted(20_000, 1)  # auto without PyTorch: float32, no error
     finally:
-        nearest_search.bfloat16_hardware.cache_clear()
+        bfloat16_screen.bfloat16_hardware.cache_clear()
 
 
 @needs_torch

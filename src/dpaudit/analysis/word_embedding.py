@@ -37,12 +37,12 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.analysis.nearest_search import (
+from dpaudit.analysis.bfloat16_screen import (
     BFloat16Screen,
-    Float32Screen,
     bfloat16_wanted,
     checked_bfloat16_screen,
 )
+from dpaudit.analysis.nearest_search import Float32Screen
 from dpaudit.analysis.nearest_search import kth_smallest_of_rows as _kth_smallest
 from dpaudit.errors import DPAuditError, InvalidArgumentError, OptionalDependencyError
 from dpaudit.validation import check_int
