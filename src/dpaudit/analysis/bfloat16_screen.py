@@ -89,7 +89,7 @@ class BFloat16Screen:
         words_aug[:d] = -2.0 * hat.T  # exact: doubling a bfloat16 value
         words_aug[d] = sq_hat
         words_aug[d + 1] = 1.0
-        cw, groups, split = _column_layout(sq)
+        cw, groups, split, wide = _column_layout(sq)
         aug = np.zeros((d + 2, len(cw)), dtype=np.float64)
         aug[d] = _PAD_BF16
         aug[d + 1] = 1.0
@@ -105,7 +105,6 @@ class BFloat16Screen:
                 sq_hat,
             ]
         )
-        wide = cw[(np.arange(len(cw)) % (len(cw) // groups) < split) & real]
         narrow = np.setdiff1d(np.arange(v), wide)
         class_max = np.stack(
             [word_bounds[:, narrow].max(axis=1), word_bounds.max(axis=1)]
@@ -248,31 +247,31 @@ class BFloat16Screen:
         return bool(np.all(np.abs(got - true) <= slack))
 
 
-def _column_layout(sq_norms: np.ndarray) -> tuple[np.ndarray, int, int]:
-    """Columns of the bfloat16 screen: ``(column → word, −1 for padding; groups; split)``.
+def _column_layout(sq_norms: np.ndarray) -> tuple[np.ndarray, int, int, np.ndarray]:
+    """Columns of the bfloat16 screen: column → word (−1: padding), groups, split, wide words.
 
     With ``g`` groups of ``W`` positions, column ``c`` is position ``c mod W`` of
     group ``c // W``.  The 1 % of words with the largest norms (whose error
-    bounds are the largest, up to twice the others' on GloVe) fill the first
-    ``split`` positions of every group, so the other positions get a limit
-    from the other words' bounds; the rest follow in word order, padding last.
+    bounds are the largest, up to twice the others' on GloVe), the *wide*
+    words, fill the first ``split`` positions of every group, so the other
+    positions get a limit from the other words' bounds; the rest follow in
+    word order, padding last.
     """
     v = len(sq_norms)
     if v < 64 * GROUPS:  # grouping pays on large vocabularies only
-        cw = np.full(padded_width(v, 1), -1, dtype=np.int64)
-        cw[:v] = np.arange(v)
-        return cw, 1, 0
+        return np.arange(v), 1, 0, np.empty(0, dtype=np.int64)
     width = padded_width(v, GROUPS)
     per_group = width // GROUPS
     split = -(-v // (100 * GROUPS))
     by_norm = np.argsort(-sq_norms, kind="stable")
+    wide = by_norm[: GROUPS * split]
     positions = np.arange(width) % per_group
     cw = np.full(width, -1, dtype=np.int64)
-    cw[positions < split] = by_norm[: GROUPS * split]
+    cw[positions < split] = wide
     rest = np.flatnonzero(positions >= split)
     others = np.sort(by_norm[GROUPS * split :])
     cw[rest[: len(others)]] = others
-    return cw, GROUPS, split
+    return cw, GROUPS, split, wide
 
 
 def _to_bf16(torch: Any, values: np.ndarray) -> Any:

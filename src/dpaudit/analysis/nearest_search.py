@@ -121,25 +121,28 @@ def _kth_smallest_and_where(
     values: np.ndarray, k: int, split: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """The ``k``-th smallest of each row, and whether a column below ``split`` is in the ``k``."""
-    every = np.arange(len(values))
     if k > 4:
         kth = np.partition(values, k - 1, axis=1)[:, k - 1]
         return kth, np.full(len(values), split > 0)
-    taken, saved = [], []
+    cols, smallest = _smallest_columns(values, k)  # argmin passes beat a partition for small k
+    return smallest[:, -1], np.any(cols < split, axis=1)
+
+
+def _smallest_columns(values: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """Columns and values of the ``count`` smallest of each row, in order, by argmin passes.
+
+    Ties go to the lower column; ``values`` is left as it was.
+    """
+    every = np.arange(len(values))
     top = np.iinfo(values.dtype).max if values.dtype.kind == "i" else np.inf
-    for _ in range(k - 1):  # argmin passes beat a partition for small k
-        i = np.argmin(values, axis=1)
-        taken.append(i)
-        saved.append(values[every, i].copy())
-        values[every, i] = top
-    last = np.argmin(values, axis=1)
-    kth = values[every, last]
-    for i, v in zip(reversed(taken), reversed(saved), strict=True):
-        values[every, i] = v
-    wide = last < split
-    for i in taken:
-        wide |= i < split
-    return kth, wide
+    cols = np.empty((len(values), count), dtype=np.int64)
+    smallest = np.empty((len(values), count), dtype=values.dtype)
+    for j in range(count):
+        cols[:, j] = np.argmin(values, axis=1)
+        smallest[:, j] = values[every, cols[:, j]]
+        values[every, cols[:, j]] = top
+    values[every[:, None], cols] = smallest
+    return cols, smallest
 
 
 def rank_candidates(
@@ -261,13 +264,7 @@ class Float32Screen:
         scores = np.matmul(aug, self.augmented[:, :w], out=out[: b * w].reshape(b, w))
         every = np.arange(b)
         top = min(k + 1, w)
-        idx = np.empty((b, top), dtype=np.int64)
-        val = np.empty((b, top), dtype=np.float32)
-        for j in range(top):  # the top smallest, in order (ties: lower column first)
-            idx[:, j] = np.argmin(scores, axis=1)
-            val[:, j] = scores[every, idx[:, j]]
-            scores[every, idx[:, j]] = np.inf
-        scores[every[:, None], idx] = val  # restored for the rows searched again
+        idx, val = _smallest_columns(scores, top)
         t64 = val[:, k - 1].astype(np.float64) + 2.0 * self.bound(points)
         t32 = t64.astype(np.float32)
         limit = np.where(t32 < t64, np.nextafter(t32, np.float32(np.inf)), t32)
