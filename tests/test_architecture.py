@@ -5,6 +5,8 @@ Layers (each may import only what is listed for it, plus the basics)::
     cli, reproduce, testing      on top
     report                       renders run directories (basics only)
     audit    → engine, mechanisms, analysis
+               audit/core certifies; each auditor (audit/blackbox, audit/sanity,
+               audit/metric, audit/sensitivity) imports audit/core, never another auditor
     attacks  → text, mechanisms, analysis, engine
     adapters → mechanisms, analysis            (adapters sit above mechanisms)
     mechanisms → analysis                      (mechanisms use the maths)
@@ -153,6 +155,38 @@ def test_imports_follow_the_layers(path: Path) -> None:
     assert not wrong, f"{path.relative_to(SRC)} ({pkg}/) may not import {wrong}"
 
 
+#: The auditors under ``audit/``: each may import ``audit/core`` but no other auditor.
+AUDITORS = frozenset({"blackbox", "sanity", "metric", "sensitivity"})
+
+
+def _audit_part(module_or_path: str | Path) -> str | None:
+    """``core``, an auditor's folder, or None for what is not under ``audit/``."""
+    if isinstance(module_or_path, Path):
+        parts = module_or_path.relative_to(SRC).parts
+    else:
+        parts = tuple(module_or_path.split(".")[1:])
+    if len(parts) < 2 or parts[0] != "audit":
+        return None
+    return parts[1].removesuffix(".py")
+
+
+@pytest.mark.parametrize(
+    "path", sorted(SRC.joinpath("audit").rglob("*.py")), ids=lambda p: str(p.relative_to(SRC))
+)
+def test_auditors_import_only_the_core(path: Path) -> None:
+    """Propose, then certify: auditors share ``audit/core`` and nothing else of each other."""
+    mine = _audit_part(path)
+    wrong = sorted(
+        module
+        for module, _ in _imports(path)
+        if (other := _audit_part(module)) is not None
+        and other not in (mine, "__init__")
+        and (other != "core" or mine == "core")
+    )
+    assert mine in AUDITORS | {"core", "__init__"}, f"unexpected folder audit/{mine}"
+    assert not wrong, f"{path.relative_to(SRC)} (audit/{mine}) may not import {wrong}"
+
+
 @pytest.mark.parametrize("path", _source_files(), ids=lambda p: str(p.relative_to(SRC)))
 def test_no_hidden_lazy_imports(path: Path) -> None:
     """Imports inside functions hide arrows (and loops); only the CLI defers them (start-up)."""
@@ -196,12 +230,12 @@ def test_layer_rules_catch_a_violation(tmp_path: Path) -> None:
     """The checker itself: a mechanism importing the audit layer is found."""
     bad = tmp_path / "bad.py"
     bad.write_text(
-        "from dpaudit.audit.blackbox import audit\n\ndef f():\n    import dpaudit.engine\n"
+        "from dpaudit.audit.blackbox.auditor import audit\n\ndef f():\n    import dpaudit.engine\n"
     )
     found = _imports(bad)
-    assert ("dpaudit.audit.blackbox", True) in found
+    assert ("dpaudit.audit.blackbox.auditor", True) in found
     assert ("dpaudit.engine", False) in found
-    assert _target_package("dpaudit.audit.blackbox") not in BASICS | ALLOWED["mechanisms"]
+    assert _target_package("dpaudit.audit.blackbox.auditor") not in BASICS | ALLOWED["mechanisms"]
 
 
 @pytest.mark.parametrize("path", _source_files(), ids=lambda p: str(p.relative_to(SRC)))

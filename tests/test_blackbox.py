@@ -1,4 +1,4 @@
-"""Black-box ε lower bound (dpaudit.audit.blackbox and its building blocks).
+"""Black-box ε lower bound (dpaudit.audit.blackbox.auditor and its building blocks).
 
 Statistical assertions use fixed seeds; tolerances are stated beside each
 (in standard errors of the estimate, or from the Clopper–Pearson bound itself).
@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 from dpaudit import progress
-from dpaudit.audit.blackbox import AuditConfig, audit, projected_bound
-from dpaudit.audit.counting import CountUnit, run_count_unit
-from dpaudit.audit.pairs import InputPair
-from dpaudit.audit.scores import (
+from dpaudit.audit.blackbox.auditor import AuditConfig, audit, projected_bound
+from dpaudit.audit.blackbox.counting import CountUnit, run_count_unit
+from dpaudit.audit.blackbox.pairs import InputPair
+from dpaudit.audit.blackbox.scores import (
     LikelihoodRatioScore,
     candidate_thresholds,
     compress_rows,
@@ -26,8 +26,8 @@ from dpaudit.audit.scores import (
     dpsniper_threshold,
     weighted_sums_at_thresholds,
 )
-from dpaudit.audit.selection import LADDER_RUNGS
-from dpaudit.audit.statistics import clopper_pearson_lower, clopper_pearson_upper
+from dpaudit.audit.blackbox.selection import LADDER_RUNGS
+from dpaudit.audit.core.statistics import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.claims import Definition, InputDomain, PrivacyClaim
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError, MechanismError

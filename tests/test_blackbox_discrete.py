@@ -15,16 +15,16 @@ import numpy as np
 import pytest
 
 from dpaudit import progress
-from dpaudit.audit.atoms import encode_atoms, find_atoms
-from dpaudit.audit.blackbox import AuditConfig, audit
-from dpaudit.audit.histogram import (
+from dpaudit.audit.blackbox.atoms import encode_atoms, find_atoms
+from dpaudit.audit.blackbox.auditor import AuditConfig, audit
+from dpaudit.audit.blackbox.histogram import (
     differing_columns,
     looks_discrete,
     row_keys,
     train_histogram,
 )
-from dpaudit.audit.pairs import InputPair
-from dpaudit.audit.scores import TrainingData
+from dpaudit.audit.blackbox.pairs import InputPair
+from dpaudit.audit.blackbox.scores import TrainingData
 from dpaudit.claims import Definition, InputDomain, PrivacyClaim
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.testing import as_mechanism

@@ -1,4 +1,4 @@
-"""Input-pair patterns of the black-box audit (dpaudit.audit.pairs)."""
+"""Input-pair patterns of the black-box audit (dpaudit.audit.blackbox.pairs)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from dpaudit.audit.pairs import (
+from dpaudit.audit.blackbox.pairs import (
     InputPair,
     box_pairs,
     categorical_pairs,

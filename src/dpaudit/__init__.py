@@ -18,7 +18,7 @@ The import rules are enforced by ``tests/test_architecture.py``.
 The names a user needs are importable from here (``from dpaudit import sanity_check``);
 each is imported on first use, so ``import dpaudit`` itself stays cheap:
 
-* :func:`audit_mechanism` (:func:`dpaudit.audit.blackbox.audit`; ``dpaudit.audit`` is the
+* :func:`audit_mechanism` (:func:`dpaudit.audit.blackbox.auditor.audit`; ``dpaudit.audit`` is the
   sub-package) with :class:`AuditConfig` — black-box ε lower bound with its witness;
 * :func:`sanity_check` — the ACL 2022 reconstruction sanity check;
 * :class:`PrivacyClaim`, :class:`InputDomain`, :class:`Definition` — what is claimed;
@@ -35,9 +35,9 @@ from typing import TYPE_CHECKING, Any
 
 #: Public name → (defining module, its name there), imported on first access (PEP 562).
 _EXPORTS: dict[str, tuple[str, str]] = {
-    "audit_mechanism": ("dpaudit.audit.blackbox", "audit"),
-    "AuditConfig": ("dpaudit.audit.blackbox_config", "AuditConfig"),
-    "sanity_check": ("dpaudit.audit.sanity_check", "sanity_check"),
+    "audit_mechanism": ("dpaudit.audit.blackbox.auditor", "audit"),
+    "AuditConfig": ("dpaudit.audit.blackbox.config", "AuditConfig"),
+    "sanity_check": ("dpaudit.audit.sanity.check", "sanity_check"),
     "PrivacyClaim": ("dpaudit.claims", "PrivacyClaim"),
     "InputDomain": ("dpaudit.claims", "InputDomain"),
     "Definition": ("dpaudit.claims", "Definition"),
@@ -52,9 +52,9 @@ _EXPORTS: dict[str, tuple[str, str]] = {
 __all__ = ["__version__", *_EXPORTS]
 
 if TYPE_CHECKING:  # static checkers and IDEs see the real objects (`as` marks re-exports)
-    from dpaudit.audit.blackbox import audit as audit_mechanism  # noqa: F401
-    from dpaudit.audit.blackbox_config import AuditConfig as AuditConfig
-    from dpaudit.audit.sanity_check import sanity_check as sanity_check
+    from dpaudit.audit.blackbox.auditor import audit as audit_mechanism  # noqa: F401
+    from dpaudit.audit.blackbox.config import AuditConfig as AuditConfig
+    from dpaudit.audit.sanity.check import sanity_check as sanity_check
     from dpaudit.claims import Definition as Definition
     from dpaudit.claims import InputDomain as InputDomain
     from dpaudit.claims import PrivacyClaim as PrivacyClaim

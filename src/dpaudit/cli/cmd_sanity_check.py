@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from dpaudit.audit.sanity_check import PATHS, TIE_RULES, SanityCheckResult, sanity_check
+from dpaudit.audit.sanity.check import PATHS, TIE_RULES, SanityCheckResult, sanity_check
 from dpaudit.cli.common import (
     add_mechanism_args,
     add_run_args,

@@ -5,7 +5,7 @@ StatDP input patterns; a classifier (logistic regression or an MLP) trained on
 threshold at target mass ``c`` on samples of ``M(x')`` with randomised ties;
 ``p1, p2`` on fresh samples; the best pair re-estimated on ``final_samples``.
 Because ``p2 ≈ c`` its estimate cannot exceed about ``ln(1/c)``.  Called by
-:func:`dpaudit.audit.blackbox.audit`; imports nothing above ``audit/``.
+:func:`dpaudit.audit.blackbox.auditor.audit`; imports nothing above ``audit/``.
 """
 
 from __future__ import annotations
@@ -14,18 +14,18 @@ import math
 
 import numpy as np
 
-from dpaudit.audit.blackbox_config import (
+from dpaudit.audit.blackbox.config import (
     STAGE_SNIPER_CHECK,
     STAGE_SNIPER_FINAL,
     STAGE_SNIPER_TRAIN,
     AuditConfig,
 )
-from dpaudit.audit.blackbox_result import build_result, build_witness
-from dpaudit.audit.pairs import InputPair
-from dpaudit.audit.sampler import Sampler, Timer
-from dpaudit.audit.scores import DPSNIPER_LEVELS, dpsniper_threshold, train_classifier
-from dpaudit.audit.selection import Candidate
-from dpaudit.audit.verdict import AuditResult
+from dpaudit.audit.blackbox.outcome import build_result, build_witness
+from dpaudit.audit.blackbox.pairs import InputPair
+from dpaudit.audit.blackbox.result import AuditResult
+from dpaudit.audit.blackbox.sampler import Sampler, Timer
+from dpaudit.audit.blackbox.scores import DPSNIPER_LEVELS, dpsniper_threshold, train_classifier
+from dpaudit.audit.blackbox.selection import Candidate
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.mechanisms.base import Mechanism
 

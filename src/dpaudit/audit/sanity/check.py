@@ -73,15 +73,15 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.audit.decision_set import DecisionSet, attack_decision_set
-from dpaudit.audit.declarations import DeclarationFinding
-from dpaudit.audit.declarations import check_transform as declared_transform_mismatch
-from dpaudit.audit.guard import check_randomness, checked_sample
-from dpaudit.audit.statistics import (
+from dpaudit.audit.core.declarations import DeclarationFinding
+from dpaudit.audit.core.declarations import check_transform as declared_transform_mismatch
+from dpaudit.audit.core.guard import check_randomness, checked_sample
+from dpaudit.audit.core.statistics import (
     clopper_pearson_lower,
     clopper_pearson_upper,
     log_ratio_lower_bound,
 )
+from dpaudit.audit.sanity.decision_set import DecisionSet, attack_decision_set
 from dpaudit.engine.executor import ExecutionConfig, run_units
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.base import Mechanism
@@ -380,7 +380,7 @@ def plan_sanity_check(
     """Validate the arguments and split the work into units (see :func:`sanity_check`).
 
     Before the fused path is chosen, the declared transform is tested against
-    the real sampler on the two inputs (:func:`dpaudit.audit.declarations.check_transform`);
+    the real sampler on the two inputs (:func:`dpaudit.audit.core.declarations.check_transform`);
     a mismatch is recorded in the plan's ``findings`` and the generic path,
     which runs the real sampler, is used instead.  ``check_transform=False``
     skips that test (only for dpaudit's own mechanisms, whose sampler *is*
@@ -500,7 +500,7 @@ def sanity_check(
     ``path``: ``auto`` (fused when the mechanism is additive and its declared
     transform agrees with its sampler), ``fused`` or ``generic``.  ``config``
     chooses the executor (backend, workers).  The mechanism's randomness is
-    probed first (:func:`dpaudit.audit.guard.check_randomness`): a fixed seed
+    probed first (:func:`dpaudit.audit.core.guard.check_randomness`): a fixed seed
     raises :class:`~dpaudit.errors.MechanismError`; an unseedable source gives
     ``reproducible = False`` and a note.
     """

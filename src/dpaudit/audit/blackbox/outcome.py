@@ -1,20 +1,20 @@
 """Building the black-box audit's witness and result from the final counts.
 
 Shared by both modes; the witness is :class:`dpaudit.witness.Witness`, the
-result :class:`dpaudit.audit.verdict.AuditResult`.  Imports nothing above ``audit/``.
+result :class:`dpaudit.audit.blackbox.result.AuditResult`.  Imports nothing above ``audit/``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from dpaudit.audit.blackbox_config import AuditConfig
-from dpaudit.audit.counting import UnitCounts
-from dpaudit.audit.pairs import InputPair
-from dpaudit.audit.sampler import Timer
-from dpaudit.audit.selection import Candidate, log_ratio
-from dpaudit.audit.statistics import clopper_pearson_lower, clopper_pearson_upper
-from dpaudit.audit.verdict import AuditResult
+from dpaudit.audit.blackbox.config import AuditConfig
+from dpaudit.audit.blackbox.counting import UnitCounts
+from dpaudit.audit.blackbox.pairs import InputPair
+from dpaudit.audit.blackbox.result import AuditResult
+from dpaudit.audit.blackbox.sampler import Timer
+from dpaudit.audit.blackbox.selection import Candidate, log_ratio
+from dpaudit.audit.core.statistics import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.verdicts import verdict_text
 from dpaudit.witness import ProbabilityEstimate, ThresholdAttack, Witness, WitnessKind, WitnessSeeds

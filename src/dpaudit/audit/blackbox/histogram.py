@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.audit.scores import TrainingData
+from dpaudit.audit.blackbox.scores import TrainingData
 
 #: Most distinct training rows for the family to be tried.
 MAX_ROWS = 4096

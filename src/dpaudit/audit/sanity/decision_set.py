@@ -7,7 +7,7 @@ points ``u_k = (k + 1/2)·2⁻³²`` whose decision is 1 by evaluating the
 mechanism's own ``noise_from_uniform`` in float64: on a coarse grid, then by
 bisection to the single grid point where the decision flips, then checked at
 2¹⁸ further points (None when they disagree: the caller samples instead).  See
-:mod:`dpaudit.audit.sanity_check` for how the set is used.  Imports only
+:mod:`dpaudit.audit.sanity.check` for how the set is used.  Imports only
 ``mechanisms/`` (the mechanism's declared transform) and the error types.
 """
 

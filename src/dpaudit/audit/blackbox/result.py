@@ -1,4 +1,4 @@
-"""Result values of the black-box ε lower-bound audit (:mod:`dpaudit.audit.blackbox`).
+"""Result values of the black-box ε lower-bound audit (:mod:`dpaudit.audit.blackbox.auditor`).
 
 Everything here is an immutable value that serialises to JSON through
 :mod:`dpaudit.serialization`.  The verdict is always one-sided: an audit can
@@ -28,7 +28,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class AuditResult:
-    """Outcome of one black-box audit; see :func:`dpaudit.audit.blackbox.audit`."""
+    """Outcome of one black-box audit; see :func:`dpaudit.audit.blackbox.auditor.audit`."""
 
     mechanism: dict[str, Any]
     claim: str
@@ -52,5 +52,5 @@ class AuditResult:
     #: False when the mechanism draws from a source dpaudit cannot seed (see ``notes``).
     reproducible: bool = True
     #: Declarations (``log_prob``, ``noise_from_uniform``) the real sampler contradicts:
-    #: :class:`dpaudit.audit.declarations.DeclarationFinding` values.
+    #: :class:`dpaudit.audit.core.declarations.DeclarationFinding` values.
     declaration_findings: tuple[Any, ...] = ()

@@ -6,7 +6,7 @@ every pair of words and every set of outputs ``S``
 ``ε·d(w, w')``, so each pair is audited against it:
 
 1. *pairs* — candidate pairs from the embedding's geometry
-   (:mod:`dpaudit.audit.word_pairs`) and the user;
+   (:mod:`dpaudit.audit.metric.pairs`) and the user;
 2. *selection* — ``samples`` outputs of each input of each pair (one half
    builds candidate sets, the other ranks them), as counts over the
    ``V + N_SPECIAL`` outcome codes (``np.bincount``: vocabulary words,
@@ -50,17 +50,16 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.audit.selection import projected_bound
-from dpaudit.audit.statistics import clopper_pearson_lower, clopper_pearson_upper
-from dpaudit.audit.verdict import ProbabilityEstimate
-from dpaudit.audit.word_pairs import WordPair, search_pairs
-from dpaudit.audit.word_sampling import check_word_randomness, count_words
+from dpaudit.audit.core.projection import projected_bound
+from dpaudit.audit.core.statistics import clopper_pearson_lower, clopper_pearson_upper
+from dpaudit.audit.metric.pairs import WordPair, search_pairs
+from dpaudit.audit.metric.sampling import check_word_randomness, count_words
 from dpaudit.engine.config import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.word.base import WordMechanism, outcome_name
 from dpaudit.validation import check_int, check_probability_open, check_seed
 from dpaudit.verdicts import Verdict
-from dpaudit.witness import Witness, WitnessKind
+from dpaudit.witness import ProbabilityEstimate, Witness, WitnessKind
 
 #: Stage codes at the head of every unit key.
 _SELECT, _RANK, _FINAL = 21, 23, 22

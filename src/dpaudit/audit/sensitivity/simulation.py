@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpaudit.audit.statistics import clopper_pearson_interval
+from dpaudit.audit.core.statistics import clopper_pearson_interval
 from dpaudit.engine.executor import ExecutionConfig, run_units
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.random import stable_hash, unit_rng

@@ -8,7 +8,7 @@ bit-identical whatever the number of workers.  Inside a unit, outputs are
 produced and scored in blocks of about :data:`BLOCK_ELEMENTS` numbers, so memory
 is flat in the number of samples and the working set stays in cache.
 
-Every block is checked (:func:`dpaudit.audit.guard.checked_sample`): a
+Every block is checked (:func:`dpaudit.audit.core.guard.checked_sample`): a
 mechanism that raises, or returns NaN/inf (unless it declares a NaN policy), a
 wrong shape or a non-numeric dtype stops the audit with a
 :class:`~dpaudit.errors.MechanismError` naming the mechanism, the input and the
@@ -21,14 +21,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpaudit.audit.guard import checked_sample
-from dpaudit.audit.scores import (
+from dpaudit.audit.blackbox.scores import (
     Score,
     TrainingData,
     compress_rows,
     count_at_thresholds,
     weighted_sums_at_thresholds,
 )
+from dpaudit.audit.core.guard import checked_sample
 from dpaudit.errors import DPAuditError, MechanismError
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.random import unit_rng

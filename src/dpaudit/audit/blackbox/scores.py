@@ -14,7 +14,7 @@ probability ``q`` (DP-Sniper's randomised ties).  The families:
 * ``mlp`` — a small multi-layer perceptron with hidden layers (10, 5), as in
   DP-Sniper's neural-network variant.
 * ``histogram`` — the empirical log-ratio of whole output rows, for discrete
-  outputs (:mod:`dpaudit.audit.histogram`).
+  outputs (:mod:`dpaudit.audit.blackbox.histogram`).
 * ``split`` — logistic regression on the indicators ``1{y_i > m_i}``, ``m_i`` the
   median of coordinate ``i`` over both inputs' training outputs: an additive
   model ``Σ w_i·1{y_i > m_i}``.  A linear score ``Σ w_i y_i`` lets every
@@ -45,12 +45,12 @@ from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 
-from dpaudit.audit.atoms import Atoms, encode_atoms, find_atoms
+from dpaudit.audit.blackbox.atoms import Atoms, encode_atoms, find_atoms
 from dpaudit.errors import InvalidArgumentError, MechanismError, OptionalDependencyError
 from dpaudit.mechanisms.base import Mechanism
 
 if TYPE_CHECKING:
-    from dpaudit.audit.histogram import HistogramScore
+    from dpaudit.audit.blackbox.histogram import HistogramScore
 
 #: Attack families a user can choose.
 FAMILIES = ("likelihood-ratio", "logistic", "mlp", "split", "histogram")
@@ -178,7 +178,7 @@ class ClassifierScore:
         }
 
 
-#: Every score type (``HistogramScore`` lives in :mod:`dpaudit.audit.histogram`).
+#: Every score type (``HistogramScore`` lives in :mod:`dpaudit.audit.blackbox.histogram`).
 Score = Union[LikelihoodRatioScore, ClassifierScore, "HistogramScore"]
 
 

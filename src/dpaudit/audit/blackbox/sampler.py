@@ -1,7 +1,7 @@
 """Sampling for the black-box audit: its work units through the engine, and a stage timer.
 
 :class:`Sampler` turns (inputs, sample size, stage) into work units of
-:mod:`dpaudit.audit.counting`, runs them with
+:mod:`dpaudit.audit.blackbox.counting`, runs them with
 :func:`dpaudit.engine.executor.run_units` and merges the results per input or
 job, so memory is flat in the sample size and results are bit-identical for
 any number of workers.  Imports nothing above ``audit/``.
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpaudit.audit.counting import (
+from dpaudit.audit.blackbox.counting import (
     CountUnit,
     OutputUnit,
     UnitCounts,
@@ -22,7 +22,7 @@ from dpaudit.audit.counting import (
     run_output_unit,
     split_samples,
 )
-from dpaudit.audit.scores import Score, TrainingData
+from dpaudit.audit.blackbox.scores import Score, TrainingData
 from dpaudit.engine.executor import ExecutionConfig, run_units
 from dpaudit.engine.timeout import with_timeout
 from dpaudit.mechanisms.base import Mechanism

@@ -1,6 +1,6 @@
-"""Configuration of the black-box audit (:func:`dpaudit.audit.blackbox.audit`) and its constants.
+"""Configuration of the black-box audit (:func:`~dpaudit.audit.blackbox.auditor.audit`).
 
-Shared by both modes (:mod:`dpaudit.audit.blackbox`, :mod:`dpaudit.audit.dpsniper`)
+Shared by both modes (:mod:`dpaudit.audit.blackbox.auditor`, :mod:`dpaudit.audit.blackbox.dpsniper`)
 and the result builder; imports nothing above ``audit/``.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dpaudit.audit.pairs import InputPair
+from dpaudit.audit.blackbox.pairs import InputPair
 from dpaudit.engine.timeout import check_timeout
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.validation import check_int, check_probability_open, check_seed

@@ -63,14 +63,14 @@ from typing import TypeVar
 
 import numpy as np
 
-from dpaudit.audit.guard import (
+from dpaudit.audit.core.guard import (
     RandomnessCheck,
     check_randomness,
     checked_sample,
     domain_corners,
     mechanism_label,
 )
-from dpaudit.audit.statistics import clopper_pearson_lower, clopper_pearson_upper
+from dpaudit.audit.core.statistics import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.engine.timeout import preview
 from dpaudit.errors import MechanismError
 from dpaudit.mechanisms.base import Mechanism
@@ -295,7 +295,7 @@ def check_transform(
 class TrustReport:
     """What dpaudit found out about a mechanism's code before trusting its results.
 
-    ``randomness``: how it uses random numbers (:func:`~dpaudit.audit.guard.check_randomness`);
+    ``randomness``: how it uses random numbers (:func:`~dpaudit.audit.core.guard.check_randomness`);
     ``findings``: declarations its sampler contradicts.
     """
 

@@ -3,11 +3,11 @@
 Every draw of a word mechanism goes through :func:`run_word_count_unit`
 (``np.bincount`` of the outcome codes, so memory is flat in the sample size)
 and :func:`sample_word_codes`, which applies to word mechanisms the rules the
-vector auditors apply through :mod:`dpaudit.audit.guard`: foreign code's
+vector auditors apply through :mod:`dpaudit.audit.core.guard`: foreign code's
 global generators are seeded from the unit's stream, a fixed internal seed is
 refused (:func:`check_word_randomness`), an unseedable source is flagged.
 Imports only dpaudit's basics, the guard, the engine and word-mechanism bases;
-must not import the auditor (:mod:`dpaudit.audit.metric_audit`).
+must not import the auditor (:mod:`dpaudit.audit.metric.auditor`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpaudit.audit.guard import RandomnessCheck, classify_randomness, own_code, with_seeded_globals
+from dpaudit.audit.core.guard import (
+    RandomnessCheck,
+    classify_randomness,
+    own_code,
+    with_seeded_globals,
+)
 from dpaudit.engine.config import ExecutionConfig
 from dpaudit.engine.executor import run_units
 from dpaudit.errors import MechanismError
@@ -76,8 +81,8 @@ def sample_word_codes(
 ) -> np.ndarray:
     """``mech.sample_codes`` with numpy's and Python's global generators seeded from ``rng``.
 
-    The same seeding as :func:`dpaudit.audit.guard.checked_sample` applies to vector
-    mechanisms (:func:`dpaudit.audit.guard.with_seeded_globals`).
+    The same seeding as :func:`dpaudit.audit.core.guard.checked_sample` applies to vector
+    mechanisms (:func:`dpaudit.audit.core.guard.with_seeded_globals`).
     """
     if own_code(mech):
         return mech.sample_codes(word, rows, rng)
@@ -91,7 +96,7 @@ _PROBE_ROWS, _PROBE = 16, 29
 def check_word_randomness(mech: WordMechanism, word: str, seed: int) -> RandomnessCheck:
     """Probe ``mech`` on ``word``: refuse a fixed internal seed, flag an unseedable source.
 
-    The rule of :func:`dpaudit.audit.guard.classify_randomness`: the same unit seed
+    The rule of :func:`dpaudit.audit.core.guard.classify_randomness`: the same unit seed
     twice with different outputs → ``unseedable`` (valid, not reproducible); different
     seeds with identical outputs that vary between draws → a fixed seed, refused with
     :class:`MechanismError`; identical constant outputs → ``deterministic``.

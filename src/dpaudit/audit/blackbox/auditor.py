@@ -7,7 +7,7 @@ Given a mechanism ``M`` and its claim, find an input pair ``(x, x')`` and a set
     ε_lcb = ln(p1_lower − δ) − ln(p2_upper)
 
 from one-sided Clopper–Pearson bounds on ``p1 = Pr[M(x) ∈ S]`` and
-``p2 = Pr[M(x') ∈ S]`` (:mod:`dpaudit.audit.statistics`).  It is valid because
+``p2 = Pr[M(x') ∈ S]`` (:mod:`dpaudit.audit.core.statistics`).  It is valid because
 (ε, δ)-DP implies ``p1 ≤ e^ε p2 + δ`` for every ``S`` (Dwork & Roth 2014,
 Def. 2.4); for δ = 0 it is DP-Sniper's bound (Bichsel et al., S&P 2021, eq. 9).
 
@@ -35,20 +35,20 @@ Two modes:
      tail (``>``/``<``) × tie handling (``>``/``≥``) × orientation (``x`` over
      ``x'`` or the reverse) — is counted on half of ``samples`` fresh outputs
      per input and ranked by the bound it can be counted on to reach on the
-     final sample size (:func:`~dpaudit.audit.selection.projected_bound`): its
+     final sample size (:func:`~dpaudit.audit.blackbox.selection.projected_bound`): its
      counts are first replaced by Clopper–Pearson bounds at an error divided by
      the number of candidates compared, so a small tail set wins only when its
      advantage exceeds what the luckiest of thousands of correlated counts
      would show, and every set pays for the width of its final interval
      (large-mass sets win at equal ratio; small-mass sets, which DP-Sniper's
      fixed ``c`` cannot reach, win when their ratio is really larger);
-  3. *validation*: the :data:`~dpaudit.audit.selection.VALIDATE_TOP` leaders
+  3. *validation*: the :data:`~dpaudit.audit.blackbox.selection.VALIDATE_TOP` leaders
      (and half as many more, the best under the margin for the leaders alone,
      so that an effect the full margin hides at small sizes keeps a chance) are
      re-estimated on the other half and ranked again, with the margin for
      that many;
   3b. *playoff*: the best candidate of each of the
-     :data:`~dpaudit.audit.selection.PLAYOFF_GROUPS` best (pair, orientation)
+     :data:`~dpaudit.audit.blackbox.selection.PLAYOFF_GROUPS` best (pair, orientation)
      groups has its score counted on ``samples`` more fresh outputs per input,
      and the candidates of those scores are ranked again on validation +
      playoff counts: two pairs whose ratios differ by less than the validation
@@ -56,8 +56,8 @@ Two modes:
      stage spends its samples on one of them;
   4. *final*: only the chosen candidate(s) are re-estimated on
      ``final_samples`` fresh outputs per input — with the winner's *ladder*
-     (:meth:`~dpaudit.audit.selection.CandidateTable.ladder`): up to
-     :data:`~dpaudit.audit.selection.LADDER_RUNGS` smaller sets of its own
+     (:meth:`~dpaudit.audit.blackbox.selection.CandidateTable.ladder`): up to
+     :data:`~dpaudit.audit.blackbox.selection.LADDER_RUNGS` smaller sets of its own
      kind, at masses ``m/√10, m/10, …``, kept when they look better at face
      value on the validation half.  The margin of stage 2–3 must cover the
      noise of the selection sample, which is large for small sets; the final
@@ -69,10 +69,10 @@ Two modes:
   (logistic regression on per-coordinate median indicators, the additive
   score that sums many small bounded losses; for outputs of two or more
   numeric coordinates), and ``histogram`` (the empirical log-ratio of whole
-  output rows, :mod:`~dpaudit.audit.histogram`; trained only where the
+  output rows, :mod:`~dpaudit.audit.blackbox.histogram`; trained only where the
   training outputs turn out discrete).  Symbols inside numeric outputs (SVT's
   ``-1`` "aborted", ``-1000`` "below") become flag features of the classifiers
-  (:mod:`~dpaudit.audit.atoms`).  When the
+  (:mod:`~dpaudit.audit.blackbox.atoms`).  When the
   mechanism declares a log-density, the exact likelihood-ratio score
   ``ln p(y|x) − ln p(y|x')`` (Neyman–Pearson: its threshold sets are the most
   powerful tests) beside logistic regression — never alone, since a declared
@@ -90,7 +90,7 @@ estimates; no independence between the sets is needed, so they may share
 samples), so the reported bound holds with probability at least ``1 − α``.
 
 All sampling runs as work units through :func:`dpaudit.engine.executor.run_units`
-(see :mod:`dpaudit.audit.counting`): memory is flat in the sample size and the
+(see :mod:`dpaudit.audit.blackbox.counting`): memory is flat in the sample size and the
 result is bit-identical for any number of workers.
 """
 
@@ -100,7 +100,7 @@ import math
 
 import numpy as np
 
-from dpaudit.audit.blackbox_config import (
+from dpaudit.audit.blackbox.config import (
     CLASSIFIERS,
     DEFAULT_TRAIN_SAMPLES,
     DPSNIPER_CONFIDENCE,
@@ -116,14 +116,19 @@ from dpaudit.audit.blackbox_config import (
     AuditConfig,
     default_train_samples,
 )
-from dpaudit.audit.blackbox_result import build_result, build_witness, no_witness_result
-from dpaudit.audit.declarations import check_foreign_code
-from dpaudit.audit.dpsniper import audit_dpsniper
-from dpaudit.audit.histogram import train_histogram
-from dpaudit.audit.pairs import InputPair, check_pair, generate_pairs
-from dpaudit.audit.sampler import Sampler, Timer
-from dpaudit.audit.scores import LikelihoodRatioScore, Score, candidate_thresholds, train_classifier
-from dpaudit.audit.selection import (
+from dpaudit.audit.blackbox.dpsniper import audit_dpsniper
+from dpaudit.audit.blackbox.histogram import train_histogram
+from dpaudit.audit.blackbox.outcome import build_result, build_witness, no_witness_result
+from dpaudit.audit.blackbox.pairs import InputPair, check_pair, generate_pairs
+from dpaudit.audit.blackbox.result import AuditResult
+from dpaudit.audit.blackbox.sampler import Sampler, Timer
+from dpaudit.audit.blackbox.scores import (
+    LikelihoodRatioScore,
+    Score,
+    candidate_thresholds,
+    train_classifier,
+)
+from dpaudit.audit.blackbox.selection import (
     PLAYOFF_GROUPS,
     PLAYOFF_TIE_Z,
     VALIDATE_TOP,
@@ -132,7 +137,7 @@ from dpaudit.audit.selection import (
     SideStats,
     projected_bound,
 )
-from dpaudit.audit.verdict import AuditResult
+from dpaudit.audit.core.declarations import check_foreign_code
 from dpaudit.claims import Definition
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError
@@ -160,7 +165,7 @@ def audit(
 ) -> AuditResult:
     """Run the black-box audit of ``mechanism`` against its own claim.
 
-    Returns an :class:`~dpaudit.audit.verdict.AuditResult` whose
+    Returns an :class:`~dpaudit.audit.blackbox.result.AuditResult` whose
     ``epsilon_lower_bound`` holds with probability ≥ ``config.confidence``
     (see the module docstring for exactly what that covers).
     """
