@@ -120,6 +120,21 @@ class PrivacyClaim:
         check_delta(self.delta)
         if self.definition is Definition.PURE and self.delta != 0.0:
             raise InvalidArgumentError("delta", self.delta, "0 for a pure ε-DP claim")
+        if self.definition is Definition.METRIC:
+            # A metric claim without its metric could not say what any pair is allowed.
+            raise InvalidArgumentError(
+                "definition", self.definition.value, "pure or approximate (use MetricClaim)"
+            )
+
+    def allowed_loss(self, x: Any = None, x_prime: Any = None) -> float:
+        """The privacy loss the claim allows between ``x`` and ``x'``: ε for any two inputs.
+
+        Every auditor asks a claim this one question (:func:`dpaudit.audit.core.certify.
+        verdict_for` compares the certified bound with it).  For (ε, δ)-DP the
+        answer is ε too: δ is not a loss but the slack subtracted from
+        ``Pr[M(x) ∈ S]`` before the ratio is bounded (:attr:`delta`).
+        """
+        return self.epsilon
 
     def describe(self) -> str:
         """One line such as ``(1, 1e-05)-DP on [0, 1]^8, assumed L1 sensitivity 8``."""

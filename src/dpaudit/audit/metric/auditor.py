@@ -50,8 +50,8 @@ from typing import Any
 
 import numpy as np
 
+from dpaudit.audit.core.certify import FinalCounts, certify_one, split_error, verdict_for
 from dpaudit.audit.core.projection import projected_bound
-from dpaudit.audit.core.statistics import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.audit.metric.pairs import WordPair, search_pairs
 from dpaudit.audit.metric.sampling import check_word_randomness, count_words
 from dpaudit.engine.config import ExecutionConfig
@@ -219,11 +219,7 @@ def audit_metric(
     t0 = time.perf_counter()
     timing: dict[str, float] = {}
     claim = mechanism.claim
-    pairs = (
-        search_pairs(mechanism, config.max_pairs, config.pairs, config.search_words)
-        if config.search
-        else [WordPair(a, b, "user") for a, b in config.pairs]
-    )
+    pairs = _audited_pairs(mechanism, config)
     distances = claim.metric.distances([p.w for p in pairs], [p.w_prime for p in pairs])
     randomness = check_word_randomness(mechanism, pairs[0].w, config.seed)
     timing["pairs"] = round(time.perf_counter() - t0, 4)
@@ -232,7 +228,7 @@ def audit_metric(
     pos = {w: i for i, w in enumerate(words)}
     K = len(pairs)
     alpha = 1.0 - config.confidence
-    alpha_side = alpha / (2 * K)
+    alpha_side = split_error(alpha, K)
     # Selection: one half of the sample builds the candidate sets from counts, the
     # other half ranks them (a set built from counts looks best on those very counts).
     half = max(1, config.samples // 2)
@@ -258,20 +254,12 @@ def audit_metric(
 
     results = [
         _pair_result(
-            mechanism, p, float(d), s, fin[pos[p.w]], fin[pos[p.w_prime]], alpha_side, config
+            mechanism, p, float(d), s, fin[pos[p.w]], fin[pos[p.w_prime]], alpha_side, config, K
         )
         for p, d, s in zip(pairs, distances, chosen, strict=True)
     ]
     results.sort(key=_rank_key)
     violation = any(r.verdict == VIOLATION for r in results)
-    statement = (
-        f"Pairs and output sets were chosen on selection samples ({config.samples} per input, "
-        f"half to build candidate sets, half to rank them) "
-        f"independent of the final samples ({config.final_samples} per input). {K} (pair, set) "
-        f"candidates were re-estimated; p1_lower and p2_upper are one-sided Clopper–Pearson "
-        f"bounds at error α/(2·{K}) = {alpha_side:.4g} each (α = {alpha:.4g}, Bonferroni), so all "
-        f"{K} per-pair statements hold together with probability ≥ {config.confidence:g}."
-    )
     timing["total"] = round(time.perf_counter() - t0, 4)
     return MetricAuditResult(
         mechanism=mechanism.spec(),
@@ -283,11 +271,31 @@ def audit_metric(
         pairs=tuple(results),
         samples={"selection": config.samples, "final": config.final_samples},
         candidates_final=K,
-        confidence_statement=statement,
+        confidence_statement=_statement(config, K, alpha_side),
         seed=config.seed,
         timing=timing,
         notes=_notes(results) + ((randomness.warning,) if randomness.warning else ()),
         reproducible=randomness.reproducible,
+    )
+
+
+def _audited_pairs(mechanism: WordMechanism, config: MetricAuditConfig) -> list[WordPair]:
+    """The geometric search's pairs (with the user's), or the user's pairs alone."""
+    if config.search:
+        return search_pairs(mechanism, config.max_pairs, config.pairs, config.search_words)
+    return [WordPair(a, b, "user") for a, b in config.pairs]
+
+
+def _statement(config: MetricAuditConfig, K: int, alpha_side: float) -> str:
+    """What the joint confidence of the ``K`` per-pair statements covers."""
+    return (
+        f"Pairs and output sets were chosen on selection samples ({config.samples} per input, "
+        f"half to build candidate sets, half to rank them) "
+        f"independent of the final samples ({config.final_samples} per input). {K} (pair, set) "
+        f"candidates were re-estimated; p1_lower and p2_upper are one-sided Clopper–Pearson "
+        f"bounds at error α/(2·{K}) = {alpha_side:.4g} each (α = {1.0 - config.confidence:.4g}, "
+        f"Bonferroni), so all {K} per-pair statements hold together with probability ≥ "
+        f"{config.confidence:g}."
     )
 
 
@@ -383,24 +391,18 @@ def _pair_result(
     f2: np.ndarray,
     alpha_side: float,
     cfg: MetricAuditConfig,
+    statements: int,
 ) -> PairResult:
     num, den = (f1, f2) if s.numerator_first else (f2, f1)
     n = cfg.final_samples
     h1, h2 = int(num[s.codes].sum()), int(den[s.codes].sum())
-    p1_low = float(clopper_pearson_lower(h1, n, alpha_side))
-    p2_up = float(clopper_pearson_upper(h2, n, alpha_side))
-    with np.errstate(divide="ignore"):
-        lcb = float(np.log(p1_low) - np.log(p2_up)) if p1_low > 0 else -math.inf
-    lcb = max(lcb, 0.0)
+    cert = certify_one(FinalCounts(h1, n, h2, n), alpha_side, statements=statements)
+    lcb = max(cert.lower_bound, 0.0)
     est = _log_ratio(h1, h2, n)
-    eps = mech.claim.epsilon
-    allowed = math.inf if math.isinf(d) else eps * d
+    allowed = math.inf if math.isinf(d) else mech.claim.epsilon * d
     needed = None
-    if math.isinf(d):
-        verdict = OUTSIDE
-    elif lcb > allowed:
-        verdict = VIOLATION
-    else:
+    verdict = verdict_for(lcb, allowed).value
+    if verdict == NO_VIOLATION:
         p_mass = max(h1, 1) / n
         needed_f = math.log(1.0 / alpha_side) * math.exp(min(allowed, 700.0)) / p_mass
         needed = int(min(math.ceil(needed_f), 2**62))
@@ -421,8 +423,8 @@ def _pair_result(
         set_rule=s.rule + f"; p1 = Pr[M({w_num!r}) ∈ S], p2 = Pr[M({w_den!r}) ∈ S]",
         set_size=len(s.codes),
         set_preview=preview,
-        p1=ProbabilityEstimate(h1, n, p1_low, "lower", alpha_side),
-        p2=ProbabilityEstimate(h2, n, p2_up, "upper", alpha_side),
+        p1=cert.p1,
+        p2=cert.p2,
         epsilon_estimate=est,
         epsilon_lower_bound=lcb,
         ratio=ratio,

@@ -73,14 +73,10 @@ from typing import Any
 
 import numpy as np
 
+from dpaudit.audit.core.certify import FinalCounts, best, certify
 from dpaudit.audit.core.declarations import DeclarationFinding
 from dpaudit.audit.core.declarations import check_transform as declared_transform_mismatch
 from dpaudit.audit.core.guard import check_randomness, checked_sample
-from dpaudit.audit.core.statistics import (
-    clopper_pearson_lower,
-    clopper_pearson_upper,
-    log_ratio_lower_bound,
-)
 from dpaudit.audit.sanity.decision_set import DecisionSet, attack_decision_set
 from dpaudit.engine.executor import ExecutionConfig, run_units
 from dpaudit.errors import InvalidArgumentError
@@ -89,7 +85,7 @@ from dpaudit.random import stable_hash, unit_rng
 from dpaudit.serialization import to_jsonable
 from dpaudit.validation import check_int, check_probability_open, check_seed
 from dpaudit.verdicts import verdict_text
-from dpaudit.witness import ProbabilityEstimate, Witness, WitnessKind, WitnessSeeds
+from dpaudit.witness import Witness, WitnessKind, WitnessSeeds
 
 #: How a tie (exactly half the coordinates rounded to 1) is voted.
 #: ``half-even`` is numpy's ``round(0.5) = 0`` as in the reference; ``half-up``
@@ -290,32 +286,33 @@ def sanity_epsilon_lower_bound(
     """
     confidence = check_probability_open("confidence", confidence)
     f = np.asarray(counts, dtype=np.int64)
-    alpha = (1.0 - confidence) / 4.0  # per candidate; log_ratio_lower_bound halves it again
-    best = 0.0
-    witness = None
-    for g in (0, 1):
-        for a, b in ((0, 1), (1, 0)):
-            k1, k2 = int(f[a, g]), int(f[b, g])
-            bound = float(log_ratio_lower_bound(k1, runs, k2, runs, alpha))
-            if bound > best:
-                best = bound
-                p1 = float(clopper_pearson_lower(k1, runs, alpha / 2))
-                p2 = float(clopper_pearson_upper(k2, runs, alpha / 2))
-                witness = Witness(
-                    kind=WitnessKind.SANITY_CHECK,
-                    x=(float(a),) * dim,
-                    x_prime=(float(b),) * dim,
-                    event=f"guess(y) = {g}",  # the reconstruction attack's guess from output y
-                    epsilon_lower_bound=bound,
-                    confidence=confidence,
-                    p1=ProbabilityEstimate(k1, runs, p1, "lower", alpha / 2),
-                    p2=ProbabilityEstimate(k2, runs, p2, "upper", alpha / 2),
-                    epsilon_estimate=math.log(k1 / k2) if k2 else math.inf,
-                    seeds=None
-                    if seeds is None
-                    else WitnessSeeds(seeds[0], (_SEED_TAG, seeds[1], a), (_SEED_TAG, seeds[1], b)),
-                )
-    return best, witness
+    # The four statements (guess g, direction a over b), certified jointly by the core.
+    statements = [(g, a, b) for g in (0, 1) for a, b in ((0, 1), (1, 0))]
+    certificates = certify(
+        [FinalCounts(int(f[a, g]), runs, int(f[b, g]), runs) for g, a, b in statements],
+        confidence,
+    )
+    top = best(certificates)
+    cert = certificates[top]
+    if not cert.lower_bound > 0.0:
+        return 0.0, None
+    g, a, b = statements[top]
+    k1, k2 = cert.p1.hits, cert.p2.hits
+    witness = Witness(
+        kind=WitnessKind.SANITY_CHECK,
+        x=(float(a),) * dim,
+        x_prime=(float(b),) * dim,
+        event=f"guess(y) = {g}",  # the reconstruction attack's guess from output y
+        epsilon_lower_bound=cert.lower_bound,
+        confidence=confidence,
+        p1=cert.p1,
+        p2=cert.p2,
+        epsilon_estimate=math.log(k1 / k2) if k2 else math.inf,
+        seeds=None
+        if seeds is None
+        else WitnessSeeds(seeds[0], (_SEED_TAG, seeds[1], a), (_SEED_TAG, seeds[1], b)),
+    )
+    return cert.lower_bound, witness
 
 
 # ------------------------------------------------------------------- planning
