@@ -2,7 +2,7 @@
 
 Layers (each may import only what is listed for it, plus the basics)::
 
-    cli, reproduce, testing      on top
+    cli, reproduce, api, testing on top (api: the one audit entry)
     report                       renders run directories (basics only)
     audit    → engine, mechanisms, analysis
                audit/core certifies; each auditor (audit/blackbox, audit/sanity,
@@ -53,6 +53,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     "audit": frozenset({"engine", "mechanisms", "analysis"}),
     "attacks": frozenset({"text", "mechanisms", "analysis", "engine"}),
     "testing": frozenset({"adapters", "audit", "engine", "mechanisms", "analysis"}),
+    # The one public audit entry: picks an auditor, above all of them.
+    "api": frozenset({"testing", "adapters", "audit", "engine", "mechanisms", "analysis"}),
     "reproduce": frozenset(
         {"audit", "attacks", "text", "engine", "mechanisms", "analysis", "adapters", "report"}
     ),

@@ -1,0 +1,66 @@
+"""The one public entry of the auditors: ``dpaudit.audit(mechanism, claim, ...)``.
+
+It chooses the auditor from what the mechanism is: a word-level mechanism
+(:class:`~dpaudit.mechanisms.word.base.WordMechanism`, a metric-DP claim) is
+audited pair by pair against ``ε·d(w, w')`` by the metric auditor; any other
+mechanism, or a plain function ``f(x, n, rng)`` with a
+:class:`~dpaudit.claims.PrivacyClaim`, by the black-box auditor.  Both propose
+input pairs and output sets on samples of their own and have their bounds
+certified on fresh samples by :mod:`dpaudit.audit.core.certify`.
+
+The ACL 2022 sanity check is a different test (a fixed attack on constant
+inputs), so it keeps its own entry, :func:`dpaudit.sanity_check`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from dpaudit.audit.blackbox.auditor import audit as audit_blackbox
+from dpaudit.audit.blackbox.config import AuditConfig
+from dpaudit.audit.blackbox.result import AuditResult
+from dpaudit.audit.metric.auditor import MetricAuditConfig, MetricAuditResult, audit_metric
+from dpaudit.claims import MetricClaim, PrivacyClaim
+from dpaudit.engine.config import ExecutionConfig
+from dpaudit.errors import InvalidTypeError
+from dpaudit.mechanisms.base import Mechanism
+from dpaudit.mechanisms.word.base import WordMechanism
+from dpaudit.testing import as_mechanism
+
+__all__ = ["audit"]
+
+
+def audit(
+    mechanism: Mechanism | WordMechanism | Callable[..., Any],
+    claim: PrivacyClaim | float | None = None,
+    *,
+    config: AuditConfig | MetricAuditConfig | None = None,
+    execution: ExecutionConfig | None = None,
+) -> AuditResult | MetricAuditResult:
+    """Audit ``mechanism`` against ``claim`` and return the typed result with its witness.
+
+    ``mechanism``: a registered or user :class:`~dpaudit.mechanisms.base.Mechanism`,
+    a word mechanism, or a function ``f(x, n, rng)`` returning ``n`` outputs
+    (then ``claim`` must be a :class:`~dpaudit.claims.PrivacyClaim`, which
+    carries the input domain).  ``claim``: None (the mechanism's own claim), a
+    number (its claim with that ε) or a claim.  ``config``:
+    :class:`~dpaudit.audit.blackbox.config.AuditConfig` for the black-box
+    auditor, :class:`~dpaudit.audit.metric.auditor.MetricAuditConfig` for a
+    word mechanism (None: defaults).  ``execution``: workers and backend.
+
+    The result's lower bound holds with probability ≥ the configured confidence;
+    a result without a violation means "no violation found" (or *inconclusive*),
+    never that the mechanism is private.
+    """
+    if isinstance(mechanism, WordMechanism):
+        if claim is not None and not isinstance(claim, MetricClaim):
+            raise InvalidTypeError(
+                "claim", claim, "None for a word mechanism (its metric claim is its own ε)"
+            )
+        if config is not None and not isinstance(config, MetricAuditConfig):
+            raise InvalidTypeError("config", config, "a MetricAuditConfig for a word mechanism")
+        return audit_metric(mechanism, config, execution)
+    if config is not None and not isinstance(config, AuditConfig):
+        raise InvalidTypeError("config", config, "an AuditConfig for a vector mechanism")
+    return audit_blackbox(as_mechanism(mechanism, claim), config, execution)
