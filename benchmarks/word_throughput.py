@@ -42,7 +42,7 @@ import numpy as np
 
 from dpaudit.analysis.bfloat16_screen import SCREEN_ENV
 from dpaudit.analysis.word_embedding import glove_embedding
-from dpaudit.mechanisms.registry import make_word_mechanism, word_mechanism_names
+from dpaudit.mechanisms.registry import make_word_mechanism, mechanism_names
 
 BLOCK = 1 << 14
 #: ε per mechanism (truncated Gumbel's calibration needs a large one); nearest-word
@@ -142,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", default=None, help="write the results to this file")
     args = ap.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s]
-    names = [n for n in args.only.split(",") if n] or word_mechanism_names()
+    names = [n for n in args.only.split(",") if n] or mechanism_names("word")
     limit = _one_thread()
     rows = []
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")

@@ -12,9 +12,11 @@ from dpaudit.audit.blackbox.result import AuditResult
 from dpaudit.audit.metric.auditor import MetricAuditConfig, MetricAuditResult
 from dpaudit.claims import Definition, InputDomain, PrivacyClaim
 from dpaudit.engine.config import ExecutionConfig
-from dpaudit.errors import InvalidTypeError
-from dpaudit.mechanisms import make_mechanism
+from dpaudit.errors import InvalidArgumentError, InvalidTypeError
+from dpaudit.mechanisms import make_mechanism, mechanism_class, mechanism_names
+from dpaudit.mechanisms.base import MechanismContract
 from dpaudit.mechanisms.registry import make_word_mechanism
+from dpaudit.mechanisms.word.base import WordMechanism
 
 ONE = ExecutionConfig(workers=1)
 SMALL = AuditConfig(samples=4_000, final_samples=8_000, seed=0)
@@ -56,3 +58,15 @@ def test_a_config_for_the_wrong_auditor_is_refused() -> None:
         audit(mech, config=MetricAuditConfig(), execution=ONE)  # type: ignore[arg-type]
     with pytest.raises(InvalidTypeError, match="claim"):
         audit(lambda x, n, rng: x, 1.0)
+
+
+def test_one_registry_holds_every_kind_and_filters_by_output_kind() -> None:
+    words, vectors = mechanism_names("word"), mechanism_names("vector")
+    assert {"cmp", "tem", "santext"} <= set(words) and "laplace" in vectors
+    assert sorted(words + vectors) == mechanism_names()
+    assert all(issubclass(mechanism_class(n), MechanismContract) for n in mechanism_names())
+    rng = np.random.default_rng(1)
+    emb = WordEmbedding(tuple(f"w{i}" for i in range(10)), rng.normal(size=(10, 3)))
+    assert isinstance(make_mechanism("cmp", embedding=emb, epsilon=1.0), WordMechanism)
+    with pytest.raises(InvalidArgumentError, match="kind"):
+        mechanism_names("bogus")

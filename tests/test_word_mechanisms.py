@@ -14,7 +14,7 @@ from dpaudit.analysis.word_embedding import WordEmbedding, load_embedding_file
 from dpaudit.analysis.word_loss import exact_metric_truth, pair_loss
 from dpaudit.analysis.word_metrics import EuclideanMetric, MahalanobisMetric
 from dpaudit.errors import DPAuditError, InvalidArgumentError
-from dpaudit.mechanisms.registry import make_word_mechanism, word_mechanism_names
+from dpaudit.mechanisms.registry import make_word_mechanism, mechanism_names
 from dpaudit.mechanisms.word.base import (
     CRASH,
     EMPTY,
@@ -51,7 +51,7 @@ def gof(counts: np.ndarray, p: np.ndarray) -> float:
 
 
 def test_registry_lists_the_published_mechanisms() -> None:
-    names = word_mechanism_names()
+    names = mechanism_names("word")
     for name in ("cmp", "mahalanobis", "vickrey", "tem", "truncated-gumbel", "santext"):
         assert name in names
     assert {"santext+", "custext"} <= set(names)

@@ -9,11 +9,7 @@ from typing import Any
 from dpaudit.cli.common import add_json, emit
 from dpaudit.cli.main import command_help
 from dpaudit.mechanisms import make_mechanism, mechanism_class, mechanism_names
-from dpaudit.mechanisms.registry import (
-    parameter_fields,
-    word_mechanism_class,
-    word_mechanism_names,
-)
+from dpaudit.mechanisms.registry import parameter_fields
 
 #: ε used to instantiate each mechanism for the listing (the claim scales with it).
 LISTING_EPSILON = 1.0
@@ -29,7 +25,7 @@ def register(sub: Any) -> None:
 def describe_all() -> list[dict[str, Any]]:
     """One record per mechanism, instantiated with its defaults at ε = 1."""
     rows = []
-    for name in mechanism_names():
+    for name in mechanism_names("vector"):
         cls = mechanism_class(name)
         mech = make_mechanism(name, epsilon=LISTING_EPSILON)
         truth = mech.truth()
@@ -73,8 +69,8 @@ def _parameter_line(row: dict[str, Any]) -> list[str]:
 def describe_word_mechanisms() -> list[dict[str, Any]]:
     """One record per word-level mechanism (metric-DP claims; nothing is instantiated)."""
     rows = []
-    for name in word_mechanism_names():
-        cls = word_mechanism_class(name)
+    for name in mechanism_names("word"):
+        cls = mechanism_class(name)
         params = _parameters(cls)
         rows.append(
             {

@@ -1,6 +1,6 @@
 """Command-line plumbing for word-level mechanisms (``dpaudit audit`` / ``analyze``).
 
-A MECHANISM name registered with :func:`dpaudit.mechanisms.registry.register_word`
+A MECHANISM name registered with :func:`dpaudit.mechanisms.registry.register` (output kind ``word``)
 (``cmp``, ``tem``, ``santext``…) selects the word-level path: the embedding is
 ``--embeddings glove`` (default; GloVe 6B 50-d from the installed package) or a
 GloVe-format text file, restricted to its ``--vocabulary-size`` first (most
@@ -16,7 +16,7 @@ from typing import Any
 from dpaudit.analysis.word_embedding import DEFAULT_VOCABULARY_SIZE, resolve_embedding
 from dpaudit.cli.parser import integer
 from dpaudit.errors import InvalidArgumentError
-from dpaudit.mechanisms.registry import make_word_mechanism, word_mechanism_names
+from dpaudit.mechanisms.registry import make_word_mechanism, mechanism_names
 from dpaudit.mechanisms.word.base import WordMechanism
 
 
@@ -49,7 +49,7 @@ def _adapter_factory(name: str) -> Any:
 
 def is_word_mechanism(name: str) -> bool:
     """Whether ``name`` is a registered word-level mechanism or a word adapter (``mldp:NAME``)."""
-    return name in word_mechanism_names() or _adapter_factory(name) is not None
+    return name in mechanism_names("word") or _adapter_factory(name) is not None
 
 
 def build_word_mechanism(args: argparse.Namespace, params: dict[str, Any]) -> WordMechanism:

@@ -41,8 +41,10 @@ from dpaudit.claims import AnalyticTruth, InputDomain, PrivacyClaim
 from dpaudit.errors import InvalidTypeError, MechanismError
 from dpaudit.validation import check_int
 
-#: Output kinds: real vectors, bit vectors, or category indices.
-OUTPUT_KINDS = ("real", "binary", "categorical")
+#: Output kinds of vector mechanisms: real vectors, bit vectors, or category indices.
+VECTOR_OUTPUT_KINDS = ("real", "binary", "categorical")
+#: Every output kind an auditor dispatches on: the vector kinds, and words from a vocabulary.
+OUTPUT_KINDS = (*VECTOR_OUTPUT_KINDS, "word")
 
 
 def parameter(
@@ -63,7 +65,7 @@ def parameter(
 
 
 def require_name(cls: type, abstract: bool, kind: str, base: str) -> None:
-    """Raise ``TypeError`` for a concrete ``kind`` class without a ``name`` (both bases)."""
+    """Raise ``TypeError`` for a concrete ``kind`` class without a ``name``."""
     if not abstract and not getattr(cls, "name", ""):
         raise TypeError(
             f"{kind} class {cls.__qualname__} has no name: set name: ClassVar[str] = ..., "
@@ -71,11 +73,19 @@ def require_name(cls: type, abstract: bool, kind: str, base: str) -> None:
         )
 
 
-@dataclasses.dataclass(frozen=True)
-class Mechanism(ABC):
-    """Base class of all mechanisms; see the module docstring for the contract."""
+class MechanismContract(ABC):
+    """What every mechanism declares, whatever it takes and returns: one contract, one registry.
 
-    #: Registry name, e.g. ``"laplace"``.
+    Vector mechanisms (:class:`Mechanism`) and word mechanisms
+    (:class:`~dpaudit.mechanisms.word.base.WordMechanism`) both derive from it,
+    and the registry (:mod:`dpaudit.mechanisms.registry`) holds them together.
+    :attr:`output_kind` tells an auditor what the outputs are, and so which
+    auditor applies: ``"word"`` is audited pair by pair against a metric claim,
+    the vector kinds (:data:`VECTOR_OUTPUT_KINDS`) black-box against a pure or
+    (ε, δ) claim.
+    """
+
+    #: Registry name, e.g. ``"laplace"`` or ``"cmp"``.
     name: ClassVar[str] = ""
     #: Paper and equation the implementation follows.
     reference: ClassVar[str] = ""
@@ -86,6 +96,27 @@ class Mechanism(ABC):
     #: One of :data:`OUTPUT_KINDS`.
     output_kind: ClassVar[str] = "real"
 
+    def __init_subclass__(cls, *, abstract: bool = False, **kwargs: Any) -> None:
+        """Refuse a concrete mechanism class without a ``name`` (``abstract=True``: a family)."""
+        super().__init_subclass__(**kwargs)
+        base = next(b.__name__ for b in cls.__mro__[1:] if MechanismContract in b.__mro__)
+        require_name(cls, abstract, "mechanism", base)
+
+    @property
+    @abstractmethod
+    def claim(self) -> Any:
+        """What the mechanism promises (a :class:`~dpaudit.claims.PrivacyClaim` or
+        :class:`~dpaudit.claims.MetricClaim`)."""
+
+    @abstractmethod
+    def spec(self) -> dict[str, Any]:
+        """JSON-ready description: ``{"mechanism": name, ...parameters}``."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Mechanism(MechanismContract, abstract=True):
+    """Base class of vector mechanisms; see the module docstring for the contract."""
+
     #: NaN policy the mechanism declares itself (only DPText has one): outputs may
     #: contain NaN, which the attacks round to 0.  Otherwise NaN is a sampler bug.
     allows_nan_output: ClassVar[bool] = False
@@ -95,11 +126,6 @@ class Mechanism(ABC):
     externally_seeded: ClassVar[bool] = False
 
     epsilon: float
-
-    def __init_subclass__(cls, *, abstract: bool = False, **kwargs: Any) -> None:
-        """Refuse a concrete mechanism class without a ``name`` (``abstract=True``: a family)."""
-        super().__init_subclass__(**kwargs)
-        require_name(cls, abstract, "mechanism", "Mechanism")
 
     # ----------------------------------------------------------------- contract
     @property

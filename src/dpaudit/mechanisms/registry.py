@@ -1,8 +1,11 @@
-"""Registry of mechanisms by name, and construction from names and ``-p`` parameters.
+"""The one registry of mechanisms by name, and construction from names and ``-p`` parameters.
 
-Importing this module imports its package first, whose ``__init__`` registers
-every built-in mechanism; adapters register when :mod:`dpaudit.adapters` is
-imported.  The registry itself imports no mechanism.
+Vector and word mechanisms (and, next, text mechanisms) share one registry:
+each class declares its :attr:`~dpaudit.mechanisms.base.MechanismContract.output_kind`,
+and :func:`mechanism_names` filters by it.  Importing this module imports its
+package first, whose ``__init__`` registers every built-in mechanism; adapters
+register when :mod:`dpaudit.adapters` is imported.  The registry itself imports
+no mechanism.
 """
 
 from __future__ import annotations
@@ -16,31 +19,44 @@ from typing import Any
 
 from dpaudit.analysis.word_embedding import glove_embedding
 from dpaudit.errors import InvalidArgumentError, InvalidTypeError, UnknownNameError
-from dpaudit.mechanisms.base import Mechanism
+from dpaudit.mechanisms.base import OUTPUT_KINDS, VECTOR_OUTPUT_KINDS, MechanismContract
 
-_REGISTRY: dict[str, type[Mechanism]] = {}
+_REGISTRY: dict[str, type[MechanismContract]] = {}
 
-
-def register(cls: type[Mechanism]) -> type[Mechanism]:
-    """Class decorator adding a mechanism class to the registry under ``cls.name``."""
-    return _add(_REGISTRY, cls, "mechanism")
+#: ``kind`` filters of :func:`mechanism_names`: one output kind, or all vector kinds.
+KINDS = (*OUTPUT_KINDS, "vector")
 
 
-def _add(registry: dict[str, Any], cls: Any, kind: str) -> Any:
+_M = typing.TypeVar("_M", bound=type[MechanismContract])
+
+
+def register(cls: _M) -> _M:
+    """Class decorator adding a mechanism class (any output kind) under ``cls.name``."""
     if not cls.name:
         raise ValueError(f"{cls.__qualname__} has no name")
-    if cls.name in registry and registry[cls.name] is not cls:
-        raise ValueError(f"{kind} name {cls.name!r} registered twice")
-    registry[cls.name] = cls
+    if cls.name in _REGISTRY and _REGISTRY[cls.name] is not cls:
+        raise ValueError(f"mechanism name {cls.name!r} registered twice")
+    if cls.output_kind not in OUTPUT_KINDS:
+        raise ValueError(f"{cls.__qualname__}.output_kind must be one of {OUTPUT_KINDS}")
+    _REGISTRY[cls.name] = cls
     return cls
 
 
-def mechanism_names() -> list[str]:
-    """All registered mechanism names, sorted."""
-    return sorted(_REGISTRY)
+def mechanism_names(kind: str | None = None) -> list[str]:
+    """Registered mechanism names, sorted: all of them, or those of one ``kind``.
+
+    ``kind``: an output kind (``"word"``, ``"real"``, ...) or ``"vector"`` for
+    every vector kind.
+    """
+    if kind is None:
+        return sorted(_REGISTRY)
+    if kind not in KINDS:
+        raise InvalidArgumentError("kind", kind, f"None or one of {', '.join(KINDS)}")
+    wanted = VECTOR_OUTPUT_KINDS if kind == "vector" else (kind,)
+    return sorted(n for n, c in _REGISTRY.items() if c.output_kind in wanted)
 
 
-def mechanism_class(name: str) -> type[Mechanism]:
+def mechanism_class(name: str) -> type[Any]:
     """The class registered under ``name``."""
     try:
         return _REGISTRY[name]
@@ -48,18 +64,21 @@ def mechanism_class(name: str) -> type[Mechanism]:
         raise UnknownNameError("mechanism", name, list(_REGISTRY)) from None
 
 
-def parameter_fields(cls: type[Mechanism]) -> dict[str, dataclasses.Field[Any]]:
+def parameter_fields(cls: type[MechanismContract]) -> dict[str, dataclasses.Field[Any]]:
     """Parameter fields of ``cls`` keyed by their CLI name (``epsilon`` included)."""
     return {(f.metadata.get("cli") or f.name): f for f in dataclasses.fields(cls)}
 
 
-def make_mechanism(name: str, **params: Any) -> Mechanism:
+def make_mechanism(name: str, **params: Any) -> Any:
     """Build mechanism ``name`` from keyword parameters named as on the CLI.
 
     Values may be strings (as from ``-p NAME=VALUE``); they are converted to the
-    field's type.  Unknown parameters raise :class:`UnknownNameError`.
+    field's type.  Unknown parameters raise :class:`UnknownNameError`.  A word
+    mechanism takes an ``embedding`` (default: GloVe, as :func:`make_word_mechanism`).
     """
     cls = mechanism_class(name)
+    if cls.output_kind == "word":
+        return make_word_mechanism(name, params.pop("embedding", None), **params)
     fields = parameter_fields(cls)
     hints = typing.get_type_hints(cls)
     kwargs: dict[str, Any] = {}
@@ -81,7 +100,7 @@ def make_mechanism(name: str, **params: Any) -> Mechanism:
         raise
 
 
-def from_spec(spec: dict[str, Any]) -> Mechanism:
+def from_spec(spec: dict[str, Any]) -> Any:
     """Inverse of :meth:`Mechanism.spec`."""
     return make_mechanism(spec["mechanism"], **spec["params"])
 
@@ -149,34 +168,17 @@ def _base_type(tp: Any) -> Any:
 
 
 # ------------------------------------------------------------------ word level
-_WORD_REGISTRY: dict[str, type[Any]] = {}
-
-
-def register_word(cls: type[Any]) -> type[Any]:
-    """Class decorator adding a word-level mechanism (:mod:`dpaudit.mechanisms.word`)."""
-    return _add(_WORD_REGISTRY, cls, "word mechanism")
-
-
-def word_mechanism_names() -> list[str]:
-    """All registered word-level mechanism names, sorted."""
-    return sorted(_WORD_REGISTRY)
-
-
-def word_mechanism_class(name: str) -> type[Any]:
-    """The word-level mechanism class registered under ``name``."""
-    try:
-        return _WORD_REGISTRY[name]
-    except KeyError:
-        raise UnknownNameError("word mechanism", name, list(_WORD_REGISTRY)) from None
-
-
 def make_word_mechanism(name: str, embedding: Any = None, **params: Any) -> Any:
     """Build word mechanism ``name`` over ``embedding`` (default: GloVe, 20 000 words).
 
     ``params`` are named as on the CLI (``-p NAME=VALUE``: the field name, or its
     ``cli`` name such as ``lambda``); string values are converted to the field's type.
     """
-    cls = word_mechanism_class(name)
+    cls = mechanism_class(name)
+    if cls.output_kind != "word":
+        raise InvalidArgumentError(
+            "name", name, f"a word mechanism ({', '.join(mechanism_names('word'))})"
+        )
     fields = {
         k: f for k, f in parameter_fields(cls).items() if k != "embedding" and not k.startswith("_")
     }

@@ -26,7 +26,7 @@ Mechanisms are picklable values: audits send them to worker processes.
 from __future__ import annotations
 
 import dataclasses
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -45,7 +45,7 @@ from dpaudit.analysis.word_embedding import (
 from dpaudit.analysis.word_metrics import EuclideanMetric
 from dpaudit.claims import MetricClaim
 from dpaudit.errors import InvalidArgumentError, InvalidTypeError
-from dpaudit.mechanisms.base import require_name
+from dpaudit.mechanisms.base import MechanismContract
 from dpaudit.validation import check_epsilon, check_int
 
 __all__ = [
@@ -85,27 +85,15 @@ def encode_outputs(vocabulary: WordEmbedding, word: str, outputs: Sequence[Any])
     return out
 
 
-class WordMechanism(ABC):
+class WordMechanism(MechanismContract, abstract=True):
     """Base of word-level mechanisms (see the module docstring)."""
 
-    #: Registry name, e.g. ``"cmp"``.
-    name: ClassVar[str] = ""
-    #: Paper and equations the implementation follows.
-    reference: ClassVar[str] = ""
-    #: One-line summary for listings.
-    summary: ClassVar[str] = ""
-    #: True when the published guarantee is known to be false.
-    known_flawed: ClassVar[bool] = False
+    output_kind: ClassVar[str] = "word"
     #: Draws per audit work unit (None: the auditor's default); slow adapters set it small
     #: so that units stay short, resumable and spread over the workers.
     unit_samples: ClassVar[int | None] = None
     #: (selection, final) draws per input when the user gives none (None: the auditor's).
     default_samples: ClassVar[tuple[int, int] | None] = None
-
-    def __init_subclass__(cls, *, abstract: bool = False, **kwargs: Any) -> None:
-        """Refuse a concrete word mechanism without a ``name`` (``abstract=True``: a family)."""
-        super().__init_subclass__(**kwargs)
-        require_name(cls, abstract, "word mechanism", "WordMechanism")
 
     @property
     @abstractmethod

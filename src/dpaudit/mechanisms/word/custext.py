@@ -26,12 +26,12 @@ import numpy as np
 from dpaudit.analysis.word_metrics import PartitionMetric
 from dpaudit.claims import MetricClaim
 from dpaudit.mechanisms.base import parameter
-from dpaudit.mechanisms.registry import register_word
+from dpaudit.mechanisms.registry import register
 from dpaudit.mechanisms.word.exponential import ExponentialWordMechanism
 from dpaudit.validation import check_int
 
 
-@register_word
+@register
 @dataclasses.dataclass(frozen=True, eq=False)
 class CusText(ExponentialWordMechanism):
     """CusText: exponential mechanism on normalised distance within customised output sets."""

@@ -36,11 +36,11 @@ from dpaudit.analysis.word_metrics import (
 from dpaudit.claims import MetricClaim
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.base import parameter
-from dpaudit.mechanisms.registry import register_word
+from dpaudit.mechanisms.registry import register
 from dpaudit.mechanisms.word.base import EmbeddingWordMechanism, sample_multivariate_laplace
 
 
-@register_word
+@register
 @dataclasses.dataclass(frozen=True, eq=False)
 class CMP(EmbeddingWordMechanism):
     """Multivariate Laplace noise on the embedding, then the nearest word."""
@@ -59,7 +59,7 @@ class CMP(EmbeddingWordMechanism):
         return idx[:, 0]
 
 
-@register_word
+@register
 @dataclasses.dataclass(frozen=True, eq=False)
 class Mahalanobis(CMP):
     """Elliptical noise shaped by the regularised covariance ``Σ_R``, then the nearest word."""
@@ -89,7 +89,7 @@ class Mahalanobis(CMP):
         return self.embedding.matrix[i].astype(np.float64) + z @ self._root.T
 
 
-@register_word
+@register
 @dataclasses.dataclass(frozen=True, eq=False)
 class Vickrey(EmbeddingWordMechanism):
     """Choose between the two words nearest to the noisy vector (second-price idea)."""

@@ -30,11 +30,11 @@ from dpaudit.analysis.word_metrics import EuclideanMetric
 from dpaudit.claims import MetricClaim
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.base import parameter
-from dpaudit.mechanisms.registry import register_word
+from dpaudit.mechanisms.registry import register
 from dpaudit.mechanisms.word.exponential import ExponentialWordMechanism
 
 
-@register_word
+@register
 @dataclasses.dataclass(frozen=True, eq=False)
 class SanText(ExponentialWordMechanism):
     """SanText: exponential mechanism with utility ``−d_euc`` over the vocabulary."""
@@ -48,7 +48,7 @@ class SanText(ExponentialWordMechanism):
         return self._with_specials(-0.5 * self.epsilon * self.embedding.distances_from(i))
 
 
-@register_word
+@register
 @dataclasses.dataclass(frozen=True, eq=False)
 class SanTextPlus(ExponentialWordMechanism):
     """SanText+: outputs from the sensitive words only; non-sensitive words kept w.p. 1 − p."""

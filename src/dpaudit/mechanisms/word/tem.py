@@ -31,11 +31,11 @@ import numpy as np
 
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.base import parameter
-from dpaudit.mechanisms.registry import register_word
+from dpaudit.mechanisms.registry import register
 from dpaudit.mechanisms.word.exponential import ExponentialWordMechanism
 
 
-@register_word
+@register
 @dataclasses.dataclass(frozen=True, eq=False)
 class TEM(ExponentialWordMechanism):
     """Truncated exponential mechanism: exponential mechanism on ``−min(d, γ)``."""

@@ -29,7 +29,7 @@ import numpy as np
 
 from dpaudit.analysis.word_embedding import WordEmbedding
 from dpaudit.errors import InvalidArgumentError
-from dpaudit.mechanisms.registry import register_word
+from dpaudit.mechanisms.registry import register
 from dpaudit.mechanisms.word.base import EmbeddingWordMechanism
 
 
@@ -49,7 +49,7 @@ def distance_range(embedding: WordEmbedding) -> tuple[float, float]:
     return math.sqrt(lo), math.sqrt(hi)
 
 
-@register_word
+@register
 @dataclasses.dataclass(frozen=True, eq=False)
 class TruncatedGumbel(EmbeddingWordMechanism):
     """Random number of nearest candidates, truncated-Gumbel noisy distances, argmin."""
