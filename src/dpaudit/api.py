@@ -1,7 +1,7 @@
 """The one public entry of the auditors: ``dpaudit.audit(mechanism, claim, ...)``.
 
-It chooses the auditor from what the mechanism is: a word-level mechanism
-(:class:`~dpaudit.mechanisms.word.base.WordMechanism`, a metric-DP claim) is
+It chooses the auditor from the mechanism's declared output kind: a word-level
+mechanism (output kind ``"word"``, a metric-DP claim) is
 audited pair by pair against ``ε·d(w, w')`` by the metric auditor; any other
 mechanism, or a plain function ``f(x, n, rng)`` with a
 :class:`~dpaudit.claims.PrivacyClaim`, by the black-box auditor.  Both propose
@@ -15,7 +15,7 @@ inputs), so it keeps its own entry, :func:`dpaudit.sanity_check`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from dpaudit.audit.blackbox.auditor import audit as audit_blackbox
 from dpaudit.audit.blackbox.config import AuditConfig
@@ -24,7 +24,7 @@ from dpaudit.audit.metric.auditor import MetricAuditConfig, MetricAuditResult, a
 from dpaudit.claims import MetricClaim, PrivacyClaim
 from dpaudit.engine.config import ExecutionConfig
 from dpaudit.errors import InvalidTypeError
-from dpaudit.mechanisms.base import Mechanism
+from dpaudit.mechanisms.base import Mechanism, MechanismContract
 from dpaudit.mechanisms.word.base import WordMechanism
 from dpaudit.testing import as_mechanism
 
@@ -53,14 +53,14 @@ def audit(
     a result without a violation means "no violation found" (or *inconclusive*),
     never that the mechanism is private.
     """
-    if isinstance(mechanism, WordMechanism):
+    if isinstance(mechanism, MechanismContract) and mechanism.output_kind == "word":
         if claim is not None and not isinstance(claim, MetricClaim):
             raise InvalidTypeError(
                 "claim", claim, "None for a word mechanism (its metric claim is its own ε)"
             )
         if config is not None and not isinstance(config, MetricAuditConfig):
             raise InvalidTypeError("config", config, "a MetricAuditConfig for a word mechanism")
-        return audit_metric(mechanism, config, execution)
+        return audit_metric(cast(WordMechanism, mechanism), config, execution)
     if config is not None and not isinstance(config, AuditConfig):
         raise InvalidTypeError("config", config, "an AuditConfig for a vector mechanism")
     return audit_blackbox(as_mechanism(mechanism, claim), config, execution)
