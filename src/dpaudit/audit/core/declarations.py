@@ -56,7 +56,6 @@ check can only fail by chance (probability ≤ α).
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 from dataclasses import dataclass
 from typing import TypeVar
@@ -330,15 +329,12 @@ def check_foreign_code(
     which declarations are checked (when the mechanism makes them).  The
     declaration checks draw from fixed streams of their own (seed
     :data:`DECLARATION_SEED`), so a mechanism's finding does not depend on the
-    audit's seed, and the outcome is remembered per mechanism value within a
-    process: auditing one mechanism at many seeds checks its declarations once.
+    audit's seed.  Nothing is remembered between audits: each audit checks the
+    code it is given (a process-wide memo would trust a mechanism value whose
+    code changed, and made results depend on what ran before in the process).
     """
     randomness = check_randomness(mechanism, seed=seed)
-    try:
-        findings = _remembered_findings(mechanism, log_prob, transform)
-    except TypeError:  # an unhashable mechanism value: check without remembering
-        findings = _declaration_findings(mechanism, log_prob, transform)
-    return TrustReport(randomness, findings)
+    return TrustReport(randomness, _declaration_findings(mechanism, log_prob, transform))
 
 
 #: Seed of the declaration checks' streams (independent of any audit's seed).
@@ -358,10 +354,3 @@ def _declaration_findings(
         if found is not None:
             findings.append(found)
     return tuple(findings)
-
-
-@functools.lru_cache(maxsize=256)
-def _remembered_findings(
-    mechanism: Mechanism, log_prob: bool, transform: bool
-) -> tuple[DeclarationFinding, ...]:
-    return _declaration_findings(mechanism, log_prob, transform)
