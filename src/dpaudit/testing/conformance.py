@@ -50,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.audit.core.declarations import check_log_prob, check_transform
+from dpaudit.audit.core.declarations import DECLARATION_ALPHA, check_log_prob, check_transform
 from dpaudit.audit.core.guard import (
     check_randomness,
     domain_corners,
@@ -308,7 +308,9 @@ def check_declared_density(
             f"{finding.describe()}: make log_prob the density of what _sample really draws, "
             "or remove the declaration",
         )
-    return passed("log_prob", f"consistent with {rows} samples per input (error ≤ {DECLARATION_ALPHA:g})")
+    return passed(
+        "log_prob", f"consistent with {rows} samples per input (error ≤ {DECLARATION_ALPHA:g})"
+    )
 
 
 def check_declared_transform(mechanism: Mechanism, seed: int, rows: int) -> CheckResult:
@@ -332,7 +334,10 @@ def check_declared_transform(mechanism: Mechanism, seed: int, rows: int) -> Chec
             f"{finding.describe()}: make noise_from_uniform the transform _sample uses, "
             "or remove the declaration",
         )
-    return passed("noise_transform", f"consistent with {rows} samples per input (error ≤ {DECLARATION_ALPHA:g})")
+    return passed(
+        "noise_transform",
+        f"consistent with {rows} samples per input (error ≤ {DECLARATION_ALPHA:g})",
+    )
 
 
 # ---------------------------------------------------------------- the suite
