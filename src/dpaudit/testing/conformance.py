@@ -148,7 +148,11 @@ def _probe_inputs(mechanism: Mechanism) -> list[np.ndarray]:
 
 
 def _draw(mechanism: Mechanism, x: np.ndarray, n: int, rng: np.random.Generator) -> Any:
-    """``n`` raw outputs (shape unchecked), foreign code with the global generators seeded."""
+    """``n`` raw outputs at ``x``; foreign code runs with the global generators seeded.
+
+    ``_sample`` is called directly, past :meth:`Mechanism.sample`'s own shape check, so that
+    a wrong shape is reported by the ``output_shape`` check with its own message.
+    """
     arr = mechanism.validate_input(x)
     if own_code(mechanism):
         return mechanism._sample(arr, n, rng)
