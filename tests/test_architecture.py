@@ -252,3 +252,39 @@ def test_no_god_files(path: Path) -> None:
 def test_every_module_says_what_it_is_for(path: Path) -> None:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     assert ast.get_docstring(tree), f"{path.relative_to(SRC)} has no module docstring"
+
+
+#: Longest function or method allowed, in lines (``def`` to its last line, docstring included).
+MAX_FUNCTION_LINES = 80
+
+
+def _long_functions(path: Path) -> list[str]:
+    """``name (N lines, line L)`` for each function or method of ``path`` over the limit."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            assert node.end_lineno is not None
+            length = node.end_lineno - node.lineno + 1
+            if length > MAX_FUNCTION_LINES:
+                found.append(f"{node.name} ({length} lines, line {node.lineno})")
+    return found
+
+
+def test_no_long_functions() -> None:
+    offenders = [
+        f"{path.relative_to(SRC)}: {name}"
+        for path in _source_files()
+        for name in _long_functions(path)
+    ]
+    assert not offenders, (
+        f"functions longer than {MAX_FUNCTION_LINES} lines (split them into well-named "
+        "helpers):\n  " + "\n  ".join(offenders)
+    )
+
+
+def test_long_function_rule_catches_one(tmp_path: Path) -> None:
+    body = "\n".join(f"    x{i} = {i}" for i in range(MAX_FUNCTION_LINES))
+    path = tmp_path / "long.py"
+    path.write_text(f"def short():\n    return 1\n\n\ndef long():\n{body}\n", encoding="utf-8")
+    assert _long_functions(path) == [f"long ({MAX_FUNCTION_LINES + 1} lines, line 5)"]

@@ -23,6 +23,7 @@ each is imported on first use, so ``import dpaudit`` itself stays cheap:
 * :func:`sanity_check` — the ACL 2022 reconstruction sanity check;
 * :class:`PrivacyClaim`, :class:`InputDomain`, :class:`Definition` — what is claimed;
 * :func:`assert_no_violation`, :class:`PrivacyViolationError` — privacy tests in CI;
+* :func:`check_mechanism` — the conformance suite a mechanism should pass;
 * :func:`make_mechanism`, :func:`mechanism_names`, :class:`Mechanism` — the registry;
 * :class:`ExecutionConfig` — workers, backend (local processes or Ray).
 """
@@ -43,6 +44,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Definition": ("dpaudit.claims", "Definition"),
     "assert_no_violation": ("dpaudit.testing", "assert_no_violation"),
     "PrivacyViolationError": ("dpaudit.testing", "PrivacyViolationError"),
+    "check_mechanism": ("dpaudit.testing", "check_mechanism"),
     "make_mechanism": ("dpaudit.mechanisms", "make_mechanism"),
     "mechanism_names": ("dpaudit.mechanisms", "mechanism_names"),
     "Mechanism": ("dpaudit.mechanisms", "Mechanism"),
@@ -64,6 +66,7 @@ if TYPE_CHECKING:  # static checkers and IDEs see the real objects (`as` marks r
     from dpaudit.mechanisms import mechanism_names as mechanism_names
     from dpaudit.testing import PrivacyViolationError as PrivacyViolationError
     from dpaudit.testing import assert_no_violation as assert_no_violation
+    from dpaudit.testing import check_mechanism as check_mechanism
 
     __version__: str
 

@@ -84,6 +84,26 @@ class AttackMetrics:
         return {k: v for k, v in self.__dict__.items() if k not in skip}
 
 
+def _checked_encodings(clean: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Clean encodings as uint8 ``(N, L)`` and target row indices (or an error naming them)."""
+    c = np.asarray(clean, dtype=np.uint8)
+    tgt = np.asarray(targets, dtype=np.int64)
+    n, _ = c.shape
+    if tgt.ndim != 1 or tgt.size == 0 or tgt.min() < 0 or tgt.max() >= n:
+        raise InvalidArgumentError("targets", f"<{tgt.size} indices>", f"row indices in 0..{n - 1}")
+    return c, tgt
+
+
+def _distinct_encodings(c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(codes, code_of, counts)``: distinct rows, each row's code, and each code's count."""
+    codes, code_of, counts = np.unique(c, axis=0, return_inverse=True, return_counts=True)
+    if len(codes) < 2:
+        raise InvalidArgumentError(
+            "corpus", "<all sentences encode identically>", "at least two distinct encodings"
+        )
+    return codes, code_of.reshape(-1), counts
+
+
 def run_attacks(
     scheme: BitScheme,
     clean: np.ndarray,
@@ -92,18 +112,10 @@ def run_attacks(
     rng: np.random.Generator,
 ) -> AttackMetrics:
     """Steps 3–5 of the protocol on clean encodings ``(N, L)`` with target row indices."""
-    c = np.asarray(clean, dtype=np.uint8)
-    tgt = np.asarray(targets, dtype=np.int64)
     copies = check_int("copies", copies, minimum=1)
+    c, tgt = _checked_encodings(clean, targets)
     n, n_bits = c.shape
-    if tgt.ndim != 1 or tgt.size == 0 or tgt.min() < 0 or tgt.max() >= n:
-        raise InvalidArgumentError("targets", f"<{tgt.size} indices>", f"row indices in 0..{n - 1}")
-    codes, code_of, counts = np.unique(c, axis=0, return_inverse=True, return_counts=True)
-    code_of = code_of.reshape(-1)
-    if len(codes) < 2:
-        raise InvalidArgumentError(
-            "corpus", "<all sentences encode identically>", "at least two distinct encodings"
-        )
+    codes, code_of, counts = _distinct_encodings(c)
     mask = scheme.hoho_positions
     log_one, log_zero = scheme.bit_log_probabilities(codes)
     tables = _map_tables(scheme, n_bits)

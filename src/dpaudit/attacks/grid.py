@@ -34,6 +34,7 @@ from dpaudit.attacks.experiment import (
     DEFAULT_SENTENCES,
     DEFAULT_TARGET_FRACTION,
     AttackMetrics,
+    TextAttackResult,
     attack_text,
     prepare_attack_data,
 )
@@ -145,6 +146,31 @@ def optimal_not_worse(metrics: AttackMetrics, tolerance_se: float = NOT_WORSE_TO
     return bool(diff >= -tolerance_se * metrics.optimal_minus_hoho_auc_se - 1e-12)
 
 
+def _grid_row(
+    config: GridConfig, attack: TextAttackResult, accuracy: float | None, clean: float | None
+) -> GridRow:
+    """One row of the grid from a configuration's attack result and utility accuracies."""
+    m = attack.metrics
+    return GridRow(
+        scheme=config.scheme,
+        epsilon=config.epsilon,
+        lam=config.lam,
+        claimed_epsilon=attack.epsilon,
+        true_epsilon=attack.true_epsilon,
+        linking_auc_hoho=m.linking_auc_mean,
+        linking_auc_hoho_std=m.linking_auc_std,
+        linking_auc_optimal=m.optimal_linking_auc_mean,
+        linking_auc_optimal_std=m.optimal_linking_auc_std,
+        optimal_not_worse=optimal_not_worse(m),
+        reconstruction_hoho=m.reconstruction_accuracy,
+        reconstruction_optimal=m.optimal_reconstruction_accuracy,
+        reconstruction_prior_only=m.prior_only_reconstruction_accuracy,
+        utility_accuracy=accuracy,
+        clean_accuracy=clean,
+        params=attack.params,
+    )
+
+
 def run_grid(
     corpus: Corpus,
     configs: Sequence[GridConfig] | None = None,
@@ -194,27 +220,7 @@ def run_grid(
                 clean_cache[family] = result.clean_accuracy
                 accuracy, clean = result.accuracy, result.clean_accuracy
                 seconds["utility"] += time.perf_counter() - start
-            m = attack.metrics
-            rows.append(
-                GridRow(
-                    scheme=config.scheme,
-                    epsilon=config.epsilon,
-                    lam=config.lam,
-                    claimed_epsilon=attack.epsilon,
-                    true_epsilon=attack.true_epsilon,
-                    linking_auc_hoho=m.linking_auc_mean,
-                    linking_auc_hoho_std=m.linking_auc_std,
-                    linking_auc_optimal=m.optimal_linking_auc_mean,
-                    linking_auc_optimal_std=m.optimal_linking_auc_std,
-                    optimal_not_worse=optimal_not_worse(m),
-                    reconstruction_hoho=m.reconstruction_accuracy,
-                    reconstruction_optimal=m.optimal_reconstruction_accuracy,
-                    reconstruction_prior_only=m.prior_only_reconstruction_accuracy,
-                    utility_accuracy=accuracy,
-                    clean_accuracy=clean,
-                    params=attack.params,
-                )
-            )
+            rows.append(_grid_row(config, attack, accuracy, clean))
             bar.update(1)
     return GridResult(
         rows=tuple(rows),

@@ -22,6 +22,7 @@ on the four proportions, Bonferroni over their eight one-sided bounds).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -101,35 +102,8 @@ def compute(run: FigureRun) -> FigureResult:
             run.execution,
             desc="exact attack losses",
         )
-    published = acl2022_published()
-    rows: list[dict[str, Any]] = []
-    comparison: list[dict[str, Any]] = []
     with run.stage("comparison"):
-        for cell, exact_loss in zip(grid, exact, strict=True):
-            counts = np.array([[cell.f00, cell.f01], [cell.f10, cell.f11]])
-            paper = published.get(cell.mechanism, {}).get(cell.epsilon, {}).get(cell.dim)
-            paper_runs = acl2022_published_runs(cell.dim)
-            row = {
-                "mechanism": cell.mechanism,
-                "epsilon": cell.epsilon,
-                "dim": cell.dim,
-                "runs": cell.runs,
-                "f00": cell.f00,
-                "f01": cell.f01,
-                "f10": cell.f10,
-                "f11": cell.f11,
-                "empirical_loss": cell.empirical_loss,
-                "epsilon_lower_bound": cell.epsilon_lower_bound,
-                "loss_upper_bound": loss_upper_bound(counts, cell.runs, cell.confidence),
-                "confidence": cell.confidence,
-                "violation": cell.violation,
-                "exact_attack_loss": exact_loss,
-                "published_loss": paper,
-                "published_runs": paper_runs,
-                "path": cell.path,
-            }
-            rows.append(row)
-            comparison.append(_compare(row, counts))
+        rows, comparison = _rows_and_comparison(grid, exact)
     run.progress.advance()
     audits = tuple(_audits(rows))
     run.progress.advance()
@@ -163,6 +137,41 @@ def compute(run: FigureRun) -> FigureResult:
         ),
     )
     return _with_text(result)
+
+
+def _rows_and_comparison(
+    grid: Sequence[Any], exact: Sequence[float]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """One row per grid cell (counts, bounds, exact and published loss) and its comparison."""
+    published = acl2022_published()
+    rows: list[dict[str, Any]] = []
+    comparison: list[dict[str, Any]] = []
+    for cell, exact_loss in zip(grid, exact, strict=True):
+        counts = np.array([[cell.f00, cell.f01], [cell.f10, cell.f11]])
+        paper = published.get(cell.mechanism, {}).get(cell.epsilon, {}).get(cell.dim)
+        paper_runs = acl2022_published_runs(cell.dim)
+        row = {
+            "mechanism": cell.mechanism,
+            "epsilon": cell.epsilon,
+            "dim": cell.dim,
+            "runs": cell.runs,
+            "f00": cell.f00,
+            "f01": cell.f01,
+            "f10": cell.f10,
+            "f11": cell.f11,
+            "empirical_loss": cell.empirical_loss,
+            "epsilon_lower_bound": cell.epsilon_lower_bound,
+            "loss_upper_bound": loss_upper_bound(counts, cell.runs, cell.confidence),
+            "confidence": cell.confidence,
+            "violation": cell.violation,
+            "exact_attack_loss": exact_loss,
+            "published_loss": paper,
+            "published_runs": paper_runs,
+            "path": cell.path,
+        }
+        rows.append(row)
+        comparison.append(_compare(row, counts))
+    return rows, comparison
 
 
 def _with_text(result: FigureResult) -> FigureResult:

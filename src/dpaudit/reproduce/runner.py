@@ -46,7 +46,7 @@ from dpaudit.reproduce.common import (
     require_matplotlib,
     write_figure_outputs,
 )
-from dpaudit.reproduce.registry import get_figure, resolve_figures
+from dpaudit.reproduce.registry import FigureSpec, get_figure, resolve_figures
 from dpaudit.serialization import dumps
 from dpaudit.validation import check_seed
 
@@ -172,43 +172,13 @@ def reproduce(
         with progress(round(sum(weights)), "reproduce", unit="s(est)") as bar:
             for index, (spec, weight) in enumerate(zip(specs, weights, strict=True)):
                 bar.set_description(f"reproduce {spec.name} [{index + 1}/{len(specs)}]")
-                directory = out / spec.name
-                t0 = time.perf_counter()
-                if resume and _figure_done(directory, config):
-                    held = json.loads((directory / RESULTS_JSON).read_text("utf-8"))
-                    holds = all(f.get("holds", False) for f in held.get("findings", []))
-                    outcomes.append(FigureOutcome(spec.name, str(directory), holds, 0.0, True))
-                    bar.update(round(weight))
-                    continue
-                share = _BarShare(bar, weight)
-                with _figure_checkpoint(directory, spec.name, config, resume) as units:
-                    run = FigureRun(
-                        spec.name,
-                        spec.title,
-                        spec.paper,
-                        scale,
-                        seed,
-                        units.attach(execution),
-                        FigureProgress(share),
-                        data,
-                    )
-                    result = spec.compute(run)
-                    write_figure_outputs(result, directory, spec.plot, spec.readme)
-                share(1.0)
                 outcomes.append(
-                    FigureOutcome(
-                        spec.name,
-                        str(directory),
-                        result.all_findings_hold,
-                        round(time.perf_counter() - t0, 3),
-                        units_reused=units.reused,
-                        units_computed=units.computed,
-                        units_unreadable=units.unreadable,
+                    _reproduce_figure(spec, out / spec.name, config, execution, resume, bar, weight)
+                )
+                if not outcomes[-1].resumed:
+                    _write_status(
+                        out, config, STATUS_RUNNING, figures_done=[o.figure for o in outcomes]
                     )
-                )
-                _write_status(
-                    out, config, STATUS_RUNNING, figures_done=[o.figure for o in outcomes]
-                )
     except KeyboardInterrupt:
         _write_status(out, config, STATUS_INTERRUPTED, figures_done=[o.figure for o in outcomes])
         raise
@@ -232,6 +202,48 @@ def reproduce(
     md_path, html_path = write_report(out)
     return RunSummary(
         str(out), STATUS_COMPLETE, config, tuple(outcomes), str(md_path), str(html_path), seconds
+    )
+
+
+def _reproduce_figure(
+    spec: FigureSpec,
+    directory: Path,
+    config: RunConfig,
+    execution: ExecutionConfig,
+    resume: bool,
+    bar: Any,
+    weight: float,
+) -> FigureOutcome:
+    """Compute one figure into ``directory`` (or keep it when resuming a complete one)."""
+    t0 = time.perf_counter()
+    if resume and _figure_done(directory, config):
+        held = json.loads((directory / RESULTS_JSON).read_text("utf-8"))
+        holds = all(f.get("holds", False) for f in held.get("findings", []))
+        bar.update(round(weight))
+        return FigureOutcome(spec.name, str(directory), holds, 0.0, True)
+    share = _BarShare(bar, weight)
+    with _figure_checkpoint(directory, spec.name, config, resume) as units:
+        run = FigureRun(
+            spec.name,
+            spec.title,
+            spec.paper,
+            config.scale,
+            config.seed,
+            units.attach(execution),
+            FigureProgress(share),
+            config.data,
+        )
+        result = spec.compute(run)
+        write_figure_outputs(result, directory, spec.plot, spec.readme)
+    share(1.0)
+    return FigureOutcome(
+        spec.name,
+        str(directory),
+        result.all_findings_hold,
+        round(time.perf_counter() - t0, 3),
+        units_reused=units.reused,
+        units_computed=units.computed,
+        units_unreadable=units.unreadable,
     )
 
 

@@ -254,19 +254,7 @@ def train_classifier(
         raise InvalidArgumentError("classifier", family, "logistic, mlp or split")
     if family == "mlp":
         data_x, data_x_prime = data_x.head(MLP_MAX_ROWS), data_x_prime.head(MLP_MAX_ROWS)
-    categories = 0
-    if mechanism.output_kind == "categorical":
-        top = max(int(np.max(data_x.rows)), int(np.max(data_x_prime.rows)))
-        categories = top + 1
-    nan_cols = bool(mechanism.allows_nan_output)
-    X = np.concatenate(
-        [
-            features(data_x.rows, categories, nan_cols),
-            features(data_x_prime.rows, categories, nan_cols),
-        ]
-    )
-    y = np.concatenate([np.zeros(len(data_x.rows)), np.ones(len(data_x_prime.rows))])
-    w = np.concatenate([data_x.counts, data_x_prime.counts]).astype(np.float64)
+    categories, nan_cols, X, y, w = _labelled_features(mechanism, data_x, data_x_prime)
     # Symbols mixed into numeric outputs (SVT's -1 "aborted", -1000 "below") become flags.
     atoms = () if categories else find_atoms(X, w)
     X = encode_atoms(X, atoms)
@@ -314,6 +302,30 @@ def train_classifier(
         cuts=cuts,
         atoms=atoms,
     )
+
+
+def _labelled_features(
+    mechanism: Mechanism, data_x: TrainingData, data_x_prime: TrainingData
+) -> tuple[int, bool, np.ndarray, np.ndarray, np.ndarray]:
+    """``(categories, nan_indicators, X, y, w)``: features, labels 0/1 and row counts of both sides.
+
+    ``categories`` is the number of one-hot categories (0 for non-categorical
+    outputs); ``nan_indicators`` whether NaN flags are added (a declared NaN policy).
+    """
+    categories = 0
+    if mechanism.output_kind == "categorical":
+        top = max(int(np.max(data_x.rows)), int(np.max(data_x_prime.rows)))
+        categories = top + 1
+    nan_cols = bool(mechanism.allows_nan_output)
+    X = np.concatenate(
+        [
+            features(data_x.rows, categories, nan_cols),
+            features(data_x_prime.rows, categories, nan_cols),
+        ]
+    )
+    y = np.concatenate([np.zeros(len(data_x.rows)), np.ones(len(data_x_prime.rows))])
+    w = np.concatenate([data_x.counts, data_x_prime.counts]).astype(np.float64)
+    return categories, nan_cols, X, y, w
 
 
 def weighted_median(X: np.ndarray, w: np.ndarray) -> np.ndarray:

@@ -62,6 +62,7 @@ from typing import TypeVar
 
 import numpy as np
 
+from dpaudit.audit.core.certify import split_error
 from dpaudit.audit.core.guard import (
     RandomnessCheck,
     check_randomness,
@@ -147,85 +148,121 @@ def check_log_prob(
     """
     if not mechanism.has_log_prob:
         return None
-    label = mechanism_label(mechanism)
     n = density_rows(mechanism) if rows is None else int(rows)
-    n_cal = max(1024, n // 4)
     corners = domain_corners(mechanism)
     if np.array_equal(corners[0], corners[1]):
         return None
-    cap = mechanism.claim.epsilon
-    c_high = cap * (1.0 + 1e-9) + 1e-12  # the ratio band, with room for rounding in log_prob
-    c_low = cap * (1.0 - 1e-9) - 1e-12
     n_sets = 2 * 2 * (len(_LOWER_MASSES) + len(_UPPER_MASSES))  # orders × bands × thresholds
-    a_side = alpha / (2 * n_sets)
     test = [
         checked_sample(mechanism, x, n, unit_rng(seed, (_SEED_TAG, 1, i)))
         for i, x in enumerate(corners)
     ]
     for i, (x, x_prime) in enumerate(((corners[0], corners[1]), (corners[1], corners[0]))):
-        y, y_prime = test[i], test[1 - i]
-        own = _declared(mechanism, x, y)
-        bad = ~(own > -np.inf)  # -inf or NaN
-        if bad.any():
-            return DeclarationFinding(
-                "log_prob",
-                label,
-                "declared density does not match the samples",
-                f"{int(bad.sum())} of {n} outputs of the sampler on input {preview(x)} have "
-                "declared density 0 (log_prob = -inf or NaN) under that input, e.g. "
-                f"{preview(y[int(np.flatnonzero(bad)[0])])}",
-                alpha,
-            )
-        ratio = own - _declared(mechanism, x_prime, y)
-        own_p = _declared(mechanism, x, y_prime)
-        ratio_p = own_p - _declared(mechanism, x_prime, y_prime)
-        cal = checked_sample(mechanism, x_prime, n_cal, unit_rng(seed, (_SEED_TAG, 2, i)))
-        cal_lp = _declared(mechanism, x, cal)
-        cal_lp = cal_lp[np.isfinite(cal_lp)]
-        if cal_lp.size == 0:
-            continue
-        sets = [
-            ("≤", float(np.quantile(cal_lp, q)) if q > 0 else float(cal_lp.min()))
-            for q in _LOWER_MASSES
-        ]
-        sets += [("≥", float(np.quantile(cal_lp, 1.0 - q))) for q in _UPPER_MASSES]
-        for side, t in sets:
-            near_x = (own <= t) if side == "≤" else (own >= t)
-            near_xp = (own_p <= t) if side == "≤" else (own_p >= t)
-            # Band L ≤ c: Pr[M(x) ∈ S] ≤ e^c Pr[M(x') ∈ S] (too much mass under x: a leak).
-            # Band L ≥ c: Pr[M(x) ∈ S] ≥ e^c Pr[M(x') ∈ S] (too little: e.g. a wider sampler).
-            for band in ("≤", "≥"):
-                if band == "≤":
-                    in_x, in_xp = near_x & (ratio <= c_high), near_xp & (ratio_p <= c_high)
-                else:
-                    in_x, in_xp = near_x & (ratio >= c_low), near_xp & (ratio_p >= c_low)
-                k, j = int(in_x.sum()), int(in_xp.sum())
-                if band == "≤":
-                    px = float(clopper_pearson_lower(k, n, a_side))
-                    pxp = float(clopper_pearson_upper(j, n, a_side))
-                    contradicted = px > math.exp(c_high) * pxp
-                    bounds = f"Pr[M(x) ∈ S] ≥ {px:.3g} and Pr[M(x') ∈ S] ≤ {pxp:.3g}"
-                    implied = "≤"
-                else:
-                    px = float(clopper_pearson_upper(k, n, a_side))
-                    pxp = float(clopper_pearson_lower(j, n, a_side))
-                    contradicted = px < math.exp(c_low) * pxp
-                    bounds = f"Pr[M(x) ∈ S] ≤ {px:.3g} and Pr[M(x') ∈ S] ≥ {pxp:.3g}"
-                    implied = "≥"
-                if contradicted:
-                    return DeclarationFinding(
-                        "log_prob",
-                        label,
-                        "declared density does not match the samples",
-                        f"S = {{y : ln p(y|x) {side} {t:.6g}, ln p(y|x) − ln p(y|x') {band} "
-                        f"{cap:g}}} with x = {preview(x)}, x' = {preview(x_prime)}: the "
-                        f"sampler put {k} of {n} outputs of M(x) and {j} of {n} of M(x') "
-                        f"in S, so {bounds}; "
-                        f"the declared density implies Pr[M(x) ∈ S] {implied} "
-                        f"e^{cap:g}·Pr[M(x') ∈ S]; error ≤ {alpha:g}",
-                        alpha,
-                    )
+        found = _check_order(
+            mechanism, x, x_prime, test[i], test[1 - i], seed, i, alpha, split_error(alpha, n_sets)
+        )
+        if found is not None:
+            return found
     return None
+
+
+def _check_order(
+    mechanism: Mechanism,
+    x: np.ndarray,
+    x_prime: np.ndarray,
+    y: np.ndarray,
+    y_prime: np.ndarray,
+    seed: int,
+    order: int,
+    alpha: float,
+    a_side: float,
+) -> DeclarationFinding | None:
+    """The density check for one order of the pair: samples ``y`` of M(x), ``y_prime`` of M(x')."""
+    label = mechanism_label(mechanism)
+    n = len(y)
+    own = _declared(mechanism, x, y)
+    bad = ~(own > -np.inf)  # -inf or NaN
+    if bad.any():
+        return DeclarationFinding(
+            "log_prob",
+            label,
+            "declared density does not match the samples",
+            f"{int(bad.sum())} of {n} outputs of the sampler on input {preview(x)} have "
+            "declared density 0 (log_prob = -inf or NaN) under that input, e.g. "
+            f"{preview(y[int(np.flatnonzero(bad)[0])])}",
+            alpha,
+        )
+    ratio = own - _declared(mechanism, x_prime, y)
+    own_p = _declared(mechanism, x, y_prime)
+    ratio_p = own_p - _declared(mechanism, x_prime, y_prime)
+    n_cal = max(1024, n // 4)
+    cal = checked_sample(mechanism, x_prime, n_cal, unit_rng(seed, (_SEED_TAG, 2, order)))
+    cal_lp = _declared(mechanism, x, cal)
+    cal_lp = cal_lp[np.isfinite(cal_lp)]
+    if cal_lp.size == 0:
+        return None
+    sets = [
+        ("≤", float(np.quantile(cal_lp, q)) if q > 0 else float(cal_lp.min()))
+        for q in _LOWER_MASSES
+    ]
+    sets += [("≥", float(np.quantile(cal_lp, 1.0 - q))) for q in _UPPER_MASSES]
+    cap = mechanism.claim.epsilon
+    for side, t in sets:
+        near_x = (own <= t) if side == "≤" else (own >= t)
+        near_xp = (own_p <= t) if side == "≤" else (own_p >= t)
+        for band in ("≤", "≥"):
+            evidence = _band_contradiction(near_x, near_xp, ratio, ratio_p, band, cap, a_side)
+            if evidence is not None:
+                return DeclarationFinding(
+                    "log_prob",
+                    label,
+                    "declared density does not match the samples",
+                    f"S = {{y : ln p(y|x) {side} {t:.6g}, ln p(y|x) − ln p(y|x') {band} "
+                    f"{cap:g}}} with x = {preview(x)}, x' = {preview(x_prime)}: "
+                    f"{evidence}; error ≤ {alpha:g}",
+                    alpha,
+                )
+    return None
+
+
+def _band_contradiction(
+    near_x: np.ndarray,
+    near_xp: np.ndarray,
+    ratio: np.ndarray,
+    ratio_p: np.ndarray,
+    band: str,
+    cap: float,
+    a_side: float,
+) -> str | None:
+    """The evidence (counts, bounds, implied inequality) if one set's counts contradict its band.
+
+    Band ``L ≤ c``: Pr[M(x) ∈ S] ≤ e^c Pr[M(x') ∈ S] (too much mass under x: a leak).
+    Band ``L ≥ c``: Pr[M(x) ∈ S] ≥ e^c Pr[M(x') ∈ S] (too little: e.g. a wider sampler).
+    """
+    n = len(near_x)
+    c_high = cap * (1.0 + 1e-9) + 1e-12  # the ratio band, with room for rounding in log_prob
+    c_low = cap * (1.0 - 1e-9) - 1e-12
+    if band == "≤":
+        in_x, in_xp = near_x & (ratio <= c_high), near_xp & (ratio_p <= c_high)
+    else:
+        in_x, in_xp = near_x & (ratio >= c_low), near_xp & (ratio_p >= c_low)
+    k, j = int(in_x.sum()), int(in_xp.sum())
+    if band == "≤":
+        px = float(clopper_pearson_lower(k, n, a_side))
+        pxp = float(clopper_pearson_upper(j, n, a_side))
+        contradicted = px > math.exp(c_high) * pxp
+        bounds = f"Pr[M(x) ∈ S] ≥ {px:.3g} and Pr[M(x') ∈ S] ≤ {pxp:.3g}"
+    else:
+        px = float(clopper_pearson_upper(k, n, a_side))
+        pxp = float(clopper_pearson_lower(j, n, a_side))
+        contradicted = px < math.exp(c_low) * pxp
+        bounds = f"Pr[M(x) ∈ S] ≤ {px:.3g} and Pr[M(x') ∈ S] ≥ {pxp:.3g}"
+    if not contradicted:
+        return None
+    return (
+        f"the sampler put {k} of {n} outputs of M(x) and {j} of {n} of M(x') in S, so "
+        f"{bounds}; the declared density implies Pr[M(x) ∈ S] {band} e^{cap:g}·Pr[M(x') ∈ S]"
+    )
 
 
 # --------------------------------------------------------- noise_from_uniform

@@ -164,6 +164,54 @@ def _check_clip_norm(p: float) -> float:
     return v
 
 
+def _plan_units(
+    dim_list: Sequence[int],
+    pairs: int,
+    seed: int,
+    distribution: str,
+    scale: float,
+    bound: float,
+    clip_norm: float,
+    claim: float,
+    rtol: float,
+) -> list[_Unit]:
+    """The work units: per dimension, chunks of at most ``_UNIT_VALUES // d`` pairs (≥ 256)."""
+    units = []
+    for d in dim_list:
+        per_chunk = max(256, _UNIT_VALUES // d)
+        for chunk, start in enumerate(range(0, pairs, per_chunk)):
+            units.append(
+                _Unit(
+                    dim=int(d),
+                    chunk=chunk,
+                    pairs=min(per_chunk, pairs - start),
+                    seed=seed,
+                    distribution=distribution,
+                    scale=scale,
+                    bound=bound,
+                    clip_norm=clip_norm,
+                    claim=claim,
+                    rtol=rtol,
+                )
+            )
+    return units
+
+
+def _per_dimension(
+    dim_list: Sequence[int], units: list[_Unit], counts: Sequence[np.ndarray], confidence: float
+) -> list[DimensionResult]:
+    """Sum the units' (pairs, violations, boundary) counts per dimension, with an interval each."""
+    totals: dict[int, np.ndarray] = {d: np.zeros(3, dtype=np.int64) for d in dim_list}
+    for unit, c in zip(units, counts, strict=True):
+        totals[unit.dim] += c
+    results = []
+    for d in dim_list:
+        n, v, b = (int(x) for x in totals[d])
+        lo, hi = clopper_pearson_interval(v, n, confidence)
+        results.append(DimensionResult(d, n, v, v / n, (float(lo), float(hi)), b))
+    return results
+
+
 def simulate_sensitivity(
     dims: Sequence[int] | str = "1-64",
     *,
@@ -206,36 +254,12 @@ def simulate_sensitivity(
     if distribution == "normal":
         std = 0.1 * bound if normal_scale == "std" else math.sqrt(0.1 * bound)
 
-    units = []
-    for d in dim_list:
-        per_chunk = max(256, _UNIT_VALUES // d)
-        for chunk, start in enumerate(range(0, pairs, per_chunk)):
-            units.append(
-                _Unit(
-                    dim=int(d),
-                    chunk=chunk,
-                    pairs=min(per_chunk, pairs - start),
-                    seed=seed,
-                    distribution=distribution,
-                    scale=std or 0.0,
-                    bound=bound,
-                    clip_norm=p,
-                    claim=claim,
-                    rtol=rtol,
-                )
-            )
+    units = _plan_units(dim_list, pairs, seed, distribution, std or 0.0, bound, p, claim, rtol)
     start_time = time.perf_counter()
     counts = run_units(_run_unit, units, config, desc="simulate-sensitivity")
     seconds = time.perf_counter() - start_time
 
-    totals: dict[int, np.ndarray] = {d: np.zeros(3, dtype=np.int64) for d in dim_list}
-    for unit, c in zip(units, counts, strict=True):
-        totals[unit.dim] += c
-    results = []
-    for d in dim_list:
-        n, v, b = (int(x) for x in totals[d])
-        lo, hi = clopper_pearson_interval(v, n, confidence)
-        results.append(DimensionResult(d, n, v, v / n, (float(lo), float(hi)), b))
+    results = _per_dimension(dim_list, units, counts, confidence)
     return SensitivitySimulationResult(
         distribution=distribution,
         normal_scale=normal_scale if distribution == "normal" else None,

@@ -1,4 +1,8 @@
-"""Privacy tests for your own CI: ``assert_no_violation``.
+"""Tests for your own CI: ``assert_no_violation`` (privacy) and ``check_mechanism`` (conformance).
+
+:func:`check_mechanism` (:mod:`dpaudit.testing.conformance`) checks that a
+mechanism keeps the interface's contract — output shape and dtype, seeding,
+declared densities against real samples, a well-formed claim — before any audit.
 
 A one-line pytest check that a mechanism does not demonstrably break its claim::
 
@@ -52,6 +56,8 @@ from dpaudit.claims import PrivacyClaim
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidTypeError
 from dpaudit.mechanisms.base import Mechanism
+from dpaudit.testing.conformance import check_mechanism
+from dpaudit.testing.results import CheckResult, ConformanceError, ConformanceReport
 from dpaudit.validation import check_epsilon, check_int
 from dpaudit.witness import Witness
 
@@ -224,8 +230,12 @@ def assert_no_violation(
 
 __all__ = [
     "DEFAULT_SAMPLES",
+    "CheckResult",
+    "ConformanceError",
+    "ConformanceReport",
     "PrivacyViolationError",
     "ReclaimedMechanism",
     "as_mechanism",
     "assert_no_violation",
+    "check_mechanism",
 ]
