@@ -262,7 +262,7 @@ def test_untestable_and_inconclusive_findings_never_get_a_tick(tmp_path: Path) -
     assert '<td class="mark-open">– not shown at this scale</td>' in page
     assert '<td class="mark-open">inconclusive</td>' in page  # the audit's verdict column
     assert "<b>Audited: dpaudit&#x27;s own code</b>" in page
-    assert "1 are inconclusive" in page
+    assert "1 are inconclusive (not a pass)" in page
 
 
 def test_witness_cards_are_folded_details(tmp_path: Path) -> None:

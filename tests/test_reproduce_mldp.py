@@ -66,7 +66,7 @@ def test_inconclusive_pairs_are_never_reported_as_none_found() -> None:
     assert clean.holds and clean.status == "shows"
     unsure = fig._others_finding(_rows("no violation found", "inconclusive"))
     assert not unsure.holds and unsure.status == "inconclusive"
-    assert "1 inconclusive of 2 pairs" in unsure.detail
+    assert "cmp 0/1/2" in unsure.detail and "inconclusive: too few draws" in unsure.detail
     bad = fig._others_finding(_rows("violation", "inconclusive"))
     assert not bad.holds and bad.status == "not shown"
 

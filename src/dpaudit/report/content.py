@@ -491,13 +491,12 @@ def summary_blocks(run: RunContents) -> list[Block]:
             f"This run reproduces {len(run.figures)} figure(s) from "
             f"{_paper_count(run)} paper(s) at scale '{scale}'. "
             f"**{_count_text([f[0] for _, f in all_found])}** (the papers' own, and "
-            "dpaudit's checks marked 'not in paper'). Only ✓ means shown: '– not shown at "
-            "this scale' marks a finding whose mechanisms this scale does not audit, "
-            "'? inconclusive' one the samples could neither show nor refute."
+            "dpaudit's checks marked 'not in paper'); only ✓ counts as shown ('–': not "
+            "audited at this scale, '?': too few samples to tell)."
             + (
                 f" The audits flag **{flagged} of {len(audits)}** audited configurations as "
                 "violating their privacy claim"
-                + (f"; {unsure} are inconclusive (too few samples, not a pass)." if unsure else ".")
+                + (f"; {unsure} are inconclusive (not a pass)." if unsure else ".")
                 if audits
                 else ""
             )

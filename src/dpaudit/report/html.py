@@ -45,7 +45,7 @@ table.findings td:nth-child(2) { width: 14%; }
 tr.group th a { color: inherit; }
 td.mark-ok { color: #2e7d32; white-space: nowrap; }
 td.mark-bad { color: #b00020; font-weight: 700; white-space: nowrap; }
-td.mark-open { color: #8a5a00; white-space: nowrap; }
+td.mark-open { color: #8a5a00; }
 caption { caption-side: bottom; text-align: left; color: #555; font-size: .92em;
           padding-top: .3em; }
 figure { margin: .8em 0; }

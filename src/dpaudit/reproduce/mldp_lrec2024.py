@@ -323,13 +323,15 @@ def _violators_finding(rows: Sequence[dict[str, Any]], skipped: dict[str, str]) 
     for key in VIOLATORS:
         mine = [r for r in rows if _key(r["mechanism"]) == key]
         if not mine:
-            missing.append(skipped.get(key) or _NOT_OWN.get(key, f"{key} was not audited"))
+            why = "ε outside dpaudit's calibration range" if key in skipped else "not run"
+            name = {"syntf": "SynTF", "truncated_gumbel": "truncated Gumbel"}[key]
+            missing.append(f"{name} ({'mldp-text only' if key in _NOT_OWN else why})")
             continue
         bad = [r for r in mine if r["verdict"] == VIOLATION]
         (shown if bad else unsure).append(_worst_text(bad) if bad else key)
     if missing:
-        detail = "not audited in this run: " + "; ".join(missing)
-        detail += ". mldp-text itself is audited only with --scale paper in the mldp environment"
+        detail = "not audited here: " + ", ".join(missing)
+        detail += "; mldp-text: --scale paper in the mldp environment"
         return Finding(statement, False, detail, status=NOT_AT_THIS_SCALE)
     if unsure:
         counts = [_pair_counts([r for r in rows if _key(r["mechanism"]) == k]) for k in unsure]
@@ -349,20 +351,16 @@ def _others_finding(rows: Sequence[dict[str, Any]]) -> Finding:
     parts, violated, unsure = [], [], 0
     for m in others:
         c = _pair_counts([r for r in rows if r["mechanism"] == m])
-        clean = c["pairs"] - c[VIOLATION] - c[INCONCLUSIVE]
-        parts.append(
-            f"{m}: {c[VIOLATION]} violating, {clean} no violation found, "
-            f"{c[INCONCLUSIVE]} inconclusive of {c['pairs']} pairs"
-        )
+        parts.append(f"{m} {c[VIOLATION]}/{c[INCONCLUSIVE]}/{c['pairs']}")
         unsure += c[INCONCLUSIVE]
         if c[VIOLATION]:
             violated.append(_worst_text([r for r in rows if r["mechanism"] == m
                                          and r["verdict"] == VIOLATION]))  # fmt: skip
-    detail = "; ".join(violated + parts)
+    detail = "; ".join([*violated, "pairs violating/inconclusive/all: " + ", ".join(parts)])
     if violated:
         return Finding(statement, False, detail)
     if unsure:
-        detail += " (inconclusive: too few draws to show a loss of ε·d; not a pass)"
+        detail += " (inconclusive: too few draws to show ε·d)"
         return Finding(statement, False, detail, status=FINDING_INCONCLUSIVE)
     return Finding(statement, True, detail)
 
