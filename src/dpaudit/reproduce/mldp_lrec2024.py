@@ -423,8 +423,8 @@ def _mldp_panel(ax: Any, mine: list[dict[str, Any]], title: str) -> None:
     finite = [r["allowed_loss"] for r in mine if math.isfinite(r["allowed_loss"])]
     top = max([*finite, *(r["epsilon_lower_bound"] for r in mine), 1.0]) * 1.5
     ax.plot([FLOOR, top], [FLOOR, top], color="grey", lw=1, ls="--")
-    ax.text(top / 1.6, top / 1.6 * 1.15, "ε_lcb = ε·d\n(above: violation)", rotation=45,
-            rotation_mode="anchor", ha="right", va="bottom", fontsize=7, color="0.35")  # fmt: skip
+    ax.text(0.04, 0.96, "above the dashed line:\nviolation", transform=ax.transAxes,
+            ha="left", va="top", fontsize=7, color="0.35")  # fmt: skip
     # A bound of exactly 0 has no place on a log axis: it gets its own line, labelled 0.
     ax.axhline(ZERO_LINE, color="grey", lw=0.6, ls=":")
     for r in mine:
@@ -472,6 +472,7 @@ def plot(result: FigureResult, path: Path) -> None:
         plt.Line2D([], [], color="black", marker="o", ls="", label="no violation found"),
         plt.Line2D([], [], color="black", marker="_", ls="", ms=12, label="exact loss (top = ∞)"),
         plt.Line2D([], [], color="grey", ls=":", label="ε_lcb = 0 (no evidence)"),
+        plt.Line2D([], [], color="grey", ls="--", label="ε_lcb = ε·d (the claim's limit)"),
     ]
     spare = list(axes.ravel()[n:])
     for ax in spare:
