@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -50,9 +51,6 @@ from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.registry import make_word_mechanism
 from dpaudit.reproduce import common
 from dpaudit.reproduce.common import (
-    INCONCLUSIVE as FINDING_INCONCLUSIVE,
-)
-from dpaudit.reproduce.common import (
     NOT_AT_THIS_SCALE,
     NOT_SHOWN,
     AuditRecord,
@@ -65,6 +63,11 @@ from dpaudit.reproduce.registry import FigureSpec
 NAME = "mldp-lrec2024"
 TITLE = "Word-level metric DP (mldp-text): claimed ε·d vs the audited bound, pair by pair"
 PAPER = "Meisenbacher et al., LREC-COLING 2024 (code: mldp-text 0.1.2)"
+#: The title where dpaudit's own implementations stand in for mldp-text (quick, tiny scales).
+OWN_TITLE = (
+    "Word-level metric DP (mldp-text's mechanisms, dpaudit's implementations): "
+    "claimed ε·d vs the audited bound"
+)
 #: ε audited for every mechanism (see the module docstring).
 EPSILONS = (1.0, 5.0, 10.0)
 CONFIDENCE = 0.95
@@ -182,6 +185,8 @@ def compute(run: FigureRun) -> FigureResult:
         notes=tuple(notes),
         extra={"skipped": skip_reasons, "vocabulary": OWN_VOCABULARY.get(run.scale)},
     )
+    if source == "own":  # the title must not promise mldp-text's code where it is not audited
+        result = replace(result, title=OWN_TITLE)
     return common.add_words(result, _shows, _method, _differences, _tables, _scope)
 
 
@@ -335,7 +340,7 @@ def _violators_finding(rows: Sequence[dict[str, Any]], skipped: dict[str, str]) 
         return Finding(statement, False, detail, status=NOT_AT_THIS_SCALE)
     if unsure:
         counts = [_pair_counts([r for r in rows if _key(r["mechanism"]) == k]) for k in unsure]
-        status = FINDING_INCONCLUSIVE if any(c[INCONCLUSIVE] for c in counts) else NOT_SHOWN
+        status = common.INCONCLUSIVE if any(c[INCONCLUSIVE] for c in counts) else NOT_SHOWN
         return Finding(
             statement, False, f"no violation found for {', '.join(unsure)}", status=status
         )
@@ -361,7 +366,7 @@ def _others_finding(rows: Sequence[dict[str, Any]]) -> Finding:
         return Finding(statement, False, detail)
     if unsure:
         detail += " (inconclusive: too few draws to show ε·d)"
-        return Finding(statement, False, detail, status=FINDING_INCONCLUSIVE)
+        return Finding(statement, False, detail, status=common.INCONCLUSIVE)
     return Finding(statement, True, detail)
 
 
