@@ -268,6 +268,7 @@ CORRECT = [
 FALSE_ALARM_CONFIDENCE = 0.99
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "params"), CORRECT)
 def test_correct_mechanisms_are_not_flagged_across_20_seeds(
     name: str, params: dict[str, Any]

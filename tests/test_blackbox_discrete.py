@@ -173,6 +173,7 @@ def test_histogram_projects_many_bit_outputs_on_the_columns_that_differ() -> Non
     assert score(y)[0] == pytest.approx(BITS_EPSILON, abs=0.18)
 
 
+@pytest.mark.slow
 def test_many_bit_mechanism_is_audited_to_near_its_exact_epsilon() -> None:
     # Correct at its exact ε: never flagged.  The projection reaches the top pattern
     # (mass 0.42 vs 0.016): with 400 000 final draws the bound's deficit is about
@@ -210,6 +211,7 @@ def test_broken_svt_is_flagged_black_box_at_small_sizes(fn: Any, pair: InputPair
     assert ("histogram" in r.attack_families) == (fn is svt6)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("fn", "pair", "dim"),
     [(svt1, X_SHAPE, 6), (rnm1, _pair([1.0] * 5, [0.0] + [2.0] * 4), 5)],

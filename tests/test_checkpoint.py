@@ -39,6 +39,7 @@ def _audit_args(seed: int) -> list[str]:
 SANITY = ["sanity-check", "laplace", "--epsilon", "1", "--runs", "100000000", "--seed", "3"]
 
 
+@pytest.mark.slow
 def test_kill_9_during_a_1e8_run_sanity_check_then_resume_is_identical(tmp_path: Path) -> None:
     """10^8 runs (n = 1) in 4 work units; the process is killed after the first unit is stored."""
     base = dpaudit_argv(*SANITY, "--workers", "1", "--json")

@@ -219,3 +219,55 @@ def test_markdown_blocks_escape_before_formatting(tmp_path: Path) -> None:
     page = render_html(load_run(tmp_path))
     assert "&lt;b&gt;tag&lt;/b&gt; and <b>bold</b>" in page
     assert 'href="https://' not in page  # only anchors and files beside the report link
+
+
+def test_untestable_and_inconclusive_findings_never_get_a_tick(tmp_path: Path) -> None:
+    inconclusive_audit = {
+        "mechanism": "cmp", "parameters": {}, "claim": "metric DP", "claimed_epsilon": 5.0,
+        "true_epsilon": None, "truth_method": None, "epsilon_lower_bound": 1.1,
+        "confidence": 0.95, "method": "pair audit", "violation": False,
+        "verdict": "inconclusive: no violation found, but 2 of 3 pairs need more samples",
+        "witness": {},
+    }  # fmt: skip
+    _figure(
+        tmp_path,
+        "fig-a",
+        scope="**Audited: dpaudit's own code**; skipped `syntf`: only in mldp-text.",
+        findings=[
+            {
+                "statement": "A violates",
+                "holds": False,
+                "detail": "A not audited",
+                "status": "not shown at this scale",
+            },
+            {
+                "statement": "B: none found",
+                "holds": False,
+                "detail": "2 inconclusive",
+                "status": "inconclusive",
+            },
+            {"statement": "C rises", "holds": True, "detail": "0.9"},
+        ],
+        audits=[inconclusive_audit],
+    )
+    _status(tmp_path, "complete", ["fig-a"])
+    run = load_run(tmp_path)
+    page, md = render_html(run), render_markdown(run)
+    for text in (page, md):
+        assert "1 of 3 findings show; 1 not shown at this scale, 1 inconclusive" in text
+        assert "– not shown at this scale" in text and "? inconclusive" in text
+        assert "What was audited at scale" in text and "quick" in text
+        assert "none found" not in text.replace("B: none found", "")  # inconclusive stays so
+    assert page.count("✓ shows") == 1
+    assert '<td class="mark-open">– not shown at this scale</td>' in page
+    assert '<td class="mark-open">inconclusive</td>' in page  # the audit's verdict column
+    assert "<b>Audited: dpaudit&#x27;s own code</b>" in page
+    assert "1 are inconclusive (not a pass)" in page
+
+
+def test_witness_cards_are_folded_details(tmp_path: Path) -> None:
+    _figure(tmp_path, "fig-a")
+    _status(tmp_path, "complete", ["fig-a"])
+    page = render_html(load_run(tmp_path))
+    assert '<details class="witness violation"><summary>' in page
+    assert "<details open" not in page and "<script" not in page

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from _killed_cli import dpaudit_argv, kill_9_when, run_to_end
 
 from dpaudit.engine.executor import ExecutionConfig
@@ -32,6 +33,7 @@ def _unit_files(figure_dir: Path) -> list[Path]:
     return sorted((figure_dir / CHECKPOINT_DIR).glob("units/c*/u*.npz"))
 
 
+@pytest.mark.slow
 def test_kill_9_mid_figure_then_resume_reuses_the_stored_units(tmp_path: Path) -> None:
     """hoho-fig2 at tiny scale: 12 black-box audits, many units over a few seconds."""
     base = dpaudit_argv("reproduce", "hoho-fig2", "--scale", "tiny", "--seed", "1",

@@ -217,6 +217,7 @@ def test_point_projection_is_the_final_bound_of_the_scaled_counts() -> None:
     assert got[0] == pytest.approx(want, rel=1e-12)
 
 
+@pytest.mark.slow
 def test_final_sets_of_one_pair_share_samples_and_split_the_error() -> None:
     # 8 coordinates of Lap(20), 0^8 vs 1^8: the margin's winner and its ladder are
     # re-estimated on the same final samples (one job per input), every set at error

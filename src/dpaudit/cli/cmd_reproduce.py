@@ -68,7 +68,7 @@ def _render(result: dict[str, Any]) -> str:
     lines = [f"reproduced into {result['out']} ({result['status']}, {result['seconds']:.0f} s)"]
     for fig in result["figures"]:
         mark = "findings shown" if fig["findings_hold"] else "SOME FINDINGS NOT SHOWN"
-        note = " (kept from the interrupted run)" if fig["resumed"] else ""
+        note = " (kept from the earlier run in this directory)" if fig["resumed"] else ""
         if fig["units_reused"]:
             note = f" ({fig['units_reused']} work units reused from the interrupted run)"
         lines.append(

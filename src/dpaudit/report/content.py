@@ -108,9 +108,15 @@ class Witness:
 
 Block = Heading | Text | Bullets | Table | Image | Links | Witness
 
-#: Marks used in every findings column (the renderers colour them).
+#: Marks used in every findings column (the renderers colour them).  Only a finding
+#: the run shows gets the tick; one this scale cannot test, or one the run could neither
+#: show nor refute, gets a neutral mark of its own, never a tick.
 SHOWS, NOT_SHOWN = "✓ shows", "✗ not shown"
+NOT_AT_SCALE, UNDECIDED = "– not shown at this scale", "? inconclusive"
+_MARKS = {"shows": SHOWS, "not shown": NOT_SHOWN, "not shown at this scale": NOT_AT_SCALE,
+          "inconclusive": UNDECIDED}  # fmt: skip
 VIOLATION, NONE_FOUND = Verdict.VIOLATION.label, Verdict.NO_VIOLATION_FOUND.label
+INCONCLUSIVE = Verdict.INCONCLUSIVE.label
 
 
 # ------------------------------------------------------------------ run status
@@ -179,17 +185,18 @@ def _named(key: str, value: Any) -> str:
 
 
 # ------------------------------------------------------------------ findings
-def findings(result: dict[str, Any]) -> list[tuple[bool, str, str, str]]:
-    """``(holds, statement, ours, paper)`` for each qualitative finding of a figure."""
-    return [
-        (
-            bool(f.get("holds")),
-            str(f.get("statement", "?")),
-            str(f.get("detail", "")),
-            str(f.get("paper", "")),
-        )
-        for f in result.get("findings", [])
-    ]
+def finding_status(finding: dict[str, Any]) -> str:
+    """A finding's status; results without one (older dpaudit) follow ``holds``."""
+    status = str(finding.get("status") or "")
+    if status in _MARKS and (status == "shows") == bool(finding.get("holds")):
+        return status
+    return "shows" if finding.get("holds") else "not shown"
+
+
+def findings(result: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    """``(status, statement, ours, paper)`` for each qualitative finding of a figure."""
+    return [(finding_status(f), str(f.get("statement", "?")), str(f.get("detail", "")),
+             str(f.get("paper", ""))) for f in result.get("findings", [])]  # fmt: skip
 
 
 def _figure_label(entry: FigureEntry) -> str:
@@ -204,6 +211,15 @@ def _figure_label(entry: FigureEntry) -> str:
 
 
 # ------------------------------------------------------------------ audits
+def audit_verdict(audit: dict[str, Any]) -> str:
+    """An audit's verdict label: VIOLATION, inconclusive (too few samples) or none found."""
+    if audit.get("violation"):
+        return VIOLATION
+    if str(audit.get("verdict", "")).startswith(Verdict.INCONCLUSIVE.value):
+        return INCONCLUSIVE
+    return NONE_FOUND
+
+
 def _short_methods(audits: Sequence[dict[str, Any]]) -> list[str]:
     """Each audit's method with the part shared by all of them removed (``""`` if all equal)."""
     methods = [str(a.get("method", "")) for a in audits]
@@ -277,7 +293,7 @@ def audit_table(entry: FigureEntry) -> list[Block]:
                 fmt(a.get("true_epsilon")),
                 fmt(a.get("epsilon_lower_bound"))
                 + ("" if len(confidences) == 1 else f" @ {fmt(a.get('confidence'), 3)}"),
-                Verdict.of(bool(a.get("violation"))).label,
+                audit_verdict(a),
             )
         )
     return [
@@ -339,11 +355,7 @@ def comparison_table(result: dict[str, Any]) -> Table | None:
     rows = result.get("comparison") or []
     if not rows:
         return None
-    keys: list[str] = []
-    for row in rows:
-        for k in row:
-            if k not in keys:
-                keys.append(k)
+    keys = list(dict.fromkeys(k for row in rows for k in row))
     body = tuple(tuple(_cell(row.get(k)) for k in keys) for row in rows)
     return Table(tuple(keys), body)
 
@@ -444,10 +456,18 @@ def _plain(text: str) -> str:
     return re.sub(r"[*`\[\]_]", "", text)
 
 
+def _count_text(statuses: Sequence[str]) -> str:
+    """``"2 of 4 findings show; 1 not shown at this scale, 1 inconclusive"``."""
+    held = sum(s == "shows" for s in statuses)
+    text = f"{held} of {len(statuses)} findings show"
+    rest = [f"{statuses.count(s)} {s}" for s in _MARKS if s != "shows" and s in statuses]
+    return text + ("; " + ", ".join(rest) if rest else "")
+
+
 def _group_label(entry: FigureEntry) -> str:
     """A figure's row in the summary: link, paper, and how many findings show."""
     found = findings(entry.result)
-    held = sum(f[0] for f in found)
+    held = sum(f[0] == "shows" for f in found)
     paper = _plain(str(entry.result.get("paper", "")))
     return f"[{_figure_label(entry)}](#{entry.name}) — {paper} — {held}/{len(found)} findings show"
 
@@ -460,25 +480,23 @@ def summary_blocks(run: RunContents) -> list[Block]:
     """The opening a reviewer can quote: status, papers, findings with numbers, verdicts."""
     complete, status = status_line(run)
     all_found = [(e, f) for e in run.figures for f in findings(e.result)]
-    held = sum(f[0] for _, f in all_found)
     audits = run.audits()
     flagged = sum(bool(a.get("violation")) for _, a in audits)
+    unsure = sum(audit_verdict(a) == INCONCLUSIVE for _, a in audits)
     scale = (run.status or {}).get("config", {}).get("scale", "?")
     blocks: list[Block] = [
         Text(("" if complete else "⚠ ") + status, kind="status-ok" if complete else "status-bad"),
         Heading(2, "Summary", "summary"),
         Text(
             f"This run reproduces {len(run.figures)} figure(s) from "
-            f"{_paper_count(run)} paper(s) at scale '{scale}'. **{held} of {len(all_found)} "
-            "findings show in it** (the papers' own, and dpaudit's checks marked 'not in paper')"
-            + (
-                f"; {len(all_found) - held} do not (marked ✗ below)."
-                if held < len(all_found)
-                else "."
-            )
+            f"{_paper_count(run)} paper(s) at scale '{scale}'. "
+            f"**{_count_text([f[0] for _, f in all_found])}** (the papers' own, and "
+            "dpaudit's checks marked 'not in paper'); only ✓ counts as shown ('–': not "
+            "audited at this scale, '?': too few samples to tell)."
             + (
                 f" The audits flag **{flagged} of {len(audits)}** audited configurations as "
-                "violating their privacy claim."
+                "violating their privacy claim"
+                + (f"; {unsure} are inconclusive (not a pass)." if unsure else ".")
                 if audits
                 else ""
             )
@@ -487,16 +505,8 @@ def summary_blocks(run: RunContents) -> list[Block]:
         ),
     ]
     rows = []
-    for entry, (holds, statement, ours, paper) in all_found:
-        rows.append(
-            (
-                _group_label(entry),
-                statement,
-                paper or "—",
-                ours or "—",
-                SHOWS if holds else NOT_SHOWN,
-            )
-        )
+    for entry, (status, statement, ours, paper) in all_found:
+        rows.append((_group_label(entry), statement, paper or "—", ours or "—", _MARKS[status]))
     if rows:
         blocks.append(
             Table(
@@ -525,17 +535,16 @@ def figure_blocks(entry: FigureEntry) -> list[Block]:
     blocks.append(Text(f"Reproduces {result.get('paper', '')}."))
     if present:
         blocks.append(Links("Files:", tuple(present)))
+    scope = str(result.get("scope") or "")
+    if scope:
+        blocks += [Heading(3, f"What was audited at scale '{result.get('scale')}'")]
+        blocks += markdown_blocks(scope)
     if shows:
         blocks += [Heading(3, "What this shows"), *markdown_blocks(shows)]
     found = findings(result)
     if found:
-        held = sum(f[0] for f in found)
-        blocks.append(
-            Text(
-                f"Findings: {held} of {len(found)} show in this run ([summary](#summary)).",
-                markdown=True,
-            )
-        )
+        counts = _count_text([f[0] for f in found])
+        blocks.append(Text(f"Findings: {counts} in this run ([summary](#summary)).", markdown=True))
     tables = figure_tables(result)
     if tables:
         blocks.append(Heading(3, "Paper beside ours"))
@@ -564,7 +573,7 @@ def witness_blocks(run: RunContents) -> list[Block]:
         for label, a in zip(audit_labels(audits), audits, strict=True):
             lines = audit_details(a)
             lines += [(f"witness: {k}", v) for k, v in witness_items(a.get("witness", {}))]
-            verdict = Verdict.of(bool(a.get("violation"))).label
+            verdict = audit_verdict(a)
             blocks.append(Witness(f"{label} — {verdict}", tuple(lines), bool(a.get("violation"))))
     if blocks:
         blocks.insert(0, Heading(2, "Witnesses", "witnesses"))
@@ -572,7 +581,8 @@ def witness_blocks(run: RunContents) -> list[Block]:
             1,
             Text(
                 "What proves each ε lower bound: the pair of inputs, the attack (the set S of "
-                "outputs), the counts and the seeds. Grouped per figure."
+                "outputs), the counts and the seeds. Grouped per figure; in the HTML report each "
+                "card is folded: click its title to open it."
             ),
         )
     return blocks

@@ -45,6 +45,7 @@ table.findings td:nth-child(2) { width: 14%; }
 tr.group th a { color: inherit; }
 td.mark-ok { color: #2e7d32; white-space: nowrap; }
 td.mark-bad { color: #b00020; font-weight: 700; white-space: nowrap; }
+td.mark-open { color: #8a5a00; }
 caption { caption-side: bottom; text-align: left; color: #555; font-size: .92em;
           padding-top: .3em; }
 figure { margin: .8em 0; }
@@ -54,9 +55,9 @@ figcaption { color: #555; font-size: .88em; }
 .links a { margin-right: .6em; }
 .note { color: #444; font-size: .92em; border-left: 3px solid #ccc; padding-left: .8em; }
 .facts { color: #666; font-size: .82em; }
-.witness { border-left: 4px solid #999; padding: .1em 1em; margin: .8em 0; background: #fafafa; }
+.witness { border-left: 4px solid #999; padding: .1em 1em; margin: .25em 0; background: #fafafa; }
 .witness.violation { border-left-color: #b00020; }
-.witness h4 { margin: .4em 0; }
+.witness summary { font-weight: 600; cursor: pointer; font-size: .92em; }
 .witness dl { display: grid; grid-template-columns: max-content 1fr; gap: .1em 1em;
               margin: .3em 0; font-size: .88em; }
 .witness dt { font-weight: 600; }
@@ -86,6 +87,8 @@ def _mark_class(cell: str) -> str:
         return "mark-ok"
     if cell.startswith(("✗", content.VIOLATION)):
         return "mark-bad"
+    if cell.startswith(("–", "?", content.INCONCLUSIVE)):
+        return "mark-open"
     return ""
 
 
@@ -145,7 +148,11 @@ def _block(block: content.Block) -> str:
             f"<dt>{_esc(label)}</dt><dd>{_esc(text)}</dd>" for label, text in block.lines
         )
         cls = "witness violation" if block.violation else "witness"
-        return f'<div class="{cls}"><h4>{_esc(block.title)}</h4><dl>{items}</dl></div>'
+        # Folded by default (no script needed): the printed report lists one line per card.
+        return (
+            f'<details class="{cls}"><summary>{_esc(block.title)}</summary>'
+            f"<dl>{items}</dl></details>"
+        )
     raise TypeError(f"unknown report block {type(block).__name__}")
 
 

@@ -98,19 +98,40 @@ class AuditRecord:
     witness: Mapping[str, Any] = field(default_factory=dict)
 
 
+#: What a run says about a finding (:attr:`Finding.status`).  Only ``shows`` counts as
+#: shown: a finding the scale cannot test, or one the run could neither show nor
+#: refute, is never reported as shown.
+SHOWS = "shows"
+NOT_SHOWN = "not shown"
+NOT_AT_THIS_SCALE = "not shown at this scale"
+INCONCLUSIVE = "inconclusive"
+FINDING_STATUSES = (SHOWS, NOT_SHOWN, NOT_AT_THIS_SCALE, INCONCLUSIVE)
+
+
 @dataclass(frozen=True)
 class Finding:
     """A qualitative finding of the paper and whether our run shows it.
 
     ``detail`` gives our numbers (and the cells they come from); ``paper`` the
     paper's own number or statement for the same quantity, set beside ours in
-    the report's summary.
+    the report's summary.  ``status`` (one of :data:`FINDING_STATUSES`) refines
+    ``holds``: ``shows`` exactly when ``holds``; otherwise ``not shown`` (the
+    run contradicts it), ``not shown at this scale`` (what would show it was not
+    audited here; ``detail`` says what and why) or ``inconclusive`` (too few
+    samples to show or refute it).  Left empty it follows ``holds``.
     """
 
     statement: str
     holds: bool
     detail: str = ""
     paper: str = ""
+    status: str = ""
+
+    def __post_init__(self) -> None:
+        status = self.status or (SHOWS if self.holds else NOT_SHOWN)
+        if status not in FINDING_STATUSES or (status == SHOWS) != bool(self.holds):
+            raise ValueError(f"finding status {status!r} does not fit holds={self.holds}")
+        object.__setattr__(self, "status", status)
 
 
 @dataclass(frozen=True)
@@ -144,6 +165,8 @@ class FigureResult:
     ``method`` how it was made; ``differences`` a bullet list of where and why
     it differs from the paper.  ``tables`` are the tables a reader sees
     (:class:`ReportTable`); without them the report shows ``comparison``.
+    ``scope`` says what this scale audited and what it skipped, and why
+    (Markdown); the report opens the figure's section with it.
     """
 
     figure: str
@@ -165,6 +188,7 @@ class FigureResult:
     method: str = ""
     differences: str = ""
     tables: tuple[ReportTable, ...] = ()
+    scope: str = ""
 
     @property
     def all_findings_hold(self) -> bool:
@@ -381,6 +405,8 @@ def readme_page(
     (tables, :func:`findings_section`, ...).
     """
     shows = f"## What this shows\n\n{result.shows}" if result.shows else ""
+    if result.scope:
+        shows = f"## What was audited at scale `{result.scale}`\n\n{result.scope}\n\n" + shows
     how = result.method if description is None else description
     return "\n\n".join(
         part
@@ -406,6 +432,7 @@ def add_words(
     method: Callable[[FigureResult], str],
     differences: Callable[[FigureResult], str],
     tables: Callable[[FigureResult], Sequence[ReportTable]],
+    scope: Callable[[FigureResult], str] | None = None,
 ) -> FigureResult:
     """``result`` with its words and reader's tables, each derived from the result itself."""
     return replace(
@@ -414,6 +441,7 @@ def add_words(
         method=method(result),
         differences=differences(result),
         tables=tuple(tables(result)),
+        scope=scope(result) if scope is not None else result.scope,
     )
 
 
@@ -432,8 +460,9 @@ def findings_markdown(result: FigureResult) -> str:
     if not result.findings:
         return ""
     lines = []
+    marks = {SHOWS: "✓ shows", NOT_SHOWN: "✗ does NOT show"}
     for f in result.findings:
-        mark = "✓ shows" if f.holds else "✗ does NOT show"
+        mark = marks.get(f.status, f"– {f.status}")
         detail = f" — ours: {f.detail}" if f.detail else ""
         paper = f"; paper: {f.paper}" if f.paper else ""
         lines.append(f"- {mark}: {f.statement}{detail}{paper}")

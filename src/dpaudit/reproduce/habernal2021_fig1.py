@@ -107,7 +107,22 @@ def compute(run: FigureRun) -> FigureResult:
 
 def _with_text(result: FigureResult) -> FigureResult:
     """The result with the words and tables the README and the report show."""
-    return common.add_words(result, _shows, _method, _differences, _tables)
+    return common.add_words(result, _shows, _method, _differences, _tables, _scope)
+
+
+def _scope(result: FigureResult) -> str:
+    """What this scale computed: every series at every dimension (or the tiny subset)."""
+    dims = list(result.parameters.get("dims", []))
+    span = f"n = {dims[0]}…{dims[-1]}" if len(dims) > 8 else f"n ∈ {{{', '.join(map(str, dims))}}}"
+    return (
+        f"**Computed: {'; '.join(result.parameters.get('series', []))}** at {span}, "
+        f"{result.sample_counts.get('pairs_per_dimension', 0):,} random pairs per n"
+        + (
+            " (the same at `quick` and `paper`). Nothing skipped."
+            if result.scale != "tiny"
+            else " (a smoke test: fewer dimensions and pairs, its numbers prove nothing)."
+        )
+    )
 
 
 def _share(rows: list[dict[str, Any]], distribution: str, clip: str, dim: int) -> float | None:

@@ -176,7 +176,9 @@ def _rows_and_comparison(
 
 def _with_text(result: FigureResult) -> FigureResult:
     """The result with the words and tables the README and the report show."""
-    return common.add_words(result, _shows, _method, _differences, _tables)
+    return common.add_words(
+        result, _shows, _method, _differences, _tables, habernal2022_fig2_plot.scope
+    )
 
 
 def _compare(row: dict[str, Any], counts: np.ndarray) -> dict[str, Any]:

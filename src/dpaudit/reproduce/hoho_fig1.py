@@ -143,7 +143,23 @@ def compute(run: FigureRun) -> FigureResult:
         ),
         extra={"examples": examples},
     )
-    return common.add_words(result, _shows, _method, _differences, _tables)
+    return common.add_words(result, _shows, _method, _differences, _tables, _scope)
+
+
+def _scope(result: FigureResult) -> str:
+    """What this scale computed: every scheme and ε, the paper's protocol sizes."""
+    p, n = result.parameters, result.sample_counts
+    return (
+        f"**Computed: every scheme of the figure** — {', '.join(p.get('schemes', []))} at "
+        f"ε = {', '.join(f'{e:g}' for e in p.get('epsilons', []))}, HoHo's attacks and the "
+        f"optimal ones, on {n.get('sentences')} sentences ({p.get('corpus')}), "
+        f"{n.get('targets')} targets × {n.get('copies_per_target')} copies"
+        + (
+            " (HoHo's protocol; `quick` and `paper` are the same here). Nothing skipped."
+            if result.scale != "tiny"
+            else " (a smoke test, smaller than HoHo's protocol: its numbers prove nothing)."
+        )
+    )
 
 
 def _row(label: str, eps: float, m: AttackMetrics) -> dict[str, Any]:
@@ -378,92 +394,90 @@ def _tables(result: FigureResult) -> tuple[common.ReportTable, ...]:
 
 
 # ------------------------------------------------------------------------ plot
-def plot(result: FigureResult, path: Path) -> None:
-    """(a) linking AUC, (b) reconstruction accuracy with the prior-only baseline, (c) gain."""
-    plt = common.require_matplotlib()
-    rows = list(result.rows)
+_BAR_WIDTH = 0.2
+_COLORS = {0.001: "C0", 1.0: "C1"}
+#: Result keys of each attack's linking AUC and reconstruction accuracy.
+_KEYS = {
+    "auc": {"hoho": "linking_auc_mean", "optimal": "optimal_linking_auc_mean"},
+    "rec": {"hoho": "reconstruction_accuracy", "optimal": "optimal_reconstruction_accuracy"},
+}
+
+
+def _bars(ax: Any, rows: list[dict[str, Any]], value: Any, err_key: str | None = None) -> None:
+    """Grouped bars per scheme: HoHo (solid) and optimal (hatched) at each ε."""
     labels = [c[0] for c in CONFIGS]
-    fig, grid = plt.subplots(2, 2, figsize=(10.0, 7.6))
-    ax_a, ax_b, ax_c, ax_text = grid.ravel()
-    width = 0.2
     x = np.arange(len(labels))
-    colors = {0.001: "C0", 1.0: "C1"}
+    for i, eps in enumerate(EPSILONS):
+        cells = [_find(rows, label, eps) for label in labels]
+        offset = (i - 0.5) * 2 * _BAR_WIDTH
+        for j, (attack, style) in enumerate(
+            (("hoho", {}), ("optimal", {"alpha": 0.45, "hatch": "//", "edgecolor": "k"}))
+        ):
+            ax.bar(
+                x + offset + (j - 0.5) * _BAR_WIDTH,
+                [value(r, attack) for r in cells],
+                _BAR_WIDTH,
+                yerr=[r[err_key] for r in cells] if err_key and attack == "hoho" else None,
+                capsize=2,
+                color=_COLORS[eps],
+                lw=0.3,
+                label=f"{'HoHo' if attack == 'hoho' else 'optimal'} attack, ε = {eps:g}",
+                **style,
+            )
+    ax.set_xticks(x, [label.replace("OME ", "OME\n") for label in labels], fontsize=9)
+    ax.grid(axis="y", alpha=0.3)
 
-    def bars(ax: Any, value: Any, err_key: str | None = None) -> None:
-        for i, eps in enumerate(EPSILONS):
-            cells = [_find(rows, label, eps) for label in labels]
-            offset = (i - 0.5) * 2 * width
-            for j, (attack, style) in enumerate(
-                (("hoho", {}), ("optimal", {"alpha": 0.45, "hatch": "//", "edgecolor": "k"}))
-            ):
-                ax.bar(
-                    x + offset + (j - 0.5) * width,
-                    [value(r, attack) for r in cells],
-                    width,
-                    yerr=[r[err_key] for r in cells] if err_key and attack == "hoho" else None,
-                    capsize=2,
-                    color=colors[eps],
-                    lw=0.3,
-                    label=f"{'HoHo' if attack == 'hoho' else 'optimal'} attack, ε = {eps:g}",
-                    **style,
-                )
-        ax.set_xticks(x, [label.replace("OME ", "OME\n") for label in labels], fontsize=9)
-        ax.grid(axis="y", alpha=0.3)
 
-    keys = {
-        "auc": {"hoho": "linking_auc_mean", "optimal": "optimal_linking_auc_mean"},
-        "rec": {"hoho": "reconstruction_accuracy", "optimal": "optimal_reconstruction_accuracy"},
-    }
-    bars(ax_a, lambda r, a: r[keys["auc"][a]], "linking_auc_std")
-    ax_a.plot(x, [PAPER_AUC[label] for label in labels], "kD", ms=6, label="paper (HoHo, both ε)")
-    ax_a.axhline(0.5, color="0.5", ls=":", lw=1)
-    ax_a.set_ylim(0, 1.08)
-    ax_a.set_ylabel("linking AUC (mean over targets ± std)")
-    ax_a.set_title("(a) linking: AUC (0.5 = chance)", fontsize=10)
+def _panel_linking(ax: Any, rows: list[dict[str, Any]]) -> None:
+    labels = [c[0] for c in CONFIGS]
+    _bars(ax, rows, lambda r, a: r[_KEYS["auc"][a]], "linking_auc_std")
+    x = np.arange(len(labels))
+    ax.plot(x, [PAPER_AUC[label] for label in labels], "kD", ms=6, label="paper (HoHo, both ε)")
+    ax.axhline(0.5, color="0.5", ls=":", lw=1)
+    ax.set_ylim(0, 1.08)
+    ax.set_ylabel("linking AUC (mean over targets ± std)")
+    ax.set_title("(a) linking: AUC (0.5 = chance)", fontsize=10)
 
-    bars(ax_b, lambda r, a: r[keys["rec"][a]])
-    ax_b.plot(x, [PAPER_RECONSTRUCTION[label] for label in labels], "kD", ms=6)
+
+def _panel_reconstruction(ax: Any, rows: list[dict[str, Any]]) -> None:
+    labels = [c[0] for c in CONFIGS]
+    _bars(ax, rows, lambda r, a: r[_KEYS["rec"][a]])
+    ax.plot(np.arange(len(labels)), [PAPER_RECONSTRUCTION[label] for label in labels], "kD", ms=6)
     for k, label in enumerate(labels):
         prior = _find(rows, label, 1.0)["prior_only_reconstruction_accuracy"]
-        ax_b.hlines(prior, k - 2.2 * width, k + 2.2 * width, color="0.25", lw=2.2)
-    ax_b.plot([], [], "-", color="0.25", lw=2.2, label="prior-only baseline (ignores output)")
-    ax_b.set_ylim(0, 1.08)
-    ax_b.set_ylabel("share of clean bits recovered")
-    ax_b.set_title("(b) reconstruction: accuracy, with the prior-only baseline", fontsize=10)
+        ax.hlines(prior, k - 2.2 * _BAR_WIDTH, k + 2.2 * _BAR_WIDTH, color="0.25", lw=2.2)
+    ax.plot([], [], "-", color="0.25", lw=2.2, label="prior-only baseline (ignores output)")
+    ax.set_ylim(0, 1.08)
+    ax.set_ylabel("share of clean bits recovered")
+    ax.set_title("(b) reconstruction: accuracy, with the prior-only baseline", fontsize=10)
 
-    bars(ax_c, lambda r, a: _gain(r, keys["rec"][a]))
+
+def _panel_gain(ax: Any, rows: list[dict[str, Any]]) -> None:
+    labels = [c[0] for c in CONFIGS]
+    _bars(ax, rows, lambda r, a: _gain(r, _KEYS["rec"][a]))
     for i, eps in enumerate(EPSILONS):  # label the optimal attack's gains: 0 is the finding
         for k, label in enumerate(labels):
-            g = _gain(_find(rows, label, eps), keys["rec"]["optimal"])
-            ax_c.annotate(
-                f"{g:+.2f}",
-                (k + (i - 0.5) * 2 * width + width / 2, max(g, 0.0)),
-                xytext=(0, 2),
-                textcoords="offset points",
-                ha="center",
-                va="bottom",
-                fontsize=7,
-                rotation=90,
-            )
-    ax_c.axhline(0.0, color="0.25", lw=1.2)
-    low, high = ax_c.get_ylim()
-    ax_c.set_ylim(low, high + 0.35 * (high - low))  # room for the gain labels
-    ax_c.set_ylabel("accuracy − prior-only baseline")
-    ax_c.set_title("(c) reconstruction: gain over the baseline (0 = learns nothing)", fontsize=10)
+            g = _gain(_find(rows, label, eps), _KEYS["rec"]["optimal"])
+            ax.annotate(f"{g:+.2f}", (k + (i - 0.5) * 2 * _BAR_WIDTH + _BAR_WIDTH / 2, max(g, 0.0)),
+                        xytext=(0, 2), textcoords="offset points", ha="center", va="bottom",
+                        fontsize=7, rotation=90)  # fmt: skip
+    ax.axhline(0.0, color="0.25", lw=1.2)
+    low, high = ax.get_ylim()
+    ax.set_ylim(low, high + 0.35 * (high - low))  # room for the gain labels
+    ax.set_ylabel("accuracy − prior-only baseline")
+    ax.set_title("(c) reconstruction: gain over the baseline (0 = learns nothing)", fontsize=10)
 
-    ax_text.axis("off")
+
+def _panel_legend(ax: Any, ax_a: Any, ax_b: Any, result: FigureResult) -> None:
+    """The fourth cell: the shared legend and which bits were scored."""
+    ax.axis("off")
     handles, names = ax_a.get_legend_handles_labels()
     more, more_names = ax_b.get_legend_handles_labels()
     extra = [(h, n) for h, n in zip(more, more_names, strict=True) if "baseline" in n]
-    ax_text.legend(
-        handles + [h for h, _ in extra],
-        names + [n for _, n in extra],
-        loc="upper left",
-        fontsize=9,
-        frameon=False,
-    )
+    ax.legend(handles + [h for h, _ in extra], names + [n for _, n in extra],
+              loc="upper left", fontsize=9, frameon=False)  # fmt: skip
     bits = _bits_used(result)
-    ax_text.text(
+    ax.text(
         0.0,
         0.18,
         "Bits reconstructed and scored (both attacks):\n"
@@ -473,8 +487,20 @@ def plot(result: FigureResult, path: Path) -> None:
         "each bit's MAP value given its output and the prior.",
         fontsize=9,
         va="top",
-        transform=ax_text.transAxes,
+        transform=ax.transAxes,
     )
+
+
+def plot(result: FigureResult, path: Path) -> None:
+    """(a) linking AUC, (b) reconstruction accuracy with the prior-only baseline, (c) gain."""
+    plt = common.require_matplotlib()
+    rows = [dict(r) for r in result.rows]
+    fig, grid = plt.subplots(2, 2, figsize=(10.0, 7.6))
+    ax_a, ax_b, ax_c, ax_text = grid.ravel()
+    _panel_linking(ax_a, rows)
+    _panel_reconstruction(ax_b, rows)
+    _panel_gain(ax_c, rows)
+    _panel_legend(ax_text, ax_a, ax_b, result)
     n = result.sample_counts
     fig.suptitle(
         f"{n['sentences']} sentences, {n['targets']} targets × {n['copies_per_target']} "

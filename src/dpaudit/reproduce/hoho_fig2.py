@@ -136,7 +136,27 @@ def compute(run: FigureRun) -> FigureResult:
 
 def _with_text(result: FigureResult) -> FigureResult:
     """The result with the words and tables the README and the report show."""
-    return common.add_words(result, _shows, _method, _differences, _tables)
+    return common.add_words(result, _shows, _method, _differences, _tables, _scope)
+
+
+def _scope(result: FigureResult) -> str:
+    """What this scale audited (every cell of the figure) and how its sizes differ from paper."""
+    p, n = result.parameters, result.sample_counts
+    paper = _SIZES["paper"]["dpsniper"]
+    return (
+        "**Audited: every configuration of the figure** — dpaudit's OME on a scalar, "
+        f"λ ∈ {{{', '.join(f'{x:g}' for x in p.get('lambdas', []))}}} × "
+        f"ε ∈ {{{', '.join(f'{x:g}' for x in p.get('epsilons', []))}}}, in DP-Sniper's mode "
+        f"({n.get('dpsniper_samples', 0):,} / {n.get('dpsniper_final_samples', 0):,} "
+        f"samples) and in dpaudit's mode ({n.get('dpaudit_samples', 0):,} / "
+        f"{n.get('dpaudit_final_samples', 0):,}). Nothing skipped"
+        + (
+            "."
+            if result.scale == "paper"
+            else f"; DP-Sniper's own sizes ({paper[0]:,} / {paper[1]:,}) run only with "
+            "`--scale paper`, so the bounds here are somewhat looser."
+        )
+    )
 
 
 def _row(eps: float, lam: float, mode: str, result: AuditResult, true_eps: float) -> dict[str, Any]:
@@ -408,65 +428,65 @@ def _tables(result: FigureResult) -> tuple[common.ReportTable, ...]:
     )
 
 
-_FLOOR = 1e-5  # where a bound of exactly 0 is drawn (log axis)
+_FLOOR = 1e-4  # where a bound of exactly 0 is drawn (log axis), marked ▼
+#: Mode → (colour, marker, sideways offset from λ's position), so no two markers overlap.
+_MODE_STYLE = {"dpsniper": ("C0", "s", -0.18), "dpaudit": ("C3", "o", 0.18)}
+
+
+def _ome_panel(ax: Any, rows: list[dict[str, Any]], eps: float) -> None:
+    """One claimed ε: per λ, both modes' bounds side by side, the exact ε and HoHo's bound."""
+    xs = range(len(LAMBDAS))
+    for mode, (c, marker, dx) in _MODE_STYLE.items():
+        cells = [_find(rows, eps, lam, mode) for lam in LAMBDAS]
+        for x, r in zip(xs, cells, strict=True):
+            lcb = r["epsilon_lower_bound"]
+            # A bound of 0 ("no violation evidence") has no place on a log axis: ▼ at the floor.
+            shape, y = (marker, lcb) if lcb > 0 else ("v", _FLOOR)
+            ax.plot([x + dx], [y], shape, color=c, ms=8, mfc=c if mode == "dpaudit" else "white")
+            if mode == "dpsniper" and r.get("paper_estimate") is not None:  # HoHo ran DP-Sniper
+                ax.plot([x + dx], [r["paper_estimate"]], "x", color="k", ms=9, mew=1.8)
+    ours = [_find(rows, eps, lam, "dpaudit") for lam in LAMBDAS]
+    ax.plot(list(xs), [r["true_epsilon"] for r in ours], "*", color="0.35", ms=13)
+    ax.plot(list(xs), [r["hoho_printed_bound"] for r in ours], "_", color="C2", ms=22, mew=2.5)
+    ax.axhline(eps, color="red", ls=":", lw=1.6)
+    ax.text(len(LAMBDAS) - 0.55, eps * 1.25, f"claimed ε = {eps:g}", color="red", ha="right",
+            va="bottom", fontsize=8)  # fmt: skip
+    ax.axhline(math.log(1 / DPSNIPER_TARGET_MASS), color="0.5", lw=0.8, ls="-.")
+    ax.set_xticks(list(xs), [f"λ = {lam:g}" for lam in LAMBDAS])
+    ax.set_xlim(-0.6, len(LAMBDAS) - 0.4)
+    ax.set_yscale("log")
+    ax.set_ylim(_FLOOR * 0.6, 200.0)
+    ax.set_yticks(
+        [_FLOOR, 1e-3, 1e-2, 0.1, 1, 10, 100], ["0", "0.001", "0.01", "0.1", "1", "10", "100"]
+    )
+    ax.set_title(f"claimed ε = {eps:g}", fontsize=10)
+    ax.grid(alpha=0.3, which="major", axis="y")
 
 
 def plot(result: FigureResult, path: Path) -> None:
-    """Estimated ε vs claimed ε on log axes: both modes per λ, exact ε, the claim as a line."""
+    """One panel per claimed ε: ε lower bound of both modes per λ beside the exact ε."""
     plt = common.require_matplotlib()
     rows = list(result.rows)
-    fig, ax = plt.subplots(figsize=(7.4, 4.8))
-    colors = {1.0: "C2", 10.0: "C1", 100.0: "C3"}
-    x = list(EPSILONS)
-    zeros: list[tuple[float, str, str]] = []
-    for lam in LAMBDAS:
-        c = colors[lam]
-        for mode, style, fill in (("dpsniper", "--s", "white"), ("dpaudit", "-o", c)):
-            cells = [_find(rows, e, lam, mode) for e in EPSILONS]
-            # A bound of 0 ("no violation evidence") has no place on a log axis: drawn apart.
-            y = [
-                r["epsilon_lower_bound"] if r["epsilon_lower_bound"] > 0 else math.nan
-                for r in cells
-            ]
-            zeros += [
-                (r["claimed_epsilon"], c, fill) for r in cells if r["epsilon_lower_bound"] <= 0
-            ]
-            label = f"λ = {lam:g}: {'DP-Sniper' if mode == 'dpsniper' else 'dpaudit'} mode"
-            ax.plot(x, y, style, color=c, mfc=fill, label=label)
-        ours = [_find(rows, e, lam, "dpaudit") for e in EPSILONS]
-        ax.plot(x, [r["true_epsilon"] for r in ours], "*", color=c, ms=12, alpha=0.6)
-        ax.plot(x, [r["hoho_printed_bound"] for r in ours], "_", color=c, ms=16, mew=2.5)
-        published = [(e, r["paper_estimate"]) for e, r in zip(x, ours, strict=True)]
-        published = [(e, p) for e, p in published if p is not None]
-        if published:
-            ax.plot(*zip(*published, strict=True), "x", color=c, ms=10, mew=2)
-    for eps, c, fill in zeros:  # side by side: DP-Sniper mode (open) left, dpaudit right
-        shift = 0.8 if fill == "white" else 1.25
-        ax.plot([eps * shift], [_FLOOR * 1.5], "v", color=c, mfc=fill, ms=8)
-    line = [1e-4, 3.0]
-    ax.plot(line, line, ":", color="red", lw=2, label="claimed ε (y = x)")
-    ax.axhline(
-        math.log(1 / DPSNIPER_TARGET_MASS),
-        color="0.5",
-        lw=0.8,
-        ls="-.",
-        label="DP-Sniper ceiling ln(1/c) ≈ 4.6",
-    )
-    ax.plot([], [], "*", color="0.4", ms=12, label="exact ε (analysis)")
-    ax.plot([], [], "_", color="0.4", ms=16, mew=2.5, label="HoHo's bound r·l·ln λ + ε/2")
-    ax.plot([], [], "x", color="0.4", ms=10, mew=2, label="published (HoHo, DP-Sniper)")
-    ax.plot(
-        [], [], "v", color="0.4", ms=8, label="bound 0, drawn at the floor\n(open: DP-Sniper mode)"
-    )
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlim(1e-4, 3.0)
-    ax.set_ylim(_FLOOR, 200.0)
-    ax.set_xlabel("theoretical (claimed) ε")
-    ax.set_ylabel("estimated ε (lower confidence bound; log scale)")
-    ax.grid(alpha=0.3, which="major")
-    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
-    ax.set_title("OME on one scalar in [−10, 10] (r = 1, 11 bits)", fontsize=10)
+    fig, axes = plt.subplots(1, len(EPSILONS), figsize=(8.6, 4.2), sharey=True, squeeze=False)
+    for ax, eps in zip(axes[0], EPSILONS, strict=True):
+        _ome_panel(ax, rows, eps)
+    axes[0][0].set_ylabel("ε (lower confidence bound; log scale)")
+    line = plt.Line2D
+    handles = [
+        line([], [], color="C0", marker="s", mfc="white", ls="", ms=8, label="DP-Sniper mode"),
+        line([], [], color="C3", marker="o", ls="", ms=8, label="dpaudit mode"),
+        line([], [], color="0.35", marker="*", ls="", ms=13, label="exact ε (analysis)"),
+        line([], [], color="C2", marker="_", ls="", ms=16, mew=2.5, label="HoHo's r·l·ln λ + ε/2"),
+        line(
+            [], [], color="k", marker="x", ls="", ms=9, mew=1.8, label="published (HoHo, DP-Sniper)"
+        ),
+        line([], [], color="red", ls=":", lw=1.6, label="claimed ε"),
+        line([], [], color="0.5", ls="-.", lw=0.8, label="DP-Sniper ceiling ln(1/c) ≈ 4.6"),
+        line([], [], color="0.4", marker="v", ls="", ms=8, label="bound 0 (no evidence)"),
+    ]
+    fig.legend(handles=handles, loc="lower center", ncol=4, fontsize=8, frameon=False)
+    fig.suptitle("OME on one scalar in [−10, 10] (r = 1, 11 bits)", fontsize=10)
+    fig.tight_layout(rect=(0, 0.13, 1, 0.97))
     common.save_figure(fig, path)
 
 

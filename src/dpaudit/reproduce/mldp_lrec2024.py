@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -49,12 +50,24 @@ from dpaudit.audit.metric.auditor import (
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.registry import make_word_mechanism
 from dpaudit.reproduce import common
-from dpaudit.reproduce.common import AuditRecord, FigureResult, FigureRun, Finding
+from dpaudit.reproduce.common import (
+    NOT_AT_THIS_SCALE,
+    NOT_SHOWN,
+    AuditRecord,
+    FigureResult,
+    FigureRun,
+    Finding,
+)
 from dpaudit.reproduce.registry import FigureSpec
 
 NAME = "mldp-lrec2024"
 TITLE = "Word-level metric DP (mldp-text): claimed ε·d vs the audited bound, pair by pair"
 PAPER = "Meisenbacher et al., LREC-COLING 2024 (code: mldp-text 0.1.2)"
+#: The title where dpaudit's own implementations stand in for mldp-text (quick, tiny scales).
+OWN_TITLE = (
+    "Word-level metric DP (mldp-text's mechanisms, dpaudit's implementations): "
+    "claimed ε·d vs the audited bound"
+)
 #: ε audited for every mechanism (see the module docstring).
 EPSILONS = (1.0, 5.0, 10.0)
 CONFIDENCE = 0.95
@@ -109,12 +122,14 @@ def compute(run: FigureRun) -> FigureResult:
     rows: list[dict[str, Any]] = []
     audits: list[AuditRecord] = []
     skipped: list[str] = []
+    skip_reasons: dict[str, str] = {}
     for name, (samples, final, pairs, search_words) in targets:
         for eps in EPSILONS:
             try:
                 mech = _build(source, name, eps, run.scale)
             except InvalidArgumentError as exc:  # dpaudit's own calibration range (own scales)
                 skipped.append(f"{name} at ε = {eps:g} not run: {exc}")
+                skip_reasons.setdefault(_key(name), _skip_reason(name, exc, run.scale))
                 run.progress.advance()
                 continue
             cfg = MetricAuditConfig(
@@ -165,11 +180,22 @@ def compute(run: FigureRun) -> FigureResult:
         },
         sample_counts={f"{m} (selection, final)": f"{s[0]}, {s[1]}" for m, s in targets},
         rows=tuple(rows),
-        findings=tuple(_findings(rows)),
+        findings=tuple(_findings(rows, skip_reasons)),
         audits=tuple(audits),
         notes=tuple(notes),
+        extra={"skipped": skip_reasons, "vocabulary": OWN_VOCABULARY.get(run.scale)},
     )
-    return common.add_words(result, _shows, _method, _differences, _tables)
+    if source == "own":  # the title must not promise mldp-text's code where it is not audited
+        result = replace(result, title=OWN_TITLE)
+    return common.add_words(result, _shows, _method, _differences, _tables, _scope)
+
+
+def _skip_reason(name: str, exc: Exception, scale: str) -> str:
+    """Why ``name`` did not run at any ε of the grid (its calibration range excludes them)."""
+    return (
+        f"{name} at ε = {', '.join(f'{e:g}' for e in EPSILONS)} is outside dpaudit's "
+        f"calibration range on {OWN_VOCABULARY.get(scale)} words ({exc})"
+    )
 
 
 def _exact_loss(mech: Any, w: str, w_prime: str) -> float | None:
@@ -266,24 +292,87 @@ def _audit_record(label: str, mech: Any, eps: float, result: MetricAuditResult) 
     )
 
 
-def _findings(rows: Sequence[dict[str, Any]]) -> list[Finding]:
-    """Two rows for the report: the verdict of every mechanism, and infinite exact losses."""
-    violating, clean = [], []
-    for m in dict.fromkeys(r["mechanism"] for r in rows):
-        bad = [r for r in rows if r["mechanism"] == m and r["verdict"] == VIOLATION]
-        if not bad:
-            clean.append(m)
+#: The mechanisms whose claims dpaudit found violated in mldp-text (README's finding),
+#: under the names their rows carry (``mldp:`` dropped, ``-`` as ``_``).
+VIOLATORS = ("syntf", "truncated_gumbel")
+#: Why a mechanism of mldp-text has no rows when dpaudit's own implementations are audited.
+_NOT_OWN = {
+    "syntf": "SynTF exists only as mldp-text's code (dpaudit has no implementation of it)",
+    "multivariate_calibrated": "multivariate calibrated exists only as mldp-text's code",
+}
+
+
+def _key(label: str) -> str:
+    return label.removeprefix("mldp:").replace("-", "_")
+
+
+def _pair_counts(rows: Sequence[dict[str, Any]]) -> dict[str, int]:
+    return {v: sum(r["verdict"] == v for r in rows) for v in (VIOLATION, INCONCLUSIVE)} | {
+        "pairs": sum(r["verdict"] != OUTSIDE for r in rows)
+    }
+
+
+def _worst_text(bad: Sequence[dict[str, Any]]) -> str:
+    w = max(bad, key=lambda r: r["epsilon_lower_bound"] - r["allowed_loss"])
+    return (
+        f"{w['mechanism']} at ε = {w['claimed_epsilon']:g}, ({w['w']!r}, {w['w_prime']!r}): "
+        f"ε_lcb = {w['epsilon_lower_bound']:.3g} > ε·d = {w['allowed_loss']:.3g} "
+        f"(p1 {w['p1_hits']}/{w['final_samples']}, p2 {w['p2_hits']}/{w['final_samples']})"
+    )
+
+
+def _violators_finding(rows: Sequence[dict[str, Any]], skipped: dict[str, str]) -> Finding:
+    """SynTF and truncated Gumbel violate their claims: shown only where both were audited."""
+    statement = "SynTF and truncated Gumbel violate their claims (dpaudit's finding, not in paper)"
+    missing, shown, unsure = [], [], []
+    for key in VIOLATORS:
+        mine = [r for r in rows if _key(r["mechanism"]) == key]
+        if not mine:
+            why = "ε outside dpaudit's calibration range" if key in skipped else "not run"
+            name = {"syntf": "SynTF", "truncated_gumbel": "truncated Gumbel"}[key]
+            missing.append(f"{name} ({'mldp-text only' if key in _NOT_OWN else why})")
             continue
-        w = max(bad, key=lambda r: r["epsilon_lower_bound"] - r["allowed_loss"])
-        violating.append(
-            f"{m} at ε = {w['claimed_epsilon']:g}, ({w['w']!r}, {w['w_prime']!r}): "
-            f"ε_lcb = {w['epsilon_lower_bound']:.3g} > ε·d = {w['allowed_loss']:.3g} "
-            f"(p1 {w['p1_hits']}/{w['final_samples']}, p2 {w['p2_hits']}/{w['final_samples']})"
+        bad = [r for r in mine if r["verdict"] == VIOLATION]
+        (shown if bad else unsure).append(_worst_text(bad) if bad else key)
+    if missing:
+        detail = "not audited here: " + ", ".join(missing)
+        detail += "; mldp-text: --scale paper in the mldp environment"
+        return Finding(statement, False, detail, status=NOT_AT_THIS_SCALE)
+    if unsure:
+        counts = [_pair_counts([r for r in rows if _key(r["mechanism"]) == k]) for k in unsure]
+        status = common.INCONCLUSIVE if any(c[INCONCLUSIVE] for c in counts) else NOT_SHOWN
+        return Finding(
+            statement, False, f"no violation found for {', '.join(unsure)}", status=status
         )
-    detail = "; ".join(violating) if violating else "none"
-    if clean:
-        detail += f"; none found: {', '.join(clean)}"
-    out = [Finding("violations", True, detail)]
+    return Finding(statement, True, "; ".join(shown))
+
+
+def _others_finding(rows: Sequence[dict[str, Any]]) -> Finding:
+    """The other mechanisms: no violation found — inconclusive pairs counted, never passed."""
+    statement = "the other mechanisms: no violation found"
+    others = [m for m in dict.fromkeys(r["mechanism"] for r in rows) if _key(m) not in VIOLATORS]
+    if not others:
+        return Finding(statement, False, "none audited in this run", status=NOT_AT_THIS_SCALE)
+    parts, violated, unsure = [], [], 0
+    for m in others:
+        c = _pair_counts([r for r in rows if r["mechanism"] == m])
+        parts.append(f"{m} {c[VIOLATION]}/{c[INCONCLUSIVE]}/{c['pairs']}")
+        unsure += c[INCONCLUSIVE]
+        if c[VIOLATION]:
+            violated.append(_worst_text([r for r in rows if r["mechanism"] == m
+                                         and r["verdict"] == VIOLATION]))  # fmt: skip
+    detail = "; ".join([*violated, "pairs violating/inconclusive/all: " + ", ".join(parts)])
+    if violated:
+        return Finding(statement, False, detail)
+    if unsure:
+        detail += " (inconclusive: too few draws to show ε·d)"
+        return Finding(statement, False, detail, status=common.INCONCLUSIVE)
+    return Finding(statement, True, detail)
+
+
+def _findings(rows: Sequence[dict[str, Any]], skipped: dict[str, str]) -> list[Finding]:
+    """The README's finding (SynTF, truncated Gumbel), the rest, and infinite exact losses."""
+    out = [_violators_finding(rows, skipped), _others_finding(rows)]
     inf = [r for r in rows if r["exact_loss"] is not None and math.isinf(r["exact_loss"])]
     if inf:
         names = ", ".join(dict.fromkeys(r["mechanism"] for r in inf))
@@ -299,67 +388,107 @@ def _findings(rows: Sequence[dict[str, Any]]) -> list[Finding]:
     return out
 
 
+def _scope(result: FigureResult) -> str:
+    """What this run audited and what it skipped, and why (the report opens with it)."""
+    audited = list(dict.fromkeys(r["mechanism"] for r in result.rows))
+    skipped = result.extra.get("skipped", {})
+    own = result.parameters.get("source") != "mldp-text 0.1.2"
+    lines = [
+        (
+            "**Audited: dpaudit's own implementations** of the mechanisms (GloVe 6B 50-d, "
+            f"{result.extra.get('vocabulary', '?')} words), **not mldp-text's code**: "
+            if own
+            else "**Audited: mldp-text 0.1.2's own code** (the `mldp:NAME` adapter): "
+        )
+        + ", ".join(f"`{m}`" for m in audited)
+        + f" at ε = {', '.join(f'{e:g}' for e in result.parameters.get('epsilons', []))}."
+    ]
+    for key, why in skipped.items():
+        lines.append(f"- Skipped `{key}`: {why}.")
+    if own:
+        for key, why in _NOT_OWN.items():
+            lines.append(f"- Skipped `{key}`: {why}.")
+        lines.append(
+            "- mldp-text itself is audited only with `--scale paper` in an environment with "
+            "the `mldp` extra (it pins numpy < 2)."
+        )
+    return lines[0] + "\n\n" + "\n".join(lines[1:])
+
+
 # ----------------------------------------------------------------------- plot
 #: Smallest ε·d and ε_lcb drawn as a value; bounds of exactly 0 sit on their own line below.
 FLOOR, ZERO_LINE = 1e-2, 2.5e-3
 
 
+_COLOURS = dict(zip(EPSILONS, ("tab:blue", "tab:orange", "tab:green", "tab:red"), strict=False))
+
+
+def _mldp_panel(ax: Any, mine: list[dict[str, Any]], title: str) -> None:
+    """One mechanism: ε_lcb against ε·d per pair, the labelled line ε_lcb = ε·d, exact losses."""
+    finite = [r["allowed_loss"] for r in mine if math.isfinite(r["allowed_loss"])]
+    top = max([*finite, *(r["epsilon_lower_bound"] for r in mine), 1.0]) * 1.5
+    ax.plot([FLOOR, top], [FLOOR, top], color="grey", lw=1, ls="--")
+    ax.text(0.04, 0.96, "above the dashed line:\nviolation", transform=ax.transAxes,
+            ha="left", va="top", fontsize=7, color="0.35")  # fmt: skip
+    # A bound of exactly 0 has no place on a log axis: it gets its own line, labelled 0.
+    ax.axhline(ZERO_LINE, color="grey", lw=0.6, ls=":")
+    for r in mine:
+        c = _COLOURS.get(r["claimed_epsilon"], "black")
+        x = max(r["allowed_loss"], FLOOR)
+        lcb = r["epsilon_lower_bound"]
+        y = ZERO_LINE if lcb <= 0 else max(lcb, FLOOR)
+        marker = {VIOLATION: "X", INCONCLUSIVE: "s"}.get(r["verdict"], "o")
+        ax.scatter([x], [y], color=c, marker=marker, s=40, zorder=3, clip_on=False)
+        ex = r.get("exact_loss")
+        if ex is not None:
+            ax.scatter([x], [min(max(ex, FLOOR), top)], color=c, marker="_", s=160, zorder=2)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(FLOOR, top)
+    ax.set_ylim(ZERO_LINE, top)
+    ticks = [t for t in (1e-2, 1e-1, 1.0, 1e1, 1e2, 1e3) if t <= top]
+    ax.set_yticks([ZERO_LINE, *ticks], ["0", *(f"{t:g}" for t in ticks)])
+    ax.minorticks_off()
+    ax.set_title(title, fontsize=9)
+    ax.set_xlabel("claimed bound ε·d(w, w')", fontsize=8)
+
+
 def plot(result: FigureResult, path: Path) -> None:
-    """One panel per mechanism: ε_lcb against ε·d per pair (log-log), exact loss where known."""
+    """One panel per audited mechanism (no empty panels): ε_lcb against ε·d per pair."""
     plt = common.require_matplotlib()
     rows = [r for r in result.rows if r["verdict"] != OUTSIDE]
-    mechanisms = list(dict.fromkeys(r["mechanism"] for r in result.rows))
-    n = max(1, len(mechanisms))
-    cols = min(3, n)
+    mechanisms = list(dict.fromkeys(r["mechanism"] for r in result.rows)) or ["(none audited)"]
+    n = len(mechanisms)
+    cols = n if n <= 4 else 3
     nrows = math.ceil(n / cols)
-    fig, axes = plt.subplots(nrows, cols, figsize=(3.0 * cols, 2.9 * nrows), squeeze=False)
-    colours = dict(zip(EPSILONS, ("tab:blue", "tab:orange", "tab:green", "tab:red"), strict=False))
+    width = 10.0 if cols >= 3 else 3.4 * cols
+    fig, axes = plt.subplots(nrows, cols, figsize=(width, 2.9 * nrows + 0.6), squeeze=False)
     for ax, m in zip(axes.ravel(), mechanisms, strict=False):
-        mine = [r for r in rows if r["mechanism"] == m]
-        finite = [r["allowed_loss"] for r in mine if math.isfinite(r["allowed_loss"])]
-        top = max([*finite, *(r["epsilon_lower_bound"] for r in mine), 1.0]) * 1.5
-        ax.plot([FLOOR, top], [FLOOR, top], color="grey", lw=1, ls="--", label="ε_lcb = ε·d")
-        # A bound of exactly 0 has no place on a log axis: it gets its own line, labelled 0.
-        ax.axhline(ZERO_LINE, color="grey", lw=0.6, ls=":")
-        for r in mine:
-            c = colours.get(r["claimed_epsilon"], "black")
-            x = max(r["allowed_loss"], FLOOR)
-            lcb = r["epsilon_lower_bound"]
-            y = ZERO_LINE if lcb <= 0 else max(lcb, FLOOR)
-            marker = (
-                "X" if r["verdict"] == VIOLATION else ("o" if r["verdict"] != INCONCLUSIVE else "s")
-            )
-            ax.scatter([x], [y], color=c, marker=marker, s=40, zorder=3, clip_on=False)
-            ex = r.get("exact_loss")
-            if ex is not None:
-                ax.scatter([x], [min(max(ex, FLOOR), top)], color=c, marker="_", s=160, zorder=2)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlim(FLOOR, top)
-        ax.set_ylim(ZERO_LINE, top)
-        ticks = [t for t in (1e-2, 1e-1, 1.0, 1e1, 1e2, 1e3) if t <= top]
-        ax.set_yticks([ZERO_LINE, *ticks], ["0", *(f"{t:g}" for t in ticks)])
-        ax.minorticks_off()
-        ax.set_title(m, fontsize=9)
-        ax.set_xlabel("claimed bound ε·d(w, w')")
-        ax.set_ylabel("audited ε_lcb (0.95)")
-    for ax in axes.ravel()[len(mechanisms) :]:
-        ax.axis("off")
+        _mldp_panel(ax, [r for r in rows if r["mechanism"] == m], m)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("audited ε_lcb (0.95)", fontsize=8)
     handles = [
         plt.Line2D([], [], color=c, marker="o", ls="", label=f"ε = {e:g}")
-        for e, c in colours.items()
+        for e, c in _COLOURS.items()
     ]
     handles += [
         plt.Line2D([], [], color="black", marker="X", ls="", label="violation"),
         plt.Line2D([], [], color="black", marker="s", ls="", label="inconclusive"),
+        plt.Line2D([], [], color="black", marker="o", ls="", label="no violation found"),
         plt.Line2D([], [], color="black", marker="_", ls="", ms=12, label="exact loss (top = ∞)"),
         plt.Line2D([], [], color="grey", ls=":", label="ε_lcb = 0 (no evidence)"),
+        plt.Line2D([], [], color="grey", ls="--", label="ε_lcb = ε·d (the claim's limit)"),
     ]
-    fig.legend(handles=handles, loc="lower center", ncol=4, fontsize=7)
-    fig.suptitle(
-        f"claimed ε·d vs audited ε_lcb; mechanisms: {result.parameters.get('source')}", fontsize=9
-    )
-    fig.tight_layout(rect=(0, 0.1, 1, 0.95))
+    spare = list(axes.ravel()[n:])
+    for ax in spare:
+        ax.axis("off")
+    if spare:  # the legend fills the first spare cell instead of leaving it empty
+        spare[0].legend(handles=handles, loc="center", fontsize=8, frameon=False)
+    else:
+        fig.legend(handles=handles, loc="lower center", ncol=4, fontsize=7, frameon=False)
+    fig.suptitle(f"claimed ε·d vs audited ε_lcb; mechanisms: {result.parameters.get('source')}",
+                 fontsize=9)  # fmt: skip
+    fig.tight_layout(rect=(0, 0 if spare else 0.12, 1, 0.95))
     common.save_figure(fig, path)
 
 
@@ -373,14 +502,18 @@ def _shows(result: FigureResult) -> str:
         "mechanism leaks more about which of the two words was its input than it promises. "
         f"Mechanisms: {result.parameters.get('source')}."
     ]
-    for f in result.findings:
-        lines.append(f"- {f.statement}" + (f": {f.detail}" if f.detail else "") + ".")
-    lines.append(
-        "A pair without a violation is not shown private: at ε·d of 10 or more, showing a loss "
-        "of ε·d takes about e^{ε·d} draws per word, far beyond these samples (marked "
-        "'inconclusive')."
+    items = [f"- {f.statement} ({f.status})" + (f": {f.detail}" if f.detail else "") + "."
+             for f in result.findings]  # fmt: skip
+    # Blank lines around the list: the report and README read it as a list, not one paragraph.
+    return "\n\n".join(
+        [
+            lines[0],
+            "\n".join(items),
+            "A pair without a violation is not shown private: at ε·d of 10 or more, showing a "
+            "loss of ε·d takes about e^{ε·d} draws per word, far beyond these samples (marked "
+            "'inconclusive').",
+        ]
     )
-    return "\n".join(lines)
 
 
 def _method(result: FigureResult) -> str:
