@@ -1,4 +1,4 @@
-"""What each stage of the black-box search contributes: the bound with it switched off, and its cost.
+"""What each black-box search stage contributes: the bound with it switched off, and its cost.
 
 Usage (from the repository root)::
 
@@ -141,7 +141,7 @@ def run(
     return {
         "case": s.name,
         "variant": variant,
-        "search": {k: v for k, v in dataclasses.asdict(VARIANTS[variant]).items()},
+        "search": dataclasses.asdict(VARIANTS[variant]),
         "samples": samples,
         "final_samples": final,
         "confidence": DPSNIPER_CONFIDENCE,
@@ -195,7 +195,8 @@ def markdown(out: dict[str, Any]) -> str:
         lo, med, hi = r["epsilon_lcb_min"], r["epsilon_lcb_median"], r["epsilon_lcb_max"]
         ks = ",".join(map(str, r["final_candidates"]))
         lines.append(f"| {r['case']} | {r['variant']} | {lo:.4f} / {med:.4f} / {hi:.4f} | {ks} |")
-    lines += ["", "| case | stage | outputs drawn | CPU s | numpy draw s |", "|---|---|---|---|---|"]
+    lines += ["", "| case | stage | outputs drawn | CPU s | numpy draw s |"]
+    lines.append("|---|---|---|---|---|")
     for r in out["rows"]:
         if r["variant"] != "full":
             continue
