@@ -141,7 +141,11 @@ def run(
     return {
         "case": s.name,
         "variant": variant,
-        "search": dataclasses.asdict(VARIANTS[variant]),
+        # Strict JSON: a non-finite switch (``playoff_tie_z=-inf``) as its name.
+        "search": {
+            k: v if not isinstance(v, float) or math.isfinite(v) else str(v)
+            for k, v in dataclasses.asdict(VARIANTS[variant]).items()
+        },
         "samples": samples,
         "final_samples": final,
         "confidence": DPSNIPER_CONFIDENCE,
