@@ -16,6 +16,7 @@ import pytest
 
 from dpaudit import progress
 from dpaudit.audit.blackbox.auditor import AuditConfig, audit, projected_bound
+from dpaudit.audit.blackbox.config import SearchConfig
 from dpaudit.audit.blackbox.counting import CountUnit, run_count_unit
 from dpaudit.audit.blackbox.pairs import InputPair
 from dpaudit.audit.blackbox.scores import (
@@ -26,7 +27,6 @@ from dpaudit.audit.blackbox.scores import (
     dpsniper_threshold,
     weighted_sums_at_thresholds,
 )
-from dpaudit.audit.blackbox.selection import LADDER_RUNGS
 from dpaudit.audit.core.statistics import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.claims import Definition, InputDomain, PrivacyClaim
 from dpaudit.engine.executor import ExecutionConfig
@@ -344,10 +344,12 @@ def test_delta_enters_the_bound_for_approximate_claims() -> None:
 
 def test_bonferroni_over_final_candidates() -> None:
     mech = make_mechanism("laplace", epsilon=1.0)
-    cfg = AuditConfig(samples=10_000, final_samples=20_000, final_candidates=3, seed=0)
+    cfg = AuditConfig(samples=10_000, final_samples=20_000, best_candidates=3, seed=0)
     r = audit(mech, cfg, ONE)
-    # The 3 best candidates, plus any rungs of the winner's ladder (selection.LADDER_RUNGS).
-    assert 3 <= r.final_candidates <= 3 + LADDER_RUNGS
+    # The 3 best candidates (the request), plus any runners-up of the playoff (at most
+    # playoff_groups − 1) and rungs of the winner's ladder: the result's K.
+    search = SearchConfig()
+    assert 3 <= r.final_candidates <= 3 + search.playoff_groups - 1 + search.ladder_rungs
     assert r.witness is not None
     assert r.witness.p1.bound_error == pytest.approx(
         (1 - cfg.confidence) / (2 * r.final_candidates)
@@ -453,7 +455,8 @@ def test_likelihood_ratio_needs_a_log_density() -> None:
         {"mode": "fast"},
         {"classifier": "svm"},
         {"target_mass": 1.5},
-        {"final_candidates": 0},
+        {"best_candidates": 0},
+        {"search": {"screen_pairs": 4}},
         {"use_patterns": False},
     ],
 )

@@ -17,11 +17,9 @@ import numpy as np
 import pytest
 
 from dpaudit.audit.blackbox.auditor import AuditConfig, audit
-from dpaudit.audit.blackbox.config import STAGE_FINAL
+from dpaudit.audit.blackbox.config import STAGE_FINAL, SearchConfig
 from dpaudit.audit.blackbox.pairs import InputPair
 from dpaudit.audit.blackbox.selection import (
-    LADDER_RUNGS,
-    LADDER_STEP,
     CandidateTable,
     SideStats,
     point_projection,
@@ -35,6 +33,8 @@ from dpaudit.mechanisms import make_mechanism
 from dpaudit.testing import as_mechanism
 
 ONE = ExecutionConfig(workers=1)
+LADDER_RUNGS = SearchConfig().ladder_rungs
+LADDER_STEP = SearchConfig().ladder_step
 
 
 def _laplace_tail_sets(sets: int) -> tuple[np.ndarray, np.ndarray]:
@@ -178,7 +178,7 @@ def test_ladder_offers_smaller_sets_of_the_winners_kind() -> None:
     proj = table.project(n_final, alpha_side, 0.0, compared=3000)
     idx = int(np.argmax(proj))
     assert idx < m  # an upper set with x as numerator, as the closed form says
-    rungs = table.ladder(idx, n_final, alpha_side, 0.0)
+    rungs = table.ladder(idx, n_final, alpha_side, 0.0, LADDER_RUNGS, LADDER_STEP)
     assert 1 <= len(rungs) <= LADDER_RUNGS
     base = p2[idx]
     for j, r in enumerate(rungs, start=1):
@@ -205,7 +205,7 @@ def test_ladder_is_empty_when_smaller_sets_have_the_same_ratio() -> None:
     proj = table.project(n_final, alpha_side, 0.0, compared=8 * sets)
     idx = int(np.argmax(proj))
     assert idx == 0
-    assert table.ladder(idx, n_final, alpha_side, 0.0) == []
+    assert table.ladder(idx, n_final, alpha_side, 0.0, LADDER_RUNGS, LADDER_STEP) == []
 
 
 def test_point_projection_is_the_final_bound_of_the_scaled_counts() -> None:
@@ -293,7 +293,8 @@ def test_playoff_orders_groups_on_its_own_counts_not_the_biased_validation(
     counts (1200/600 = 2.0 against 1140/600 = 1.9); on the fresh playoff counts alone pair 1
     is ahead (1.9 against 1.75), and the playoff must pick pair 1.
     """
-    from dpaudit.audit.blackbox import auditor as blackbox
+    from dpaudit.audit.blackbox import stages
+    from dpaudit.audit.blackbox.shortlist import Budget, Combo, Shortlist, rank_sets
 
     thr = np.array([0.5], dtype=np.float32)
 
@@ -303,28 +304,31 @@ def test_playoff_orders_groups_on_its_own_counts_not_the_biased_validation(
             thr, SideStats(np.array([num]), none, n), SideStats(np.array([den]), none, n)
         )
 
-    kept = [(0, "score-0", thr), (1, "score-1", thr)]
-    validation = {0: table(500, 200, 1000), 1: table(380, 200, 1000)}
+    no_score: Any = None  # never called: the counts are given
+    combos = (Combo(0, no_score, thr), Combo(1, no_score, thr))
+    validation = (table(500, 200, 1000), table(380, 200, 1000))
     playoff = {0: table(700, 400, 2000), 1: table(760, 400, 2000)}
-    monkeypatch.setattr(blackbox, "_count_kept", lambda *args: playoff)
+    monkeypatch.setattr(stages, "count_combos", lambda *args: playoff)
     cfg = AuditConfig(2000, 100_000, confidence=0.9)
-    entries = [(0, 0), (1, 0)]  # entry 0: the upper set over x
-    candidates = blackbox._ranked(validation, kept, entries, cfg, 0.05, 0.0)
-    assert [k for _, k, _ in candidates] == [0, 1]
     no_sampler: Any = None  # the playoff's counts are the patched ones above
-    out, tables, n, too_close = blackbox._playoff(
-        no_sampler, [], kept, candidates, validation, 2000, cfg, 0.05, 0.0
-    )
-    assert n == 2000 and [k for _, k, _ in out] == [1, 0]
+    budget = Budget(make_mechanism("laplace", epsilon=1.0), cfg, [], (), no_sampler, 0.05, 0.0)
+    keys = ((0, 0), (1, 0))  # entry 0: the upper set over x
+    ranked = rank_sets(budget, combos, validation, keys)
+    assert [e.combo for e in ranked] == [0, 1]
+    state = Shortlist(combos=combos, tables=validation, pool=keys, ranked=ranked)
+    out = stages.playoff(state, budget)
+    assert out.samples["playoff"] == 2000 and [e.combo for e in out.ranked] == [1, 0]
     # Pooled counts: what the winner's ladder is read from.
-    assert int(tables[0].num[0]) == 1200 and int(tables[1].num[0]) == 1140
+    assert int(out.tables[0].num[0]) == 1200 and int(out.tables[1].num[0]) == 1140
     # On pooled counts alone pair 0 would still lead: the order is the playoff's.
-    assert out[1][0].projected > out[0][0].projected
+    assert out.ranked[1].candidate.projected > out.ranked[0].candidate.projected
     # ln(760/400) − ln(700/400) = 0.082 is 1.08 standard errors (0.076): a call made.
-    assert too_close == []
+    assert out.runners_up == ()
     # At 740 against 760 (0.027 apart) the playoff cannot tell: pair 0 goes on too.
     playoff[0] = table(740, 400, 2000)
-    out, _, _, too_close = blackbox._playoff(
-        no_sampler, [], kept, candidates, validation, 2000, cfg, 0.05, 0.0
-    )
-    assert [k for _, k, _ in out] == [1, 0] and [k for _, k, _ in too_close] == [0]
+    out = stages.playoff(state, budget)
+    assert [e.combo for e in out.ranked] == [1, 0]
+    assert [e.combo for e in out.runners_up] == [0]
+    # With the tie rule off (playoff_tie_z = −inf) no group is ever too close to call.
+    off = dataclasses.replace(cfg, search=SearchConfig(playoff_tie_z=-math.inf))
+    assert stages.playoff(state, dataclasses.replace(budget, config=off)).runners_up == ()

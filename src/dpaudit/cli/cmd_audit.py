@@ -181,7 +181,7 @@ def build_config(args: argparse.Namespace, mechanism: Any) -> AuditConfig:
         mode=args.mode,
         classifier=args.classifier,
         target_mass=args.target_mass,
-        final_candidates=args.final_candidates,
+        best_candidates=args.final_candidates,
         pairs=pairs,
         use_patterns=not args.no_patterns,
         seed=args.seed,

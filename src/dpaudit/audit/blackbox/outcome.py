@@ -6,37 +6,25 @@ result :class:`dpaudit.audit.blackbox.result.AuditResult`.  Imports nothing abov
 
 from __future__ import annotations
 
-import numpy as np
-
 from dpaudit.audit.blackbox.config import AuditConfig
 from dpaudit.audit.blackbox.counting import UnitCounts
 from dpaudit.audit.blackbox.pairs import InputPair
 from dpaudit.audit.blackbox.result import AuditResult
 from dpaudit.audit.blackbox.sampler import Timer
 from dpaudit.audit.blackbox.selection import Candidate, log_ratio
-from dpaudit.audit.core.statistics import clopper_pearson_lower, clopper_pearson_upper
+from dpaudit.audit.core.certify import Certificate, FinalCounts
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.verdicts import verdict_text
-from dpaudit.witness import ProbabilityEstimate, ThresholdAttack, Witness, WitnessKind, WitnessSeeds
+from dpaudit.witness import ThresholdAttack, Witness, WitnessKind, WitnessSeeds
 
 
-def build_witness(
-    mech: Mechanism,
-    pair: InputPair,
-    c: Candidate,
-    num_counts: UnitCounts,
-    den_counts: UnitCounts,
-    alpha_side: float,
-    seed: int,
-    num_key: tuple[int, ...],
-    den_key: tuple[int, ...],
-    confidence: float,
-    slot: int = 0,
-) -> Witness:
-    """The black-box witness of candidate ``c``; its bound holds at ``confidence`` overall.
+def final_counts(
+    c: Candidate, num_counts: UnitCounts, den_counts: UnitCounts, slot: int = 0
+) -> FinalCounts:
+    """The final hits of candidate ``c``'s set, oriented as its statement (numerator first).
 
-    ``slot``: which of the counts' scores is ``c``'s (final sets of one score and
-    orientation share their samples).
+    ``slot``: which of the counts' scores is ``c``'s (final sets of one pair share
+    their samples).
     """
 
     def hits(u: UnitCounts) -> int:
@@ -44,13 +32,24 @@ def build_witness(
         g, e = int(u.greater[slot][0]), int(u.equal[slot][0])
         return g + kept if c.tail == "upper" else u.n - g - e + kept
 
-    h1, h2 = hits(num_counts), hits(den_counts)
-    n1, n2 = num_counts.n, den_counts.n
-    p1_low = float(clopper_pearson_lower(h1, n1, alpha_side))
-    p2_up = float(clopper_pearson_upper(h2, n2, alpha_side))
-    delta = mech.claim.delta
-    with np.errstate(divide="ignore"):
-        lcb = float(np.log(max(p1_low - delta, 0.0)) - np.log(p2_up))
+    return FinalCounts(hits(num_counts), num_counts.n, hits(den_counts), den_counts.n)
+
+
+def build_witness(
+    mech: Mechanism,
+    pair: InputPair,
+    c: Candidate,
+    cert: Certificate,
+    seed: int,
+    num_key: tuple[int, ...],
+    den_key: tuple[int, ...],
+    confidence: float,
+) -> Witness:
+    """The black-box witness of candidate ``c``, certified as ``cert`` by the core.
+
+    Its bound holds at ``confidence`` overall when ``cert`` was certified together with
+    every other set re-estimated on the final samples.
+    """
     x, xp = (pair.x, pair.x_prime) if c.numerator_is_x else (pair.x_prime, pair.x)
     score = c.score
     attack = ThresholdAttack(
@@ -63,6 +62,7 @@ def build_witness(
         target_mass=c.target_mass,
         classifier=score.parameters(),
     )
+    p1, p2 = cert.p1, cert.p2
     return Witness(
         kind=WitnessKind.BLACK_BOX,
         x=x,
@@ -71,10 +71,10 @@ def build_witness(
         event=attack.set_description,
         confidence=confidence,
         attack=attack,
-        p1=ProbabilityEstimate(h1, n1, p1_low, "lower", alpha_side),
-        p2=ProbabilityEstimate(h2, n2, p2_up, "upper", alpha_side),
-        epsilon_estimate=log_ratio(h1, n1, h2, n2, delta),
-        epsilon_lower_bound=lcb,
+        p1=p1,
+        p2=p2,
+        epsilon_estimate=log_ratio(p1.hits, p1.samples, p2.hits, p2.samples, cert.delta),
+        epsilon_lower_bound=cert.lower_bound,
         seeds=WitnessSeeds(seed, num_key, den_key),
     )
 
@@ -89,8 +89,12 @@ def build_result(
     statement: str,
     timer: Timer,
     samples: dict[str, int],
-    final_candidates: int | None = None,
+    final_candidates: int,
 ) -> AuditResult:
+    """The result of an audit whose best certified set is ``witness``.
+
+    ``final_candidates``: ``K``, the number of sets certified together on the final samples.
+    """
     claim = mech.claim
     lcb = max(0.0, witness.epsilon_lower_bound)  # ε ≥ 0 always; report no negative bound
     notes = []
@@ -115,11 +119,7 @@ def build_result(
         samples=samples,
         pairs_tried=len(pairs),
         candidates_compared=n_compared,
-        final_candidates=(
-            final_candidates
-            if final_candidates is not None
-            else (cfg.final_candidates if cfg.mode == "dpaudit" else 1)
-        ),
+        final_candidates=final_candidates,
         confidence_statement=statement,
         seed=cfg.seed,
         timing=timer.total(),
@@ -135,6 +135,7 @@ def no_witness_result(
     n_compared: int,
     timer: Timer,
 ) -> AuditResult:
+    """The result when no candidate set had a finite projected bound: nothing certified."""
     claim = mech.claim
     return AuditResult(
         mechanism=mech.spec(),

@@ -30,19 +30,34 @@ from dpaudit.mechanisms.base import Mechanism
 
 @dataclass
 class Timer:
-    """Wall seconds per stage of one audit (``mark`` after each, ``total`` at the end)."""
+    """Wall seconds per stage of one audit (``mark`` after each, ``total`` at the end).
+
+    ``cpu`` holds this process's CPU seconds per stage (work units run in other
+    processes when ``workers > 1`` are not in it) and ``drawn`` the mechanism
+    outputs drawn per stage when ``mark`` is given the sampler's tally: what the
+    ablation benchmark compares with the time numpy needs to draw as many.
+    """
 
     start: float = field(default_factory=time.perf_counter)
     marks: dict[str, float] = field(default_factory=dict)
     last: float = 0.0
+    cpu: dict[str, float] = field(default_factory=dict)
+    drawn: dict[str, int] = field(default_factory=dict)
+    last_cpu: float = field(default_factory=time.process_time)
+    last_drawn: int = 0
 
     def __post_init__(self) -> None:
         self.last = self.start
 
-    def mark(self, name: str) -> None:
-        now = time.perf_counter()
+    def mark(self, name: str, drawn: int | None = None) -> None:
+        """End stage ``name``; ``drawn``: the sampler's running total of outputs drawn."""
+        now, cpu = time.perf_counter(), time.process_time()
         self.marks[name] = round(now - self.last, 4)
-        self.last = now
+        self.cpu[name] = cpu - self.last_cpu
+        self.last, self.last_cpu = now, cpu
+        if drawn is not None:
+            self.drawn[name] = drawn - self.last_drawn
+            self.last_drawn = drawn
 
     def total(self) -> dict[str, float]:
         return {**self.marks, "total": round(time.perf_counter() - self.start, 4)}
@@ -50,12 +65,16 @@ class Timer:
 
 @dataclass(frozen=True)
 class Sampler:
-    """Runs the audit's work units for one mechanism, root seed and executor."""
+    """Runs the audit's work units for one mechanism, root seed and executor.
+
+    ``tally[0]`` counts the mechanism outputs drawn so far (all stages).
+    """
 
     mechanism: Mechanism
     seed: int
     execution: ExecutionConfig
     timeout: float | None
+    tally: list[int] = field(default_factory=lambda: [0], compare=False)
 
     def outputs(
         self, inputs: list[tuple[float, ...]], n: int, stage: int, desc: str
@@ -68,6 +87,7 @@ class Sampler:
             for c, size in enumerate(split_samples(n, mech)):
                 units.append(OutputUnit(mech, x, size, self.seed, (stage, i, c), compress))
                 owner.append(i)
+        self.tally[0] += n * len(inputs)
         fn = with_timeout(run_output_unit, self.timeout)
         results = run_units(fn, units, self.execution, desc=desc)
         grouped: list[list[TrainingData]] = [[] for _ in inputs]
@@ -96,6 +116,7 @@ class Sampler:
                     CountUnit(mech, x, scores, thresholds, size, self.seed, key, ties, signs)
                 )
                 owner.append(j)
+        self.tally[0] += n * len(jobs)
         fn = with_timeout(run_count_unit, self.timeout)
         results = run_units(fn, units, self.execution, desc=desc)
         grouped: list[list[UnitCounts]] = [[] for _ in jobs]

@@ -5,7 +5,8 @@ input is the numerator — of one (pair, score) is scored by
 :func:`projected_bound`, the bound it is expected to reach on the final sample
 size, with a margin for the number of candidates compared.  Used for *ranking*
 only; no confidence statement rests on it (the final estimate runs on fresh
-samples).  Imports nothing above ``audit/``.
+samples).  Its sizes and tuning constants are
+:class:`~dpaudit.audit.blackbox.config.SearchConfig`'s.  Imports nothing above ``audit/``.
 """
 
 from __future__ import annotations
@@ -22,19 +23,6 @@ from dpaudit.audit.core.projection import (
     point_projection,
     projected_bound,
 )
-
-#: Leaders of the ranking half re-estimated on the (independent) validation half.
-VALIDATE_TOP = 16
-#: Smaller sets of the winner's own kind re-estimated beside it on the final samples
-#: (see :meth:`CandidateTable.ladder`): at most this many, at masses ``m/LADDER_STEP^j``.
-LADDER_RUNGS = 3
-LADDER_STEP = math.sqrt(10.0)
-#: Distinct (pair, orientation) groups whose best validated candidates meet in the playoff.
-PLAYOFF_GROUPS = 3
-#: A playoff group within this many standard errors of the leader (difference of the
-#: two best candidates' log-ratio estimates on the playoff counts) is too close to call:
-#: its best set goes to the final stage beside the leader's.
-PLAYOFF_TIE_Z = 1.0
 
 
 @dataclass(frozen=True)
@@ -242,8 +230,8 @@ class CandidateTable:
         n_final: int,
         alpha_side: float,
         delta: float,
-        rungs: int = LADDER_RUNGS,
-        step: float = LADDER_STEP,
+        rungs: int,
+        step: float,
     ) -> list[int]:
         """Smaller sets of entry ``idx``'s kind worth re-estimating beside it on the final samples.
 

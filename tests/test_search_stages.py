@@ -1,0 +1,136 @@
+"""The dpaudit-mode search as named stages (`audit.blackbox.stages`) and its `SearchConfig`.
+
+Small sizes and fixed seeds: these check the stages' contract (each returns a
+smaller shortlist), the switches, the draw tally the ablation benchmark reads
+and that the final bound is the core's certification of the proposed sets.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+
+import pytest
+
+from dpaudit.audit.blackbox.auditor import AuditConfig, audit
+from dpaudit.audit.blackbox.config import SearchConfig
+from dpaudit.audit.blackbox.sampler import Sampler, Timer
+from dpaudit.audit.blackbox.shortlist import Budget, Shortlist
+from dpaudit.audit.blackbox.stages import STAGES, stages_for
+from dpaudit.audit.core.certify import FinalCounts, certify_one
+from dpaudit.engine.executor import ExecutionConfig
+from dpaudit.errors import InvalidArgumentError
+from dpaudit.mechanisms import make_mechanism
+
+ONE = ExecutionConfig(workers=1)
+SMALL = AuditConfig(samples=20_000, final_samples=40_000, train_samples=10_000, seed=3)
+
+
+def test_stage_list_follows_the_switches() -> None:
+    assert [n for n, _ in stages_for(SearchConfig())] == list(STAGES)
+    assert list(STAGES) == ["train", "screen", "rank", "validate", "playoff", "ladder"]
+    off = SearchConfig(validate=False, playoff_groups=0, ladder_rungs=0)
+    assert [n for n, _ in stages_for(off)] == ["train", "screen", "rank"]
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("train_floor", 0),
+        ("screen_pairs", 0),
+        ("rank_share", 1.0),
+        ("validate_top", 0),
+        ("validate_extra", 1.5),
+        ("playoff_groups", -1),
+        ("playoff_samples", 0),
+        ("playoff_tie_z", math.nan),
+        ("ladder_rungs", -1),
+        ("ladder_step", 1.0),
+    ],
+)
+def test_search_config_rejects_bad_values_by_name(field: str, value: object) -> None:
+    with pytest.raises(InvalidArgumentError, match=field):
+        SearchConfig(**{field: value})
+
+
+def _budget(cfg: AuditConfig) -> Budget:
+    mech = make_mechanism("laplace", epsilon=1.0)
+    from dpaudit.audit.blackbox.pairs import generate_pairs
+
+    pairs = generate_pairs(mech, mode="dpaudit", user_pairs=(), use_patterns=True)
+    return Budget(
+        mech,
+        cfg,
+        pairs,
+        ("likelihood-ratio", "logistic"),
+        Sampler(mech, cfg.seed, ONE, None),
+        0.025,
+        0.0,
+    )
+
+
+def test_every_stage_returns_a_smaller_shortlist() -> None:
+    budget = _budget(SMALL)
+    state = Shortlist()
+    sizes = []
+    for name, stage in stages_for(SMALL.search):
+        state = stage(state, budget)
+        pool = len(state.pool) if state.pool is not None else sum(t.size for t in state.tables)
+        sizes.append((name, len(state.combos), pool))
+    assert sizes[0][1] == 2 * len(budget.pairs)  # train: every (pair, family)
+    for (_, c0, p0), (name, c1, p1) in itertools.pairwise(sizes):
+        assert c1 <= c0 and p1 <= p0, name
+    assert 0 < len(state.ranked) <= sizes[2][2]
+
+
+def test_timer_tallies_the_outputs_each_stage_draws() -> None:
+    mech = make_mechanism("laplace", epsilon=1.0)
+    timer = Timer()
+    r = audit(mech, SMALL, ONE, timer=timer)
+    pairs = r.pairs_tried
+    assert timer.drawn["train"] == 2 * pairs * 10_000
+    assert timer.drawn["screen"] == 0
+    assert timer.drawn["rank"] % 10_000 == 0 and timer.drawn["rank"] > 0
+    assert timer.drawn["validate"] == timer.drawn["rank"]  # the same inputs, the other half
+    assert timer.drawn["final"] % 40_000 == 0 and timer.drawn["final"] >= 2 * 40_000
+    assert set(timer.cpu) >= {"train", "screen", "rank", "validate", "final"}
+
+
+@pytest.mark.parametrize(
+    "search",
+    [
+        SearchConfig(validate=False),
+        SearchConfig(playoff_groups=0),
+        SearchConfig(ladder_rungs=0),
+        SearchConfig(fixed_mass=False, validate_extra=0.0),
+        SearchConfig(screen_pairs=1),
+    ],
+)
+def test_switched_off_stages_still_certify_with_the_core(search: SearchConfig) -> None:
+    mech = make_mechanism("laplace", epsilon=1.0)
+    r = audit(mech, dataclasses.replace(SMALL, search=search), ONE)
+    w = r.witness
+    assert w is not None and not r.violation
+    # The bound is the core's certificate of the witness's counts at error α/(2K).
+    error = (1 - SMALL.confidence) / (2 * r.final_candidates)
+    counts = FinalCounts(w.p1.hits, w.p1.samples, w.p2.hits, w.p2.samples)
+    assert w.epsilon_lower_bound == certify_one(counts, error).lower_bound
+    if search.playoff_groups == 0:
+        assert r.samples["playoff"] == 0
+    if search.ladder_rungs == 0:
+        assert "0 smaller set(s)" in r.confidence_statement
+
+
+def test_without_the_ladder_the_winner_is_counted_on_the_same_final_outputs() -> None:
+    # Every stage draws from its own keys and the rungs share the winner's final jobs:
+    # switching the ladder off removes sets from K, never changes another set's counts.
+    mech = make_mechanism("laplace", epsilon=1.0)
+    cfg = dataclasses.replace(SMALL, pairs=(), seed=5)
+    a = audit(mech, cfg, ONE)
+    b = audit(mech, dataclasses.replace(cfg, search=SearchConfig(ladder_rungs=0)), ONE)
+    assert a.witness is not None and b.witness is not None
+    assert b.final_candidates <= a.final_candidates
+    assert f"α/(2·{b.final_candidates})" in b.confidence_statement
+    if a.witness.event == b.witness.event:
+        assert (a.witness.p1.hits, a.witness.p2.hits) == (b.witness.p1.hits, b.witness.p2.hits)
