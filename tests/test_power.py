@@ -7,6 +7,8 @@ import math
 import numpy as np
 import pytest
 
+from dpaudit.audit.blackbox.auditor import audit
+from dpaudit.audit.blackbox.config import AuditConfig
 from dpaudit.audit.core.power import (
     certifiable_ceiling,
     describe_power,
@@ -14,7 +16,9 @@ from dpaudit.audit.core.power import (
     power_summary,
 )
 from dpaudit.audit.core.statistics import clopper_pearson_lower, clopper_pearson_upper
+from dpaudit.engine.config import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError
+from dpaudit.mechanisms import make_mechanism
 
 
 def test_ceiling_is_the_closed_form_of_all_hits_against_none() -> None:
@@ -69,3 +73,14 @@ def test_bad_arguments_are_named() -> None:
         detectable_loss(1.0, 100, 0.01, 0.0)
     with pytest.raises(InvalidArgumentError, match="n"):
         detectable_loss(1.0, 0, 0.01, 0.5)
+
+
+def test_a_black_box_audit_says_what_it_could_see_or_that_it_could_not() -> None:
+    cfg = AuditConfig(samples=4_000, final_samples=8_000, seed=0)
+    ok = audit(make_mechanism("laplace", epsilon=1.0), cfg, ExecutionConfig(workers=1))
+    assert not ok.violation and ok.verdict.startswith("no violation found")
+    assert 1.0 < ok.power["mass 0.5"] < ok.power["mass 0.01"] < ok.power["ceiling"]
+    assert any(n.startswith("What this audit could see") for n in ok.notes)
+    # ε = 12 lies above what 8 000 final samples can ever certify (ceiling ≈ ln(8000/4.4)).
+    big = audit(make_mechanism("laplace", epsilon=12.0), cfg, ExecutionConfig(workers=1))
+    assert big.verdict.startswith("inconclusive") and big.power["mass 0.5"] == math.inf

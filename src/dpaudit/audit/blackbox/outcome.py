@@ -6,6 +6,8 @@ result :class:`dpaudit.audit.blackbox.result.AuditResult`.  Imports nothing abov
 
 from __future__ import annotations
 
+import math
+
 from dpaudit.audit.blackbox.config import AuditConfig
 from dpaudit.audit.blackbox.counting import UnitCounts
 from dpaudit.audit.blackbox.pairs import InputPair
@@ -13,6 +15,7 @@ from dpaudit.audit.blackbox.result import AuditResult
 from dpaudit.audit.blackbox.sampler import Timer
 from dpaudit.audit.blackbox.selection import Candidate, log_ratio
 from dpaudit.audit.core.certify import Certificate, FinalCounts
+from dpaudit.audit.core.power import describe_power, power_summary
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.verdicts import verdict_text
 from dpaudit.witness import ThresholdAttack, Witness, WitnessKind, WitnessSeeds
@@ -104,6 +107,15 @@ def build_result(
             f"(p2_upper = 1 − (error)^(1/n) = {witness.p2.bound:.3g} with n = "
             f"{witness.p2.samples})"
         )
+    violation = lcb > claim.epsilon
+    power: dict[str, float] = {}
+    verdict = verdict_text(lcb, claim.epsilon, cfg.confidence, claim.delta)
+    if not violation:
+        n_final = min(witness.p1.samples, witness.p2.samples)
+        power = power_summary(claim.epsilon, n_final, witness.p1.bound_error, claim.delta)
+        notes.append(describe_power(claim.epsilon, power))
+        if not math.isfinite(power["mass 0.5"]):
+            verdict = _untestable(claim.epsilon, power["ceiling"], n_final)
     return AuditResult(
         mechanism=mech.spec(),
         claim=claim.describe(),
@@ -111,8 +123,8 @@ def build_result(
         claimed_delta=claim.delta,
         epsilon_lower_bound=lcb,
         confidence=cfg.confidence,
-        violation=lcb > claim.epsilon,
-        verdict=verdict_text(lcb, claim.epsilon, cfg.confidence, claim.delta),
+        violation=violation,
+        verdict=verdict,
         witness=witness,
         mode=cfg.mode,
         attack_families=families,
@@ -124,6 +136,16 @@ def build_result(
         seed=cfg.seed,
         timing=timer.total(),
         notes=tuple(notes),
+        power=power,
+    )
+
+
+def _untestable(claimed: float, ceiling: float, n: int) -> str:
+    """The verdict when the claim lies above what ``n`` samples can ever certify."""
+    return (
+        f"inconclusive: no bound above {ceiling:.3g} can be certified with {n} final samples "
+        f"per input, so a violation of ε = {claimed:g} could not have been seen; this is "
+        f"not a pass (about e^ε·ln(1/α) samples per input would be needed)"
     )
 
 

@@ -10,7 +10,7 @@ shared with the sanity check, the analytic truth and the report; re-exported her
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from dpaudit.verdicts import Verdict, verdict_text
@@ -54,3 +54,7 @@ class AuditResult:
     #: Declarations (``log_prob``, ``noise_from_uniform``) the real sampler contradicts:
     #: :class:`dpaudit.audit.core.declarations.DeclarationFinding` values.
     declaration_findings: tuple[Any, ...] = ()
+    #: What the audit could have seen (:func:`dpaudit.audit.core.power.power_summary`): the
+    #: smallest true loss it would have certified above the claim, per set mass, and the
+    #: sample size's ceiling.  Empty when a violation was found.
+    power: dict[str, float] = field(default_factory=dict)

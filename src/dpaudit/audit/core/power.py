@@ -89,14 +89,15 @@ def power_summary(
 
 
 def describe_power(claimed: float, summary: dict[str, float]) -> str:
-    """One sentence such as "a loss ≥ 1.03 on a set of mass 0.5 ... would have been found"."""
+    """One sentence: the loss a proposed set of each mass needed for this audit to show it."""
     parts = [
         f"≥ {v:.3g} on a set of {k}" if math.isfinite(v) else f"none on a set of {k}"
         for k, v in summary.items()
         if k != "ceiling"
     ]
     return (
-        f"With high probability (≈ 90 %) this audit would have shown a violation of ε = "
-        f"{claimed:g} for a true loss {', '.join(parts)}; no bound above "
+        f"What this audit could see: had the search proposed a set S carrying a true loss "
+        f"{', '.join(parts)} (mass = Pr[M(x) ∈ S]), the final samples would have shown a "
+        f"violation of ε = {claimed:g} with probability ≈ 90 %; no bound above "
         f"{summary['ceiling']:.3g} can be certified at this sample size."
     )
