@@ -8,9 +8,9 @@ local pool otherwise; elsewhere (a non-main thread, Windows) the unit runs
 without a deadline.  Python code (loops, ``time.sleep``) is interrupted
 promptly; a single C call that never returns to the interpreter is not.
 
-Part of :mod:`dpaudit.engine`: knows units only by duck typing (their
-``mechanism``/``x`` fields, for the message); imports nothing from ``audit/``
-or ``mechanisms/``.
+Part of :mod:`dpaudit.engine`: a unit describes itself for the message
+(:class:`DescribedUnit`); the engine never looks inside it.  Imports nothing
+from ``audit/`` or ``mechanisms/``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import signal
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
@@ -68,16 +68,23 @@ def deadline(seconds: float | None, what: str) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
+@runtime_checkable
+class DescribedUnit(Protocol):
+    """A work unit that says what it is, for messages about it (a timeout, a crash)."""
+
+    def describe(self) -> str:
+        """E.g. ``mechanism 'laplace' on input [0]``."""
+        ...
+
+
 def describe_unit(unit: Any) -> str:
-    """``mechanism 'name' on input [...]`` from a work unit's ``mechanism``/``x`` fields."""
-    mech = getattr(unit, "mechanism", None)
-    text = f"mechanism {mechanism_label(mech)!r}" if mech is not None else "a work unit"
-    x = getattr(unit, "x", None)
-    if x is None and hasattr(unit, "x_bit"):
-        x = f"all {unit.x_bit}"
-    if x is not None:
-        text += f" on input {preview(x)}"
-    return text
+    """The unit's own description; the engine does not look inside units."""
+    return unit.describe() if isinstance(unit, DescribedUnit) else "a work unit"
+
+
+def mechanism_on_input(mechanism: Any, x: Any) -> str:
+    """``mechanism 'name' on input [...]``: how a unit sampling a mechanism describes itself."""
+    return f"mechanism {mechanism_label(mechanism)!r} on input {preview(x)}"
 
 
 class TimedUnitFunction:

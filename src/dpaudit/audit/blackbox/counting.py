@@ -29,6 +29,7 @@ from dpaudit.audit.blackbox.scores import (
     weighted_sums_at_thresholds,
 )
 from dpaudit.audit.core.guard import checked_sample
+from dpaudit.engine.timeout import mechanism_on_input
 from dpaudit.errors import DPAuditError, MechanismError
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.random import unit_rng
@@ -71,6 +72,10 @@ class CountUnit:
     key: tuple[int, ...]
     tie_probabilities: tuple[float, ...] | None = None
     importance_signs: tuple[int, ...] | None = None
+
+    def describe(self) -> str:
+        """What this unit samples, for messages (:class:`~dpaudit.engine.timeout.DescribedUnit`)."""
+        return mechanism_on_input(self.mechanism, self.x)
 
 
 @dataclass(frozen=True)
@@ -185,6 +190,10 @@ class OutputUnit:
     root_seed: int
     key: tuple[int, ...]
     compress: bool
+
+    def describe(self) -> str:
+        """What this unit samples, for messages (:class:`~dpaudit.engine.timeout.DescribedUnit`)."""
+        return mechanism_on_input(self.mechanism, self.x)
 
 
 def run_output_unit(unit: OutputUnit) -> TrainingData:

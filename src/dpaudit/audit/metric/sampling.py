@@ -43,6 +43,10 @@ class WordCountUnit:
     root_seed: int
     key: tuple[int, ...]
 
+    def describe(self) -> str:
+        """What this unit samples, for messages (:class:`~dpaudit.engine.timeout.DescribedUnit`)."""
+        return f"word mechanism {self.mechanism.name!r} on input {self.word!r}"
+
 
 def run_word_count_unit(unit: WordCountUnit) -> np.ndarray:
     """Work-unit function: ``np.bincount`` of the codes, ``minlength = V + N_SPECIAL``."""

@@ -79,6 +79,7 @@ from dpaudit.audit.core.declarations import check_transform as declared_transfor
 from dpaudit.audit.core.guard import check_randomness, checked_sample
 from dpaudit.audit.sanity.decision_set import DecisionSet, attack_decision_set
 from dpaudit.engine.executor import ExecutionConfig, run_units
+from dpaudit.engine.timeout import mechanism_label
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.random import stable_hash, unit_rng
@@ -179,6 +180,10 @@ class SanityUnit:
     spec_key: int
     tie_rule: str
     decision: DecisionSet | None  # None: generic path
+
+    def describe(self) -> str:
+        """What this unit samples, for messages (:class:`~dpaudit.engine.timeout.DescribedUnit`)."""
+        return f"mechanism {mechanism_label(self.mechanism)!r} on input all {self.x_bit}"
 
 
 def run_sanity_unit(unit: SanityUnit) -> np.ndarray:
