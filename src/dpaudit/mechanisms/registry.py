@@ -35,6 +35,18 @@ def _add(registry: dict[str, Any], cls: Any, kind: str) -> Any:
     return cls
 
 
+def _unknown(kind: str, name: str, known: list[str]) -> UnknownNameError:
+    """An unknown-name error listing every known name, with a "did you mean" for near misses."""
+    import difflib
+
+    error = UnknownNameError(kind, name, known)
+    close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+    if close:
+        # The message is built by UnknownNameError; the suggestion is appended to it.
+        error.args = (f"{error.args[0]}; did you mean {' or '.join(map(repr, close))}?",)
+    return error
+
+
 def mechanism_names() -> list[str]:
     """All registered mechanism names, sorted."""
     return sorted(_REGISTRY)
@@ -45,7 +57,7 @@ def mechanism_class(name: str) -> type[Mechanism]:
     try:
         return _REGISTRY[name]
     except KeyError:
-        raise UnknownNameError("mechanism", name, list(_REGISTRY)) from None
+        raise _unknown("mechanism", name, list(_REGISTRY) + list(_WORD_REGISTRY)) from None
 
 
 def parameter_fields(cls: type[Mechanism]) -> dict[str, dataclasses.Field[Any]]:
@@ -167,7 +179,7 @@ def word_mechanism_class(name: str) -> type[Any]:
     try:
         return _WORD_REGISTRY[name]
     except KeyError:
-        raise UnknownNameError("word mechanism", name, list(_WORD_REGISTRY)) from None
+        raise _unknown("word mechanism", name, list(_WORD_REGISTRY)) from None
 
 
 def make_word_mechanism(name: str, embedding: Any = None, **params: Any) -> Any:
