@@ -412,3 +412,18 @@ def test_callable_with_wrong_signature_names_f_x_n_rng(
     assert "f(x, n, rng)" in err and "TypeError" not in err
     assert len(err.strip().splitlines()) == 1
     assert sorted(p.name for p in tmp_path.iterdir() if p.name != "__pycache__") == before
+
+
+def test_ctrl_c_says_how_to_resume(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from dpaudit.cli import cmd_reproduce
+
+    def interrupted(args: argparse.Namespace) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cmd_reproduce, "run", interrupted)
+    out_dir = str(tmp_path / "run")
+    code, _, err = run_cli_quiet(capsys, "reproduce", "hoho-fig1", "--out", out_dir)
+    assert code == 130
+    assert f"--resume --out {out_dir}" in err

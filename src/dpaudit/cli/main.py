@@ -219,6 +219,15 @@ def unrecognized_message(
     return message
 
 
+def _resume_hint(args: argparse.Namespace) -> str:
+    """How to continue after Ctrl-C: ``--resume`` with the same ``--out``, or how to make it so."""
+    if not hasattr(args, "resume"):  # the command keeps no work units to resume from
+        return "nothing was kept; run the command again"
+    if getattr(args, "out", None):
+        return f"finished work is kept: rerun the same command with --resume --out {args.out}"
+    return "finished work was not kept; pass --out DIR to make a run resumable with --resume"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns (and exits with) 0, 1 or 2."""
     tokens = attach_dash_values(sys.argv[1:] if argv is None else argv)
@@ -240,7 +249,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"dpaudit {args.command}: error: {exc}\n")
         code = EXIT_USAGE
     except KeyboardInterrupt:
-        sys.stderr.write("dpaudit: interrupted\n")
+        sys.stderr.write(f"dpaudit: interrupted; {_resume_hint(args)}\n")
         code = 130
     sys.stdout.flush()
     return code
