@@ -372,3 +372,58 @@ def test_printing_a_witness_stays_short(monkeypatch: pytest.MonkeyPatch) -> None
     assert witness is not None and witness.attack.classifier is not None
     assert "weights" not in repr(witness) and len(repr(witness)) < 1_000
     assert "weights" in json.dumps(witness.attack.to_dict())  # kept for re-checking
+
+
+# -- issue 24 item 3: small gaps (did you mean, signature) --------------------------------
+
+
+def test_unknown_mechanism_lists_word_mechanisms_and_suggests_the_near_name(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err = run_cli_quiet(capsys, "audit", "lapalce", "--epsilon", "1")
+    assert code == 2 and out == ""
+    assert "did you mean 'laplace'?" in err
+    assert "cmp" in err and "vickrey" in err  # word-level mechanisms are listed too
+    code, _, err = run_cli_quiet(capsys, "audit", "zzzzzz", "--epsilon", "1")
+    assert code == 2 and "did you mean" not in err
+
+
+def test_option_typo_is_named_before_the_parameter_hint(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # --epsilon is required: the typo must still be reported, not the missing option.
+    code, out, err = run_cli_quiet(capsys, "audit", "laplace", "--epsilonn", "2")
+    assert code == 2 and out == ""
+    assert "did you mean --epsilon?" in err and "-p epsilonn" not in err
+    # a real mechanism parameter spelt as an option keeps the -p hint
+    code, _, err = run_cli_quiet(capsys, "audit", "ome", "--epsilon", "1", "--lambda", "10")
+    assert code == 2 and "-p lambda=10" in err and "did you mean" not in err
+
+
+def test_callable_with_wrong_signature_names_f_x_n_rng(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "badsig_mod.py").write_text("def f(x):\n    return x\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    before = sorted(p.name for p in tmp_path.iterdir())
+    code, out, err = run_cli_quiet(capsys, "audit", "badsig_mod:f", "--epsilon", "1")
+    assert code == 2 and out == ""
+    assert "f(x, n, rng)" in err and "TypeError" not in err
+    assert len(err.strip().splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != "__pycache__") == before
+
+
+def test_ctrl_c_says_how_to_resume(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from dpaudit.cli import cmd_reproduce
+
+    def interrupted(args: argparse.Namespace) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cmd_reproduce, "run", interrupted)
+    out_dir = str(tmp_path / "run")
+    code, _, err = run_cli_quiet(capsys, "reproduce", "hoho-fig1", "--out", out_dir)
+    assert code == 130
+    assert f"--resume --out {out_dir}" in err

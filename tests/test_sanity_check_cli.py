@@ -119,3 +119,20 @@ def test_bad_input_exits_2_with_one_line(
     assert code == 2
     assert out == ""
     assert len(err.strip().splitlines()) == 1
+
+
+def test_missed_known_flaw_points_to_the_stronger_audit(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # ADePT at n = 32, ε = 1 is known-flawed, yet 0^n vs 1^n with few runs finds nothing.
+    code, out, _ = run_cli_quiet(
+        capsys, "sanity-check", "adept", "--dim", "32", "--epsilon", "1", "--runs", "2000"
+    )
+    assert code == 0 and "no violation found" in out
+    assert "known-flawed" in out
+    assert "dpaudit audit adept --epsilon 1 --dim 32" in out
+    # a mechanism not marked known-flawed gets no such hint
+    code, out, _ = run_cli_quiet(
+        capsys, "sanity-check", "laplace", "--dim", "4", "--epsilon", "1", "--runs", "2000"
+    )
+    assert code == 0 and "hint:" not in out

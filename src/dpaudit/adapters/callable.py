@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import inspect
 import os
 import sys
 from collections.abc import Callable
@@ -93,7 +94,27 @@ def resolve_callable(target: str) -> Callable[..., Any]:
         raise InvalidArgumentError(
             "MECHANISM", target, f"a callable ({attr} is a {type(obj).__name__})"
         )
+    _check_signature(obj, target)
     return obj
+
+
+def _check_signature(fn: Callable[..., Any], target: str) -> None:
+    """Refuse, in one line, a callable that cannot be called as ``f(x, n, rng)``.
+
+    Without this the first probe call fails with Python's own TypeError, which
+    names neither the required signature nor the argument at fault.  Callables
+    whose signature cannot be read (some builtins) are let through to the probe.
+    """
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return
+    try:
+        signature.bind(None, None, None)
+    except TypeError:
+        raise InvalidArgumentError(
+            "MECHANISM", target, f"a callable f(x, n, rng); {target} has signature {signature}"
+        ) from None
 
 
 def probe_output_shape(fn: Callable[..., Any], label: str, x: tuple[float, ...]) -> tuple[int, ...]:

@@ -8,6 +8,7 @@ paper's empirical loss and a Clopper–Pearson ε lower bound (Habernal, ACL 202
 from __future__ import annotations
 
 import argparse
+import shlex
 from typing import Any
 
 from dpaudit.audit.sanity.check import PATHS, TIE_RULES, SanityCheckResult, sanity_check
@@ -104,4 +105,28 @@ def run(args: argparse.Namespace) -> int:
             config=execution,
         ),
     )
-    return emit_verdict(args, result, _render, result.violation)
+    hint = _stronger_audit_hint(args, mech, result.violation)
+    return emit_verdict(args, result, lambda r: _render(r) + hint, result.violation)
+
+
+def _stronger_audit_hint(args: argparse.Namespace, mech: Any, violation: bool) -> str:
+    """For a known-flawed mechanism the sanity check missed: the exact stronger audit to run.
+
+    The sanity check tries only the two inputs 0^n and 1^n with one fixed test;
+    a flaw elsewhere needs the black-box audit, which searches pairs and events.
+    """
+    if violation or not getattr(type(mech), "known_flawed", False):
+        return ""
+    parts = ["dpaudit", "audit", shlex.quote(args.mechanism), "--epsilon", f"{args.epsilon:g}"]
+    if args.delta is not None:
+        parts += ["--delta", f"{args.delta:g}"]
+    if args.dim is not None:
+        parts += ["--dim", str(args.dim)]
+    if args.domain is not None:
+        parts += ["--domain", shlex.quote(args.domain)]
+    for param in args.param:
+        parts += ["-p", shlex.quote(param)]
+    return (
+        "\n  hint: `dpaudit mechanisms` marks this mechanism known-flawed; this check tries only"
+        f" x = 0^n against x' = 1^n. A stronger test: {' '.join(parts)}"
+    )

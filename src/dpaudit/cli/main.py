@@ -158,17 +158,58 @@ def _innermost_parser(
         parser = subs[0].choices[name]
 
 
-def unrecognized_message(extras: Sequence[str], *, takes_params: bool) -> str:
+def _parse_reporting_unknown_first(
+    parser: argparse.ArgumentParser, tokens: Sequence[str]
+) -> tuple[argparse.Namespace, list[str]]:
+    """``parse_known_args``, but an unknown option wins over a missing required one.
+
+    argparse reports ``--epsilon`` as missing before it looks at ``--epsilonn``;
+    the typo is the real mistake, so a first pass with required options relaxed
+    finds unrecognized tokens, and only a clean line is parsed for real.
+    """
+    required = [a for a in _all_actions(parser) if a.required and a.option_strings]
+    for action in required:
+        action.required = False
+    try:
+        args, extras = parser.parse_known_args(tokens)
+    finally:
+        for action in required:
+            action.required = True
+    if extras:
+        return args, extras
+    return parser.parse_known_args(tokens)
+
+
+def _all_actions(parser: argparse.ArgumentParser) -> list[argparse.Action]:
+    """Every action of ``parser`` and of its (sub-)sub-parsers."""
+    actions = list(parser._actions)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in set(action.choices.values()):
+                actions += _all_actions(sub)
+    return actions
+
+
+def unrecognized_message(
+    extras: Sequence[str], *, takes_params: bool, options: Sequence[str] = ()
+) -> str:
     """argparse's "unrecognized arguments" message, with a hint to ``-p`` for ``--NAME VALUE``.
 
     ``dpaudit audit ome --lambda 10`` most likely meant the mechanism parameter
-    ``-p lambda=10``; the hint is given where the command takes ``-p``.
+    ``-p lambda=10``; the hint is given where the command takes ``-p``.  A near
+    miss of one of the command's own ``options`` (``--epsilonn``) is named first,
+    since a typo is likelier than a mechanism parameter spelt as an option.
     """
+    import difflib
+
     message = f"unrecognized arguments: {' '.join(extras)}"
     for i, token in enumerate(extras):
         if not token.startswith("--") or len(token) < 3:
             continue
         name, sep, value = token[2:].partition("=")
+        close = difflib.get_close_matches(f"--{name}", list(options), n=1, cutoff=0.75)
+        if close:
+            return f"{message} (did you mean {close[0]}?)"
         if not sep and i + 1 < len(extras) and not extras[i + 1].startswith("-"):
             value = extras[i + 1]
         if takes_params:
@@ -178,14 +219,26 @@ def unrecognized_message(extras: Sequence[str], *, takes_params: bool) -> str:
     return message
 
 
+def _resume_hint(args: argparse.Namespace) -> str:
+    """How to continue after Ctrl-C: ``--resume`` with the same ``--out``, or how to make it so."""
+    if not hasattr(args, "resume"):  # the command keeps no work units to resume from
+        return "nothing was kept; run the command again"
+    if getattr(args, "out", None):
+        return f"finished work is kept: rerun the same command with --resume --out {args.out}"
+    return "finished work was not kept; pass --out DIR to make a run resumable with --resume"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns (and exits with) 0, 1 or 2."""
     tokens = attach_dash_values(sys.argv[1:] if argv is None else argv)
     parser = build_parser(requested_command(tokens) or "")
-    args, extras = parser.parse_known_args(tokens)
+    args, extras = _parse_reporting_unknown_first(parser, tokens)
     if extras:
         command_parser = _innermost_parser(parser, args)
-        command_parser.error(unrecognized_message(extras, takes_params=hasattr(args, "param")))
+        options = [o for a in command_parser._actions for o in a.option_strings]
+        command_parser.error(
+            unrecognized_message(extras, takes_params=hasattr(args, "param"), options=options)
+        )
     if args.quiet:
         from dpaudit import progress
 
@@ -196,7 +249,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"dpaudit {args.command}: error: {exc}\n")
         code = EXIT_USAGE
     except KeyboardInterrupt:
-        sys.stderr.write("dpaudit: interrupted\n")
+        sys.stderr.write(f"dpaudit: interrupted; {_resume_hint(args)}\n")
         code = 130
     sys.stdout.flush()
     return code

@@ -11,6 +11,7 @@ no mechanism.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 import types
 import typing
@@ -42,6 +43,16 @@ def register(cls: _M) -> _M:
     return cls
 
 
+def _unknown(kind: str, name: str, known: list[str]) -> UnknownNameError:
+    """An unknown-name error listing every known name, with a "did you mean" for near misses."""
+    error = UnknownNameError(kind, name, known)
+    close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+    if close:
+        # The message is built by UnknownNameError; the suggestion is appended to it.
+        error.args = (f"{error.args[0]}; did you mean {' or '.join(map(repr, close))}?",)
+    return error
+
+
 def mechanism_names(kind: str | None = None) -> list[str]:
     """Registered mechanism names, sorted: all of them, or those of one ``kind``.
 
@@ -61,7 +72,7 @@ def mechanism_class(name: str) -> type[Any]:
     try:
         return _REGISTRY[name]
     except KeyError:
-        raise UnknownNameError("mechanism", name, list(_REGISTRY)) from None
+        raise _unknown("mechanism", name, list(_REGISTRY)) from None
 
 
 def parameter_fields(cls: type[MechanismContract]) -> dict[str, dataclasses.Field[Any]]:
