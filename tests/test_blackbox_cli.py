@@ -88,7 +88,39 @@ def test_text_output_states_the_verdict(capsys: pytest.CaptureFixture[str]) -> N
     )
     assert code == 0
     assert out.startswith("violation: ε ≥")
-    assert "witness:" in out and "p2 = Pr[M(x') ∈ S]" in out
+    lines = out.splitlines()
+    assert "one-sided lower bound" in lines[1]  # the bound is defined where it is printed
+    assert "witness: x = " in out and "Pr[M(x′) ∈ S]" in out
+    assert " a = " not in out and "confidence_statement" not in out  # one vocabulary, no JSON
+    verbose = run_cli_quiet(
+        capsys,
+        "audit",
+        "identity",
+        "--epsilon",
+        "1",
+        "--samples",
+        "2000",
+        "--final-samples",
+        "5000",
+        "--workers",
+        "1",
+        "-v",
+    )[1]
+    assert "where a = x" in verbose and "Bonferroni" in verbose
+
+
+def test_time_budget_plans_the_sizes_and_says_how_to_repeat_them(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err = run_cli_quiet(
+        capsys, "audit", "laplace", "--epsilon", "1", "--time-budget", "5", "--workers", "1"
+    )
+    assert code == 0 and "no violation found" in out
+    assert "for a budget of 5 s" in err and "to repeat exactly: --samples" in err
+    code, _, err = run_cli_quiet(
+        capsys, "audit", "laplace", "--epsilon", "1", "--samples", "100", "--time-budget", "5"
+    )
+    assert code == 2 and "--time-budget" in err
 
 
 @pytest.mark.parametrize(

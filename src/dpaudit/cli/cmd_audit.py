@@ -17,8 +17,11 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
+from collections.abc import Callable
 from typing import Any
 
+from dpaudit import progress
 from dpaudit.audit.blackbox.auditor import CLASSIFIERS, MODES, AuditConfig, audit
 from dpaudit.audit.blackbox.config import default_train_samples
 from dpaudit.audit.blackbox.pairs import parse_pair
@@ -42,6 +45,8 @@ from dpaudit.cli.word_args import (
     is_word_mechanism,
     parse_word_pair,
 )
+from dpaudit.engine.config import ExecutionConfig
+from dpaudit.engine.pilot import plan_sizes
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.serialization import to_jsonable
 
@@ -55,6 +60,22 @@ def register(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_mechanism_args(p)
+    _add_size_args(p)
+    _add_search_args(p)
+    _add_pair_args(p)
+    add_word_args(p)
+    p.add_argument(
+        "--fail-on-violation",
+        action="store_true",
+        help="exit with status 1 when a violation is found",
+    )
+    add_seed(p)
+    add_run_args(p)
+    p.set_defaults(func=run)
+
+
+def _add_size_args(p: argparse.ArgumentParser) -> None:
+    """Sample sizes, time budget and confidence."""
     p.add_argument(
         "--samples",
         type=integer,
@@ -86,6 +107,24 @@ def register(sub: Any) -> None:
         help="confidence 1−α of the bound, in (0, 1) (default 0.95; DP-Sniper: 0.9)",
     )
     p.add_argument(
+        "--time-budget",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="size the audit to about this many seconds from timed pilot runs on this machine "
+        "(used when --samples/--final-samples are not given; the sizes chosen are printed)",
+    )
+    p.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="print the attack's details, the confidence statement and every note",
+    )
+
+
+def _add_search_args(p: argparse.ArgumentParser) -> None:
+    """How the black-box search looks for a witness."""
+    p.add_argument(
         "--mode",
         choices=MODES,
         default="dpaudit",
@@ -114,6 +153,10 @@ def register(sub: Any) -> None:
         help="best candidates re-estimated on the final samples, beside the winner's ladder of "
         "smaller sets (Bonferroni over all of them; default 1)",
     )
+
+
+def _add_pair_args(p: argparse.ArgumentParser) -> None:
+    """Which input pairs are tried."""
     p.add_argument(
         "--pair",
         action="append",
@@ -133,15 +176,6 @@ def register(sub: Any) -> None:
         metavar="N",
         help="word mechanisms: word pairs audited (default 16; --pair pairs always included)",
     )
-    add_word_args(p)
-    p.add_argument(
-        "--fail-on-violation",
-        action="store_true",
-        help="exit with status 1 when a violation is found",
-    )
-    add_seed(p)
-    add_run_args(p)
-    p.set_defaults(func=run)
 
 
 def _check_common(args: argparse.Namespace, samples: int, final_samples: int) -> None:
@@ -189,28 +223,52 @@ def build_config(args: argparse.Namespace, mechanism: Any) -> AuditConfig:
     )
 
 
-def _render(result: dict[str, Any]) -> str:
-    lines = [result["verdict"]]
+#: Printed under every black-box verdict: what the number means.
+BOUND_MEANING = (
+    "ε_lcb is a one-sided lower bound on the mechanism's true ε: with the stated "
+    "confidence the true ε is at least ε_lcb. It can show a violation of a claim; it never "
+    "shows that a mechanism is private."
+)
+
+
+def _render(result: dict[str, Any], verbose: bool = False) -> str:
+    """Verdict first, what the bound means, the witness in x/x′ terms; details with -v."""
+    lines = [result["verdict"], "  " + BOUND_MEANING]
     found = result.get("declaration_findings", ())
     lines += [f"finding: {f['summary']} ({f['evidence']})" for f in found]
-    lines.append(f"claim: {result['claim']}  (mode {result['mode']})")
     w = result["witness"]
     if w is not None:
-        a = w["attack"]
-        lines += [
-            f"witness: x = {w['x']}, x' = {w['x_prime']}  ({w['pair_origin']})",
-            f"  attack: {a['family']}; S = {{y : {a['set']}}}",
-            f"  score(y) = {a['score']}; a = {a['score_inputs'][0]}, b = {a['score_inputs'][1]}",
-            f"  p1 = Pr[M(x) ∈ S]  ≈ {w['p1']['estimate']:.6g} "
-            f"({w['p1']['hits']}/{w['p1']['samples']}), lower bound {w['p1']['bound']:.6g}",
-            f"  p2 = Pr[M(x') ∈ S] ≈ {w['p2']['estimate']:.6g} "
-            f"({w['p2']['hits']}/{w['p2']['samples']}), upper bound {w['p2']['bound']:.6g}",
-        ]
-    lines.append(result["confidence_statement"])
-    lines += [f"note: {n}" for n in result["notes"]]
-    t = result["timing"]
-    lines.append(f"time: {t['total']:.2f} s")
+        lines += _witness_lines(w, verbose)
+    power = [n for n in result["notes"] if n.startswith("What this audit could see")]
+    lines += power
+    if verbose:
+        lines += [f"claim: {result['claim']}  (mode {result['mode']})"]
+        lines.append(result["confidence_statement"])
+        lines += [f"note: {n}" for n in result["notes"] if n not in power]
+    elif len(result["notes"]) > len(power):
+        lines.append(f"({len(result['notes']) - len(power)} more note(s): -v)")
+    lines.append(f"time: {result['timing']['total']:.2f} s")
     return "\n".join(lines)
+
+
+def _witness_lines(w: dict[str, Any], verbose: bool) -> list[str]:
+    """The witness: the pair, the set S and the two estimates whose bounds give ε_lcb."""
+    a = w["attack"]
+    p1, p2 = w["p1"], w["p2"]
+    lines = [
+        f"witness: x = {w['x']}, x′ = {w['x_prime']}  ({w['pair_origin']})",
+        f"  S = {{y : {a['set']}}}  (attack: {a['family']})",
+        f"  Pr[M(x) ∈ S]  ≈ {p1['estimate']:.6g} ({p1['hits']} of {p1['samples']} outputs), "
+        f"at least {p1['bound']:.6g}",
+        f"  Pr[M(x′) ∈ S] ≈ {p2['estimate']:.6g} ({p2['hits']} of {p2['samples']} outputs), "
+        f"at most {p2['bound']:.6g}",
+    ]
+    if verbose:
+        names = {tuple(w["x"]): "x", tuple(w["x_prime"]): "x′"}
+        a_name = names.get(tuple(a["score_inputs"][0]), str(a["score_inputs"][0]))
+        b_name = names.get(tuple(a["score_inputs"][1]), str(a["score_inputs"][1]))
+        lines.append(f"  score(y) = {a['score']}, where a = {a_name} and b = {b_name}")
+    return lines
 
 
 def build_word_config(
@@ -268,10 +326,63 @@ def _render_word(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+#: Seconds a default audit (no --samples/--final-samples) is sized to, on this machine.
+DEFAULT_TIME_BUDGET = 120.0
+
+
+def _plan(
+    args: argparse.Namespace, pilot: Callable[[int, int], Any], cap: int, pilot_samples: int
+) -> None:
+    """Fill ``--samples``/``--final-samples`` from timed pilot runs when neither is given.
+
+    The sizes are printed with the flags that repeat them exactly: a timed plan
+    depends on the machine and its load, so a run to be resumed or compared
+    names its sizes.
+    """
+    if args.samples is not None or args.final_samples is not None:
+        if args.time_budget is not None:
+            raise InvalidArgumentError(
+                "--time-budget", args.time_budget, "no --samples/--final-samples beside it"
+            )
+        return
+    if getattr(args, "resume", False):
+        raise InvalidArgumentError(
+            "--resume", True, "the --samples and --final-samples the first run printed"
+        )
+    budget = DEFAULT_TIME_BUDGET if args.time_budget is None else args.time_budget
+    shown, progress.ENABLED = progress.ENABLED, False  # the pilots' own bars would mislead
+    try:
+        plan = plan_sizes(pilot, budget, pilot_samples=pilot_samples, max_samples=cap)
+    finally:
+        progress.ENABLED = shown
+    args.samples, args.final_samples = plan.samples, plan.final_samples
+    if not getattr(args, "json", False):
+        print(
+            f"{plan.describe()}; to repeat exactly: --samples {plan.samples} "
+            f"--final-samples {plan.final_samples}",
+            file=sys.stderr,
+        )
+
+
+def _pilot_args(args: argparse.Namespace, samples: int, final: int) -> argparse.Namespace:
+    return argparse.Namespace(**{**vars(args), "samples": samples, "final_samples": final})
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the audit; exit 1 on a violation with ``--fail-on-violation``."""
+    pilot_execution = ExecutionConfig(workers=args.workers)
+    verbose = getattr(args, "verbose", False)
     if is_word_mechanism(args.mechanism):
         word_mech = build_word_mechanism(args, parse_params(args.param))
+        if word_mech.default_samples is None:
+            _plan(
+                args,
+                lambda s, f: audit_metric(
+                    word_mech, build_word_config(_pilot_args(args, s, f)), pilot_execution
+                ),
+                cap=MetricAuditConfig().samples,
+                pilot_samples=200,
+            )
         word_config = build_word_config(args, word_mech.default_samples)
         data = run_recorded(
             args,
@@ -280,6 +391,15 @@ def run(args: argparse.Namespace) -> int:
         )
         return emit_verdict(args, data, _render_word, data["violation"])
     mechanism = build_mechanism(args)
+    if args.mode == "dpaudit":
+        _plan(
+            args,
+            lambda s, f: audit(
+                mechanism, build_config(_pilot_args(args, s, f), mechanism), pilot_execution
+            ),
+            cap=1_000_000,
+            pilot_samples=2_000,
+        )
     config = build_config(args, mechanism)
     train = config.train_samples or (
         config.samples if config.mode == "dpsniper" else default_train_samples(config.samples)
@@ -288,4 +408,4 @@ def run(args: argparse.Namespace) -> int:
     data = run_recorded(
         args, "audit", lambda execution: to_jsonable(audit(mechanism, config, execution))
     )
-    return emit_verdict(args, data, _render, data["violation"])
+    return emit_verdict(args, data, lambda r: _render(r, verbose), data["violation"])

@@ -3,8 +3,9 @@
 A default audit must finish: 10⁷ final samples take seconds for a scalar
 Laplace mechanism and hours for a nearest-word mechanism or a library that
 costs a millisecond per output.  Speed tables measured on another CPU do not
-transfer, so the sizes come from the machine at hand: the audit itself is run
-three times at small sizes and its wall time fitted by
+transfer, so the sizes come from the machine at hand: after one small
+warm-up run (imports, worker start), the audit itself is run three times at
+small sizes and its wall time fitted by
 
     T(s, f) ≈ c₀ + c_s·s + c_f·f
 
@@ -31,12 +32,17 @@ import numpy as np
 
 from dpaudit.errors import InvalidArgumentError
 
-#: Selection samples of the smallest pilot; the two others multiply one size by 4.
+#: Selection samples of the smallest pilot; the two others multiply one size by SPREAD.
 PILOT_SAMPLES = 2_000
+#: How much larger the second and third pilots are in one size: wide, so that the slopes
+#: stand out of the timing noise.
+SPREAD = 8
 #: Final samples per selection sample, as in the defaults (1e6 / 1e7).
 FINAL_RATIO = 10
 #: Never plan fewer selection samples than this: smaller audits cannot show anything.
 MIN_SAMPLES = 1_000
+#: When the first pilot alone takes more than 1/this of the budget, no further pilots run.
+SLOW_PILOT_SHARE = 15
 
 
 @dataclass(frozen=True)
@@ -83,8 +89,11 @@ def fit_cost(points: list[tuple[int, int, float]]) -> tuple[float, float, float]
     t = np.array([p[2] for p in points])
     coef, *_ = np.linalg.lstsq(a, t, rcond=None)
     c0, cs, cf = (max(float(c), 0.0) for c in coef)
-    if cs == 0.0 and cf == 0.0:  # timing noise hid the slope: charge it all per sample
-        cs = float(np.max(t)) / max(float(np.max(a[:, 1] + a[:, 2])), 1.0)
+    if cs == 0.0 and cf == 0.0:
+        # Timing noise hid the slope: charge the spread of the times to the largest
+        # difference in sizes (an upper bound on a slope the noise could hide).
+        spread = float(np.max(t) - np.min(t)) / max(float(np.ptp(a[:, 1] + a[:, 2])), 1.0)
+        cs = cf = max(spread, 1e-9)
     return c0, cs, cf
 
 
@@ -105,9 +114,15 @@ def plan_sizes(
     if not budget_seconds > 0 or not math.isfinite(budget_seconds):
         raise InvalidArgumentError("time_budget", budget_seconds, "a number of seconds > 0")
     s0, f0 = pilot_samples, pilot_samples * ratio
-    sizes = [(s0, f0), (4 * s0, f0), (s0, 4 * f0)]
-    points = [(s, f, _timed(run, s, f)) for s, f in sizes]
-    c0, cs, cf = fit_cost(points)
+    warm = _timed(run, max(s0 // 4, 1), max(f0 // 4, 1))  # imports, pool start: not a size cost
+    points = [(s0, f0, _timed(run, s0, f0))]
+    if points[0][2] > budget_seconds / SLOW_PILOT_SHARE:
+        # A slow mechanism: two larger pilots would eat the budget.  Charge the first
+        # pilot's time to the sizes alone (an overestimate: c₀ is counted per sample).
+        c0, cs, cf = 0.0, points[0][2] / (s0 + f0), points[0][2] / (s0 + f0)
+    else:
+        points += [(s, f, _timed(run, s, f)) for s, f in [(SPREAD * s0, f0), (s0, SPREAD * f0)]]
+        c0, cs, cf = fit_cost(points)
     per_sample = cs + ratio * cf
     best = (budget_seconds - c0) / per_sample if per_sample > 0 else max_samples
     samples = int(min(max(best, MIN_SAMPLES), max_samples))
@@ -121,7 +136,7 @@ def plan_sizes(
         fixed_seconds=c0,
         seconds_per_sample=cs,
         seconds_per_final_sample=cf,
-        pilot_seconds=sum(p[2] for p in points),
+        pilot_seconds=warm + sum(p[2] for p in points),
         fits=best >= MIN_SAMPLES,
     )
 
