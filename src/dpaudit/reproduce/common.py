@@ -195,6 +195,20 @@ class FigureResult:
         """True when every qualitative finding checked shows in this run."""
         return all(f.holds for f in self.findings)
 
+    @property
+    def findings_summary(self) -> str:
+        """E.g. ``all 6 findings shown`` or ``1 of 2 findings shown; 1 not shown at this scale``."""
+        n = len(self.findings)
+        shown = sum(f.status == SHOWS for f in self.findings)
+        if shown == n:
+            return f"all {n} findings shown"
+        others = [
+            f"{sum(f.status == s for f in self.findings)} {s}"
+            for s in FINDING_STATUSES
+            if s != SHOWS and any(f.status == s for f in self.findings)
+        ]
+        return f"{shown} of {n} findings shown; " + ", ".join(others)
+
 
 class Stopwatch:
     """Named wall-clock timings of the stages of one figure."""

@@ -90,6 +90,8 @@ class FigureOutcome:
     units_reused: int = 0
     units_computed: int = 0
     units_unreadable: int = 0
+    #: :attr:`~dpaudit.reproduce.common.FigureResult.findings_summary` (empty when resumed).
+    findings_summary: str = ""
 
 
 @dataclass(frozen=True)
@@ -244,6 +246,7 @@ def _reproduce_figure(
         units_reused=units.reused,
         units_computed=units.computed,
         units_unreadable=units.unreadable,
+        findings_summary=result.findings_summary,
     )
 
 
