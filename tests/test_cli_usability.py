@@ -427,3 +427,20 @@ def test_ctrl_c_says_how_to_resume(
     code, _, err = run_cli_quiet(capsys, "reproduce", "hoho-fig1", "--out", out_dir)
     assert code == 130
     assert f"--resume --out {out_dir}" in err
+
+
+def test_a_long_block_keeps_saying_it_is_alive(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A unit that runs long (or hangs without --unit-timeout) is never silent."""
+    import time
+
+    from dpaudit import progress
+
+    monkeypatch.setattr(progress, "ENABLED", True)
+    monkeypatch.setattr(progress, "HEARTBEAT", 0.05)
+    with progress.progress(4, "final") as bar:
+        time.sleep(0.3)
+        bar.update(1)
+    err = capsys.readouterr().err
+    assert "final: still running after" in err and "(0/4 work units done)" in err

@@ -6,11 +6,16 @@ codes, but one plain line per stage that lasted at least :data:`DELAY` seconds,
 written when the stage ends (``selecting: 8/8 work units in 2.6 s``,
 ``reproduce hoho-fig1 [3/4]: done in 41.0 s``).  A stage
 is one ``progress()`` block, or the span between two ``set_description`` calls.
+On a terminal a finished bar stays on screen (one kept line per stage).  While
+a block runs, a heartbeat every :data:`HEARTBEAT` seconds says it is still
+alive (a plain line off a terminal, a refreshed clock on a bar), so a unit
+that takes long — or hangs without ``--unit-timeout`` — is never silent.
 """
 
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,6 +25,8 @@ from typing import Any
 ENABLED = True
 #: Seconds a stage must last before it shows (bar or line).
 DELAY = 2.0
+#: Seconds between "still running" signs while a block makes no visible progress.
+HEARTBEAT = 30.0
 #: Bar layout (``{desc}`` ends in ": "): counts and ETA; no rate ("s(est)/s" says little).
 BAR_FORMAT = "{desc}{percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} {unit} [{elapsed}<{remaining}]"
 
@@ -56,6 +63,16 @@ class LineProgress:
     def close(self) -> None:
         """End the last stage."""
         self._finish_stage()
+
+    def refresh(self) -> None:
+        """Heartbeat: one line saying the current stage is still running."""
+        seconds = time.perf_counter() - self._stage_start
+        total = "" if self.total is None else f"/{self.total}"
+        self.stream.write(
+            f"{self._stage_desc}: still running after {seconds:.0f} s "
+            f"({self.n}{total} {self.unit} done)\n"
+        )
+        self.stream.flush()
 
     def _finish_stage(self) -> None:
         seconds = time.perf_counter() - self._stage_start
@@ -97,11 +114,22 @@ def progress(total: int | None, desc: str, unit: str = "work units") -> Iterator
             unit=unit,
             file=stream,
             delay=DELAY,
-            leave=False,
+            leave=True,
             dynamic_ncols=True,
             bar_format=BAR_FORMAT if total is not None else None,
         )
+    stop = threading.Event()
+    beat = threading.Thread(target=_heartbeat, args=(bar, stop), daemon=True)
+    beat.start()
     try:
         yield bar
     finally:
+        stop.set()
+        beat.join()
         bar.close()
+
+
+def _heartbeat(bar: Any, stop: threading.Event) -> None:
+    """Every :data:`HEARTBEAT` seconds until ``stop``: the bar's clock, or a plain line."""
+    while not stop.wait(HEARTBEAT):
+        bar.refresh()
