@@ -16,6 +16,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+try:  # comes with scikit-learn (the extras that bring word mechanisms); optional in the core
+    from threadpoolctl import threadpool_limits
+except ImportError:  # pragma: no cover - core install without scikit-learn
+    threadpool_limits = None
+
 from dpaudit.audit.core.guard import (
     RandomnessCheck,
     classify_randomness,
@@ -49,7 +54,20 @@ class WordCountUnit:
 
 
 def run_word_count_unit(unit: WordCountUnit) -> np.ndarray:
-    """Work-unit function: ``np.bincount`` of the codes, ``minlength = V + N_SPECIAL``."""
+    """Work-unit function: ``np.bincount`` of the codes, ``minlength = V + N_SPECIAL``.
+
+    BLAS runs on one thread inside a unit: the audit already runs one unit per
+    core, and OpenBLAS's own threads made each nearest-word product slower, not
+    faster, when two workers shared two cores (the word benchmarks pin one thread
+    too).
+    """
+    if threadpool_limits is None:
+        return _count_unit(unit)
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _count_unit(unit)
+
+
+def _count_unit(unit: WordCountUnit) -> np.ndarray:
     mech = unit.mechanism
     n_codes = mech.n_codes
     rng = unit_rng(unit.root_seed, unit.key)
