@@ -12,7 +12,7 @@ ReportNoisyMax1, SVT1 and the truncated geometric mechanism (discrete outputs).
 Sizes are DP-Sniper's (10.7M per selection estimate, 200M final, confidence 0.9)
 divided by ``--scale``.
 
-Variants (:class:`dpaudit.audit.blackbox.config.SearchConfig` switches):
+Variants (:class:`dpaudit.auditors.blackbox.config.SearchConfig` switches):
 ``full`` (defaults), ``no-validate`` (leaders ranked on the ranking counts, which
 then get all of ``samples``), ``no-playoff`` (``playoff_groups=0``),
 ``no-runners-up`` (``playoff_tie_z=-inf``), ``no-ladder`` (``ladder_rungs=0``),
@@ -43,15 +43,15 @@ from typing import Any
 import numpy as np
 
 from dpaudit import progress
-from dpaudit.audit.blackbox.auditor import (
+from dpaudit.auditors.blackbox.auditor import (
     DPSNIPER_CONFIDENCE,
     DPSNIPER_FINAL_SAMPLES,
     DPSNIPER_SAMPLES,
     AuditConfig,
     audit,
 )
-from dpaudit.audit.blackbox.config import SearchConfig
-from dpaudit.audit.blackbox.sampler import Timer
+from dpaudit.auditors.blackbox.config import SearchConfig
+from dpaudit.auditors.blackbox.sampler import Timer
 from dpaudit.engine.executor import ExecutionConfig
 
 HERE = Path(__file__).resolve().parent

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from dpaudit import progress
-from dpaudit.audit.blackbox.auditor import AuditConfig, audit
-from dpaudit.audit.core.statistics import clopper_pearson_upper
+from dpaudit.auditors.blackbox.auditor import AuditConfig, audit
+from dpaudit.auditors.core.statistics import clopper_pearson_upper
 from dpaudit.engine.executor import ExecutionConfig, run_units
 from dpaudit.mechanisms import make_mechanism
 

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 from scipy import integrate, stats
 
-from dpaudit.audit.core.statistics import log_ratio_lower_bound
+from dpaudit.auditors.core.statistics import log_ratio_lower_bound
 
 N_FINAL = 200_000_000
 ALPHA = 0.1

@@ -42,14 +42,14 @@ from typing import Any
 import numpy as np
 
 from dpaudit import progress
-from dpaudit.audit.blackbox.auditor import (
+from dpaudit.auditors.blackbox.auditor import (
     DPSNIPER_CONFIDENCE,
     DPSNIPER_FINAL_SAMPLES,
     DPSNIPER_SAMPLES,
     AuditConfig,
     audit,
 )
-from dpaudit.audit.blackbox.pairs import InputPair, statdp_patterns
+from dpaudit.auditors.blackbox.pairs import InputPair, statdp_patterns
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.mechanisms import make_mechanism
 from dpaudit.serialization import dumps

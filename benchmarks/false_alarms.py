@@ -5,7 +5,7 @@ Usage (from the repository root; the ``adapters`` extra adds the library rows)::
     .venv/bin/python benchmarks/false_alarms.py [--audits 200] [--samples 20000]
         [--adapter-samples 5000] [--workers 2] [--json results.json]
 
-Every audit is the black-box audit (:func:`dpaudit.audit.blackbox.auditor.audit`) at
+Every audit is the black-box audit (:func:`dpaudit.auditors.blackbox.auditor.audit`) at
 confidence 0.95 (α = 0.05) with the sizes of :func:`dpaudit.testing.assert_no_violation`
 (``--samples`` per input for selection, twice that for the final estimate,
 ``min(samples, 10000)`` for training), seeds ``0 .. audits−1``, claimed ε = 1
@@ -44,7 +44,7 @@ from scipy import stats
 
 from dpaudit import progress
 from dpaudit.adapters._support import library_available
-from dpaudit.audit.blackbox.auditor import AuditConfig, audit
+from dpaudit.auditors.blackbox.auditor import AuditConfig, audit
 from dpaudit.engine.executor import ExecutionConfig, run_units
 from dpaudit.mechanisms import make_mechanism
 

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from dpaudit.adapters.mldp import MLDP_MECHANISMS, MLDPMechanism, package_embedding
-from dpaudit.audit.metric.sampling import WordCountUnit, run_word_count_unit
+from dpaudit.auditors.metric.sampling import WordCountUnit, run_word_count_unit
 from dpaudit.engine.config import ExecutionConfig
 from dpaudit.engine.executor import run_units
 

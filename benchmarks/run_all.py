@@ -267,7 +267,7 @@ def bench_overhead(quick: bool) -> list[Row]:
 
 def _sanity_runs_for(seconds: float, n: int = 128) -> int:
     """Runs per input that take about ``seconds`` of one core's CPU for laplace at ``n``."""
-    from dpaudit.audit.sanity.check import sanity_check
+    from dpaudit.auditors.sanity.check import sanity_check
     from dpaudit.mechanisms import make_mechanism
 
     mech = make_mechanism("laplace", epsilon=1.0, dim=n)
@@ -280,7 +280,7 @@ def _sanity_runs_for(seconds: float, n: int = 128) -> int:
 
 def _timed_sanity_unit(unit: Any) -> tuple[Any, float, float]:
     """A sanity-check unit with its wall and CPU seconds inside the worker."""
-    from dpaudit.audit.sanity.check import run_sanity_unit
+    from dpaudit.auditors.sanity.check import run_sanity_unit
 
     wall, cpu = time.perf_counter(), time.process_time()
     counts = run_sanity_unit(unit)
@@ -297,7 +297,7 @@ def bench_scaling(quick: bool) -> list[Row]:
     for two idle cores, 2 · (CPU₁ / CPU₂) · (busy₂ / busy₁), then shows what the
     executor itself costs.  The target is judged on the measured ratio only.
     """
-    from dpaudit.audit.sanity.check import plan_sanity_check
+    from dpaudit.auditors.sanity.check import plan_sanity_check
     from dpaudit.mechanisms import make_mechanism
 
     if default_workers() < 2:
@@ -349,7 +349,7 @@ def bench_scaling(quick: bool) -> list[Row]:
 RSS_PROBE = (
     PROBE_HEAD
     + """
-from dpaudit.audit.sanity.check import sanity_check
+from dpaudit.auditors.sanity.check import sanity_check
 runs = int(sys.argv[1])
 t = time.perf_counter()
 if runs:
@@ -453,7 +453,7 @@ RAY_PROBE = (
     + """
 import numpy as np
 from dpaudit.engine.executor import prepare_backend, shutdown_ray
-from dpaudit.audit.sanity.check import sanity_check
+from dpaudit.auditors.sanity.check import sanity_check
 backend, runs = sys.argv[1], int(sys.argv[2])
 mech = make_mechanism("laplace", epsilon=1.0, dim=128)
 config = ExecutionConfig(backend=backend, workers=2)

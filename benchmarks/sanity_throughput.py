@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 
 from dpaudit import progress
-from dpaudit.audit.sanity.check import sanity_check
+from dpaudit.auditors.sanity.check import sanity_check
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.mechanisms import make_mechanism
 
@@ -55,7 +55,7 @@ import resource, sys, time
 from dpaudit import progress
 progress.ENABLED = False
 from dpaudit.engine.executor import ExecutionConfig
-from dpaudit.audit.sanity.check import sanity_check
+from dpaudit.auditors.sanity.check import sanity_check
 from dpaudit.mechanisms import make_mechanism
 runs = int(sys.argv[1])
 t = time.perf_counter()

@@ -35,7 +35,7 @@ from dpaudit.adapters.mldp import (
     package_vectors,
 )
 from dpaudit.analysis.word_embedding import WordEmbedding
-from dpaudit.audit.metric.auditor import VIOLATION, MetricAuditConfig, audit_metric
+from dpaudit.auditors.metric.auditor import VIOLATION, MetricAuditConfig, audit_metric
 from dpaudit.engine.config import ExecutionConfig
 from dpaudit.errors import DPAuditError, InvalidArgumentError, UnknownNameError
 from dpaudit.mechanisms.registry import make_word_mechanism

@@ -7,9 +7,9 @@ import pytest
 
 from dpaudit.analysis.word_embedding import WordEmbedding
 from dpaudit.api import audit
-from dpaudit.audit.blackbox.config import AuditConfig
-from dpaudit.audit.blackbox.result import AuditResult
-from dpaudit.audit.metric.auditor import MetricAuditConfig, MetricAuditResult
+from dpaudit.auditors.blackbox.config import AuditConfig
+from dpaudit.auditors.blackbox.result import AuditResult
+from dpaudit.auditors.metric.auditor import MetricAuditConfig, MetricAuditResult
 from dpaudit.claims import Definition, InputDomain, PrivacyClaim
 from dpaudit.engine.config import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError, InvalidTypeError

@@ -4,9 +4,9 @@ Layers (each may import only what is listed for it, plus the basics)::
 
     cli, reproduce, api, testing on top (api: the one audit entry)
     report                       renders run directories (basics only)
-    audit    → engine, mechanisms, analysis
-               audit/core certifies; each auditor (audit/blackbox, audit/sanity,
-               audit/metric, audit/sensitivity) imports audit/core, never another auditor
+    auditors → engine, mechanisms, analysis
+               auditors/core certifies; each auditor (auditors/blackbox, auditors/sanity,
+               auditors/metric, auditors/sensitivity) imports auditors/core, never another auditor
     attacks  → text, mechanisms, analysis, engine
     adapters → mechanisms, analysis            (adapters sit above mechanisms)
     mechanisms → analysis                      (mechanisms use the maths)
@@ -50,13 +50,13 @@ ALLOWED: dict[str, frozenset[str]] = {
     "report": frozenset(),
     "mechanisms": frozenset({"analysis"}),
     "adapters": frozenset({"mechanisms", "analysis"}),
-    "audit": frozenset({"engine", "mechanisms", "analysis"}),
+    "auditors": frozenset({"engine", "mechanisms", "analysis"}),
     "attacks": frozenset({"text", "mechanisms", "analysis", "engine"}),
-    "testing": frozenset({"adapters", "audit", "engine", "mechanisms", "analysis"}),
+    "testing": frozenset({"adapters", "auditors", "engine", "mechanisms", "analysis"}),
     # The one public audit entry: picks an auditor, above all of them.
-    "api": frozenset({"testing", "adapters", "audit", "engine", "mechanisms", "analysis"}),
+    "api": frozenset({"testing", "adapters", "auditors", "engine", "mechanisms", "analysis"}),
     "reproduce": frozenset(
-        {"audit", "attacks", "text", "engine", "mechanisms", "analysis", "adapters", "report"}
+        {"auditors", "attacks", "text", "engine", "mechanisms", "analysis", "adapters", "report"}
     ),
 }
 #: Basics may import only these other basics (no cycles among them).
@@ -157,26 +157,26 @@ def test_imports_follow_the_layers(path: Path) -> None:
     assert not wrong, f"{path.relative_to(SRC)} ({pkg}/) may not import {wrong}"
 
 
-#: The auditors under ``audit/``: each may import ``audit/core`` but no other auditor.
+#: The auditors under ``auditors/``: each may import ``auditors/core`` but no other auditor.
 AUDITORS = frozenset({"blackbox", "sanity", "metric", "sensitivity"})
 
 
 def _audit_part(module_or_path: str | Path) -> str | None:
-    """``core``, an auditor's folder, or None for what is not under ``audit/``."""
+    """``core``, an auditor's folder, or None for what is not under ``auditors/``."""
     if isinstance(module_or_path, Path):
         parts = module_or_path.relative_to(SRC).parts
     else:
         parts = tuple(module_or_path.split(".")[1:])
-    if len(parts) < 2 or parts[0] != "audit":
+    if len(parts) < 2 or parts[0] != "auditors":
         return None
     return parts[1].removesuffix(".py")
 
 
 @pytest.mark.parametrize(
-    "path", sorted(SRC.joinpath("audit").rglob("*.py")), ids=lambda p: str(p.relative_to(SRC))
+    "path", sorted(SRC.joinpath("auditors").rglob("*.py")), ids=lambda p: str(p.relative_to(SRC))
 )
 def test_auditors_import_only_the_core(path: Path) -> None:
-    """Propose, then certify: auditors share ``audit/core`` and nothing else of each other."""
+    """Propose, then certify: auditors share ``auditors/core`` and nothing else of each other."""
     mine = _audit_part(path)
     wrong = sorted(
         module
@@ -185,8 +185,8 @@ def test_auditors_import_only_the_core(path: Path) -> None:
         and other not in (mine, "__init__")
         and (other != "core" or mine == "core")
     )
-    assert mine in AUDITORS | {"core", "__init__"}, f"unexpected folder audit/{mine}"
-    assert not wrong, f"{path.relative_to(SRC)} (audit/{mine}) may not import {wrong}"
+    assert mine in AUDITORS | {"core", "__init__"}, f"unexpected folder auditors/{mine}"
+    assert not wrong, f"{path.relative_to(SRC)} (auditors/{mine}) may not import {wrong}"
 
 
 @pytest.mark.parametrize("path", _source_files(), ids=lambda p: str(p.relative_to(SRC)))
@@ -232,12 +232,15 @@ def test_layer_rules_catch_a_violation(tmp_path: Path) -> None:
     """The checker itself: a mechanism importing the audit layer is found."""
     bad = tmp_path / "bad.py"
     bad.write_text(
-        "from dpaudit.audit.blackbox.auditor import audit\n\ndef f():\n    import dpaudit.engine\n"
+        "from dpaudit.auditors.blackbox.auditor import audit\n\n"
+        "def f():\n    import dpaudit.engine\n"
     )
     found = _imports(bad)
-    assert ("dpaudit.audit.blackbox.auditor", True) in found
+    assert ("dpaudit.auditors.blackbox.auditor", True) in found
     assert ("dpaudit.engine", False) in found
-    assert _target_package("dpaudit.audit.blackbox.auditor") not in BASICS | ALLOWED["mechanisms"]
+    assert (
+        _target_package("dpaudit.auditors.blackbox.auditor") not in BASICS | ALLOWED["mechanisms"]
+    )
 
 
 @pytest.mark.parametrize("path", _source_files(), ids=lambda p: str(p.relative_to(SRC)))

@@ -250,8 +250,8 @@ def test_suite_has_at_least_30_cases() -> None:
 
 # ----------------------------------------------------------------------- API
 def _api_cases() -> list[tuple[str, object, type, str]]:
-    from dpaudit.audit.blackbox.auditor import AuditConfig
-    from dpaudit.audit.sanity.check import sanity_check
+    from dpaudit.auditors.blackbox.auditor import AuditConfig
+    from dpaudit.auditors.sanity.check import sanity_check
     from dpaudit.claims import Definition, InputDomain, PrivacyClaim
     from dpaudit.mechanisms import make_mechanism
 
@@ -286,7 +286,7 @@ def test_api_bad_input_names_the_argument(case: int) -> None:
 def test_api_mechanism_faults_raise_mechanism_error_naming_mechanism_and_input(
     user_modules: Path,
 ) -> None:
-    from dpaudit.audit.core.guard import preflight
+    from dpaudit.auditors.core.guard import preflight
     from dpaudit.mechanisms import make_mechanism
 
     for target, needle in [("dpa_faulty:nan", "NaN"), ("dpa_faulty:fixed_seed", "fixed seed")]:

@@ -1,4 +1,4 @@
-"""Black-box ε lower bound (dpaudit.audit.blackbox.auditor and its building blocks).
+"""Black-box ε lower bound (dpaudit.auditors.blackbox.auditor and its building blocks).
 
 Statistical assertions use fixed seeds; tolerances are stated beside each
 (in standard errors of the estimate, or from the Clopper–Pearson bound itself).
@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 
 from dpaudit import progress
-from dpaudit.audit.blackbox.auditor import AuditConfig, audit, projected_bound
-from dpaudit.audit.blackbox.config import SearchConfig
-from dpaudit.audit.blackbox.counting import CountUnit, run_count_unit
-from dpaudit.audit.blackbox.pairs import InputPair
-from dpaudit.audit.blackbox.scores import (
+from dpaudit.auditors.blackbox.auditor import AuditConfig, audit, projected_bound
+from dpaudit.auditors.blackbox.config import SearchConfig
+from dpaudit.auditors.blackbox.counting import CountUnit, run_count_unit
+from dpaudit.auditors.blackbox.pairs import InputPair
+from dpaudit.auditors.blackbox.scores import (
     LikelihoodRatioScore,
     candidate_thresholds,
     compress_rows,
@@ -27,7 +27,7 @@ from dpaudit.audit.blackbox.scores import (
     dpsniper_threshold,
     weighted_sums_at_thresholds,
 )
-from dpaudit.audit.core.statistics import clopper_pearson_lower, clopper_pearson_upper
+from dpaudit.auditors.core.statistics import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.claims import Definition, InputDomain, PrivacyClaim
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError, MechanismError

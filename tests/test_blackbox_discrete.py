@@ -15,16 +15,16 @@ import numpy as np
 import pytest
 
 from dpaudit import progress
-from dpaudit.audit.blackbox.atoms import encode_atoms, find_atoms
-from dpaudit.audit.blackbox.auditor import AuditConfig, audit
-from dpaudit.audit.blackbox.histogram import (
+from dpaudit.auditors.blackbox.atoms import encode_atoms, find_atoms
+from dpaudit.auditors.blackbox.auditor import AuditConfig, audit
+from dpaudit.auditors.blackbox.histogram import (
     differing_columns,
     looks_discrete,
     row_keys,
     train_histogram,
 )
-from dpaudit.audit.blackbox.pairs import InputPair
-from dpaudit.audit.blackbox.scores import TrainingData
+from dpaudit.auditors.blackbox.pairs import InputPair
+from dpaudit.auditors.blackbox.scores import TrainingData
 from dpaudit.claims import Definition, InputDomain, PrivacyClaim
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.testing import as_mechanism

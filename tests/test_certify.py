@@ -1,4 +1,4 @@
-"""The certification core (dpaudit.audit.core.certify): closed forms and a coverage study.
+"""The certification core (dpaudit.auditors.core.certify): closed forms and a coverage study.
 
 Every auditor's final bound goes through this module, so it is tested on its own:
 the Bonferroni split and the Clopper–Pearson bounds against their closed forms,
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpaudit.audit.core.certify import (
+from dpaudit.auditors.core.certify import (
     Certificate,
     FinalCounts,
     best,
@@ -25,8 +25,8 @@ from dpaudit.audit.core.certify import (
     split_error,
     verdict_for,
 )
-from dpaudit.audit.core.statistics import clopper_pearson_lower, clopper_pearson_upper
-from dpaudit.audit.sanity.check import sanity_epsilon_lower_bound
+from dpaudit.auditors.core.statistics import clopper_pearson_lower, clopper_pearson_upper
+from dpaudit.auditors.sanity.check import sanity_epsilon_lower_bound
 from dpaudit.claims import Definition, InputDomain, PrivacyClaim
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.verdicts import Verdict

@@ -311,8 +311,8 @@ def test_top_level_help_does_not_even_import_numpy() -> None:
 
 
 def test_top_level_names_are_the_defining_modules_objects() -> None:
-    from dpaudit.audit.blackbox.auditor import audit
-    from dpaudit.audit.sanity.check import sanity_check
+    from dpaudit.auditors.blackbox.auditor import audit
+    from dpaudit.auditors.sanity.check import sanity_check
     from dpaudit.claims import Definition, InputDomain, PrivacyClaim
     from dpaudit.mechanisms import make_mechanism
     from dpaudit.testing import assert_no_violation

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from dpaudit.audit.sanity import check as sc
-from dpaudit.audit.sanity.check import sanity_check
-from dpaudit.audit.sensitivity.simulation import simulate_sensitivity
+from dpaudit.auditors.sanity import check as sc
+from dpaudit.auditors.sanity.check import sanity_check
+from dpaudit.auditors.sensitivity.simulation import simulate_sensitivity
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.mechanisms import make_mechanism
 

@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 from _cli import run_cli_quiet
 
-from dpaudit.audit.blackbox.auditor import AuditConfig, audit
-from dpaudit.audit.core.declarations import check_log_prob, check_transform
-from dpaudit.audit.core.guard import check_randomness, checked_sample
-from dpaudit.audit.sanity.check import sanity_check
+from dpaudit.auditors.blackbox.auditor import AuditConfig, audit
+from dpaudit.auditors.core.declarations import check_log_prob, check_transform
+from dpaudit.auditors.core.guard import check_randomness, checked_sample
+from dpaudit.auditors.sanity.check import sanity_check
 from dpaudit.claims import Definition, InputDomain, PrivacyClaim
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import MechanismError
@@ -129,7 +129,7 @@ def test_the_callers_global_generators_are_left_as_they_were() -> None:
 
 def test_builtin_mechanisms_never_touch_the_global_generators() -> None:
     # Why guard.own_code may skip seeding them: sampling leaves both global states as they were.
-    from dpaudit.audit.core.guard import own_code
+    from dpaudit.auditors.core.guard import own_code
     from dpaudit.mechanisms import mechanism_names
 
     for name in mechanism_names("vector"):

@@ -10,7 +10,7 @@ import pytest
 
 from dpaudit.analysis.word_embedding import WordEmbedding
 from dpaudit.analysis.word_metrics import EuclideanMetric
-from dpaudit.audit.metric.auditor import (
+from dpaudit.auditors.metric.auditor import (
     INCONCLUSIVE,
     NO_VIOLATION,
     OUTSIDE,
@@ -18,7 +18,7 @@ from dpaudit.audit.metric.auditor import (
     MetricAuditConfig,
     audit_metric,
 )
-from dpaudit.audit.metric.pairs import search_pairs
+from dpaudit.auditors.metric.pairs import search_pairs
 from dpaudit.claims import MetricClaim
 from dpaudit.engine.config import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError

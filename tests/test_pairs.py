@@ -1,4 +1,4 @@
-"""Input-pair patterns of the black-box audit (dpaudit.audit.blackbox.pairs)."""
+"""Input-pair patterns of the black-box audit (dpaudit.auditors.blackbox.pairs)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from dpaudit.audit.blackbox.pairs import (
+from dpaudit.auditors.blackbox.pairs import (
     InputPair,
     box_pairs,
     categorical_pairs,

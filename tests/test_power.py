@@ -1,4 +1,4 @@
-"""``audit/core/power``: the smallest loss an audit of a given size would certify."""
+"""``auditors/core/power``: the smallest loss an audit of a given size would certify."""
 
 from __future__ import annotations
 
@@ -7,15 +7,15 @@ import math
 import numpy as np
 import pytest
 
-from dpaudit.audit.blackbox.auditor import audit
-from dpaudit.audit.blackbox.config import AuditConfig
-from dpaudit.audit.core.power import (
+from dpaudit.auditors.blackbox.auditor import audit
+from dpaudit.auditors.blackbox.config import AuditConfig
+from dpaudit.auditors.core.power import (
     certifiable_ceiling,
     describe_power,
     detectable_loss,
     power_summary,
 )
-from dpaudit.audit.core.statistics import clopper_pearson_lower, clopper_pearson_upper
+from dpaudit.auditors.core.statistics import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.engine.config import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms import make_mechanism

@@ -64,7 +64,7 @@ def test_user_module_mechanism_is_bit_identical_on_local_and_ray() -> None:
 
 @pytest.mark.parametrize("name", ["laplace", "dptext"])
 def test_sanity_check_is_bit_identical_on_local_and_ray(name: str) -> None:
-    from dpaudit.audit.sanity.check import sanity_check
+    from dpaudit.auditors.sanity.check import sanity_check
 
     mech = make_mechanism(name, epsilon=1.0, dim=8)
     runs = 300_000
@@ -75,7 +75,7 @@ def test_sanity_check_is_bit_identical_on_local_and_ray(name: str) -> None:
 
 
 def test_blackbox_audit_is_bit_identical_on_local_and_ray() -> None:
-    from dpaudit.audit.blackbox.auditor import AuditConfig, audit
+    from dpaudit.auditors.blackbox.auditor import AuditConfig, audit
 
     mech = make_mechanism("laplace", epsilon=0.5)
     config = AuditConfig(samples=50_000, final_samples=200_000, seed=3)

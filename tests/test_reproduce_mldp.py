@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from dpaudit.adapters._support import library_available
-from dpaudit.audit.metric.auditor import VIOLATION
+from dpaudit.auditors.metric.auditor import VIOLATION
 from dpaudit.reproduce import mldp_lrec2024 as fig
 from dpaudit.reproduce.common import FigureRun
 

@@ -10,15 +10,15 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpaudit.audit.core.statistics import clopper_pearson_lower, clopper_pearson_upper
-from dpaudit.audit.sanity import check as sc
-from dpaudit.audit.sanity.check import (
+from dpaudit.auditors.core.statistics import clopper_pearson_lower, clopper_pearson_upper
+from dpaudit.auditors.sanity import check as sc
+from dpaudit.auditors.sanity.check import (
     empirical_loss,
     plan_sanity_check,
     sanity_check,
     sanity_epsilon_lower_bound,
 )
-from dpaudit.audit.sanity.decision_set import DecisionSet, attack_decision_set
+from dpaudit.auditors.sanity.decision_set import DecisionSet, attack_decision_set
 from dpaudit.claims import Definition, InputDomain, PrivacyClaim
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError, MechanismError

@@ -13,12 +13,12 @@ import math
 
 import pytest
 
-from dpaudit.audit.blackbox.auditor import AuditConfig, audit
-from dpaudit.audit.blackbox.config import SearchConfig
-from dpaudit.audit.blackbox.sampler import Sampler, Timer
-from dpaudit.audit.blackbox.shortlist import Budget, Shortlist
-from dpaudit.audit.blackbox.stages import STAGES, stages_for
-from dpaudit.audit.core.certify import FinalCounts, certify_one
+from dpaudit.auditors.blackbox.auditor import AuditConfig, audit
+from dpaudit.auditors.blackbox.config import SearchConfig
+from dpaudit.auditors.blackbox.sampler import Sampler, Timer
+from dpaudit.auditors.blackbox.shortlist import Budget, Shortlist
+from dpaudit.auditors.blackbox.stages import STAGES, stages_for
+from dpaudit.auditors.core.certify import FinalCounts, certify_one
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms import make_mechanism
@@ -56,7 +56,7 @@ def test_search_config_rejects_bad_values_by_name(field: str, value: object) -> 
 
 def _budget(cfg: AuditConfig) -> Budget:
     mech = make_mechanism("laplace", epsilon=1.0)
-    from dpaudit.audit.blackbox.pairs import generate_pairs
+    from dpaudit.auditors.blackbox.pairs import generate_pairs
 
     pairs = generate_pairs(mech, mode="dpaudit", user_pairs=(), use_patterns=True)
     return Budget(

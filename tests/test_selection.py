@@ -16,16 +16,16 @@ from typing import Any
 import numpy as np
 import pytest
 
-from dpaudit.audit.blackbox.auditor import AuditConfig, audit
-from dpaudit.audit.blackbox.config import STAGE_FINAL, SearchConfig
-from dpaudit.audit.blackbox.pairs import InputPair
-from dpaudit.audit.blackbox.selection import (
+from dpaudit.auditors.blackbox.auditor import AuditConfig, audit
+from dpaudit.auditors.blackbox.config import STAGE_FINAL, SearchConfig
+from dpaudit.auditors.blackbox.pairs import InputPair
+from dpaudit.auditors.blackbox.selection import (
     CandidateTable,
     SideStats,
     point_projection,
     projected_bound,
 )
-from dpaudit.audit.core.statistics import clopper_pearson_lower, clopper_pearson_upper
+from dpaudit.auditors.core.statistics import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.claims import Definition, InputDomain, PrivacyClaim
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError
@@ -117,7 +117,7 @@ def test_split_family_learns_the_clipped_log_ratio_of_parallel_laplace() -> None
     # error is 1/(2·f(½)·√n) ≈ 1/(2·0.025·√200000) ≈ 0.045, so [0.5 ± 0.3] is > 6 SE.
     # Per coordinate the indicator means differ by ≈ 0.025 against a noise of
     # √(2·¼/100000) ≈ 0.0022 (11 SE), so all 8 weights have the right sign.
-    from dpaudit.audit.blackbox.scores import TrainingData, features, train_classifier
+    from dpaudit.auditors.blackbox.scores import TrainingData, features, train_classifier
 
     claim = PrivacyClaim(Definition.PURE, 0.4, InputDomain((8,), 0.0, 1.0))
     mech = as_mechanism(_laplace_parallel8, claim)
@@ -293,8 +293,8 @@ def test_playoff_orders_groups_on_its_own_counts_not_the_biased_validation(
     counts (1200/600 = 2.0 against 1140/600 = 1.9); on the fresh playoff counts alone pair 1
     is ahead (1.9 against 1.75), and the playoff must pick pair 1.
     """
-    from dpaudit.audit.blackbox import stages
-    from dpaudit.audit.blackbox.shortlist import Budget, Combo, Shortlist, rank_sets
+    from dpaudit.auditors.blackbox import stages
+    from dpaudit.auditors.blackbox.shortlist import Budget, Combo, Shortlist, rank_sets
 
     thr = np.array([0.5], dtype=np.float32)
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from _cli import run_cli_quiet
 
-from dpaudit.audit.sensitivity.simulation import (
+from dpaudit.auditors.sensitivity.simulation import (
     clip_rows,
     l1_distances,
     parse_dims,

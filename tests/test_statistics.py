@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpaudit.audit.core.statistics import (
+from dpaudit.auditors.core.statistics import (
     bonferroni,
     clopper_pearson_interval,
     clopper_pearson_lower,

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from dpaudit.attacks.experiment import AttackMetrics
-from dpaudit.audit.blackbox.counting import UnitCounts
-from dpaudit.audit.blackbox.scores import TrainingData, compress_rows
+from dpaudit.auditors.blackbox.counting import UnitCounts
+from dpaudit.auditors.blackbox.scores import TrainingData, compress_rows
 from dpaudit.engine.unit_codec import (
     ALLOWED_DATACLASSES,
     CorruptUnitError,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import math
 
-from dpaudit.audit.blackbox.auditor import AuditConfig, audit
-from dpaudit.audit.blackbox.pairs import InputPair
-from dpaudit.audit.sanity.check import sanity_check
+from dpaudit.auditors.blackbox.auditor import AuditConfig, audit
+from dpaudit.auditors.blackbox.pairs import InputPair
+from dpaudit.auditors.sanity.check import sanity_check
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.mechanisms.registry import make_mechanism
 from dpaudit.serialization import dumps

@@ -6,7 +6,7 @@ Data flows one way: claim → samples → sufficient statistics → bound → ve
 * :mod:`dpaudit.mechanisms` — samplers and their claims (use ``analysis``);
 * :mod:`dpaudit.adapters` — other libraries' mechanisms and user code, above ``mechanisms``;
 * :mod:`dpaudit.engine` — runs work units (local pool, Ray, checkpoints, timeouts);
-* :mod:`dpaudit.audit` — empirical statistics and one-sided ε lower bounds (on ``engine``);
+* :mod:`dpaudit.auditors` — empirical statistics and one-sided ε lower bounds (on ``engine``);
 * :mod:`dpaudit.text` (corpora, embeddings), :mod:`dpaudit.attacks` (HoHo attacks) — the NLP side;
 * :mod:`dpaudit.reproduce`, :mod:`dpaudit.report`, :mod:`dpaudit.cli` — on top;
 * basics used everywhere: ``errors``, ``validation``, ``claims``, ``random``,
@@ -18,8 +18,12 @@ The import rules are enforced by ``tests/test_architecture.py``.
 The names a user needs are importable from here (``from dpaudit import sanity_check``);
 each is imported on first use, so ``import dpaudit`` itself stays cheap:
 
-* :func:`audit_mechanism` (:func:`dpaudit.audit.blackbox.auditor.audit`; ``dpaudit.audit`` is the
-  sub-package) with :class:`AuditConfig` — black-box ε lower bound with its witness;
+* :func:`audit` (:func:`dpaudit.api.audit`) — the one entry: audits a mechanism, a word
+  mechanism or a plain ``f(x, n, rng)`` against its claim with the auditor its output kind
+  needs, and returns the typed result (:class:`AuditResult` or :class:`MetricAuditResult`)
+  with its :class:`Witness`; :class:`AuditConfig` / :class:`MetricAuditConfig` size it;
+* :func:`audit_mechanism` — the black-box auditor itself (:mod:`dpaudit.auditors.blackbox`);
+  :func:`audit_metric` — the pair-by-pair word auditor (:mod:`dpaudit.auditors.metric`);
 * :func:`sanity_check` — the ACL 2022 reconstruction sanity check;
 * :class:`PrivacyClaim`, :class:`InputDomain`, :class:`Definition` — what is claimed;
 * :func:`assert_no_violation`, :class:`PrivacyViolationError` — privacy tests in CI;
@@ -36,9 +40,18 @@ from typing import TYPE_CHECKING, Any
 
 #: Public name → (defining module, its name there), imported on first access (PEP 562).
 _EXPORTS: dict[str, tuple[str, str]] = {
-    "audit_mechanism": ("dpaudit.audit.blackbox.auditor", "audit"),
-    "AuditConfig": ("dpaudit.audit.blackbox.config", "AuditConfig"),
-    "sanity_check": ("dpaudit.audit.sanity.check", "sanity_check"),
+    "audit": ("dpaudit.api", "audit"),
+    "audit_mechanism": ("dpaudit.auditors.blackbox.auditor", "audit"),
+    "audit_metric": ("dpaudit.auditors.metric.auditor", "audit_metric"),
+    "AuditConfig": ("dpaudit.auditors.blackbox.config", "AuditConfig"),
+    "MetricAuditConfig": ("dpaudit.auditors.metric.auditor", "MetricAuditConfig"),
+    "AuditResult": ("dpaudit.auditors.blackbox.result", "AuditResult"),
+    "MetricAuditResult": ("dpaudit.auditors.metric.auditor", "MetricAuditResult"),
+    "SanityCheckResult": ("dpaudit.auditors.sanity.check", "SanityCheckResult"),
+    "Witness": ("dpaudit.witness", "Witness"),
+    "Verdict": ("dpaudit.verdicts", "Verdict"),
+    "MetricClaim": ("dpaudit.claims", "MetricClaim"),
+    "sanity_check": ("dpaudit.auditors.sanity.check", "sanity_check"),
     "PrivacyClaim": ("dpaudit.claims", "PrivacyClaim"),
     "InputDomain": ("dpaudit.claims", "InputDomain"),
     "Definition": ("dpaudit.claims", "Definition"),
@@ -54,11 +67,18 @@ _EXPORTS: dict[str, tuple[str, str]] = {
 __all__ = ["__version__", *_EXPORTS]
 
 if TYPE_CHECKING:  # static checkers and IDEs see the real objects (`as` marks re-exports)
-    from dpaudit.audit.blackbox.auditor import audit as audit_mechanism  # noqa: F401
-    from dpaudit.audit.blackbox.config import AuditConfig as AuditConfig
-    from dpaudit.audit.sanity.check import sanity_check as sanity_check
+    from dpaudit.api import audit as audit
+    from dpaudit.auditors.blackbox.auditor import audit as audit_mechanism  # noqa: F401
+    from dpaudit.auditors.blackbox.config import AuditConfig as AuditConfig
+    from dpaudit.auditors.blackbox.result import AuditResult as AuditResult
+    from dpaudit.auditors.metric.auditor import MetricAuditConfig as MetricAuditConfig
+    from dpaudit.auditors.metric.auditor import MetricAuditResult as MetricAuditResult
+    from dpaudit.auditors.metric.auditor import audit_metric as audit_metric
+    from dpaudit.auditors.sanity.check import SanityCheckResult as SanityCheckResult
+    from dpaudit.auditors.sanity.check import sanity_check as sanity_check
     from dpaudit.claims import Definition as Definition
     from dpaudit.claims import InputDomain as InputDomain
+    from dpaudit.claims import MetricClaim as MetricClaim
     from dpaudit.claims import PrivacyClaim as PrivacyClaim
     from dpaudit.engine.config import ExecutionConfig as ExecutionConfig
     from dpaudit.mechanisms import Mechanism as Mechanism
@@ -67,6 +87,8 @@ if TYPE_CHECKING:  # static checkers and IDEs see the real objects (`as` marks r
     from dpaudit.testing import PrivacyViolationError as PrivacyViolationError
     from dpaudit.testing import assert_no_violation as assert_no_violation
     from dpaudit.testing import check_mechanism as check_mechanism
+    from dpaudit.verdicts import Verdict as Verdict
+    from dpaudit.witness import Witness as Witness
 
     __version__: str
 

@@ -6,7 +6,7 @@ audited pair by pair against ``ε·d(w, w')`` by the metric auditor; any other
 mechanism, or a plain function ``f(x, n, rng)`` with a
 :class:`~dpaudit.claims.PrivacyClaim`, by the black-box auditor.  Both propose
 input pairs and output sets on samples of their own and have their bounds
-certified on fresh samples by :mod:`dpaudit.audit.core.certify`.
+certified on fresh samples by :mod:`dpaudit.auditors.core.certify`.
 
 The ACL 2022 sanity check is a different test (a fixed attack on constant
 inputs), so it keeps its own entry, :func:`dpaudit.sanity_check`.
@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, cast
 
-from dpaudit.audit.blackbox.auditor import audit as audit_blackbox
-from dpaudit.audit.blackbox.config import AuditConfig
-from dpaudit.audit.blackbox.result import AuditResult
-from dpaudit.audit.metric.auditor import MetricAuditConfig, MetricAuditResult, audit_metric
+from dpaudit.auditors.blackbox.auditor import audit as audit_blackbox
+from dpaudit.auditors.blackbox.config import AuditConfig
+from dpaudit.auditors.blackbox.result import AuditResult
+from dpaudit.auditors.metric.auditor import MetricAuditConfig, MetricAuditResult, audit_metric
 from dpaudit.claims import MetricClaim, PrivacyClaim
 from dpaudit.engine.config import ExecutionConfig
 from dpaudit.errors import InvalidTypeError
@@ -45,8 +45,8 @@ def audit(
     (then ``claim`` must be a :class:`~dpaudit.claims.PrivacyClaim`, which
     carries the input domain).  ``claim``: None (the mechanism's own claim), a
     number (its claim with that ε) or a claim.  ``config``:
-    :class:`~dpaudit.audit.blackbox.config.AuditConfig` for the black-box
-    auditor, :class:`~dpaudit.audit.metric.auditor.MetricAuditConfig` for a
+    :class:`~dpaudit.auditors.blackbox.config.AuditConfig` for the black-box
+    auditor, :class:`~dpaudit.auditors.metric.auditor.MetricAuditConfig` for a
     word mechanism (None: defaults).  ``execution``: workers and backend.
 
     The result's lower bound holds with probability ≥ the configured confidence;

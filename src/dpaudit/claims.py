@@ -129,7 +129,7 @@ class PrivacyClaim:
     def allowed_loss(self, x: Any = None, x_prime: Any = None) -> float:
         """The privacy loss the claim allows between ``x`` and ``x'``: ε for any two inputs.
 
-        Every auditor asks a claim this one question (:func:`dpaudit.audit.core.certify.
+        Every auditor asks a claim this one question (:func:`dpaudit.auditors.core.certify.
         verdict_for` compares the certified bound with it).  For (ε, δ)-DP the
         answer is ε too: δ is not a loss but the slack subtracted from
         ``Pr[M(x) ∈ S]`` before the ratio is bounded (:attr:`delta`).

@@ -9,9 +9,9 @@ the empirical auditors — the counts behind ``Pr[M(x) ∈ S]`` and
 
 * ``analytic`` (:mod:`dpaudit.analysis`, ``Mechanism.truth``): the exact privacy
   loss of the pair; ``confidence`` is None because nothing was sampled;
-* ``sanity-check`` (:mod:`dpaudit.audit.sanity.check`): the ACL 2022
+* ``sanity-check`` (:mod:`dpaudit.auditors.sanity.check`): the ACL 2022
   reconstruction attack's guess as the event, with its 2×2 table's counts;
-* ``black-box`` (:mod:`dpaudit.audit.blackbox.auditor`): a threshold attack on a score
+* ``black-box`` (:mod:`dpaudit.auditors.blackbox.auditor`): a threshold attack on a score
   (:class:`ThresholdAttack`), counts from fresh samples and the seeds to redraw them.
 
 A basic module: immutable values that serialise to JSON through

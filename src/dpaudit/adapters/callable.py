@@ -9,7 +9,7 @@ callable may be a dotted attribute (``mymod:Class.method``).  It receives the
 input ``x`` as a float64 array of shape ``(dim,)``, the number of outputs
 ``n`` and a :class:`numpy.random.Generator` to draw from — or it may use
 numpy's or Python's global generator, which dpaudit seeds from the work unit's
-stream around every call (see :mod:`dpaudit.audit.core.guard`; a fixed internal
+stream around every call (see :mod:`dpaudit.auditors.core.guard`; a fixed internal
 seed is refused, OS entropy is run but marked not reproducible).  It returns
 ``n`` outputs as an array of shape ``(n, ...)``; a 1-D array of length ``n``
 is read as ``n`` scalar outputs.  The claim comes from the command line:

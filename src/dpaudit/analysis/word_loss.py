@@ -12,7 +12,7 @@ witness output ``y``.  A metric-DP claim allows ``ε·d(w, w')``; the pair
 
 :func:`exact_metric_truth` evaluates every pair of a small vocabulary
 (``exhaustive``) or the given pairs (the CLI passes those of the geometric
-search, :mod:`dpaudit.audit.metric.pairs`), and reports the worst ratio with its
+search, :mod:`dpaudit.auditors.metric.pairs`), and reports the worst ratio with its
 witness.  Over given pairs the worst case is a lower bound on the true worst
 case (the method says so).
 

@@ -156,7 +156,7 @@ def analyze_word(mech: Any, pairs: tuple[tuple[str, str], ...], max_pairs: int) 
     and up to ``max_pairs`` pairs of the geometric search.
     """
     from dpaudit.analysis.word_loss import EXHAUSTIVE_LIMIT, exact_metric_truth
-    from dpaudit.audit.metric.pairs import search_pairs
+    from dpaudit.auditors.metric.pairs import search_pairs
 
     claim = mech.claim
     result: dict[str, Any] = {

@@ -139,7 +139,7 @@ def claim_verdict(claimed: float, true_epsilon: float | None) -> str:
 
 def proportion_interval(rate: float, total: int) -> tuple[float, float]:
     """Clopper–Pearson interval at :data:`CONFIDENCE` of a proportion ``rate`` out of ``total``."""
-    from dpaudit.audit.core.statistics import clopper_pearson_interval
+    from dpaudit.auditors.core.statistics import clopper_pearson_interval
 
     low, high = clopper_pearson_interval(round(rate * total), total, CONFIDENCE)
     return float(low), float(high)

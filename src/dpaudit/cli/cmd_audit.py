@@ -8,7 +8,7 @@ found" (never "the mechanism is private").
 
 Word-level mechanisms (cmp, mahalanobis, vickrey, tem, truncated-gumbel,
 santext, santext+, custext) make a metric-DP claim: every word pair is audited
-against its own allowed loss ε·d(w, w') (see dpaudit.audit.metric.auditor), with
+against its own allowed loss ε·d(w, w') (see dpaudit.auditors.metric.auditor), with
 pairs from the embedding's geometry plus --pair 'A;B'; a pair whose honest
 bound would need more samples than drawn is "inconclusive", never a pass.
 """
@@ -22,11 +22,11 @@ from collections.abc import Callable
 from typing import Any
 
 from dpaudit import progress
-from dpaudit.audit.blackbox.auditor import CLASSIFIERS, MODES, AuditConfig, audit
-from dpaudit.audit.blackbox.config import default_train_samples
-from dpaudit.audit.blackbox.pairs import parse_pair
-from dpaudit.audit.core.guard import check_sample_memory
-from dpaudit.audit.metric.auditor import MetricAuditConfig, audit_metric
+from dpaudit.auditors.blackbox.auditor import CLASSIFIERS, MODES, AuditConfig, audit
+from dpaudit.auditors.blackbox.config import default_train_samples
+from dpaudit.auditors.blackbox.pairs import parse_pair
+from dpaudit.auditors.core.guard import check_sample_memory
+from dpaudit.auditors.metric.auditor import MetricAuditConfig, audit_metric
 from dpaudit.cli.common import (
     add_mechanism_args,
     add_run_args,

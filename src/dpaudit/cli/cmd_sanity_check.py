@@ -11,7 +11,7 @@ import argparse
 import shlex
 from typing import Any
 
-from dpaudit.audit.sanity.check import PATHS, TIE_RULES, SanityCheckResult, sanity_check
+from dpaudit.auditors.sanity.check import PATHS, TIE_RULES, SanityCheckResult, sanity_check
 from dpaudit.cli.common import (
     add_mechanism_args,
     add_run_args,

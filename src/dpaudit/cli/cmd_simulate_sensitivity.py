@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from dpaudit.audit.sensitivity.simulation import (
+from dpaudit.auditors.sensitivity.simulation import (
     DISTRIBUTIONS,
     NORMAL_SCALES,
     SensitivitySimulationResult,

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from dpaudit.adapters import missing_adapter_error
-from dpaudit.audit.core.guard import preflight
+from dpaudit.auditors.core.guard import preflight
 from dpaudit.cli.parser import EXIT_OK, EXIT_VIOLATION, integer
 from dpaudit.engine.checkpoint import cli_run
 from dpaudit.engine.executor import BACKENDS, ExecutionConfig

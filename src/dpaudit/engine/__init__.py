@@ -9,7 +9,7 @@ stores each result as it arrives (:mod:`.checkpoint`, :mod:`.unit_codec`).
 The single entry point is :func:`dpaudit.engine.executor.run_units`.
 
 Import rule: the engine knows nothing about statistics or mechanisms — nothing
-here imports ``dpaudit.audit``, ``dpaudit.mechanisms``, ``dpaudit.attacks``,
+here imports ``dpaudit.auditors``, ``dpaudit.mechanisms``, ``dpaudit.attacks``,
 ``dpaudit.text``, ``dpaudit.reproduce``, ``dpaudit.report`` or ``dpaudit.cli``
 (enforced by ``tests/test_architecture.py``).
 """

@@ -1,7 +1,7 @@
 """Batches of work units: sizing, running one batch in a worker, carrying failures back.
 
 Shared by the local pool (:mod:`dpaudit.engine.executor`) and the Ray backend
-(:mod:`dpaudit.engine.ray_backend`).  Imports nothing from ``audit/`` or above.
+(:mod:`dpaudit.engine.ray_backend`).  Imports nothing from ``auditors/`` or above.
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ produced them (same fingerprint); otherwise that call and every later one are
 recomputed — slower, never wrong.
 
 Mechanisms that draw from a source dpaudit cannot seed (OS entropy, e.g.
-OpenDP; see :func:`dpaudit.audit.core.guard.check_randomness`) resume validly but
+OpenDP; see :func:`dpaudit.auditors.core.guard.check_randomness`) resume validly but
 not bit-identically: the missing units draw fresh noise.
 
 How auditors use it: they call :func:`dpaudit.engine.executor.run_units` with

@@ -1,7 +1,7 @@
 """How work units are to be run: :class:`ExecutionConfig` and what it validates.
 
 Part of the execution engine (:mod:`dpaudit.engine`); imports nothing from
-``audit/``, ``mechanisms/`` or above.
+``auditors/``, ``mechanisms/`` or above.
 """
 
 from __future__ import annotations

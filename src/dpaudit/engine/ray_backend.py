@@ -5,7 +5,7 @@ workers of a local instance get the driver's import path, so the user's own
 modules import there too; on a cluster they must be installed on every node or
 shipped with a runtime environment (:data:`RUNTIME_ENV_VARIABLE`).  Ray itself
 is imported only when this backend is used (the ``ray`` extra).  Imports
-nothing from ``audit/`` or above.
+nothing from ``auditors/`` or above.
 """
 
 from __future__ import annotations

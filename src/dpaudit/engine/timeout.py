@@ -10,7 +10,7 @@ promptly; a single C call that never returns to the interpreter is not.
 
 Part of :mod:`dpaudit.engine`: a unit describes itself for the message
 (:class:`DescribedUnit`); the engine never looks inside it.  Imports nothing
-from ``audit/`` or ``mechanisms/``.
+from ``auditors/`` or ``mechanisms/``.
 """
 
 from __future__ import annotations

@@ -45,8 +45,8 @@ FORMAT = "dpaudit-unit/1"
 #: that importing this codec imports none of them.
 ALLOWED_DATACLASSES = frozenset(
     {
-        "dpaudit.audit.blackbox.counting.UnitCounts",
-        "dpaudit.audit.blackbox.scores.TrainingData",
+        "dpaudit.auditors.blackbox.counting.UnitCounts",
+        "dpaudit.auditors.blackbox.scores.TrainingData",
         "dpaudit.attacks.experiment.AttackMetrics",
     }
 )

@@ -4,7 +4,7 @@ Importing this package registers every built-in mechanism; list them with
 :func:`mechanism_names` and build one with :func:`make_mechanism`.  Adapters
 (other libraries' mechanisms, user callables) sit *above* this package:
 importing :mod:`dpaudit.adapters` registers them (the CLI does).  Nothing here
-imports ``adapters/``, ``audit/`` or anything above; mechanisms may import
+imports ``adapters/``, ``auditors/`` or anything above; mechanisms may import
 ``analysis/`` (the maths behind their analytic truth), never the reverse.
 """
 

@@ -25,7 +25,7 @@ without one fails when it is defined, unless it declares itself a family base
 (``class Family(Mechanism, abstract=True)``).
 
 Imports only the basics (claims, errors, validation); nothing from
-``adapters/``, ``audit/`` or above.
+``adapters/``, ``auditors/`` or above.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """The ACL 2022 sanity-check grid (Habernal, ACL 2022, Fig. 2) and the reference code's defects.
 
 Every mechanism × ε × n cell of the paper's grid is one run of the
-reconstruction sanity check (:mod:`dpaudit.audit.sanity.check`); all cells'
+reconstruction sanity check (:mod:`dpaudit.auditors.sanity.check`); all cells'
 work units go to the engine together.  :func:`reference_effective_runs` says
 how many runs stand behind one *published* cell (the authors' code overwrote
 chunk counts for n > 16).  Used by :mod:`dpaudit.reproduce.habernal2022_fig2`
-and the ``acl-grid`` benchmark.  Sits above ``audit/`` and ``mechanisms/``;
+and the ``acl-grid`` benchmark.  Sits above ``auditors/`` and ``mechanisms/``;
 nothing below ``reproduce/`` imports it.
 """
 
@@ -15,7 +15,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dpaudit.audit.sanity.check import finish_sanity_check, plan_sanity_check, run_sanity_unit
+from dpaudit.auditors.sanity.check import finish_sanity_check, plan_sanity_check, run_sanity_unit
 from dpaudit.engine.executor import ExecutionConfig, run_units
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms import make_mechanism

@@ -5,7 +5,7 @@ takes a majority vote; its empirical loss is ``max_g |ln(f0g/f1g)|`` over the
 2×2 table of true vs guessed input.  Here: the **exact loss** the empirical
 one converges to with infinitely many runs (additive mechanisms: exact
 per-coordinate rounding probabilities from
-:func:`dpaudit.audit.sanity.decision_set.attack_decision_set`, then a binomial
+:func:`dpaudit.auditors.sanity.decision_set.attack_decision_set`, then a binomial
 majority vote, ties voting 0 as numpy's round-half-to-even in the reference),
 an upper confidence bound on it (Clopper–Pearson, Bonferroni over eight
 one-sided bounds) and the delta-method standard error used to compare our loss
@@ -19,8 +19,8 @@ import math
 import numpy as np
 from scipy import special, stats
 
-from dpaudit.audit.core.statistics import clopper_pearson_lower, clopper_pearson_upper
-from dpaudit.audit.sanity.decision_set import attack_decision_set
+from dpaudit.auditors.core.statistics import clopper_pearson_lower, clopper_pearson_upper
+from dpaudit.auditors.sanity.decision_set import attack_decision_set
 from dpaudit.mechanisms import make_mechanism
 
 

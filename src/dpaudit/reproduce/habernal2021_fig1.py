@@ -5,7 +5,7 @@ sensitivity of 2C (Krishna et al. 2021, Thm. 3.2); the true L1 sensitivity is
 2C·√n (Habernal 2021, Thm. 5.1).  §6 of the paper samples random "unclipped"
 vectors, clips them and counts the pairs whose L1 distance exceeds 2C — the
 neighbouring inputs that ADePT's guarantee does not cover.  The simulation
-itself is :func:`dpaudit.audit.sensitivity.simulation.simulate_sensitivity`;
+itself is :func:`dpaudit.auditors.sensitivity.simulation.simulate_sensitivity`;
 this module runs it at the paper's parameters (C = 10, 10,000 pairs per
 dimension, n = 1..64, uniform(−C, C) and normal with std 0.1·C as in the
 authors' code) plus the paper's remedy (L1 clipping), and draws the figure.
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from dpaudit.analysis.sensitivity import clipping_sensitivity
-from dpaudit.audit.sensitivity.simulation import simulate_sensitivity
+from dpaudit.auditors.sensitivity.simulation import simulate_sensitivity
 from dpaudit.reproduce import common
 from dpaudit.reproduce.common import FigureResult, FigureRun, Finding
 from dpaudit.reproduce.registry import FigureSpec

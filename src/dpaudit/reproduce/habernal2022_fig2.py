@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.audit.sanity.check import sanity_epsilon_lower_bound
+from dpaudit.auditors.sanity.check import sanity_epsilon_lower_bound
 from dpaudit.engine.executor import run_units
 from dpaudit.mechanisms import make_mechanism
 from dpaudit.reproduce import common, habernal2022_fig2_plot

@@ -7,7 +7,7 @@ reports estimated ε of 4600× / 4.6× the claim for λ = 100 and 2900× / 2.8×
 ceiling ln(1/c) ≈ 4.6 (c = 0.01), not OME's leakage.
 
 For each configuration this module runs the black-box auditor
-(:func:`dpaudit.audit.blackbox.auditor.audit`) twice — in DP-Sniper's mode (c = 0.01,
+(:func:`dpaudit.auditors.blackbox.auditor.audit`) twice — in DP-Sniper's mode (c = 0.01,
 logistic regression, confidence 0.9 as DP-Sniper) and in dpaudit's mode (exact
 likelihood-ratio attack, thresholds searched without a ceiling, confidence
 0.95) — and sets both beside the exact worst-case ε of the analysis layer
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from dpaudit.analysis.ome import hoho_bound_epsilon
-from dpaudit.audit.blackbox.auditor import (
+from dpaudit.auditors.blackbox.auditor import (
     DPSNIPER_CONFIDENCE,
     DPSNIPER_FINAL_SAMPLES,
     DPSNIPER_SAMPLES,
@@ -29,7 +29,7 @@ from dpaudit.audit.blackbox.auditor import (
     AuditConfig,
     audit,
 )
-from dpaudit.audit.blackbox.result import AuditResult
+from dpaudit.auditors.blackbox.result import AuditResult
 from dpaudit.mechanisms import make_mechanism
 from dpaudit.reproduce import common
 from dpaudit.reproduce.common import AuditRecord, FigureResult, FigureRun, Finding

@@ -5,7 +5,7 @@ word-level metric local DP mechanisms and publish their code as the PyPI
 package mldp-text.  Every mechanism claims, for each pair of words,
 ``Pr[M(w) ∈ S] ≤ e^{ε·d(w, w')}·Pr[M(w') ∈ S]`` (SynTF: plain ε-DP, d = 1).
 For each mechanism and several ε this figure audits word pairs with the
-pair-by-pair metric audit (:func:`dpaudit.audit.metric.auditor.audit_metric`)
+pair-by-pair metric audit (:func:`dpaudit.auditors.metric.auditor.audit_metric`)
 and plots the claimed bound ``ε·d`` against the empirical lower bound
 ``ε_lcb`` (confidence 0.95 jointly over the pairs of one audit), with the
 exact pair loss where it is known:
@@ -38,7 +38,7 @@ import numpy as np
 from dpaudit.adapters._support import library_available
 from dpaudit.adapters.mldp import MLDPMechanism
 from dpaudit.analysis.word_embedding import glove_embedding
-from dpaudit.audit.metric.auditor import (
+from dpaudit.auditors.metric.auditor import (
     INCONCLUSIVE,
     OUTSIDE,
     VIOLATION,
@@ -285,7 +285,7 @@ def _audit_record(label: str, mech: Any, eps: float, result: MetricAuditResult) 
         truth_method=None,
         epsilon_lower_bound=bound,
         confidence=result.confidence,
-        method="pair-by-pair metric-DP audit (dpaudit.audit.metric.auditor)",
+        method="pair-by-pair metric-DP audit (dpaudit.auditors.metric.auditor)",
         violation=result.violation,
         verdict=result.verdict,
         witness=witness,
@@ -521,7 +521,7 @@ def _method(result: FigureResult) -> str:
     sizes = ", ".join(f"{m} {s[0]}/{s[1]}" for m, s in result.parameters.get("sizes", {}).items())
     return (
         "For each mechanism and ε the pair-by-pair metric-DP audit "
-        "(dpaudit.audit.metric.auditor.audit_metric) searches word pairs in the embedding "
+        "(dpaudit.auditors.metric.auditor.audit_metric) searches word pairs in the embedding "
         "(closest pairs, nearest neighbours, pairs whose neighbourhoods differ, TEM's radius, "
         "capitalised out-of-vocabulary words) plus the listed user pairs, chooses an output "
         "set S per pair on selection draws, and bounds ln Pr[M(w) ∈ S] − ln Pr[M(w') ∈ S] from "

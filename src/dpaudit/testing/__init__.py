@@ -17,7 +17,7 @@ A one-line pytest check that a mechanism does not demonstrably break its claim::
         claim = PrivacyClaim(Definition.PURE, 1.0, InputDomain((1,), 0.0, 1.0))
         assert_no_violation(my_mechanism, claim)
 
-It runs the black-box audit (:func:`dpaudit.audit.blackbox.auditor.audit`) with a
+It runs the black-box audit (:func:`dpaudit.auditors.blackbox.auditor.audit`) with a
 sample size chosen for CI — about 1 s for a scalar black-box function, well
 under that for a dpaudit mechanism with a log-density — and raises
 :class:`PrivacyViolationError` (an ``AssertionError``) carrying the witness when the
@@ -36,7 +36,7 @@ a fixed internal seed (e.g. ``np.random.default_rng(12345)`` inside) raises
 :class:`~dpaudit.errors.MechanismError` instead of a misleading verdict; one that
 draws OS entropy runs, and the returned result has ``reproducible = False``.
 A declared ``log_prob`` that the sampler contradicts is listed in
-``result.declaration_findings`` (see :mod:`dpaudit.audit.core.declarations`).
+``result.declaration_findings`` (see :mod:`dpaudit.auditors.core.declarations`).
 """
 
 from __future__ import annotations
@@ -49,9 +49,9 @@ from typing import Any, ClassVar
 import numpy as np
 
 from dpaudit.adapters.callable import FunctionMechanism
-from dpaudit.audit.blackbox.auditor import AuditConfig, audit
-from dpaudit.audit.blackbox.pairs import InputPair
-from dpaudit.audit.blackbox.result import AuditResult
+from dpaudit.auditors.blackbox.auditor import AuditConfig, audit
+from dpaudit.auditors.blackbox.pairs import InputPair
+from dpaudit.auditors.blackbox.result import AuditResult
 from dpaudit.claims import PrivacyClaim
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidTypeError
@@ -196,7 +196,7 @@ def assert_no_violation(
     ``pairs`` ``[(x, x'), ...]`` to try besides the generated patterns;
     ``workers`` processes (1 = in-process, which also works for lambdas).
 
-    Returns the :class:`~dpaudit.audit.blackbox.result.AuditResult` when no violation is
+    Returns the :class:`~dpaudit.auditors.blackbox.result.AuditResult` when no violation is
     found.  Example (a correct mechanism passes; claiming ε = 0.1 for it fails)::
 
         >>> from dpaudit.mechanisms import make_mechanism

@@ -21,12 +21,12 @@ Checks of a vector mechanism (:class:`~dpaudit.mechanisms.base.Mechanism`):
 * ``dtype`` — numbers, and values that fit the declared ``output_kind``;
 * ``finite`` — no ±inf, and no NaN unless the mechanism declares a NaN policy;
 * ``seeding`` — same seed → same outputs, different seeds → different outputs
-  (:func:`dpaudit.audit.core.guard.check_randomness`); a fixed internal seed fails, and an
+  (:func:`dpaudit.auditors.core.guard.check_randomness`); a fixed internal seed fails, and an
   unseedable source (OS entropy) fails unless the mechanism declares ``externally_seeded``;
 * ``log_prob`` — a declared density gives each of the sampler's own outputs a
-  finite log-density and passes :func:`dpaudit.audit.core.declarations.check_log_prob`;
+  finite log-density and passes :func:`dpaudit.auditors.core.declarations.check_log_prob`;
 * ``noise_transform`` — a declared ``noise_from_uniform`` passes
-  :func:`dpaudit.audit.core.declarations.check_transform`.
+  :func:`dpaudit.auditors.core.declarations.check_transform`.
 
 A word mechanism (:class:`~dpaudit.mechanisms.word.base.WordMechanism`) gets
 ``claim`` (a :class:`~dpaudit.claims.MetricClaim` whose metric gives ``d(w, w) = 0``
@@ -34,7 +34,7 @@ and symmetric, non-negative distances), ``output_shape``, ``dtype`` (int64 codes
 in ``[0, V + N_SPECIAL)``), ``seeding`` and ``log_prob`` (the declared
 ``output_log_probs`` sum to 1 and agree with sampled frequencies: one-sided
 Clopper–Pearson bounds per code, Bonferroni over the codes, error
-:data:`~dpaudit.audit.core.declarations.DECLARATION_ALPHA`).
+:data:`~dpaudit.auditors.core.declarations.DECLARATION_ALPHA`).
 
 Statistical checks draw from fixed seeds, so a report is the same on every run;
 a correct declaration fails with probability at most ``DECLARATION_ALPHA`` per
@@ -50,8 +50,8 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.audit.core.declarations import DECLARATION_ALPHA, check_log_prob, check_transform
-from dpaudit.audit.core.guard import (
+from dpaudit.auditors.core.declarations import DECLARATION_ALPHA, check_log_prob, check_transform
+from dpaudit.auditors.core.guard import (
     check_randomness,
     domain_corners,
     own_code,
@@ -265,7 +265,7 @@ def check_seeding(mechanism: Mechanism, seed: int) -> CheckResult:
 
 
 def _seeding_result(kind: str, declared_external: bool, on: str) -> CheckResult:
-    """The verdict on a randomness kind of :func:`~dpaudit.audit.core.guard.classify_randomness`."""
+    """The verdict on a randomness kind (see ``auditors.core.guard.classify_randomness``)."""
     if kind == "seeded":
         return passed("seeding", f"same seed → same outputs, different seeds → different ({on})")
     if kind == "deterministic":

@@ -13,10 +13,10 @@ from typing import Any
 import numpy as np
 from scipy.special import logsumexp
 
-from dpaudit.audit.core.certify import split_error
-from dpaudit.audit.core.declarations import DECLARATION_ALPHA
-from dpaudit.audit.core.guard import classify_randomness, own_code, with_seeded_globals
-from dpaudit.audit.core.statistics import clopper_pearson_lower, clopper_pearson_upper
+from dpaudit.auditors.core.certify import split_error
+from dpaudit.auditors.core.declarations import DECLARATION_ALPHA
+from dpaudit.auditors.core.guard import classify_randomness, own_code, with_seeded_globals
+from dpaudit.auditors.core.statistics import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.claims import MetricClaim
 from dpaudit.engine.timeout import mechanism_label
 from dpaudit.errors import MechanismError

@@ -1,4 +1,0 @@
-"""The word-level metric-DP auditor: every word pair against its own allowed loss ε·d(w, w').
-
-Imports :mod:`dpaudit.audit.core`, no other auditor.
-"""

@@ -1,4 +1,0 @@
-"""The ACL 2022 reconstruction sanity check (Habernal, ACL 2022, §4).
-
-Imports :mod:`dpaudit.audit.core`, no other auditor.
-"""

@@ -1,0 +1,234 @@
+"""Black-box ε lower bound: DP-Sniper's method, and a stronger search without its ceiling.
+
+Given a mechanism ``M`` and its claim, find an input pair ``(x, x')`` and a set
+``S`` with ``Pr[M(x) ∈ S] > e^ε·Pr[M(x') ∈ S] + δ`` and state, with confidence
+``1 − α``, the lower bound
+
+    ε_lcb = ln(p1_lower − δ) − ln(p2_upper)
+
+from one-sided Clopper–Pearson bounds on ``p1 = Pr[M(x) ∈ S]`` and
+``p2 = Pr[M(x') ∈ S]`` (:mod:`dpaudit.auditors.core.statistics`).  It is valid because
+(ε, δ)-DP implies ``p1 ≤ e^ε p2 + δ`` for every ``S`` (Dwork & Roth 2014,
+Def. 2.4); for δ = 0 it is DP-Sniper's bound (Bichsel et al., S&P 2021, eq. 9).
+
+Two modes:
+
+``dpsniper`` — DP-Sniper as published (Bichsel et al. 2021, Alg. 1–2, §6):
+  StatDP input patterns (ordered, swapped too); a classifier (logistic
+  regression, or an MLP with hidden layers 10 and 5) trained on ``M(x)`` (label
+  0) against ``M(x')`` (label 1); its probability ``P(x | y)`` rounded to 3
+  decimals; threshold at target mass ``c`` on samples of ``M(x')`` with
+  randomised ties so ``Pr[M(x') ∈ S] = c``; ``p1, p2`` estimated on fresh
+  samples; best pair re-estimated on ``final_samples``.  Because
+  ``p2 ≈ c``, its estimate cannot exceed about ``ln(1/c)`` (4.6 at c = 0.01).
+
+``dpaudit`` — named stages on disjoint samples (:mod:`~dpaudit.auditors.blackbox.stages`;
+every size and switch below is a field of
+:class:`~dpaudit.auditors.blackbox.config.SearchConfig`):
+
+  1. *training*: a small sample per input trains the classifiers and fixes a
+     grid of candidate thresholds (every distinct score, or quantiles at tail
+     masses from ``1/n`` to ``1/2``) — stage ``train``; the best ``screen_pairs``
+     (default 32) (pair, score) combinations go on (stage ``screen``) — the
+     training sample is too small to judge them (its margin covers every
+     candidate of every combination), and each input is sampled once for all
+     the scores that use it, so a wide screen costs scoring, not sampling;
+  2. *ranking* (``rank``): every candidate — pair × attack family × threshold ×
+     tail (``>``/``<``) × tie handling (``>``/``≥``) × orientation (``x`` over
+     ``x'`` or the reverse) — is counted on half of ``samples`` fresh outputs
+     per input and ranked by the bound it can be counted on to reach on the
+     final sample size (:func:`~dpaudit.auditors.blackbox.selection.projected_bound`): its
+     counts are first replaced by Clopper–Pearson bounds at an error divided by
+     the number of candidates compared, so a small tail set wins only when its
+     advantage exceeds what the luckiest of thousands of correlated counts
+     would show, and every set pays for the width of its final interval
+     (large-mass sets win at equal ratio; small-mass sets, which DP-Sniper's
+     fixed ``c`` cannot reach, win when their ratio is really larger);
+  3. *validation* (``validate``): the ``validate_top`` leaders
+     (and half as many more, the best under the margin for the leaders alone,
+     so that an effect the full margin hides at small sizes keeps a chance) are
+     re-estimated on the other half and ranked again, with the margin for
+     that many;
+  3b. *playoff* (``playoff``): the best candidate of each of the
+     ``playoff_groups`` best (pair, orientation)
+     groups has its score counted on ``samples`` more fresh outputs per input,
+     and the candidates of those scores are ranked again on validation +
+     playoff counts: two pairs whose ratios differ by less than the validation
+     noise (ReportNoisyMax1's 0.0946 and 0.0927) are told apart before the final
+     stage spends its samples on one of them;
+  4. *final*: only the chosen candidate(s) are re-estimated on
+     ``final_samples`` fresh outputs per input — with the winner's *ladder*
+     (:meth:`~dpaudit.auditors.blackbox.selection.CandidateTable.ladder`): up to
+     ``ladder_rungs`` smaller sets of its own
+     kind, at masses ``m/√10, m/10, …``, kept when they look better at face
+     value on the validation half.  The margin of stage 2–3 must cover the
+     noise of the selection sample, which is large for small sets; the final
+     sample (DP-Sniper's: 19× the selection sample) resolves them, and the
+     rungs share the winner's final samples (one job per input, one count per
+     set), so they cost only the wider Bonferroni correction below (stage ``ladder``
+     chooses them; :func:`dpaudit.auditors.core.certify.certify` certifies them).
+
+  The attack families of ``auto``: logistic regression, an MLP and ``split``
+  (logistic regression on per-coordinate median indicators, the additive
+  score that sums many small bounded losses; for outputs of two or more
+  numeric coordinates), and ``histogram`` (the empirical log-ratio of whole
+  output rows, :mod:`~dpaudit.auditors.blackbox.histogram`; trained only where the
+  training outputs turn out discrete).  Symbols inside numeric outputs (SVT's
+  ``-1`` "aborted", ``-1000`` "below") become flag features of the classifiers
+  (:mod:`~dpaudit.auditors.blackbox.atoms`).  When the
+  mechanism declares a log-density, the exact likelihood-ratio score
+  ``ln p(y|x) − ln p(y|x')`` (Neyman–Pearson: its threshold sets are the most
+  powerful tests) beside logistic regression — never alone, since a declared
+  density is a claim about the code rather than the code.
+
+**What the confidence covers.**  The final samples are independent of
+everything used to choose the witness (training, ranking, validation and
+playoff samples), so choosing among any number of pairs, families, thresholds,
+directions (and, in ``dpsniper`` mode, pairs) costs no confidence.  If ``K``
+sets are re-estimated on the final samples (the config's ``best_candidates`` best,
+runners-up the playoff could not call and the winner's ladder; the result's
+``final_candidates`` gives ``K``), the result
+is the best of ``K`` bounds, each computed with both one-sided Clopper–Pearson
+bounds at error ``α/(2K)`` (Bonferroni over the ``K`` sets and the two
+estimates; no independence between the sets is needed, so they may share
+samples), so the reported bound holds with probability at least ``1 − α``.
+
+All sampling runs as work units through :func:`dpaudit.engine.executor.run_units`
+(see :mod:`dpaudit.auditors.blackbox.counting`): memory is flat in the sample size and the
+result is bit-identical for any number of workers.
+"""
+
+from __future__ import annotations
+
+import math
+
+from dpaudit.auditors.blackbox.config import (
+    CLASSIFIERS,
+    DEFAULT_TRAIN_SAMPLES,
+    DPSNIPER_CONFIDENCE,
+    DPSNIPER_FINAL_SAMPLES,
+    DPSNIPER_SAMPLES,
+    DPSNIPER_TARGET_MASS,
+    MODES,
+    AuditConfig,
+    SearchConfig,
+)
+from dpaudit.auditors.blackbox.dpsniper import audit_dpsniper
+from dpaudit.auditors.blackbox.pairs import InputPair, check_pair, generate_pairs
+from dpaudit.auditors.blackbox.result import AuditResult
+from dpaudit.auditors.blackbox.sampler import Sampler, Timer
+from dpaudit.auditors.blackbox.selection import projected_bound
+from dpaudit.auditors.blackbox.shortlist import Budget
+from dpaudit.auditors.blackbox.stages import search
+from dpaudit.auditors.core.certify import split_error
+from dpaudit.auditors.core.declarations import check_foreign_code
+from dpaudit.claims import Definition
+from dpaudit.engine.executor import ExecutionConfig
+from dpaudit.errors import InvalidArgumentError
+from dpaudit.mechanisms.base import Mechanism
+
+__all__ = [
+    "CLASSIFIERS",
+    "DEFAULT_TRAIN_SAMPLES",
+    "DPSNIPER_CONFIDENCE",
+    "DPSNIPER_FINAL_SAMPLES",
+    "DPSNIPER_SAMPLES",
+    "DPSNIPER_TARGET_MASS",
+    "MODES",
+    "AuditConfig",
+    "SearchConfig",
+    "audit",
+    "projected_bound",
+]
+
+
+# =========================================================================== API
+def audit(
+    mechanism: Mechanism,
+    config: AuditConfig | None = None,
+    execution: ExecutionConfig | None = None,
+    *,
+    timer: Timer | None = None,
+) -> AuditResult:
+    """Run the black-box audit of ``mechanism`` against its own claim.
+
+    Returns an :class:`~dpaudit.auditors.blackbox.result.AuditResult` whose
+    ``epsilon_lower_bound`` holds with probability ≥ ``config.confidence``
+    (see the module docstring for exactly what that covers).  ``timer``: pass one
+    to read each stage's CPU seconds and outputs drawn afterwards (the result's
+    ``timing`` holds the wall seconds).
+    """
+    config = config or AuditConfig()
+    execution = execution or ExecutionConfig()
+    claim = mechanism.claim
+    if claim.definition is Definition.METRIC:
+        raise InvalidArgumentError(
+            "mechanism", mechanism.name, "a pure or (ε, δ) claim (metric claims are not audited)"
+        )
+    for p in config.pairs:
+        check_pair(mechanism, p)
+    pairs = generate_pairs(
+        mechanism, mode=config.mode, user_pairs=config.pairs, use_patterns=config.use_patterns
+    )
+    families = _families(mechanism, config)
+    timer = timer or Timer()
+    # Foreign-code checks (trust team): a fixed seed raises; an unseedable source and
+    # declarations the sampler contradicts are reported in the result.
+    trust = check_foreign_code(mechanism, seed=config.seed)
+    if config.mode == "dpsniper":
+        result = audit_dpsniper(mechanism, config, execution, pairs, families, timer)
+    else:
+        result = _audit_dpaudit(mechanism, config, execution, pairs, families, timer)
+    return trust.apply(result)
+
+
+def _families(mechanism: Mechanism, config: AuditConfig) -> tuple[str, ...]:
+    choice = config.classifier
+    if choice == "likelihood-ratio" and not mechanism.has_log_prob:
+        raise InvalidArgumentError(
+            "classifier",
+            choice,
+            f"logistic, mlp, split or auto ({mechanism.name} exposes no log-density/pmf)",
+        )
+    if config.mode == "dpsniper":
+        if choice in ("likelihood-ratio", "split", "histogram"):
+            raise InvalidArgumentError("classifier", choice, "logistic or mlp in dpsniper mode")
+        return ("logistic",) if choice == "auto" else (choice,)
+    if choice == "auto":
+        # A declared density is a hint about the code, not the code: a black-box family
+        # always runs beside it, ranked with it under the same multiplicity margin.
+        if mechanism.has_log_prob:
+            return ("likelihood-ratio", "logistic")
+        # ``split`` (additive indicators) catches many small per-coordinate losses that a
+        # linear score drowns in noise.  On one coordinate its sets are threshold sets of
+        # the output itself (logistic regression has them all), on one-hot categorical
+        # outputs it adds nothing: there it would only add candidates.
+        # ``histogram`` (the empirical ratio of whole output rows) is trained only where
+        # the training outputs turn out discrete (few distinct rows, each seen often).
+        if mechanism.output_kind == "categorical" or math.prod(mechanism.output_shape) < 2:
+            return ("logistic", "mlp", "histogram")
+        return ("logistic", "mlp", "split", "histogram")
+    return (choice,)
+
+
+# ============================================================= dpaudit mode
+def _audit_dpaudit(
+    mech: Mechanism,
+    cfg: AuditConfig,
+    execution: ExecutionConfig,
+    pairs: list[InputPair],
+    families: tuple[str, ...],
+    timer: Timer,
+) -> AuditResult:
+    """The staged search of :mod:`~dpaudit.auditors.blackbox.stages` and its certification."""
+    budget = Budget(
+        mechanism=mech,
+        config=cfg,
+        pairs=pairs,
+        families=families,
+        sampler=Sampler(mech, cfg.seed, execution, cfg.unit_timeout),
+        # The selection projects every set as one of ``best_candidates`` certified together.
+        alpha_side=split_error(1.0 - cfg.confidence, cfg.best_candidates),
+        delta=mech.claim.delta,
+    )
+    return search(budget, timer)

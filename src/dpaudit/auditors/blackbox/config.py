@@ -1,0 +1,180 @@
+"""Configuration of the black-box audit (:func:`~dpaudit.auditors.blackbox.auditor.audit`).
+
+Shared by both modes (:mod:`~dpaudit.auditors.blackbox.auditor`,
+:mod:`~dpaudit.auditors.blackbox.dpsniper`) and the result builder; imports nothing
+above ``auditors/``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from dpaudit.auditors.blackbox.pairs import InputPair
+from dpaudit.engine.timeout import check_timeout
+from dpaudit.errors import InvalidArgumentError
+from dpaudit.validation import check_int, check_probability_open, check_seed
+
+MODES = ("dpaudit", "dpsniper")
+CLASSIFIERS = ("auto", "likelihood-ratio", "logistic", "mlp", "split", "histogram")
+
+#: DP-Sniper's defaults (Bichsel et al. 2021, §6.1): c, n = n_train = n_check, n_final, confidence.
+DPSNIPER_TARGET_MASS = 0.01
+DPSNIPER_SAMPLES = 10_700_000
+DPSNIPER_FINAL_SAMPLES = 200_000_000
+DPSNIPER_CONFIDENCE = 0.9
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    """Every size and tuning constant of the dpaudit-mode search, and its stage switches.
+
+    The search (:mod:`dpaudit.auditors.blackbox.stages`) chooses sets on samples the final
+    certification never sees, so no value here can make a reported bound invalid: they
+    trade power against time.  The defaults are the values each stage was tuned to on the
+    benchmark cases named below (``benchmarks/README.md``); ``benchmarks/ablation.py``
+    measures what switching each optional stage off costs.
+    """
+
+    #: Training outputs per input when ``AuditConfig.train_samples`` is not given: at least
+    #: this many (2^17), see :func:`default_train_samples`.  With 20 coordinates of
+    #: Lap(200) it leaves the logistic direction at cosine ≈ 0.79 to the true one.
+    train_floor: int = 1 << 17
+    #: ... and at least ``samples // train_fraction`` (8: DP-Sniper's 10.7M gives 1.3M,
+    #: cosine ≈ 0.95 in the same case), at a small fraction of the later stages' cost.
+    train_fraction: int = 8
+    #: Screen: the (pair, score) combinations, best first by their training-sample
+    #: projection, that go on to ranking (32).  The training sample is too small to
+    #: judge them, and each input is sampled once for all kept scores that use it, so a
+    #: wide screen costs scoring, not sampling.
+    screen_pairs: int = 32
+    #: Rank: the share of ``samples`` per input the ranking counts on (½); validation
+    #: gets the rest.  Without validation the ranking gets all of ``samples``.
+    rank_share: float = 0.5
+    #: Rank: the leaders (under the margin for every candidate ranked) passed to
+    #: validation (16; at least ``best_candidates``).  Enough for every DP-Sniper-suite
+    #: winner to be among them at 1M samples.
+    validate_top: int = 16
+    #: Rank: a second group of leaders, ``validate_top · this`` many (½), the best under
+    #: the margin for the leaders alone, so that an effect the full margin hides at small
+    #: sizes keeps a chance.  0 switches them off.
+    validate_extra: float = 0.5
+    #: Rank: also pass DP-Sniper's fixed-mass sets (denominator rate nearest
+    #: ``AuditConfig.target_mass``), chosen without the numerator's counts, so no
+    #: winner's curse favours them (an effect spread thinly over many outputs).
+    fixed_mass: bool = True
+    #: Validate: re-rank the leaders on fresh counts (the other share of ``samples``);
+    #: a lucky count on the ranking half does not repeat there.  Off: the leaders are
+    #: ranked on the ranking counts themselves.
+    validate: bool = True
+    #: Playoff: how many distinct (pair, orientation) groups, best first after
+    #: validation, have their scores counted on more fresh outputs (3; ReportNoisyMax1's
+    #: two best pairs differ by less than the validation noise).  0 or 1: no playoff.
+    playoff_groups: int = 3
+    #: Playoff: outputs per input it counts (``None``: ``samples``).
+    playoff_samples: int | None = None
+    #: Playoff: a group whose log-ratio estimate on the playoff counts is within this many
+    #: standard errors of the leader's is too close to call, and its best set goes to the
+    #: final stage too (1.0; SVT1/SVT2: two pairs 0.0007 apart, noise ≈ 0.004).
+    #: ``-inf``: never.
+    playoff_tie_z: float = 1.0
+    #: Ladder: at most this many smaller sets of the winner's kind, at denominator masses
+    #: ``m/ladder_step^j``, re-estimated beside it on the final samples (3; 20 coordinates
+    #: of Laplace, where the ratio keeps growing into the tail).  0: no ladder.
+    ladder_rungs: int = 3
+    #: Ladder: the mass ratio between rungs (√10: three rungs span a factor ≈ 30).
+    ladder_step: float = math.sqrt(10.0)
+
+    def __post_init__(self) -> None:
+        check_int("train_floor", self.train_floor, minimum=1)
+        check_int("train_fraction", self.train_fraction, minimum=1)
+        check_int("screen_pairs", self.screen_pairs, minimum=1)
+        check_probability_open("rank_share", self.rank_share)
+        check_int("validate_top", self.validate_top, minimum=1)
+        if not (0.0 <= self.validate_extra <= 1.0):
+            raise InvalidArgumentError("validate_extra", self.validate_extra, "a number in [0, 1]")
+        check_int("playoff_groups", self.playoff_groups, minimum=0)
+        if self.playoff_samples is not None:
+            check_int("playoff_samples", self.playoff_samples, minimum=1)
+        if math.isnan(self.playoff_tie_z) or self.playoff_tie_z == math.inf:
+            raise InvalidArgumentError("playoff_tie_z", self.playoff_tie_z, "a number or -inf")
+        check_int("ladder_rungs", self.ladder_rungs, minimum=0)
+        if not (math.isfinite(self.ladder_step) and self.ladder_step > 1.0):
+            raise InvalidArgumentError("ladder_step", self.ladder_step, "a number > 1")
+
+
+#: The defaults of :class:`SearchConfig`.
+DEFAULT_SEARCH = SearchConfig()
+#: Default training floor (kept for callers of the constant; see :class:`SearchConfig`).
+DEFAULT_TRAIN_SAMPLES = DEFAULT_SEARCH.train_floor
+
+
+def default_train_samples(samples: int, search: SearchConfig = DEFAULT_SEARCH) -> int:
+    """Training outputs per input in dpaudit mode when ``train_samples`` is not given.
+
+    ``min(samples, max(train_floor, samples // train_fraction))``.  A
+    classifier's weights are estimated from these outputs: with d coordinates
+    of noise scale σ and a per-coordinate shift μ, each weight's error is about
+    ``σ·sqrt(2/n)/μ`` of its size — for 20 coordinates of Lap(200) (σ ≈ 283,
+    μ = 1) n = 131,072 leaves the logistic direction at cosine ≈ 0.79 to the
+    true one, n = 1.3M (DP-Sniper's sizes / 8) at ≈ 0.95.  Sampling them costs
+    a small fraction of the selection and final samples.
+    """
+    return min(samples, max(search.train_floor, samples // search.train_fraction))
+
+
+# Stage codes at the head of every work-unit key: the streams never overlap.
+STAGE_TRAIN, STAGE_SELECT, STAGE_FINAL, STAGE_VALIDATE, STAGE_PLAYOFF = 1, 2, 3, 4, 5
+STAGE_SNIPER_TRAIN, STAGE_SNIPER_CHECK, STAGE_SNIPER_FINAL = 11, 12, 13
+
+
+@dataclass(frozen=True)
+class AuditConfig:
+    """Knobs of :func:`audit`; defaults are for a quick audit (DP-Sniper's are constants above).
+
+    ``samples`` is the number of outputs per input for each selection estimate,
+    ``final_samples`` per input for the final estimate, ``train_samples`` per
+    input for classifier training and the threshold grid (dpaudit default
+    :func:`default_train_samples`; dpsniper default ``samples`` as in DP-Sniper).
+
+    ``best_candidates`` is the *request*: how many of the best-ranked sets the
+    final stage certifies (besides runners-up too close to call and the
+    winner's ladder).  The number actually certified, ``K`` of the Bonferroni
+    split, is the result's ``final_candidates``.  ``search`` holds the search's
+    sizes, tuning constants and stage switches (dpaudit mode only).
+    """
+
+    samples: int = 1_000_000
+    final_samples: int = 10_000_000
+    train_samples: int | None = None
+    confidence: float = 0.95
+    mode: str = "dpaudit"
+    classifier: str = "auto"
+    target_mass: float = DPSNIPER_TARGET_MASS
+    best_candidates: int = 1
+    pairs: tuple[InputPair, ...] = ()
+    use_patterns: bool = True
+    seed: int = 0
+    unit_timeout: float | None = None
+    search: SearchConfig = field(default_factory=SearchConfig)
+
+    def __post_init__(self) -> None:
+        check_int("samples", self.samples, minimum=1)
+        check_int("final_samples", self.final_samples, minimum=1)
+        if self.train_samples is not None:
+            check_int("train_samples", self.train_samples, minimum=1)
+        check_probability_open("confidence", self.confidence)
+        if self.mode not in MODES:
+            raise InvalidArgumentError("mode", self.mode, f"one of {', '.join(MODES)}")
+        if self.classifier not in CLASSIFIERS:
+            raise InvalidArgumentError(
+                "classifier", self.classifier, f"one of {', '.join(CLASSIFIERS)}"
+            )
+        check_probability_open("target_mass", self.target_mass)
+        check_int("best_candidates", self.best_candidates, minimum=1, maximum=1000)
+        if not isinstance(self.search, SearchConfig):
+            raise InvalidArgumentError("search", self.search, "a SearchConfig")
+        check_seed(self.seed)
+        check_timeout(self.unit_timeout, "unit_timeout")
+        if not self.pairs and not self.use_patterns:
+            raise InvalidArgumentError("pairs", "none", "given pairs when patterns are off")

@@ -1,0 +1,126 @@
+"""DP-Sniper as published (Bichsel et al., S&P 2021, Alg. 1–2, §6): the ``dpsniper`` mode.
+
+StatDP input patterns; a classifier (logistic regression or an MLP) trained on
+``M(x)`` against ``M(x')``; its probability rounded to 3 decimals; the
+threshold at target mass ``c`` on samples of ``M(x')`` with randomised ties;
+``p1, p2`` on fresh samples; the best pair re-estimated on ``final_samples``.
+Because ``p2 ≈ c`` its estimate cannot exceed about ``ln(1/c)``.  Called by
+:func:`dpaudit.auditors.blackbox.auditor.audit`; imports nothing above ``auditors/``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpaudit.auditors.blackbox.config import (
+    STAGE_SNIPER_CHECK,
+    STAGE_SNIPER_FINAL,
+    STAGE_SNIPER_TRAIN,
+    AuditConfig,
+)
+from dpaudit.auditors.blackbox.outcome import build_result, build_witness, final_counts
+from dpaudit.auditors.blackbox.pairs import InputPair
+from dpaudit.auditors.blackbox.result import AuditResult
+from dpaudit.auditors.blackbox.sampler import Sampler, Timer
+from dpaudit.auditors.blackbox.scores import (
+    DPSNIPER_LEVELS,
+    Score,
+    dpsniper_threshold,
+    train_classifier,
+)
+from dpaudit.auditors.blackbox.selection import Candidate
+from dpaudit.auditors.core.certify import certify_one, split_error
+from dpaudit.engine.executor import ExecutionConfig
+from dpaudit.mechanisms.base import Mechanism
+
+
+def audit_dpsniper(
+    mech: Mechanism,
+    cfg: AuditConfig,
+    execution: ExecutionConfig,
+    pairs: list[InputPair],
+    families: tuple[str, ...],
+    timer: Timer,
+) -> AuditResult:
+    """DP-Sniper's search and its final estimate of the best pair, as published."""
+    family = families[0]
+    n_train = cfg.train_samples or cfg.samples
+    inputs = [p.x for p in pairs] + [p.x_prime for p in pairs]
+    sampler = Sampler(mech, cfg.seed, execution, cfg.unit_timeout)
+    data = sampler.outputs(inputs, n_train, STAGE_SNIPER_TRAIN, "training")
+    scores = [
+        train_classifier(
+            family, mech, data[i], data[len(pairs) + i], seed=cfg.seed, dpsniper_rounding=True
+        )
+        for i in range(len(pairs))
+    ]
+    timer.mark("training", sampler.tally[0])
+    cand = _best_pair(sampler, pairs, scores, cfg)
+    timer.mark("selection", sampler.tally[0])
+    i, pair = cand.pair_index, pairs[cand.pair_index]
+    thr = np.array([cand.threshold], dtype=np.float32)
+    jobs = [(pair.x, (scores[i],), (thr,)), (pair.x_prime, (scores[i],), (thr,))]
+    q = cand.tie_probability
+    final = sampler.counts(jobs, cfg.final_samples, STAGE_SNIPER_FINAL, "final", [(q,), (q,)])
+    timer.mark("final", sampler.tally[0])
+    # One statement: both one-sided bounds at error α/2 (the core's split for K = 1).
+    alpha_side = split_error(1.0 - cfg.confidence, 1)
+    cert = certify_one(final_counts(cand, final[0], final[1]), alpha_side, mech.claim.delta)
+    w = build_witness(
+        mech,
+        pair,
+        cand,
+        cert,
+        cfg.seed,
+        (STAGE_SNIPER_FINAL, 0),
+        (STAGE_SNIPER_FINAL, 1),
+        cfg.confidence,
+    )
+    c = cfg.target_mass
+    statement = (
+        f"DP-Sniper (Bichsel et al. 2021): ε ≥ epsilon_lower_bound holds with probability ≥ "
+        f"{cfg.confidence:g} over the final samples; the pair was chosen on separate samples; "
+        f"p1_lower and p2_upper are one-sided Clopper–Pearson bounds at error "
+        f"{alpha_side:.4g} each. The target mass c = {c:g} caps the estimate near "
+        f"ln(1/c) = {math.log(1 / c):.3g}."
+    )
+    n = cfg.samples
+    samples = {"train": n_train, "threshold": n, "check": n, "final": cfg.final_samples}
+    return build_result(
+        mech, cfg, w, families, pairs, len(pairs), statement, timer, samples, final_candidates=1
+    )
+
+
+def _best_pair(
+    sampler: Sampler, pairs: list[InputPair], scores: list[Score], cfg: AuditConfig
+) -> Candidate:
+    """The pair with the largest check estimate at its threshold of mass ``c`` (Alg. 1).
+
+    Per pair: a threshold sample of ``M(x')`` fixes the threshold (randomised ties,
+    ``Pr[M(x') ∈ S] = c``), fresh check samples of ``M(x)`` and ``M(x')`` estimate
+    ``ln(p1/p2)``.
+    """
+    c, n = cfg.target_mass, cfg.samples
+    levels = np.arange(DPSNIPER_LEVELS + 1, dtype=np.float32)
+    jobs = []
+    for i, pair in enumerate(pairs):
+        jobs += [
+            (pair.x_prime, (scores[i],), (levels,)),
+            (pair.x, (scores[i],), (levels,)),
+            (pair.x_prime, (scores[i],), (levels,)),
+        ]
+    counts = sampler.counts(jobs, n, STAGE_SNIPER_CHECK, "thresholds and checks")
+    best: tuple[float, int, int, float] | None = None
+    for i in range(len(pairs)):
+        thr_c, chk_x, chk_xp = counts[3 * i], counts[3 * i + 1], counts[3 * i + 2]
+        j, q = dpsniper_threshold(thr_c.greater[0], thr_c.equal[0], thr_c.n, c)
+        p1 = (chk_x.greater[0][j] + q * chk_x.equal[0][j]) / chk_x.n
+        p2 = (chk_xp.greater[0][j] + q * chk_xp.equal[0][j]) / chk_xp.n
+        est = math.log(p1 / p2) if p1 > 0 and p2 > 0 else (-math.inf if p1 == 0 else math.inf)
+        if best is None or est > best[0]:
+            best = (est, i, j, q)
+    assert best is not None
+    est, i, j, q = best
+    return Candidate(i, scores[i], float(levels[j]), "upper", q, True, est, est, target_mass=c)

@@ -1,0 +1,182 @@
+"""Building the black-box audit's witness and result from the final counts.
+
+Shared by both modes; the witness is :class:`dpaudit.witness.Witness`, the
+result :class:`dpaudit.auditors.blackbox.result.AuditResult`.  Imports nothing above ``auditors/``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from dpaudit.auditors.blackbox.config import AuditConfig
+from dpaudit.auditors.blackbox.counting import UnitCounts
+from dpaudit.auditors.blackbox.pairs import InputPair
+from dpaudit.auditors.blackbox.result import AuditResult
+from dpaudit.auditors.blackbox.sampler import Timer
+from dpaudit.auditors.blackbox.selection import Candidate, log_ratio
+from dpaudit.auditors.core.certify import Certificate, FinalCounts
+from dpaudit.auditors.core.power import describe_power, power_summary
+from dpaudit.mechanisms.base import Mechanism
+from dpaudit.verdicts import verdict_text
+from dpaudit.witness import ThresholdAttack, Witness, WitnessKind, WitnessSeeds
+
+
+def final_counts(
+    c: Candidate, num_counts: UnitCounts, den_counts: UnitCounts, slot: int = 0
+) -> FinalCounts:
+    """The final hits of candidate ``c``'s set, oriented as its statement (numerator first).
+
+    ``slot``: which of the counts' scores is ``c``'s (final sets of one pair share
+    their samples).
+    """
+
+    def hits(u: UnitCounts) -> int:
+        kept = int(u.ties_kept[slot][0]) if u.ties_kept is not None else 0
+        g, e = int(u.greater[slot][0]), int(u.equal[slot][0])
+        return g + kept if c.tail == "upper" else u.n - g - e + kept
+
+    return FinalCounts(hits(num_counts), num_counts.n, hits(den_counts), den_counts.n)
+
+
+def build_witness(
+    mech: Mechanism,
+    pair: InputPair,
+    c: Candidate,
+    cert: Certificate,
+    seed: int,
+    num_key: tuple[int, ...],
+    den_key: tuple[int, ...],
+    confidence: float,
+) -> Witness:
+    """The black-box witness of candidate ``c``, certified as ``cert`` by the core.
+
+    Its bound holds at ``confidence`` overall when ``cert`` was certified together with
+    every other set re-estimated on the final samples.
+    """
+    x, xp = (pair.x, pair.x_prime) if c.numerator_is_x else (pair.x_prime, pair.x)
+    score = c.score
+    attack = ThresholdAttack(
+        family=score.family,
+        score=score.describe(),
+        score_inputs=(pair.x, pair.x_prime),
+        tail=c.tail,
+        threshold=c.threshold,
+        tie_probability=c.tie_probability,
+        target_mass=c.target_mass,
+        classifier=score.parameters(),
+    )
+    p1, p2 = cert.p1, cert.p2
+    return Witness(
+        kind=WitnessKind.BLACK_BOX,
+        x=x,
+        x_prime=xp,
+        pair_origin=pair.origin,
+        event=attack.set_description,
+        confidence=confidence,
+        attack=attack,
+        p1=p1,
+        p2=p2,
+        epsilon_estimate=log_ratio(p1.hits, p1.samples, p2.hits, p2.samples, cert.delta),
+        epsilon_lower_bound=cert.lower_bound,
+        seeds=WitnessSeeds(seed, num_key, den_key),
+    )
+
+
+def build_result(
+    mech: Mechanism,
+    cfg: AuditConfig,
+    witness: Witness,
+    families: tuple[str, ...],
+    pairs: list[InputPair],
+    n_compared: int,
+    statement: str,
+    timer: Timer,
+    samples: dict[str, int],
+    final_candidates: int,
+) -> AuditResult:
+    """The result of an audit whose best certified set is ``witness``.
+
+    ``final_candidates``: ``K``, the number of sets certified together on the final samples.
+    """
+    claim = mech.claim
+    lcb = max(0.0, witness.epsilon_lower_bound)  # ε ≥ 0 always; report no negative bound
+    notes = []
+    if witness.p2.hits == 0:
+        notes.append(
+            f"no output of M(x') fell in S: the bound is limited only by the sample size "
+            f"(p2_upper = 1 − (error)^(1/n) = {witness.p2.bound:.3g} with n = "
+            f"{witness.p2.samples})"
+        )
+    violation = lcb > claim.epsilon
+    power: dict[str, float] = {}
+    verdict = verdict_text(lcb, claim.epsilon, cfg.confidence, claim.delta)
+    if not violation:
+        n_final = min(witness.p1.samples, witness.p2.samples)
+        power = power_summary(claim.epsilon, n_final, witness.p1.bound_error, claim.delta)
+        notes.append(describe_power(claim.epsilon, power))
+        if not math.isfinite(power["mass 0.5"]):
+            verdict = _untestable(claim.epsilon, power["ceiling"], n_final)
+    return AuditResult(
+        mechanism=mech.spec(),
+        claim=claim.describe(),
+        claimed_epsilon=claim.epsilon,
+        claimed_delta=claim.delta,
+        epsilon_lower_bound=lcb,
+        confidence=cfg.confidence,
+        violation=violation,
+        verdict=verdict,
+        witness=witness,
+        mode=cfg.mode,
+        attack_families=families,
+        samples=samples,
+        pairs_tried=len(pairs),
+        candidates_compared=n_compared,
+        final_candidates=final_candidates,
+        confidence_statement=statement,
+        seed=cfg.seed,
+        timing=timer.total(),
+        notes=tuple(notes),
+        power=power,
+    )
+
+
+def _untestable(claimed: float, ceiling: float, n: int) -> str:
+    """The verdict when the claim lies above what ``n`` samples can ever certify."""
+    return (
+        f"inconclusive: no bound above {ceiling:.3g} can be certified with {n} final samples "
+        f"per input, so a violation of ε = {claimed:g} could not have been seen; this is "
+        f"not a pass (about e^ε·ln(1/α) samples per input would be needed)"
+    )
+
+
+def no_witness_result(
+    mech: Mechanism,
+    cfg: AuditConfig,
+    pairs: list[InputPair],
+    families: tuple[str, ...],
+    n_compared: int,
+    timer: Timer,
+) -> AuditResult:
+    """The result when no candidate set had a finite projected bound: nothing certified."""
+    claim = mech.claim
+    return AuditResult(
+        mechanism=mech.spec(),
+        claim=claim.describe(),
+        claimed_epsilon=claim.epsilon,
+        claimed_delta=claim.delta,
+        epsilon_lower_bound=0.0,
+        confidence=cfg.confidence,
+        violation=False,
+        verdict=verdict_text(0.0, claim.epsilon, cfg.confidence, claim.delta),
+        witness=None,
+        mode=cfg.mode,
+        attack_families=families,
+        samples={"selection": cfg.samples, "final": 0},
+        pairs_tried=len(pairs),
+        candidates_compared=n_compared,
+        final_candidates=0,
+        confidence_statement="no candidate set separated the outputs; nothing was re-estimated",
+        seed=cfg.seed,
+        timing=timer.total(),
+        notes=("no candidate had a positive projected bound",),
+    )

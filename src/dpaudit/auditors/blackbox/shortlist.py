@@ -1,0 +1,179 @@
+"""The value the search's stages pass on: which (pair, score) combinations and sets are still in.
+
+:class:`Shortlist` replaces the search's anonymous ``(candidate, kept index, set
+index)`` tuples.  Every stage of :mod:`dpaudit.auditors.blackbox.stages` takes one
+and returns a smaller one; :class:`Budget` is what a stage may spend (the
+sampler, the sample sizes, the error split).  Also the two operations every
+counting stage shares: counting the kept combinations on fresh outputs
+(:func:`count_combos`) and ranking sets by their projection (:func:`rank_sets`).
+Imports nothing above ``auditors/``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dpaudit.auditors.blackbox.config import AuditConfig
+from dpaudit.auditors.blackbox.pairs import InputPair
+from dpaudit.auditors.blackbox.sampler import Sampler
+from dpaudit.auditors.blackbox.scores import LikelihoodRatioScore, Score
+from dpaudit.auditors.blackbox.selection import Candidate, CandidateTable, SideStats
+from dpaudit.mechanisms.base import Mechanism
+
+
+@dataclass(frozen=True)
+class Combo:
+    """One trained (pair, score) combination and its grid of candidate thresholds."""
+
+    pair_index: int
+    score: Score
+    thresholds: np.ndarray
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One candidate set still in: set ``index`` of combination ``combo``, as ranked."""
+
+    combo: int
+    index: int
+    candidate: Candidate
+
+    @property
+    def key(self) -> tuple[int, int]:
+        """``(combo, index)``: which set this is."""
+        return (self.combo, self.index)
+
+    @property
+    def group(self) -> tuple[int, bool]:
+        """The playoff's (pair, orientation) group."""
+        return (self.candidate.pair_index, self.candidate.numerator_is_x)
+
+
+@dataclass(frozen=True)
+class Shortlist:
+    """The search's state between two stages.
+
+    ``combos`` are the (pair, score) combinations still in; ``tables[k]`` holds
+    the counts of every set of ``combos[k]`` on the latest sample counted for it
+    (training, ranking, validation, or validation + playoff pooled).  ``pool``
+    the sets still in, as ``(combo, set index)`` (``None``: every set of every
+    combination); ``ranked`` those of them with a finite projection, best first.
+    ``runners_up`` are groups the playoff could not tell from the leader's,
+    ``rungs`` the winner's ladder.  ``compared``: candidates compared on the
+    training sample; ``samples``: outputs per input each stage used.
+    """
+
+    families: tuple[str, ...] = ()
+    combos: tuple[Combo, ...] = ()
+    tables: tuple[CandidateTable, ...] = ()
+    pool: tuple[tuple[int, int], ...] | None = None
+    ranked: tuple[Entry, ...] = ()
+    runners_up: tuple[Entry, ...] = ()
+    rungs: tuple[Entry, ...] = ()
+    compared: int = 0
+    samples: dict[str, int] = field(default_factory=dict)
+
+    def proposals(self, best: int) -> tuple[list[Entry], list[Entry], list[Entry]]:
+        """The sets the final stage certifies: the ``best`` leaders, runners-up, rungs.
+
+        Each set once (a runner-up or rung that is already a leader is not repeated).
+        """
+        leaders = list(self.ranked[:best])
+        taken = {e.key for e in leaders}
+        runners = [e for e in self.runners_up if e.key not in taken]
+        taken.update(e.key for e in runners)
+        rungs = [e for e in self.rungs if e.key not in taken]
+        return leaders, runners, rungs
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What a stage may spend: the sampler, the audit's sizes and the error split.
+
+    ``alpha_side`` is the error of each one-sided bound the selection projects
+    with (``α/(2·best_candidates)``); the final certification re-splits ``α``
+    over the sets it actually certifies.
+    """
+
+    mechanism: Mechanism
+    config: AuditConfig
+    pairs: list[InputPair]
+    families: tuple[str, ...]
+    sampler: Sampler
+    alpha_side: float
+    delta: float
+
+    @property
+    def n_rank(self) -> int:
+        """Outputs per input the ranking counts on (all of ``samples`` without validation)."""
+        cfg = self.config
+        if not cfg.search.validate:
+            return cfg.samples
+        return max(1, int(cfg.samples * cfg.search.rank_share))
+
+
+def count_combos(
+    budget: Budget, combos: Sequence[Combo], ks: list[int], n: int, stage: int, label: str
+) -> dict[int, CandidateTable]:
+    """Candidate tables of the combinations ``ks`` on ``n`` fresh outputs per input.
+
+    One job per input: its outputs are drawn once and counted under every score in
+    ``ks`` that uses it.
+    """
+    pairs = budget.pairs
+    slots: dict[tuple[float, ...], list[tuple[int, int]]] = {}  # input → [(combo, side)]
+    for k in ks:
+        i = combos[k].pair_index
+        slots.setdefault(pairs[i].x, []).append((k, 0))
+        slots.setdefault(pairs[i].x_prime, []).append((k, 1))
+    jobs, signs, where = [], [], {}
+    for j, (x, uses) in enumerate(slots.items()):
+        scores = tuple(combos[k].score for k, _ in uses)
+        jobs.append((x, scores, tuple(combos[k].thresholds for k, _ in uses)))
+        # Likelihood-ratio scores also return importance-weighted sums (see SideStats).
+        signs.append(
+            tuple(
+                (1 - 2 * side) if isinstance(combos[k].score, LikelihoodRatioScore) else 0
+                for k, side in uses
+            )
+        )
+        where.update({use: (j, m) for m, use in enumerate(uses)})
+    counts = budget.sampler.counts(jobs, n, stage, label, importance_signs=signs)
+
+    def side(k: int, s: int) -> SideStats:
+        j, m = where[(k, s)]
+        return SideStats.from_counts(counts[j], m)
+
+    return {k: CandidateTable.of(combos[k].thresholds, side(k, 0), side(k, 1)) for k in ks}
+
+
+def rank_sets(
+    budget: Budget,
+    combos: Sequence[Combo],
+    tables: Sequence[CandidateTable] | dict[int, CandidateTable],
+    keys: Sequence[tuple[int, int]],
+) -> tuple[Entry, ...]:
+    """The sets ``keys`` as entries, best projection on ``tables`` first.
+
+    Each is projected with the margin for ``len(keys)`` compared; sets with no
+    finite projection are dropped.  Ties keep the order of combination, then of
+    ``keys``.
+    """
+    cfg, delta = budget.config, budget.delta
+    out: list[Entry] = []
+    for k in sorted({k for k, _ in keys}):
+        mine = np.array([j for kk, j in keys if kk == k], dtype=np.int64)
+        t = tables[k]
+        proj = t.project(cfg.final_samples, budget.alpha_side, delta, len(keys), only=mine)
+        c = combos[k]
+        for j in mine:
+            if np.isfinite(proj[j]):
+                cand = t.candidate(
+                    c.pair_index, c.score, c.thresholds, int(j), float(proj[j]), delta
+                )
+                out.append(Entry(k, int(j), cand))
+    out.sort(key=lambda e: -e.candidate.projected)
+    return tuple(out)

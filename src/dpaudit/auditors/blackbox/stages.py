@@ -1,0 +1,383 @@
+"""The dpaudit-mode search as a list of named stages, and its certification.
+
+Every stage has one contract: it takes a
+:class:`~dpaudit.auditors.blackbox.shortlist.Shortlist` (the (pair, score)
+combinations and sets still in, with their counts) and a
+:class:`~dpaudit.auditors.blackbox.shortlist.Budget` (what it may sample) and
+returns a smaller shortlist.  :func:`search` runs :func:`stages_for` in order —
+``train``, ``screen``, ``rank``, then the optional ``validate``, ``playoff``
+and ``ladder`` (switched by :class:`~dpaudit.auditors.blackbox.config.SearchConfig`)
+— and :func:`certify_proposals` hands the sets the last stage left to
+:func:`dpaudit.auditors.core.certify.certify`, on fresh final samples.  What each
+stage does and why: :mod:`dpaudit.auditors.blackbox.auditor`'s docstring.  Every
+stage draws from its own key range (its stage code), so switching one off
+leaves the others' samples unchanged.  Imports nothing above ``auditors/``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from dpaudit.auditors.blackbox.config import (
+    STAGE_FINAL,
+    STAGE_PLAYOFF,
+    STAGE_SELECT,
+    STAGE_TRAIN,
+    STAGE_VALIDATE,
+    SearchConfig,
+    default_train_samples,
+)
+from dpaudit.auditors.blackbox.histogram import train_histogram
+from dpaudit.auditors.blackbox.outcome import (
+    build_result,
+    build_witness,
+    final_counts,
+    no_witness_result,
+)
+from dpaudit.auditors.blackbox.result import AuditResult
+from dpaudit.auditors.blackbox.sampler import Timer
+from dpaudit.auditors.blackbox.scores import (
+    LikelihoodRatioScore,
+    Score,
+    candidate_thresholds,
+    train_classifier,
+)
+from dpaudit.auditors.blackbox.selection import CandidateTable, SideStats
+from dpaudit.auditors.blackbox.shortlist import (
+    Budget,
+    Combo,
+    Entry,
+    Shortlist,
+    count_combos,
+    rank_sets,
+)
+from dpaudit.auditors.core.certify import FinalCounts, best, certify
+
+#: A stage: (shortlist, budget) → a smaller shortlist.
+Stage = Callable[[Shortlist, Budget], Shortlist]
+
+
+# ================================================================== stages
+def train(state: Shortlist, budget: Budget) -> Shortlist:
+    """Train every family's score on a small sample per input and fix its threshold grid."""
+    mech, cfg, pairs = budget.mechanism, budget.config, budget.pairs
+    n_train = cfg.train_samples or default_train_samples(cfg.samples, cfg.search)
+    inputs = [p.x for p in pairs] + [p.x_prime for p in pairs]
+    data = budget.sampler.outputs(inputs, n_train, STAGE_TRAIN, "training")
+    combos: list[Combo] = []
+    tables: list[CandidateTable] = []
+    for i, pair in enumerate(pairs):
+        dx, dxp = data[i], data[len(pairs) + i]
+        for family in budget.families:
+            if family == "likelihood-ratio":
+                score: Score = LikelihoodRatioScore(mech, pair.x, pair.x_prime)
+            elif family == "histogram":
+                # Chosen by ``auto`` for every mechanism; trained only where outputs are discrete.
+                hist = train_histogram(dx, dxp, only_if_discrete=cfg.classifier == "auto")
+                if hist is None:
+                    continue
+                score = hist
+            else:
+                score = train_classifier(family, mech, dx, dxp, seed=cfg.seed)
+            sx, sxp = score(dx.rows), score(dxp.rows)
+            thr = candidate_thresholds([sx, sxp])
+            sign = 1 if isinstance(score, LikelihoodRatioScore) else 0
+            tables.append(
+                CandidateTable.of(
+                    thr,
+                    SideStats.of(sx, thr, dx.counts, sign),
+                    SideStats.of(sxp, thr, dxp.counts, -sign),
+                )
+            )
+            combos.append(Combo(i, score, thr))
+    # The families actually trained (``histogram`` only where the outputs were discrete).
+    trained = tuple(f for f in budget.families if any(c.score.family == f for c in combos))
+    return dataclasses.replace(
+        state,
+        families=trained or budget.families,
+        combos=tuple(combos),
+        tables=tuple(tables),
+        compared=sum(t.size for t in tables),  # every candidate is compared on this sample
+        samples={**state.samples, "training": n_train},
+    )
+
+
+def screen(state: Shortlist, budget: Budget) -> Shortlist:
+    """Keep the ``screen_pairs`` combinations whose best set projects highest on training."""
+    cfg = budget.config
+    screened = [
+        float(
+            np.max(
+                t.project(cfg.final_samples, budget.alpha_side, budget.delta, state.compared),
+                initial=-np.inf,
+            )
+        )
+        for t in state.tables
+    ]
+    order = sorted(range(len(state.combos)), key=lambda k: -screened[k])
+    keep = order[: cfg.search.screen_pairs]
+    return dataclasses.replace(
+        state,
+        combos=tuple(state.combos[k] for k in keep),
+        tables=tuple(state.tables[k] for k in keep),
+    )
+
+
+def rank(state: Shortlist, budget: Budget) -> Shortlist:
+    """Count every set of the kept combinations on fresh outputs and keep the leaders.
+
+    Leaders: the best under the margin for every candidate ranked and, so that an
+    effect that margin hides at small sample sizes still gets its chance, the best
+    under the margin for the leaders alone; and DP-Sniper's fixed-mass sets.
+    """
+    cfg, search = budget.config, budget.config.search
+    everything = list(range(len(state.combos)))
+    counted = count_combos(budget, state.combos, everything, budget.n_rank, STAGE_SELECT, "ranking")
+    tables = tuple(counted[k] for k in everything)
+    top = max(search.validate_top, cfg.best_candidates)
+    passes = [(sum(t.size for t in tables), top)]
+    if int(top * search.validate_extra) > 0:
+        passes.append((top, int(top * search.validate_extra)))
+    chosen: set[tuple[int, int]] = set()
+    for compared, count in passes:
+        scored: list[tuple[float, int, int]] = []
+        for k, t in enumerate(tables):
+            proj = t.project(cfg.final_samples, budget.alpha_side, budget.delta, compared)
+            scored += [(float(proj[j]), k, j) for j in t.leaders(proj, count)]
+        scored.sort(key=lambda v: -v[0])
+        chosen.update((k, j) for _, k, j in scored[:count])
+    if search.fixed_mass:
+        # Chosen without the numerator's counts: they need no margin to get through.
+        for k, t in enumerate(tables):
+            chosen.update((k, j) for j in t.at_mass(cfg.target_mass))
+    pool = tuple(sorted(chosen))
+    return dataclasses.replace(
+        state,
+        tables=tables,
+        pool=pool,
+        ranked=rank_sets(budget, state.combos, tables, pool),
+        samples={**state.samples, "selection": cfg.samples},
+    )
+
+
+def validate(state: Shortlist, budget: Budget) -> Shortlist:
+    """Re-rank the leaders on the other share of ``samples``: a lucky count does not repeat."""
+    cfg = budget.config
+    n_check = max(1, cfg.samples - budget.n_rank)
+    everything = list(range(len(state.combos)))
+    counted = count_combos(budget, state.combos, everything, n_check, STAGE_VALIDATE, "validating")
+    tables = tuple(counted[k] for k in everything)
+    ranked = rank_sets(budget, state.combos, tables, state.pool or ())
+    return dataclasses.replace(
+        state, tables=tables, ranked=ranked, pool=tuple(e.key for e in ranked)
+    )
+
+
+def playoff(state: Shortlist, budget: Budget) -> Shortlist:
+    """Decide between near-equal pairs on more data before the final stage spends its samples.
+
+    The validation share ranks the leaders with the noise of ``samples/2`` outputs
+    per input, which can exceed the true difference between two pairs (DP-Sniper's
+    ReportNoisyMax1: ratios 0.0946 and 0.0927 at mass 0.2, noise ≈ 0.0012 each).
+    The best candidate of each of the ``playoff_groups`` best (pair, orientation)
+    groups has its score's candidates counted on more fresh outputs.  The groups are
+    ordered by their best candidate on the playoff counts alone: the validation
+    counts chose these groups, so the leader's are biased upward (winner's curse).
+    Within a group the sets are ranked on validation + playoff counts, and the
+    winner's ladder is read off the same pooled counts.  A group within
+    ``playoff_tie_z`` standard errors of the leader is too close to call: its best
+    set goes to the final stage too (a runner-up).  With a single group there is
+    nothing to decide.
+    """
+    search = budget.config.search
+    groups: dict[tuple[int, bool], int] = {}
+    for e in state.ranked:
+        if len(groups) >= search.playoff_groups:
+            break
+        groups.setdefault(e.group, e.combo)
+    if len(groups) < 2:
+        return dataclasses.replace(state, samples={**state.samples, "playoff": 0})
+    n = search.playoff_samples or budget.config.samples
+    ks = sorted(set(groups.values()))
+    extra = count_combos(budget, state.combos, ks, n, STAGE_PLAYOFF, "playoff")
+    merged = tuple(t.merged(extra[k]) if k in extra else t for k, t in enumerate(state.tables))
+    keys = [e.key for e in state.ranked if e.combo in extra]
+    pooled = list(rank_sets(budget, state.combos, merged, keys))
+    samples = {**state.samples, "playoff": n}
+    if not pooled:
+        return dataclasses.replace(state, samples=samples)
+    # Each group's standing: its best projection on the fresh playoff counts only,
+    # with that set's log-ratio estimate and standard error there.
+    standing: dict[tuple[int, bool], tuple[float, float, float]] = {}
+    for e in rank_sets(budget, state.combos, extra, keys):
+        if e.group not in standing:
+            c = e.candidate
+            se = extra[e.combo].log_ratio_se(e.index)
+            standing[e.group] = (c.projected, c.selection_estimate, se)
+    # ``sort`` is stable: within a group the pooled order stays.
+    pooled.sort(key=lambda e: -standing.get(e.group, (-math.inf,))[0])
+    leader = standing.get(pooled[0].group)
+    too_close: list[Entry] = []
+    if leader is not None:
+        seen = {pooled[0].group}
+        for e in pooled:
+            if e.group in seen or e.group not in groups or e.group not in standing:
+                continue
+            seen.add(e.group)
+            _, est, se = standing[e.group]
+            if leader[1] - est <= search.playoff_tie_z * math.hypot(leader[2], se):
+                too_close.append(e)
+    return dataclasses.replace(
+        state, tables=merged, ranked=tuple(pooled), runners_up=tuple(too_close), samples=samples
+    )
+
+
+def ladder(state: Shortlist, budget: Budget) -> Shortlist:
+    """Smaller sets of the winner's kind the selection margin could not certify.
+
+    Decided between on the (much larger) final sample; see
+    :meth:`~dpaudit.auditors.blackbox.selection.CandidateTable.ladder`.
+    """
+    if not state.ranked:
+        return state
+    search = budget.config.search
+    leaders, runners, _ = state.proposals(budget.config.best_candidates)
+    taken = {e.key for e in leaders + runners}
+    win = state.ranked[0]
+    t, c = state.tables[win.combo], state.combos[win.combo]
+    cfg = budget.config
+    picks = t.ladder(
+        win.index,
+        cfg.final_samples,
+        budget.alpha_side,
+        budget.delta,
+        search.ladder_rungs,
+        search.ladder_step,
+    )
+    rungs = tuple(
+        Entry(
+            win.combo,
+            j,
+            t.candidate(c.pair_index, c.score, c.thresholds, j, -math.inf, budget.delta),
+        )
+        for j in picks
+        if (win.combo, j) not in taken
+    )
+    return dataclasses.replace(state, rungs=rungs)
+
+
+#: Every stage by name, in the order the search runs them.
+STAGES: dict[str, Stage] = {
+    "train": train,
+    "screen": screen,
+    "rank": rank,
+    "validate": validate,
+    "playoff": playoff,
+    "ladder": ladder,
+}
+
+
+def stages_for(search: SearchConfig) -> list[tuple[str, Stage]]:
+    """The named stages ``search`` switches on, in order (train, screen and rank always)."""
+    off = {
+        "validate": not search.validate,
+        "playoff": search.playoff_groups < 2,
+        "ladder": search.ladder_rungs == 0,
+    }
+    return [(name, stage) for name, stage in STAGES.items() if not off.get(name, False)]
+
+
+# ================================================================== driver
+def search(budget: Budget, timer: Timer) -> AuditResult:
+    """Run the stages in order, then certify the sets the last one left."""
+    state = Shortlist(samples={"training": 0, "selection": 0, "playoff": 0})
+    for name, stage in stages_for(budget.config.search):
+        state = stage(state, budget)
+        timer.mark(name, budget.sampler.tally[0])
+    if not state.ranked:
+        return no_witness_result(
+            budget.mechanism,
+            budget.config,
+            budget.pairs,
+            state.families,
+            state.compared,
+            timer,
+        )
+    return certify_proposals(state, budget, timer)
+
+
+def certify_proposals(state: Shortlist, budget: Budget, timer: Timer) -> AuditResult:
+    """Count the proposed sets on fresh final samples and certify them together (core).
+
+    Sets on one pair share their samples, whatever their score and orientation
+    (one job per input, one slot per set); the Bonferroni split of
+    :func:`dpaudit.auditors.core.certify.certify` needs no independence between them.
+    """
+    mech, cfg, pairs = budget.mechanism, budget.config, budget.pairs
+    leaders, runners, rungs = state.proposals(cfg.best_candidates)
+    chosen = [e.candidate for e in leaders + runners + rungs]
+    groups: dict[int, list[int]] = {}
+    for n_c, c in enumerate(chosen):
+        groups.setdefault(c.pair_index, []).append(n_c)
+    jobs, ties = [], []
+    slot_of: dict[int, tuple[int, int]] = {}  # chosen index -> (group, slot)
+    for g, (i, members) in enumerate(groups.items()):
+        scores = tuple(chosen[m].score for m in members)
+        thrs = tuple(np.array([chosen[m].threshold], dtype=np.float32) for m in members)
+        q = tuple(chosen[m].tie_probability for m in members)
+        jobs += [(pairs[i].x, scores, thrs), (pairs[i].x_prime, scores, thrs)]
+        ties += [q, q]
+        slot_of.update({m: (g, s) for s, m in enumerate(members)})
+    final = budget.sampler.counts(jobs, cfg.final_samples, STAGE_FINAL, "final", ties)
+    timer.mark("final", budget.sampler.tally[0])
+    keys: list[tuple[int, int]] = []  # (numerator job, denominator job) per chosen set
+    counts: list[FinalCounts] = []
+    for n_c, c in enumerate(chosen):
+        g, slot = slot_of[n_c]
+        num, den = (2 * g, 2 * g + 1) if c.numerator_is_x else (2 * g + 1, 2 * g)
+        keys.append((num, den))
+        counts.append(final_counts(c, final[num], final[den], slot))
+    certs = certify(counts, cfg.confidence, budget.delta)
+    top = best(certs)
+    num, den = keys[top]
+    c = chosen[top]
+    witness = build_witness(
+        mech,
+        pairs[c.pair_index],
+        c,
+        certs[top],
+        cfg.seed,
+        (STAGE_FINAL, num),
+        (STAGE_FINAL, den),
+        cfg.confidence,
+    )
+    k = len(chosen)
+    statement = _statement(state, budget, k, len(runners), len(rungs), certs[top].p1.bound_error)
+    samples = {**state.samples, "final": cfg.final_samples}
+    return build_result(
+        mech, cfg, witness, state.families, pairs, state.compared, statement, timer, samples, k
+    )
+
+
+def _statement(
+    state: Shortlist, budget: Budget, k: int, runners: int, rungs: int, alpha_side: float
+) -> str:
+    """What the confidence covers, in words (the module docstring of ``auditor``)."""
+    cfg = budget.config
+    playoff = " and playoff" if state.samples.get("playoff") else ""
+    return (
+        f"ε ≥ epsilon_lower_bound holds with probability ≥ {cfg.confidence:g} over the final "
+        f"samples. {len(budget.pairs)} pair(s), {len(state.families)} attack famil(ies) and "
+        f"{state.compared} threshold/direction candidates were compared on separate training, "
+        f"ranking, validation{playoff} samples, so choosing among "
+        f"them costs no confidence; "
+        f"{k} set(s) ({k - rungs - runners} best candidate(s), "
+        f"{runners} runner(s)-up too close to call, {rungs} smaller set(s) of the "
+        f"winner's kind) were re-estimated on fresh final samples, Bonferroni-corrected: "
+        f"p1_lower and p2_upper are each one-sided Clopper–Pearson bounds at error α/(2·{k}) = "
+        f"{alpha_side:.4g} (α = {1 - cfg.confidence:.4g})."
+    )

@@ -1,0 +1,485 @@
+"""Black-box audit of a word-level metric-DP claim, pair by pair.
+
+A word mechanism claims ``Pr[M(w) ∈ S] ≤ e^{ε·d(w,w')}·Pr[M(w') ∈ S]`` for
+every pair of words and every set of outputs ``S``
+(:class:`~dpaudit.claims.MetricClaim`).  Each pair has its *own* allowed loss
+``ε·d(w, w')``, so each pair is audited against it:
+
+1. *pairs* — candidate pairs from the embedding's geometry
+   (:mod:`dpaudit.auditors.metric.pairs`) and the user;
+2. *selection* — ``samples`` outputs of each input of each pair (one half
+   builds candidate sets, the other ranks them), as counts over the
+   ``V + N_SPECIAL`` outcome codes (``np.bincount``: vocabulary words,
+   then the unchanged input, another string, a crash, an empty output).  On
+   these counts, for both orientations, candidate sets ``S`` are formed:
+   single outputs, prefixes of the outputs sorted by count ratio, and the
+   outputs closer to one input than to the other in the embedding (side
+   information).  Each pair keeps the set whose bound, projected to the final
+   sample size, is largest relative to ``ε·d``;
+3. *final* — fresh ``final_samples`` outputs of each input; one-sided
+   Clopper–Pearson bounds ``p1_lower`` and ``p2_upper`` at error ``α/(2K)``
+   each, ``K`` the number of (pair, set) candidates carried to this stage
+   (Bonferroni), and ``ε_lcb = ln p1_lower − ln p2_upper``.
+
+Per pair the verdict is one of
+
+* ``violation`` — ``ε_lcb > ε·d``: with confidence ``1 − α`` (jointly over all
+  pairs) the claim is false for this pair;
+* ``inconclusive`` — no violation, and the final sample is smaller than an
+  honest bound would need: showing a loss above ``ε·d`` with a set of mass
+  ``p = Pr[M(w) ∈ S]`` needs about ``ln(1/α')·e^{ε·d}/p`` samples per input
+  (with no hit at all in ``M(w')``, ``p2_upper = 1 − α'^{1/n}``);
+  ``samples_needed`` says how many;
+* ``no violation found`` — the sample was large enough and nothing was found
+  (never a proof of privacy);
+* ``outside the claim`` — ``d = inf`` (an out-of-vocabulary or capitalised
+  input, or words the claim does not relate): ``ε_lcb`` is shown for
+  information only.
+
+All sampling runs as work units through the executor (``run_units``): each
+unit draws from ``unit_rng(seed, key)``, so results are bit-identical for any
+number of workers, and memory is flat (counts, not outputs).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+import numpy as np
+
+from dpaudit.auditors.core.certify import FinalCounts, certify_one, split_error, verdict_for
+from dpaudit.auditors.core.projection import projected_bound
+from dpaudit.auditors.metric.pairs import WordPair, search_pairs
+from dpaudit.auditors.metric.sampling import check_word_randomness, count_words
+from dpaudit.engine.config import ExecutionConfig
+from dpaudit.errors import InvalidArgumentError
+from dpaudit.mechanisms.word.base import WordMechanism, outcome_name
+from dpaudit.validation import check_int, check_probability_open, check_seed
+from dpaudit.verdicts import Verdict
+from dpaudit.witness import ProbabilityEstimate, Witness, WitnessKind
+
+#: Stage codes at the head of every unit key.
+_SELECT, _RANK, _FINAL = 21, 23, 22
+#: Words shown per output set in results.
+SET_PREVIEW = 12
+
+#: Per-pair verdicts, from the shared vocabulary (:mod:`dpaudit.verdicts`).
+VIOLATION = Verdict.VIOLATION.value
+NO_VIOLATION = Verdict.NO_VIOLATION_FOUND.value
+INCONCLUSIVE = Verdict.INCONCLUSIVE.value
+OUTSIDE = Verdict.OUTSIDE_CLAIM.value
+
+
+@dataclass(frozen=True)
+class MetricAuditConfig:
+    """Knobs of :func:`audit_metric`.
+
+    ``samples``/``final_samples``: outputs per input word in the selection and
+    final stages; ``max_pairs``: pairs audited (user pairs always included);
+    ``pairs``: the user's ``(w, w')`` pairs; ``search``: add pairs from the
+    geometry; ``search_words``: how many (most frequent) words the search
+    looks at; ``confidence``: joint confidence of all per-pair statements.
+    """
+
+    samples: int = 100_000
+    final_samples: int = 1_000_000
+    confidence: float = 0.95
+    max_pairs: int = 16
+    pairs: tuple[tuple[str, str], ...] = ()
+    search: bool = True
+    search_words: int = 2000
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        check_int("samples", self.samples, minimum=1)
+        check_int("final_samples", self.final_samples, minimum=1)
+        check_probability_open("confidence", self.confidence)
+        check_int("max_pairs", self.max_pairs, minimum=1, maximum=100_000)
+        check_int("search_words", self.search_words, minimum=2)
+        check_seed(self.seed)
+        for p in self.pairs:
+            if len(p) != 2 or not all(isinstance(w, str) and w for w in p) or p[0] == p[1]:
+                raise InvalidArgumentError("pairs", p, "pairs of two different words")
+        if not self.pairs and not self.search:
+            raise InvalidArgumentError("pairs", "none", "given pairs when the search is off")
+
+
+@dataclass(frozen=True)
+class PairResult:
+    """The audit of one pair: ``d``, allowed loss ``ε·d``, the set, the bound, the verdict."""
+
+    w: str
+    w_prime: str
+    origin: str
+    distance: float
+    allowed_loss: float
+    numerator: str
+    set_rule: str
+    set_size: int
+    set_preview: tuple[str, ...]
+    p1: ProbabilityEstimate
+    p2: ProbabilityEstimate
+    epsilon_estimate: float
+    epsilon_lower_bound: float
+    ratio: float
+    verdict: str
+    samples_needed: int | None = None
+
+    def describe(self) -> str:
+        """One line: pair, d, ε·d, ε_lcb, ratio, verdict."""
+        extra = ""
+        if self.verdict == INCONCLUSIVE and self.samples_needed is not None:
+            extra = f" (needs ≈ {self.samples_needed:.3g} samples per input)"
+        return (
+            f"({self.w!r}, {self.w_prime!r}) [{self.origin}] d = {_fmt(self.distance)}, "
+            f"ε·d = {_fmt(self.allowed_loss)}, ε_lcb = {_fmt(self.epsilon_lower_bound)}, "
+            f"ratio = {_fmt(self.ratio)}: {self.verdict}{extra}"
+        )
+
+
+@dataclass(frozen=True)
+class MetricAuditResult:
+    """Result of :func:`audit_metric`; ``pairs`` sorted by ratio ``ε_lcb/(ε·d)``, worst first."""
+
+    mechanism: dict[str, Any]
+    claim: str
+    epsilon: float
+    confidence: float
+    violation: bool
+    verdict: str
+    pairs: tuple[PairResult, ...]
+    samples: dict[str, int]
+    candidates_final: int
+    confidence_statement: str
+    seed: int
+    timing: dict[str, float] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    #: False when the mechanism draws from a source dpaudit cannot seed (see ``notes``).
+    reproducible: bool = True
+
+    @property
+    def worst(self) -> PairResult | None:
+        """The pair with the largest ratio (the witness when there is a violation)."""
+        return self.pairs[0] if self.pairs else None
+
+    @property
+    def witness(self) -> Witness | None:
+        """The worst pair as the shared :class:`~dpaudit.witness.Witness` (x = the word of p1)."""
+        r = self.worst
+        if r is None:
+            return None
+        other = r.w_prime if r.numerator == r.w else r.w
+        return Witness(
+            WitnessKind.BLACK_BOX,
+            r.numerator,
+            other,
+            f"{r.set_size} output(s) ({', '.join(r.set_preview)}): {r.set_rule}",
+            r.epsilon_lower_bound,
+            confidence=self.confidence,
+            pair_origin=f"{r.origin}; d = {_fmt(r.distance)}, ε·d = {_fmt(r.allowed_loss)}",
+            p1=r.p1,
+            p2=r.p2,
+            epsilon_estimate=r.epsilon_estimate,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict (``worst`` included)."""
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out["worst"] = self.worst
+        out["witness"] = self.witness
+        out["kind"] = "metric-audit"
+        return out
+
+
+# ===================================================================== audit
+@dataclass(frozen=True)
+class _Set:
+    codes: np.ndarray
+    rule: str
+    numerator_first: bool  # True: p1 is Pr[M(w) ∈ S]
+
+
+def audit_metric(
+    mechanism: WordMechanism,
+    config: MetricAuditConfig | None = None,
+    execution: ExecutionConfig | None = None,
+) -> MetricAuditResult:
+    """Audit ``mechanism``'s metric-DP claim pair by pair (see the module docstring).
+
+    Returns a :class:`MetricAuditResult` whose per-pair statements hold jointly
+    with probability ≥ ``config.confidence``.
+    """
+    if not isinstance(mechanism, WordMechanism):
+        raise InvalidArgumentError("mechanism", mechanism, "a WordMechanism")
+    config = config or MetricAuditConfig()
+    execution = execution or ExecutionConfig()
+    t0 = time.perf_counter()
+    timing: dict[str, float] = {}
+    claim = mechanism.claim
+    pairs = _audited_pairs(mechanism, config)
+    distances = claim.metric.distances([p.w for p in pairs], [p.w_prime for p in pairs])
+    randomness = check_word_randomness(mechanism, pairs[0].w, config.seed)
+    timing["pairs"] = round(time.perf_counter() - t0, 4)
+
+    words = _unique([w for p in pairs for w in (p.w, p.w_prime)])
+    pos = {w: i for i, w in enumerate(words)}
+    K = len(pairs)
+    alpha = 1.0 - config.confidence
+    alpha_side = split_error(alpha, K)
+    # Selection: one half of the sample builds the candidate sets from counts, the
+    # other half ranks them (a set built from counts looks best on those very counts).
+    half = max(1, config.samples // 2)
+    build = count_words(mechanism, words, half, config.seed, _SELECT, execution, "selecting")
+    rank = count_words(mechanism, words, half, config.seed, _RANK, execution, "ranking")
+    chosen = [
+        _choose_set(
+            mechanism,
+            p,
+            (build[pos[p.w]], build[pos[p.w_prime]]),
+            (rank[pos[p.w]], rank[pos[p.w_prime]]),
+            config,
+            alpha_side,
+            claim.epsilon * d if np.isfinite(d) else 0.0,
+        )
+        for p, d in zip(pairs, distances, strict=True)
+    ]
+    timing["selection"] = round(time.perf_counter() - t0 - sum(timing.values()), 4)
+    fin = count_words(
+        mechanism, words, config.final_samples, config.seed, _FINAL, execution, "final"
+    )
+    timing["final"] = round(time.perf_counter() - t0 - sum(timing.values()), 4)
+
+    results = [
+        _pair_result(
+            mechanism, p, float(d), s, fin[pos[p.w]], fin[pos[p.w_prime]], alpha_side, config, K
+        )
+        for p, d, s in zip(pairs, distances, chosen, strict=True)
+    ]
+    results.sort(key=_rank_key)
+    violation = any(r.verdict == VIOLATION for r in results)
+    timing["total"] = round(time.perf_counter() - t0, 4)
+    return MetricAuditResult(
+        mechanism=mechanism.spec(),
+        claim=claim.describe(),
+        epsilon=claim.epsilon,
+        confidence=config.confidence,
+        violation=violation,
+        verdict=_overall(results, config.confidence),
+        pairs=tuple(results),
+        samples={"selection": config.samples, "final": config.final_samples},
+        candidates_final=K,
+        confidence_statement=_statement(config, K, alpha_side),
+        seed=config.seed,
+        timing=timing,
+        notes=_notes(results) + ((randomness.warning,) if randomness.warning else ()),
+        reproducible=randomness.reproducible,
+    )
+
+
+def _audited_pairs(mechanism: WordMechanism, config: MetricAuditConfig) -> list[WordPair]:
+    """The geometric search's pairs (with the user's), or the user's pairs alone."""
+    if config.search:
+        return search_pairs(mechanism, config.max_pairs, config.pairs, config.search_words)
+    return [WordPair(a, b, "user") for a, b in config.pairs]
+
+
+def _statement(config: MetricAuditConfig, K: int, alpha_side: float) -> str:
+    """What the joint confidence of the ``K`` per-pair statements covers."""
+    return (
+        f"Pairs and output sets were chosen on selection samples ({config.samples} per input, "
+        f"half to build candidate sets, half to rank them) "
+        f"independent of the final samples ({config.final_samples} per input). {K} (pair, set) "
+        f"candidates were re-estimated; p1_lower and p2_upper are one-sided Clopper–Pearson "
+        f"bounds at error α/(2·{K}) = {alpha_side:.4g} each (α = {1.0 - config.confidence:.4g}, "
+        f"Bonferroni), so all {K} per-pair statements hold together with probability ≥ "
+        f"{config.confidence:g}."
+    )
+
+
+def _unique(words: list[str]) -> list[str]:
+    return list(dict.fromkeys(words))
+
+
+def _choose_set(
+    mech: WordMechanism,
+    pair: WordPair,
+    build: tuple[np.ndarray, np.ndarray],
+    rank: tuple[np.ndarray, np.ndarray],
+    cfg: MetricAuditConfig,
+    alpha_side: float,
+    allowed: float,
+) -> _Set:
+    """The candidate set with the largest projected ``ε_lcb − ε·d`` (either orientation).
+
+    Candidates come from the ``build`` counts (single outputs and prefixes by
+    count ratio) and the geometry; the projection uses the independent ``rank``
+    counts.
+    """
+    c1, c2 = build
+    candidates: list[_Set] = []
+    for first, (num, den) in ((True, (c1, c2)), (False, (c2, c1))):
+        seen = np.flatnonzero(num)
+        if len(seen) == 0:
+            continue
+        # Single outputs: the strongest sets when some output is (nearly) exclusive.
+        ratio = (num[seen] + 0.5) / (den[seen] + 0.5)
+        order = seen[np.argsort(-ratio, kind="stable")]
+        for m in range(min(len(order), 64)):
+            candidates.append(
+                _Set(order[m : m + 1], "single output (chosen on selection counts)", first)
+            )
+        # Prefixes by count ratio: unions of outputs that favour the numerator input.
+        size = 2
+        while size <= len(order):
+            candidates.append(
+                _Set(order[:size], f"the {size} outputs with the largest count ratio", first)
+            )
+            size *= 2
+    for first, (a, b) in ((True, (pair.w, pair.w_prime)), (False, (pair.w_prime, pair.w))):
+        candidates += _geometric_sets(mech, a, b, first)
+    if not candidates:
+        return _Set(np.array([0], dtype=np.int64), "no output seen", True)
+    r1, r2 = rank
+    k_num = np.array([(r1 if s.numerator_first else r2)[s.codes].sum() for s in candidates])
+    k_den = np.array([(r2 if s.numerator_first else r1)[s.codes].sum() for s in candidates])
+    nn = np.full(len(candidates), int(r1.sum()))
+    proj = projected_bound(k_num, nn, k_den, nn, cfg.final_samples, alpha_side)
+    best = int(np.argmax(proj - allowed)) if np.any(np.isfinite(proj)) else int(np.argmax(k_num))
+    return candidates[best]
+
+
+def _geometric_sets(mech: WordMechanism, a: str, b: str, first: bool) -> list[_Set]:
+    """Side-information sets: the outputs ranked by ``d(y, b) − d(y, a)``, nested prefixes.
+
+    For exponential mechanisms on ``−d`` the log-likelihood ratio of an output
+    is a function of exactly this difference, so these are the Neyman–Pearson
+    sets; for nearest-word mechanisms they approximate them.  Sizes 1, 2, 4, …
+    and the half-space ``d(y, a) < d(y, b)``.  Chosen without looking at counts.
+    """
+    emb = mech.vocabulary
+    ia, ib = emb.index(a), emb.index(b)
+    if ia < 0 or ib < 0:
+        return []
+    gap = emb.distances_from(ib) - emb.distances_from(ia)
+    order = np.argsort(-gap, kind="stable").astype(np.int64)
+    out = []
+    size = 1
+    while size < len(order):
+        out.append(
+            _Set(
+                order[:size],
+                f"the {size} outputs with the largest d(y, {b!r}) − d(y, {a!r})",
+                first,
+            )
+        )
+        size *= 2
+    closer = np.flatnonzero(gap > 0).astype(np.int64)
+    if len(closer):
+        out.append(_Set(closer, f"outputs closer to {a!r} than to {b!r} (embedding)", first))
+    return out
+
+
+def _pair_result(
+    mech: WordMechanism,
+    pair: WordPair,
+    d: float,
+    s: _Set,
+    f1: np.ndarray,
+    f2: np.ndarray,
+    alpha_side: float,
+    cfg: MetricAuditConfig,
+    statements: int,
+) -> PairResult:
+    num, den = (f1, f2) if s.numerator_first else (f2, f1)
+    n = cfg.final_samples
+    h1, h2 = int(num[s.codes].sum()), int(den[s.codes].sum())
+    cert = certify_one(FinalCounts(h1, n, h2, n), alpha_side, statements=statements)
+    lcb = max(cert.lower_bound, 0.0)
+    est = _log_ratio(h1, h2, n)
+    allowed = math.inf if math.isinf(d) else mech.claim.epsilon * d
+    needed = None
+    verdict = verdict_for(lcb, allowed).value
+    if verdict == NO_VIOLATION:
+        p_mass = max(h1, 1) / n
+        needed_f = math.log(1.0 / alpha_side) * math.exp(min(allowed, 700.0)) / p_mass
+        needed = int(min(math.ceil(needed_f), 2**62))
+        verdict = INCONCLUSIVE if needed > n else NO_VIOLATION
+    if allowed == 0.0:
+        ratio = math.inf if lcb > 0 else 0.0
+    else:
+        ratio = lcb / allowed if math.isfinite(allowed) else 0.0
+    w_num, w_den = (pair.w, pair.w_prime) if s.numerator_first else (pair.w_prime, pair.w)
+    preview = tuple(outcome_name(mech.vocabulary, int(c)) for c in s.codes[:SET_PREVIEW])
+    return PairResult(
+        w=pair.w,
+        w_prime=pair.w_prime,
+        origin=pair.origin,
+        distance=d,
+        allowed_loss=allowed,
+        numerator=w_num,
+        set_rule=s.rule + f"; p1 = Pr[M({w_num!r}) ∈ S], p2 = Pr[M({w_den!r}) ∈ S]",
+        set_size=len(s.codes),
+        set_preview=preview,
+        p1=cert.p1,
+        p2=cert.p2,
+        epsilon_estimate=est,
+        epsilon_lower_bound=lcb,
+        ratio=ratio,
+        verdict=verdict,
+        samples_needed=needed,
+    )
+
+
+def _log_ratio(h1: int, h2: int, n: int) -> float:
+    if h1 == 0:
+        return -math.inf if h2 else 0.0
+    if h2 == 0:
+        return math.inf
+    return math.log(h1 / h2)
+
+
+def _rank_key(r: PairResult) -> tuple[int, float]:
+    order = {VIOLATION: 0, INCONCLUSIVE: 1, NO_VIOLATION: 2, OUTSIDE: 3}[r.verdict]
+    return (order, -r.ratio if order < 3 else -r.epsilon_lower_bound)
+
+
+def _overall(results: list[PairResult], confidence: float) -> str:
+    bad = [r for r in results if r.verdict == VIOLATION]
+    if bad:
+        w = bad[0]
+        return (
+            f"violation: for ({w.w!r}, {w.w_prime!r}) ε_lcb = {_fmt(w.epsilon_lower_bound)} > "
+            f"ε·d = {_fmt(w.allowed_loss)} (ratio {_fmt(w.ratio)}) at joint confidence "
+            f"{confidence:g}; {len(bad)} of {len(results)} pairs violate"
+        )
+    unsure = [r for r in results if r.verdict == INCONCLUSIVE]
+    if unsure:
+        need = max(r.samples_needed or 0 for r in unsure)
+        return (
+            f"inconclusive: no violation found, but {len(unsure)} of {len(results)} pairs would "
+            f"need more samples than were drawn (up to ≈ {need:.3g} per input) to show a loss "
+            f"above ε·d; this is not a pass"
+        )
+    return (
+        f"no violation found over {len(results)} pairs (confidence {confidence:g}; "
+        f"this does not show that the mechanism is private)"
+    )
+
+
+def _notes(results: list[PairResult]) -> tuple[str, ...]:
+    notes = []
+    outside = [r for r in results if r.verdict == OUTSIDE and r.epsilon_lower_bound > 0]
+    if outside:
+        r = max(outside, key=lambda r: r.epsilon_lower_bound)
+        notes.append(
+            f"inputs the claim does not cover leak: ({r.w!r}, {r.w_prime!r}) ε_lcb = "
+            f"{_fmt(r.epsilon_lower_bound)} ({r.set_rule})"
+        )
+    return tuple(notes)
+
+
+def _fmt(v: float) -> str:
+    return "inf" if math.isinf(v) else f"{v:.4g}"

@@ -1,0 +1,154 @@
+"""Sampling a word mechanism for the metric audit: counts per work unit, RNG rules, the probe.
+
+Every draw of a word mechanism goes through :func:`run_word_count_unit`
+(``np.bincount`` of the outcome codes, so memory is flat in the sample size)
+and :func:`sample_word_codes`, which applies to word mechanisms the rules the
+vector auditors apply through :mod:`dpaudit.auditors.core.guard`: foreign code's
+global generators are seeded from the unit's stream, a fixed internal seed is
+refused (:func:`check_word_randomness`), an unseedable source is flagged.
+Imports only dpaudit's basics, the guard, the engine and word-mechanism bases;
+must not import the auditor (:mod:`dpaudit.auditors.metric.auditor`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+try:  # comes with scikit-learn (the extras that bring word mechanisms); optional in the core
+    from threadpoolctl import threadpool_limits
+except ImportError:  # pragma: no cover - core install without scikit-learn
+    threadpool_limits = None
+
+from dpaudit.auditors.core.guard import (
+    RandomnessCheck,
+    classify_randomness,
+    own_code,
+    with_seeded_globals,
+)
+from dpaudit.engine.config import ExecutionConfig
+from dpaudit.engine.executor import run_units
+from dpaudit.errors import MechanismError
+from dpaudit.mechanisms.word.base import WordMechanism
+from dpaudit.random import unit_rng
+
+#: Outputs per work unit and per block inside a unit (a mechanism's ``unit_samples`` wins).
+UNIT_SAMPLES = 1 << 18
+BLOCK_SAMPLES = 1 << 14
+
+
+@dataclass(frozen=True)
+class WordCountUnit:
+    """Sample ``n`` outputs of ``M(word)``; return their counts over all outcome codes."""
+
+    mechanism: WordMechanism
+    word: str
+    n: int
+    root_seed: int
+    key: tuple[int, ...]
+
+    def describe(self) -> str:
+        """What this unit samples, for messages (:class:`~dpaudit.engine.timeout.DescribedUnit`)."""
+        return f"word mechanism {self.mechanism.name!r} on input {self.word!r}"
+
+
+def run_word_count_unit(unit: WordCountUnit) -> np.ndarray:
+    """Work-unit function: ``np.bincount`` of the codes, ``minlength = V + N_SPECIAL``.
+
+    BLAS runs on one thread inside a unit: the audit already runs one unit per
+    core, and OpenBLAS's own threads made each nearest-word product slower, not
+    faster, when two workers shared two cores (the word benchmarks pin one thread
+    too).
+    """
+    if threadpool_limits is None:
+        return _count_unit(unit)
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _count_unit(unit)
+
+
+def _count_unit(unit: WordCountUnit) -> np.ndarray:
+    mech = unit.mechanism
+    n_codes = mech.n_codes
+    rng = unit_rng(unit.root_seed, unit.key)
+    counts = np.zeros(n_codes, dtype=np.int64)
+    block = min(BLOCK_SAMPLES, mech.unit_samples or BLOCK_SAMPLES)
+    done = 0
+    while done < unit.n:
+        rows = min(block, unit.n - done)
+        try:
+            codes = sample_word_codes(mech, unit.word, rows, rng)
+        except Exception as exc:
+            raise MechanismError(
+                f"word mechanism {mech.name!r} raised on input {unit.word!r}: {exc!r}"
+            ) from None
+        codes = np.asarray(codes)
+        if codes.shape != (rows,) or codes.dtype.kind not in "iu":
+            raise MechanismError(
+                f"word mechanism {mech.name!r} returned {codes.dtype} codes of shape "
+                f"{codes.shape} for {rows} draws on {unit.word!r}"
+            )
+        if rows and (codes.min() < 0 or codes.max() >= n_codes):
+            raise MechanismError(
+                f"word mechanism {mech.name!r} returned codes outside [0, {n_codes}) "
+                f"on {unit.word!r}"
+            )
+        counts += np.bincount(codes, minlength=n_codes)
+        done += rows
+    return counts
+
+
+def sample_word_codes(
+    mech: WordMechanism, word: str, rows: int, rng: np.random.Generator
+) -> np.ndarray:
+    """``mech.sample_codes`` with numpy's and Python's global generators seeded from ``rng``.
+
+    The same seeding as :func:`dpaudit.auditors.core.guard.checked_sample` applies to vector
+    mechanisms (:func:`dpaudit.auditors.core.guard.with_seeded_globals`).
+    """
+    if own_code(mech):
+        return mech.sample_codes(word, rows, rng)
+    return with_seeded_globals(rng, lambda: mech.sample_codes(word, rows, rng))
+
+
+#: Draws per randomness probe and the key tag of its seeds.
+_PROBE_ROWS, _PROBE = 16, 29
+
+
+def check_word_randomness(mech: WordMechanism, word: str, seed: int) -> RandomnessCheck:
+    """Probe ``mech`` on ``word``: refuse a fixed internal seed, flag an unseedable source.
+
+    The rule of :func:`dpaudit.auditors.core.guard.classify_randomness`: the same unit seed
+    twice with different outputs → ``unseedable`` (valid, not reproducible); different
+    seeds with identical outputs that vary between draws → a fixed seed, refused with
+    :class:`MechanismError`; identical constant outputs → ``deterministic``.
+    """
+
+    def draw(tag: int) -> np.ndarray:
+        return np.asarray(sample_word_codes(mech, word, _PROBE_ROWS, unit_rng(seed, (_PROBE, tag))))
+
+    return classify_randomness(draw, mech.name, repr(word), kind="word mechanism")
+
+
+def count_words(
+    mech: WordMechanism,
+    words: list[str],
+    n: int,
+    seed: int,
+    stage: int,
+    execution: ExecutionConfig,
+    desc: str,
+) -> list[np.ndarray]:
+    per_unit = mech.unit_samples or UNIT_SAMPLES
+    units, owner = [], []
+    for i, w in enumerate(words):
+        full, rest = divmod(n, per_unit)
+        sizes = [per_unit] * full + ([rest] if rest else [])
+        for c, size in enumerate(sizes):
+            units.append(WordCountUnit(mech, w, size, seed, (stage, i, c)))
+            owner.append(i)
+    results = run_units(run_word_count_unit, units, execution, desc=desc)
+    out = [np.zeros(mech.n_codes, dtype=np.int64) for _ in words]
+    for i, r in zip(owner, results, strict=True):
+        out[i] += r
+    return out
