@@ -80,7 +80,7 @@ def audit_dpsniper(
     )
     c = cfg.target_mass
     statement = (
-        f"DP-Sniper (Bichsel et al. 2021): ε ≥ epsilon_lower_bound holds with probability ≥ "
+        f"DP-Sniper (Bichsel et al. 2021): ε ≥ ε_lcb holds with probability ≥ "
         f"{cfg.confidence:g} over the final samples; the pair was chosen on separate samples; "
         f"p1_lower and p2_upper are one-sided Clopper–Pearson bounds at error "
         f"{alpha_side:.4g} each. The target mass c = {c:g} caps the estimate near "

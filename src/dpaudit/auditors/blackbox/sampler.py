@@ -67,7 +67,9 @@ class Timer:
 class Sampler:
     """Runs the audit's work units for one mechanism, root seed and executor.
 
-    ``tally[0]`` counts the mechanism outputs drawn so far (all stages).
+    ``tally[0]`` counts the mechanism outputs drawn so far (all stages);
+    ``stage_label[0]`` prefixes every progress line (``stage 3 of 6: ``), set by the
+    search as it moves from stage to stage.
     """
 
     mechanism: Mechanism
@@ -75,6 +77,7 @@ class Sampler:
     execution: ExecutionConfig
     timeout: float | None
     tally: list[int] = field(default_factory=lambda: [0], compare=False)
+    stage_label: list[str] = field(default_factory=lambda: [""], compare=False)
 
     def outputs(
         self, inputs: list[tuple[float, ...]], n: int, stage: int, desc: str
@@ -89,7 +92,7 @@ class Sampler:
                 owner.append(i)
         self.tally[0] += n * len(inputs)
         fn = with_timeout(run_output_unit, self.timeout)
-        results = run_units(fn, units, self.execution, desc=desc)
+        results = run_units(fn, units, self.execution, desc=self.stage_label[0] + desc)
         grouped: list[list[TrainingData]] = [[] for _ in inputs]
         for i, r in zip(owner, results, strict=True):
             grouped[i].append(r)
@@ -118,7 +121,7 @@ class Sampler:
                 owner.append(j)
         self.tally[0] += n * len(jobs)
         fn = with_timeout(run_count_unit, self.timeout)
-        results = run_units(fn, units, self.execution, desc=desc)
+        results = run_units(fn, units, self.execution, desc=self.stage_label[0] + desc)
         grouped: list[list[UnitCounts]] = [[] for _ in jobs]
         for j, r in zip(owner, results, strict=True):
             grouped[j].append(r)

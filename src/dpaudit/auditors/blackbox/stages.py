@@ -295,9 +295,13 @@ def stages_for(search: SearchConfig) -> list[tuple[str, Stage]]:
 def search(budget: Budget, timer: Timer) -> AuditResult:
     """Run the stages in order, then certify the sets the last one left."""
     state = Shortlist(samples={"training": 0, "selection": 0, "playoff": 0})
-    for name, stage in stages_for(budget.config.search):
+    named = stages_for(budget.config.search)
+    label = budget.sampler.stage_label
+    for k, (name, stage) in enumerate(named, start=1):
+        label[0] = f"stage {k} of {len(named) + 1} ({name}): "  # + the final certification
         state = stage(state, budget)
         timer.mark(name, budget.sampler.tally[0])
+    label[0] = f"stage {len(named) + 1} of {len(named) + 1} (certify): "
     if not state.ranked:
         return no_witness_result(
             budget.mechanism,
@@ -370,7 +374,7 @@ def _statement(
     cfg = budget.config
     playoff = " and playoff" if state.samples.get("playoff") else ""
     return (
-        f"ε ≥ epsilon_lower_bound holds with probability ≥ {cfg.confidence:g} over the final "
+        f"ε ≥ ε_lcb holds with probability ≥ {cfg.confidence:g} over the final "
         f"samples. {len(budget.pairs)} pair(s), {len(state.families)} attack famil(ies) and "
         f"{state.compared} threshold/direction candidates were compared on separate training, "
         f"ranking, validation{playoff} samples, so choosing among "
