@@ -69,7 +69,7 @@ def test_box_patterns_include_the_reflection_through_the_centre() -> None:
         (IntRange(0, 10), True),
         (Boolean(), 1),
         (Categories(("a", "b")), "c"),
-        (Words(["alice"] + ["bob"]), "eve"),
+        (Words(["alice", "bob"]), "eve"),
         (Vector(IntRange(0, 3), 3), [0, 1]),
         (Dataset(IntRange(0, 9), 3), [1, 2, 3, 4]),
         (Dataset(IntRange(0, 9), 3), [1, 20]),

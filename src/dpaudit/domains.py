@@ -30,6 +30,7 @@ else the plain text (a category or word).  A pair is ``A|B`` (:func:`parse_pair`
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from dataclasses import dataclass
@@ -85,7 +86,9 @@ class RealBox:
         try:
             vals = [float(v) for v in seq]
         except (TypeError, ValueError):
-            raise InvalidArgumentError(name, value, f"{self.dim} numbers in {self.describe()}")
+            raise InvalidArgumentError(
+                name, value, f"{self.dim} numbers in {self.describe()}"
+            ) from None
         if len(vals) != self.dim or any(not self.low <= v <= self.high for v in vals):
             raise InvalidArgumentError(name, value, f"{self.dim} numbers in {self.describe()}")
         return vals
@@ -128,7 +131,7 @@ class IntRange:
         return f"{{{self.low}..{self.high}}}"
 
     def validate(self, value: Any, name: str = "x") -> int:
-        if isinstance(value, bool) or not isinstance(value, int) and not _is_integral(value):
+        if isinstance(value, bool) or (not isinstance(value, int) and not _is_integral(value)):
             raise InvalidArgumentError(name, value, f"an integer in {self.describe()}")
         v = int(value)
         if not self.low <= v <= self.high:
@@ -178,7 +181,7 @@ class Categories:
         v = self.values
         if len(v) <= ALL_PAIRS_UP_TO:
             return _dedupe([(v[i], v[j]) for i in range(len(v)) for j in range(i + 1, len(v))])
-        return _dedupe([(v[0], w) for w in v[1:]] + list(zip(v, v[1:], strict=False)))
+        return _dedupe([(v[0], w) for w in v[1:]] + list(itertools.pairwise(v)))
 
     def index_points(self) -> tuple[Any, ...]:
         return self.values
@@ -283,18 +286,18 @@ class Dataset:
         a, b, base = self._base()
         full = [b] * (self.max_size - 1)
         if self.neighbours == "replace-one":
-            pairs = [(base + [a], base + [b]), ([a], [b]), (full + [b], full + [a])]
+            pairs = [([*base, a], [*base, b]), ([a], [b]), ([*full, b], [*full, a])]
         else:
-            pairs = [(base, base + [b]), ([], [b]), (base, base + [a]), (full, full + [a])]
+            pairs = [(base, [*base, b]), ([], [b]), (base, [*base, a]), (full, [*full, a])]
         return _dedupe(pairs)
 
     def index_points(self) -> tuple[Any, ...]:
         """Replace-one: the base plus one record of each record point (any two neighbours);
         add-remove: only the first candidate pair (a third dataset would not be a
         neighbour of both)."""
-        a, b, base = self._base()
+        _a, _b, base = self._base()
         if self.neighbours == "replace-one":
-            return tuple(base + [r] for r in self.record.index_points())
+            return tuple([*base, r] for r in self.record.index_points())
         return self.candidate_pairs()[0]
 
 
