@@ -33,6 +33,7 @@ BASICS = frozenset(
         "errors",
         "validation",
         "claims",
+        "domains",
         "random",
         "serialization",
         "io",
@@ -63,7 +64,8 @@ ALLOWED: dict[str, frozenset[str]] = {
 BASIC_ALLOWED: dict[str, frozenset[str]] = {
     "errors": frozenset(),
     "validation": frozenset({"errors"}),
-    "claims": frozenset({"errors", "validation", "witness"}),
+    "claims": frozenset({"errors", "validation", "witness", "domains"}),
+    "domains": frozenset({"errors"}),
     "random": frozenset({"errors", "validation"}),
     "serialization": frozenset({"errors"}),
     "io": frozenset({"errors"}),

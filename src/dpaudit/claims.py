@@ -10,13 +10,16 @@ from __future__ import annotations
 import enum
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.validation import as_finite_array, check_delta, check_epsilon
 from dpaudit.witness import Witness
+
+if TYPE_CHECKING:
+    from dpaudit.domains import TypedDomain
 
 
 class Definition(enum.StrEnum):
@@ -101,15 +104,18 @@ def _preview(arr: np.ndarray) -> str:
 class PrivacyClaim:
     """What a mechanism promises.
 
-    ``neighbouring`` states in words which inputs are neighbours (for local DP:
-    any two inputs of ``domain``).  ``sensitivity``/``sensitivity_norm`` record
+    ``domain`` is an :class:`InputDomain` (a float/integer box, any two points
+    neighbours) or a typed domain of :mod:`dpaudit.domains` (ints, booleans,
+    categories, words, vectors, datasets with add/remove-one or replace-one
+    neighbours).  ``neighbouring`` states in words which inputs are neighbours
+    (for local DP: any two inputs of ``domain``).  ``sensitivity``/``sensitivity_norm`` record
     the sensitivity the mechanism's *calibration assumes*, which may differ from
     the true one — that gap is exactly what ADePT got wrong.
     """
 
     definition: Definition
     epsilon: float
-    domain: InputDomain
+    domain: InputDomain | TypedDomain
     delta: float = 0.0
     neighbouring: str = "any two inputs of the domain (local DP)"
     sensitivity: float | None = None

@@ -24,6 +24,8 @@ Ray's ``runtime_env`` working directory).
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import functools
 import importlib
 import inspect
@@ -35,6 +37,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from dpaudit.adapters.encoding import encode_outputs, output_width
 from dpaudit.claims import InputDomain, PrivacyClaim
 from dpaudit.errors import InvalidArgumentError, InvalidTypeError, MechanismError
 from dpaudit.mechanisms.base import Mechanism, parameter
@@ -245,6 +248,9 @@ class FunctionMechanism(Mechanism):
             raise InvalidTypeError("mechanism", self.function, "a callable f(x, n, rng)")
         if not isinstance(self.claimed, PrivacyClaim):
             raise InvalidTypeError("claim", self.claimed, "a dpaudit.claims.PrivacyClaim")
+        dom = self.claimed.domain
+        if not isinstance(dom, InputDomain) and not callable(getattr(dom, "index_points", None)):
+            raise InvalidTypeError("domain", dom, "an InputDomain or a dpaudit.domains domain")
 
     @property
     def label(self) -> str:
@@ -253,17 +259,72 @@ class FunctionMechanism(Mechanism):
         return f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', repr(fn))}"
 
     @property
+    def typed(self) -> bool:
+        """True when the claim's domain is a typed :mod:`dpaudit.domains` domain."""
+        return not isinstance(self.claimed.domain, InputDomain)  # type: ignore[union-attr]
+
+    @property
     def claim(self) -> PrivacyClaim:
+        """The user's claim; for a typed domain, the same claim over the *index* box.
+
+        The black-box auditor works on float boxes: a typed domain's
+        ``index_points()`` (any two of them neighbours) are shown to it as the
+        integers ``0..K-1``, and :meth:`_sample` decodes the index to the typed value.
+        """
         assert self.claimed is not None  # checked in __post_init__
-        return self.claimed
+        if not self.typed:
+            return self.claimed
+        dom = self.claimed.domain
+        points = dom.index_points()
+        return dataclasses.replace(
+            self.claimed,
+            domain=InputDomain((1,), 0.0, float(len(points) - 1), integer=True),
+            neighbouring=f"index i stands for point i of {dom.describe()}: "
+            + "; ".join(repr(p)[:40] for p in points[:6]),
+        )
 
     @property
     def output_shape(self) -> tuple[int, ...]:
+        if self.typed:
+            return _typed_width(self.function, self.label, self.claimed.domain)  # type: ignore
         x = tuple(float(v) for v in _domain_point(self.claim.domain).ravel())
         return probe_output_shape(self.function, self.label, x)
 
     def _sample(self, x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+        if self.typed:
+            value = copy.deepcopy(self.claimed.domain.index_points()[int(x.ravel()[0])])  # type: ignore
+            outs = _typed_call(self.function, self.label, value, n, rng)
+            return encode_outputs(outs, self.output_shape[0])
         return call_user_function(self.function, self.label, x, n, rng, self.output_shape)
+
+
+def _typed_call(
+    fn: Callable[..., Any], label: str, value: Any, n: int, rng: np.random.Generator
+) -> list[Any]:
+    """``fn(value, n, rng)`` as a list of ``n`` outputs of any type, errors naming the call."""
+    where = f"mechanism {label!r} on input {repr(value)[:60]}"
+    try:
+        out = fn(value, n, rng)
+    except MechanismError:
+        raise
+    except Exception as exc:  # the user's code failed: say whose and where
+        raise MechanismError(f"{where} raised {type(exc).__name__}: {exc}") from exc
+    try:
+        outs = list(out)
+    except TypeError:
+        outs = []
+    if len(outs) != n:
+        raise MechanismError(f"{where} returned {type(out).__name__}: expected a sequence of {n}")
+    return outs
+
+
+@functools.lru_cache(maxsize=64)
+def _typed_width(fn: Callable[..., Any], label: str, domain: Any) -> tuple[int]:
+    """Feature width fixed by the first output on the first index point (global RNGs seeded)."""
+    rng = np.random.default_rng(0)
+    with seeded_global_state(state_entropy(rng)):
+        outs = _typed_call(fn, label, copy.deepcopy(domain.index_points()[0]), 2, rng)
+    return (output_width(outs[0]),)
 
 
 def _domain_point(domain: InputDomain) -> np.ndarray:

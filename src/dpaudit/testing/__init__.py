@@ -155,7 +155,10 @@ def as_mechanism(mechanism: Mechanism | Callable[..., Any], claim: Any = None) -
     ``mechanism``: a dpaudit mechanism (``claim`` None: its own claim; a number:
     its claim with that ε; a :class:`PrivacyClaim`: that claim), or a function
     ``f(x, n, rng)`` (``claim`` must then be a :class:`PrivacyClaim`, which
-    carries the input domain).
+    carries the input domain).  With a typed domain of :mod:`dpaudit.domains`
+    (an int range, booleans, categories, words, vectors, datasets) ``f``
+    receives a value of that type and returns a sequence of ``n`` outputs of
+    any type, encoded by :mod:`dpaudit.adapters.encoding`.
     """
     if isinstance(mechanism, Mechanism):
         if claim is None:
