@@ -27,6 +27,9 @@ ENABLED = True
 DELAY = 2.0
 #: Seconds between "still running" signs while a block makes no visible progress.
 HEARTBEAT = 30.0
+#: Prefix of every block's name, set by a caller that runs many configurations (``reproduce``
+#: sets ``"hoho-fig2 [4/5] · "``) so that a stage line says which one it belongs to.
+CONTEXT = ""
 #: Bar layout (``{desc}`` ends in ": "): counts and ETA; no rate ("s(est)/s" says little).
 BAR_FORMAT = "{desc}{percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} {unit} [{elapsed}<{remaining}]"
 
@@ -98,6 +101,7 @@ def progress(total: int | None, desc: str, unit: str = "work units") -> Iterator
     if not ENABLED:
         yield _NullBar()
         return
+    desc = CONTEXT + desc
     stream = sys.stderr
     isatty = getattr(stream, "isatty", None)
     if not (callable(isatty) and isatty()):

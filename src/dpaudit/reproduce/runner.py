@@ -32,6 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from dpaudit import progress as progress_module
 from dpaudit.engine import checkpoint
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError
@@ -173,10 +174,16 @@ def reproduce(
     try:
         with progress(round(sum(weights)), "reproduce", unit="s(est)") as bar:
             for index, (spec, weight) in enumerate(zip(specs, weights, strict=True)):
-                bar.set_description(f"reproduce {spec.name} [{index + 1}/{len(specs)}]")
-                outcomes.append(
-                    _reproduce_figure(spec, out / spec.name, config, execution, resume, bar, weight)
-                )
+                where = f"{spec.name} [{index + 1}/{len(specs)}]"
+                bar.set_description(f"reproduce {where}")
+                progress_module.CONTEXT = f"{where} · "  # inner stage lines name the figure
+                try:
+                    outcome = _reproduce_figure(
+                        spec, out / spec.name, config, execution, resume, bar, weight
+                    )
+                finally:
+                    progress_module.CONTEXT = ""
+                outcomes.append(outcome)
                 if not outcomes[-1].resumed:
                     _write_status(
                         out, config, STATUS_RUNNING, figures_done=[o.figure for o in outcomes]
