@@ -63,3 +63,13 @@ def test_reference_split_and_accuracies_on_the_bundled_corpus() -> None:
     assert private.clean_accuracy == 0.123  # passed through, no second clean fit
     # SUE at ε = 0.001: output independent of the input, accuracy at chance (5 SEs).
     assert abs(private.accuracy - 0.5) <= 5 * math.sqrt(0.25 / 200)
+
+
+def test_equal_accuracies_are_explained_by_the_predictions() -> None:
+    from dpaudit.cli.cmd_utility import _same_accuracy_note
+
+    base = {"accuracy": 0.67, "clean_accuracy": 0.67, "n_test": 200}
+    assert "disagree on 42 of 200" in _same_accuracy_note({**base, "disagreements": 42})[0]
+    assert "same label for all 200" in _same_accuracy_note({**base, "disagreements": 0})[0]
+    assert _same_accuracy_note({**base, "clean_accuracy": 0.7, "disagreements": 3}) == []
+    assert _same_accuracy_note({**base, "disagreements": None}) == []

@@ -91,6 +91,18 @@ def train_and_score(
     seed: int = 0,
 ) -> float:
     """Test accuracy of ``classifier`` trained on ``(x_train, y_train)``."""
+    predicted = fit_predict(x_train, y_train, x_test, classifier, seed)
+    return float(np.mean(predicted == np.asarray(y_test)))
+
+
+def fit_predict(
+    x_train: np.ndarray,
+    y_train: np.ndarray,
+    x_test: np.ndarray,
+    classifier: str = "mlp",
+    seed: int = 0,
+) -> np.ndarray:
+    """The labels ``classifier``, trained on ``(x_train, y_train)``, predicts for ``x_test``."""
     if len(np.unique(y_train)) < 2:
         raise InvalidArgumentError("labels", "<one class>", "at least two classes in training")
     from sklearn.exceptions import ConvergenceWarning
@@ -101,7 +113,7 @@ def train_and_score(
         # A fixed 50-epoch budget, as in the reference: not converging is expected.
         warnings.simplefilter("ignore", ConvergenceWarning)
         model.fit(np.asarray(x_train, dtype=np.float64), y_train)
-        return float(model.score(np.asarray(x_test, dtype=np.float64), y_test))
+        return np.asarray(model.predict(np.asarray(x_test, dtype=np.float64)))
 
 
 @dataclass(frozen=True)
@@ -182,6 +194,9 @@ class UtilityResult:
     embedder: str
     corpus: str
     seed: int
+    #: Test sentences whose predicted label differs between the two classifiers (None when
+    #: the clean accuracy was passed in): equal accuracies need not mean equal predictions.
+    disagreements: int | None = None
 
 
 def utility_experiment(
@@ -206,13 +221,13 @@ def utility_experiment(
     rng = config_rng(seed, "utility", scheme, epsilon, bit_scheme.params())
     noisy_train = bit_scheme.perturb(clean_train, rng)
     noisy_test = bit_scheme.perturb(clean_test, rng)
-    accuracy = train_and_score(
-        noisy_train, data.train_labels, noisy_test, data.test_labels, classifier, seed
-    )
+    predicted = fit_predict(noisy_train, data.train_labels, noisy_test, classifier, seed)
+    accuracy = float(np.mean(predicted == data.test_labels))
+    disagreements = None
     if clean_accuracy is None:
-        clean_accuracy = train_and_score(
-            clean_train, data.train_labels, clean_test, data.test_labels, classifier, seed
-        )
+        clean = fit_predict(clean_train, data.train_labels, clean_test, classifier, seed)
+        clean_accuracy = float(np.mean(clean == data.test_labels))
+        disagreements = int(np.sum(clean != predicted))
     return UtilityResult(
         scheme=scheme,
         epsilon=float(epsilon),
@@ -226,4 +241,5 @@ def utility_experiment(
         embedder=data.embedder,
         corpus=data.source,
         seed=seed,
+        disagreements=disagreements,
     )

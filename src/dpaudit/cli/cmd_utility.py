@@ -71,8 +71,24 @@ def _render(result: dict[str, Any]) -> str:
             f"    clean encodings       {acc('clean_accuracy')}",
             f"    chance                {chance:.4f}   (always the majority training label)",
             f"  {signal}",
+            *_same_accuracy_note(result),
         ]
     )
+
+
+def _same_accuracy_note(result: dict[str, Any]) -> list[str]:
+    """Why two equal accuracies need not mean that privatisation changed nothing."""
+    k = result.get("disagreements")
+    if result["accuracy"] != result["clean_accuracy"] or k is None:
+        return []
+    n = result["n_test"]
+    if k == 0:
+        return [f"  the two classifiers predict the same label for all {n} test sentences"]
+    return [
+        f"  equal accuracies, different predictions: the classifiers disagree on {k} of {n} "
+        f"test sentences and still get the same number right; differences smaller than the "
+        f"intervals' width cannot be resolved with {n} sentences"
+    ]
 
 
 def run(args: argparse.Namespace) -> int:
