@@ -147,6 +147,16 @@ def _probe_target(target: str, x: tuple[float, ...]) -> tuple[int, ...]:
     return probe_output_shape(resolve_callable(target), target, x)
 
 
+def _call_naming(where: str, fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)``; an error of the user's code becomes a MechanismError saying ``where``."""
+    try:
+        return fn(*args)
+    except MechanismError:
+        raise
+    except Exception as exc:  # the user's code failed: say whose and where
+        raise MechanismError(f"{where} raised {type(exc).__name__}: {exc}") from exc
+
+
 def call_user_function(
     fn: Callable[..., Any],
     label: str,
@@ -157,12 +167,7 @@ def call_user_function(
 ) -> np.ndarray:
     """``fn(x, n, rng)`` with errors naming the mechanism and input; 1-D output → ``(n, 1)``."""
     where = f"mechanism {label!r} on input {x.ravel()[:4].tolist()}"
-    try:
-        out = fn(x, n, rng)
-    except MechanismError:
-        raise
-    except Exception as exc:  # the user's code failed: say whose and where
-        raise MechanismError(f"{where} raised {type(exc).__name__}: {exc}") from exc
+    out = _call_naming(where, fn, x, n, rng)
     if not isinstance(out, np.ndarray):
         raise MechanismError(
             f"{where} returned {type(out).__name__}: expected a numpy array of shape ({n}, ...)"
@@ -303,12 +308,7 @@ def _typed_call(
 ) -> list[Any]:
     """``fn(value, n, rng)`` as a list of ``n`` outputs of any type, errors naming the call."""
     where = f"mechanism {label!r} on input {repr(value)[:60]}"
-    try:
-        out = fn(value, n, rng)
-    except MechanismError:
-        raise
-    except Exception as exc:  # the user's code failed: say whose and where
-        raise MechanismError(f"{where} raised {type(exc).__name__}: {exc}") from exc
+    out = _call_naming(where, fn, value, n, rng)
     try:
         outs = list(out)
     except TypeError:
