@@ -84,6 +84,12 @@ class SearchConfig:
     ladder_rungs: int = 3
     #: Ladder: the mass ratio between rungs (√10: three rungs span a factor ≈ 30).
     ladder_step: float = math.sqrt(10.0)
+    #: Rare events: after training, look for clusters of ≥ 5 training outputs of one
+    #: input in a region ≪ the local spacing (a light atom — an exact value repeated —
+    #: or a tiny region) that the other input barely hits, and add them as one extra
+    #: ``rare`` score per pair (:mod:`dpaudit.auditors.blackbox.rare`).  It adds a score
+    #: only where it finds a cluster; the ranking weighs it like any other.
+    rare_events: bool = True
 
     def __post_init__(self) -> None:
         check_int("train_floor", self.train_floor, minimum=1)

@@ -73,6 +73,8 @@ class Shortlist:
     ranked: tuple[Entry, ...] = ()
     runners_up: tuple[Entry, ...] = ()
     rungs: tuple[Entry, ...] = ()
+    #: Rare-event sets the ranking confirmed (certified beside the others, one more in K each).
+    rare: tuple[Entry, ...] = ()
     compared: int = 0
     samples: dict[str, int] = field(default_factory=dict)
 

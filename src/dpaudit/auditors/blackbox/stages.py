@@ -38,11 +38,13 @@ from dpaudit.auditors.blackbox.outcome import (
     final_counts,
     no_witness_result,
 )
+from dpaudit.auditors.blackbox.rare import RARE_MIN_HITS, RareSetScore, propose
 from dpaudit.auditors.blackbox.result import AuditResult
 from dpaudit.auditors.blackbox.sampler import Timer
 from dpaudit.auditors.blackbox.scores import (
     LikelihoodRatioScore,
     Score,
+    TrainingData,
     candidate_thresholds,
     train_classifier,
 )
@@ -94,6 +96,8 @@ def train(state: Shortlist, budget: Budget) -> Shortlist:
                 )
             )
             combos.append(Combo(i, score, thr))
+        if cfg.search.rare_events and mech.output_kind not in ("binary", "categorical"):
+            _add_rare(combos, tables, i, dx, dxp)
     # The families actually trained (``histogram`` only where the outputs were discrete).
     trained = tuple(f for f in budget.families if any(c.score.family == f for c in combos))
     return dataclasses.replace(
@@ -104,6 +108,23 @@ def train(state: Shortlist, budget: Budget) -> Shortlist:
         compared=sum(t.size for t in tables),  # every candidate is compared on this sample
         samples={**state.samples, "training": n_train},
     )
+
+
+def _add_rare(
+    combos: list[Combo], tables: list[CandidateTable], i: int, dx: TrainingData, dxp: TrainingData
+) -> None:
+    """Append pair ``i``'s rare-event score (if its training outputs show one) and its table."""
+    rare = propose(dx.rows, dxp.rows)
+    if rare is None:
+        return
+    sx, sxp = rare(dx.rows), rare(dxp.rows)
+    thr = np.array([0.5], dtype=np.float32)
+    tables.append(
+        CandidateTable.of(
+            thr, SideStats.of(sx, thr, dx.counts, 0), SideStats.of(sxp, thr, dxp.counts, 0)
+        )
+    )
+    combos.append(Combo(i, rare, thr))  # type: ignore[arg-type]  # a Score by duck typing
 
 
 def screen(state: Shortlist, budget: Budget) -> Shortlist:
@@ -160,8 +181,33 @@ def rank(state: Shortlist, budget: Budget) -> Shortlist:
         tables=tables,
         pool=pool,
         ranked=rank_sets(budget, state.combos, tables, pool),
+        rare=_rare_entries(state.combos, tables, budget.delta),
         samples={**state.samples, "selection": cfg.samples},
     )
+
+
+def _rare_entries(
+    combos: tuple[Combo, ...], tables: tuple[CandidateTable, ...], delta: float
+) -> tuple[Entry, ...]:
+    """The rare-event sets the ranking counts confirm, one per rare score, for certification.
+
+    A rare set is chosen on training outputs; it goes to the final stage as an extra
+    set (one more in K) when the ranking counts hit it ≥ :data:`RARE_MIN_HITS` times
+    under one input and at most a quarter as often under the other.  Ranking by the
+    projection would drop it at small sizes: its few hits never clear the margin for
+    the thousands of candidates compared.
+    """
+    out: list[Entry] = []
+    for k, (c, t) in enumerate(zip(combos, tables, strict=True)):
+        if not isinstance(c.score, RareSetScore):
+            continue
+        gain = np.where(4 * t.den <= t.num, t.num, -1)
+        j = int(np.argmax(gain))
+        if gain[j] >= RARE_MIN_HITS:
+            out.append(
+                Entry(k, j, t.candidate(c.pair_index, c.score, c.thresholds, j, -1.0, delta))
+            )
+    return tuple(out)
 
 
 def validate(state: Shortlist, budget: Budget) -> Shortlist:
@@ -302,7 +348,7 @@ def search(budget: Budget, timer: Timer) -> AuditResult:
         state = stage(state, budget)
         timer.mark(name, budget.sampler.tally[0])
     label[0] = f"stage {len(named) + 1} of {len(named) + 1} (certify): "
-    if not state.ranked:
+    if not state.ranked and not state.rare:
         return no_witness_result(
             budget.mechanism,
             budget.config,
@@ -323,7 +369,8 @@ def certify_proposals(state: Shortlist, budget: Budget, timer: Timer) -> AuditRe
     """
     mech, cfg, pairs = budget.mechanism, budget.config, budget.pairs
     leaders, runners, rungs = state.proposals(cfg.best_candidates)
-    chosen = [e.candidate for e in leaders + runners + rungs]
+    rare = [e for e in state.rare if e.key not in {f.key for f in leaders + runners + rungs}]
+    chosen = [e.candidate for e in leaders + runners + rungs + rare]
     groups: dict[int, list[int]] = {}
     for n_c, c in enumerate(chosen):
         groups.setdefault(c.pair_index, []).append(n_c)
@@ -361,6 +408,11 @@ def certify_proposals(state: Shortlist, budget: Budget, timer: Timer) -> AuditRe
     )
     k = len(chosen)
     statement = _statement(state, budget, k, len(runners), len(rungs), certs[top].p1.bound_error)
+    if rare:
+        statement += (
+            f" {len(rare)} of the {k} set(s) are rare-event sets (clusters of repeated or "
+            "nearly equal training outputs), counted in that K."
+        )
     samples = {**state.samples, "final": cfg.final_samples}
     return build_result(
         mech, cfg, witness, state.families, pairs, state.compared, statement, timer, samples, k
