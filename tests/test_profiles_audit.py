@@ -240,3 +240,25 @@ def test_split_of_samples_is_fixed_by_the_sample_count() -> None:
 def test_bad_input_names_the_argument(make, error, argument: str) -> None:
     with pytest.raises(error, match=argument):
         make()
+
+
+def test_result_is_identical_with_one_or_two_workers() -> None:
+    # Units are seeded by (seed, stage, input, unit), so the split over processes is invisible.
+    mech = GaussianMechanism(epsilon=1.0, delta=1e-5)
+    score = LikelihoodRatioScore(mech, (0.0,), (1.0,))
+    runs = [
+        audit_profile(
+            mech,
+            0.0,
+            1.0,
+            score,
+            GaussianDP(1 / mech.sigma),
+            ProfileAuditConfig(
+                selection_samples=1_000,
+                final_samples=2_200_000,  # three work units per input
+                execution=ExecutionConfig(workers=w),
+            ),
+        )
+        for w in (1, 2)
+    ]
+    assert dumps(runs[0]) == dumps(runs[1])
