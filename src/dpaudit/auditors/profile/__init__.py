@@ -1,0 +1,21 @@
+"""Auditing a whole privacy claim — a profile δ(ε), μ-GDP, a Rényi curve, ρ-zCDP — for one pair.
+
+See :mod:`dpaudit.auditors.profile.auditor`.  Imports ``auditors/core`` and no other auditor.
+"""
+
+from dpaudit.auditors.profile.auditor import ProfileAuditConfig, audit_profile
+from dpaudit.auditors.profile.result import (
+    CertifiedSet,
+    ProfileAuditResult,
+    ProfilePoint,
+    RenyiPoint,
+)
+
+__all__ = [
+    "CertifiedSet",
+    "ProfileAuditConfig",
+    "ProfileAuditResult",
+    "ProfilePoint",
+    "RenyiPoint",
+    "audit_profile",
+]

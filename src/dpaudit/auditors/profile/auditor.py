@@ -1,0 +1,251 @@
+"""The profile auditor: certify a whole privacy claim (a δ(ε) curve, μ, ε(α), ρ) for one pair.
+
+Propose, then certify, as every auditor does (:mod:`dpaudit.auditors.core.certify`):
+
+1. **Selection** — ``selection_samples`` outputs of ``M(x)`` and of ``M(x')``
+   are scored; candidate thresholds (both tails) and the four statements per
+   threshold (set ``{s > t}`` or ``{s ≤ t}``, numerator ``x`` or ``x'``) are
+   ranked on them, and the few worth certifying are kept
+   (:mod:`dpaudit.auditors.profile.selection`).
+2. **Final count** — ``final_samples`` *fresh* outputs per input (seeded apart
+   from selection) are counted against every kept threshold at once, in work
+   units through :func:`dpaudit.engine.executor.run_units`, each sorting its
+   block of scores and counting with ``searchsorted`` (memory flat).
+3. **Certification** — :func:`~dpaudit.auditors.core.certify.certify` bounds
+   every kept statement at error ``α/(2K)`` (``K`` statements, two bounds
+   each), so all bounds hold together at ``1 − α``; every reported number is
+   a monotone function of them (:mod:`dpaudit.auditors.profile.bounds`) and holds
+   on that same event, for every ε, order and μ at once.
+
+The claim is any value of :mod:`dpaudit.analysis.privacy_profiles`; its
+implied profile is compared at every ε of the grid, and its own parameter too
+where it has one (μ for GDP, ε(α) for RDP, ρ for zCDP).  The score is any
+picklable callable mapping a block of outputs to one number per output, high
+where the output looks like ``M(x)`` — e.g. a score of
+:mod:`dpaudit.auditors.blackbox.scores`, handed in by the caller (auditors do not
+import each other).  An audit is one-sided: it shows a violation or says
+"no violation found" (with what it could have detected) or "inconclusive".
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dpaudit.auditors.core.certify import FinalCounts, certify, split_error
+from dpaudit.auditors.profile.bounds import (
+    ceiling,
+    gdp_bound,
+    gdp_ceiling,
+    profile_points,
+    renyi_points,
+)
+from dpaudit.auditors.profile.counting import (
+    CountUnit,
+    Score,
+    ScoreUnit,
+    run_count_unit,
+    run_score_unit,
+    split_samples,
+)
+from dpaudit.auditors.profile.findings import findings_for, overall_verdict
+from dpaudit.auditors.profile.result import CertifiedSet, ProfileAuditResult
+from dpaudit.auditors.profile.selection import ProposedSet, select_sets
+from dpaudit.engine.executor import ExecutionConfig, run_units
+from dpaudit.errors import InvalidArgumentError, InvalidTypeError
+from dpaudit.mechanisms.base import Mechanism
+from dpaudit.validation import check_int, check_probability_open, check_seed
+
+#: Rényi orders at which a lower bound is reported by default.
+DEFAULT_ORDERS = (1.5, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
+
+
+@dataclass(frozen=True)
+class ProfileAuditConfig:
+    """Sample sizes, confidence and grids of one profile audit.
+
+    ``epsilons``: the ε grid (default 0 to ``ln(final_samples)`` in steps of
+    0.25 — beyond ``ln n`` no set of ``n`` samples can certify anything);
+    ``orders``: Rényi orders; ``candidates``: thresholds ranked at selection.
+    """
+
+    selection_samples: int = 100_000
+    final_samples: int = 1_000_000
+    confidence: float = 0.95
+    epsilons: tuple[float, ...] | None = None
+    orders: tuple[float, ...] = DEFAULT_ORDERS
+    candidates: int = 256
+    seed: int = 0
+    execution: ExecutionConfig = field(default_factory=ExecutionConfig)
+
+    def __post_init__(self) -> None:
+        check_int("selection_samples", self.selection_samples, minimum=100)
+        check_int("final_samples", self.final_samples, minimum=100)
+        check_probability_open("confidence", self.confidence)
+        check_int("candidates", self.candidates, minimum=2, maximum=100_000)
+        check_seed(self.seed)
+        if self.epsilons is not None:
+            eps = np.asarray(self.epsilons, dtype=np.float64)
+            if eps.ndim != 1 or eps.size == 0 or np.any(~np.isfinite(eps)) or np.any(eps < 0):
+                raise InvalidArgumentError("epsilons", self.epsilons, "finite numbers >= 0")
+        if any(not (math.isfinite(a) and a > 1) for a in self.orders):
+            raise InvalidArgumentError("orders", self.orders, "Rényi orders > 1")
+
+    def epsilon_grid(self) -> np.ndarray:
+        """The ε grid, sorted."""
+        if self.epsilons is not None:
+            return np.unique(np.asarray(self.epsilons, dtype=np.float64))
+        top = math.ceil(math.log(self.final_samples))
+        return np.linspace(0.0, top, 4 * top + 1)
+
+
+def _check_claim(claim: Any) -> None:
+    for attr in ("profile", "describe", "to_dict"):
+        if not callable(getattr(claim, attr, None)):
+            raise InvalidTypeError("claim", claim, "a claim of dpaudit.analysis.privacy_profiles")
+
+
+def _sample_scores(mech: Mechanism, x: tuple, score: Score, cfg: ProfileAuditConfig, which: int):
+    units = [
+        ScoreUnit(mech, x, score, n, cfg.seed, (0, which, i))
+        for i, n in enumerate(split_samples(cfg.selection_samples))
+    ]
+    return np.concatenate(run_units(run_score_unit, units, cfg.execution, desc="selecting"))
+
+
+def _count(
+    mech: Mechanism, x: tuple, score: Score, thr: np.ndarray, cfg: ProfileAuditConfig, which: int
+):
+    units = [
+        CountUnit(mech, x, score, thr, n, cfg.seed, (1, which, i))
+        for i, n in enumerate(split_samples(cfg.final_samples))
+    ]
+    return np.sum(run_units(run_count_unit, units, cfg.execution, desc="counting"), axis=0)
+
+
+def _final_counts(
+    proposals: tuple[ProposedSet, ...], thr: np.ndarray, gx: np.ndarray, gxp: np.ndarray, n: int
+) -> list[FinalCounts]:
+    counts = []
+    for p in proposals:
+        j = int(np.searchsorted(thr, np.asarray(p.threshold, dtype=thr.dtype)))
+        hx, hxp = int(gx[j]), int(gxp[j])
+        if not p.above:
+            hx, hxp = n - hx, n - hxp
+        if not p.forward:
+            hx, hxp = hxp, hx
+        counts.append(FinalCounts(hx, n, hxp, n))
+    return counts
+
+
+def audit_profile(
+    mechanism: Mechanism,
+    x: Any,
+    x_prime: Any,
+    score: Score,
+    claim: Any,
+    config: ProfileAuditConfig | None = None,
+) -> ProfileAuditResult:
+    """Certify lower bounds on the whole privacy profile of ``(x, x')`` and judge ``claim``."""
+    cfg = config or ProfileAuditConfig()
+    _check_claim(claim)
+    if not callable(score):
+        raise InvalidTypeError("score", score, "a callable outputs -> one number per output")
+    a, b = mechanism.validate_pair(x, x_prime)
+    xs, xps = tuple(a.ravel().tolist()), tuple(b.ravel().tolist())
+    eps = cfg.epsilon_grid()
+    n = cfg.final_samples
+    # Selection ranks with the error of the most statements it may propose (a safe guess).
+    planned = split_error(1.0 - cfg.confidence, len(eps) + 1 + len(cfg.orders))
+    sel_x = _sample_scores(mechanism, xs, score, cfg, 0)
+    sel_xp = _sample_scores(mechanism, xps, score, cfg, 1)
+    proposals = select_sets(
+        sel_x,
+        sel_xp,
+        final_samples=n,
+        error=planned,
+        epsilons=eps,
+        orders=cfg.orders,
+        candidates=cfg.candidates,
+    )
+    # Fresh samples (key stage 1, selection used stage 0) count every kept threshold at once.
+    thr = np.unique(np.asarray([p.threshold for p in proposals], dtype=sel_x.dtype))
+    gx = _count(mechanism, xs, score, thr, cfg, 0)
+    gxp = _count(mechanism, xps, score, thr, cfg, 1)
+    counts = _final_counts(proposals, thr, gx, gxp, n)
+    fields = _judge(claim, proposals, counts, eps, cfg)
+    fields.update(
+        claim=claim.to_dict(),
+        claim_text=claim.describe(),
+        x=xs,
+        x_prime=xps,
+        score=_describe_score(score),
+        selection_samples=cfg.selection_samples,
+        seed=cfg.seed,
+    )
+    verdict = overall_verdict(
+        claim,
+        fields["profile"],
+        fields["mu_lower_bound"],
+        fields["renyi"],
+        fields["rho_lower_bound"],
+    )
+    return ProfileAuditResult(
+        **fields, verdict=verdict, findings=findings_for(claim, fields, verdict)
+    )
+
+
+def _judge(
+    claim: Any,
+    proposals: tuple[ProposedSet, ...],
+    counts: list[FinalCounts],
+    eps: np.ndarray,
+    cfg: ProfileAuditConfig,
+) -> dict[str, Any]:
+    """Certify the ``K`` statements jointly, then derive every bound from them."""
+    n = cfg.final_samples
+    certs = certify(counts, cfg.confidence)
+    error = split_error(1.0 - cfg.confidence, len(certs))
+    lo = np.array([c.p1.bound for c in certs])
+    hi = np.array([c.p2.bound for c in certs])
+    p1 = np.array([c.hits_x / n for c in counts])
+    p2 = np.array([c.hits_x_prime / n for c in counts])
+    claimed = np.asarray(claim.profile(eps), dtype=np.float64)
+    points = profile_points((lo, hi), (p1, p2), eps, claimed, ceiling(eps, n, error))
+    mu_lcb, mu_set = gdp_bound(lo, hi)
+    renyi = renyi_points(lo, hi, cfg.orders, claim)
+    excess = np.array([q.delta_lower_bound - q.claimed_delta for q in points])
+    return dict(
+        final_samples=n,
+        confidence=cfg.confidence,
+        statements=len(certs),
+        error_per_bound=error,
+        sets=tuple(
+            CertifiedSet(
+                p.describe(), p.threshold, p.above, p.forward, c, float(lo[i]), float(hi[i]), error
+            )
+            for i, (p, c) in enumerate(zip(proposals, counts, strict=True))
+        ),
+        profile=points,
+        worst_epsilon=float(eps[int(np.argmax(excess))]),
+        worst_excess=float(excess.max()),
+        mu_lower_bound=mu_lcb,
+        mu_estimate=gdp_bound(p1, p2)[0],
+        mu_ceiling=gdp_ceiling(n, error),
+        mu_set=mu_set,
+        renyi=renyi,
+        rho_lower_bound=max((r.epsilon_lower_bound / r.order for r in renyi), default=0.0),
+    )
+
+
+def _describe_score(score: Score) -> str:
+    describe = getattr(score, "describe", None)
+    if callable(describe):
+        return str(describe())
+    return getattr(score, "__name__", type(score).__name__)
+
+
+__all__ = ["DEFAULT_ORDERS", "ProfileAuditConfig", "audit_profile"]

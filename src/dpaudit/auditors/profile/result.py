@@ -1,0 +1,117 @@
+"""Typed, immutable results of a profile audit; each serialises to JSON (``dpaudit.serialization``).
+
+Every number here is one-sided: a lower bound on what the mechanism really
+gives away, holding — all of them together — with the audit's confidence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from dpaudit.auditors.core.certify import FinalCounts
+from dpaudit.verdicts import Verdict
+
+
+@dataclass(frozen=True)
+class CertifiedSet:
+    """One certified statement: its set, its final counts and its two bounds.
+
+    ``p1_lower`` bounds ``Pr[M(a) ∈ S]`` from below and ``p2_upper`` bounds
+    ``Pr[M(b) ∈ S]`` from above (``a, b`` = ``x, x'`` when ``forward``), each
+    at error ``error`` (:func:`dpaudit.auditors.core.certify.split_error`).
+    """
+
+    description: str
+    threshold: float
+    above: bool
+    forward: bool
+    counts: FinalCounts
+    p1_lower: float
+    p2_upper: float
+    error: float
+
+
+@dataclass(frozen=True)
+class ProfilePoint:
+    """The audit at one ε: claimed δ(ε) against the certified lower bound ``δ_lcb(ε)``.
+
+    ``delta_lower_bound = max_S p1_lower − e^ε·p2_upper`` (0 when no set gives
+    a positive bound); ``delta_estimate`` the same with point estimates;
+    ``detectable_excess`` what sampling error costs at the set that attains the
+    bound, ``(p̂1 − p1_lower) + e^ε(p2_upper − p̂2)`` — a true excess over the
+    claim smaller than this could not have been certified by that set;
+    ``ceiling`` the largest δ any set could certify at these sample sizes (all
+    hits under one input, none under the other).  ``verdict``: VIOLATION when
+    the bound exceeds the claim, INCONCLUSIVE when even the ceiling does not
+    (nothing could have been seen at this ε), else NO_VIOLATION_FOUND.
+    """
+
+    epsilon: float
+    claimed_delta: float
+    delta_lower_bound: float
+    delta_estimate: float
+    detectable_excess: float
+    ceiling: float
+    set_index: int | None
+    verdict: Verdict
+
+
+@dataclass(frozen=True)
+class RenyiPoint:
+    """A certified lower bound on the Rényi divergence of order α, by data processing.
+
+    ``epsilon_lower_bound = max_S D_α(Ber(p1_lower) ‖ Ber(p2_upper))`` over the
+    sets with ``p1_lower > p2_upper`` (the binary divergence grows with p1 and
+    falls with p2 there, so it bounds ``D_α(M(a) ‖ M(b))`` from below);
+    ``claimed`` is the claim's ε(α) (``None`` when the claim has no Rényi form).
+    """
+
+    order: float
+    epsilon_lower_bound: float
+    claimed: float | None
+    set_index: int | None
+    verdict: Verdict
+
+
+@dataclass(frozen=True)
+class ProfileAuditResult:
+    """Everything one profile audit certified, for one input pair and one score.
+
+    ``verdict`` is VIOLATION when any certified statement refutes the claim
+    (its implied profile at some ε, its μ, its ε(α) or its ρ), INCONCLUSIVE when
+    no ε of the grid could have shown an excess, else NO_VIOLATION_FOUND;
+    ``findings`` says it in sentences.  ``mu_lower_bound`` is the certified
+    lower bound on the pair's GDP parameter (Nasr et al., USENIX Security 2023):
+    ``max_S Φ⁻¹(1 − FPR_upper) − Φ⁻¹(FNR_upper)``; ``mu_ceiling`` the largest μ
+    these sample sizes could certify.  ``rho_lower_bound = max_α ε_lcb(α)/α``.
+    """
+
+    claim: dict[str, Any]
+    claim_text: str
+    x: tuple[float, ...]
+    x_prime: tuple[float, ...]
+    score: str
+    selection_samples: int
+    final_samples: int
+    confidence: float
+    statements: int
+    error_per_bound: float
+    sets: tuple[CertifiedSet, ...]
+    profile: tuple[ProfilePoint, ...]
+    worst_epsilon: float
+    worst_excess: float
+    mu_lower_bound: float
+    mu_estimate: float
+    mu_ceiling: float
+    mu_set: int | None
+    renyi: tuple[RenyiPoint, ...]
+    rho_lower_bound: float
+    verdict: Verdict
+    findings: tuple[str, ...]
+    seed: int
+
+    @property
+    def violation(self) -> bool:
+        """True when the claim was refuted at the audit's confidence."""
+        return self.verdict is Verdict.VIOLATION

@@ -1,0 +1,111 @@
+"""Selection: choose which threshold sets to certify, on samples the final count never sees.
+
+Every set is ``{score > t}`` or its complement ``{score ≤ t}`` ("above" /
+"at or below", the two tails), read in either direction (``x`` over ``x'`` or
+``x'`` over ``x``): four statements per threshold.  Candidate thresholds are
+quantiles of the pooled selection scores, log-spaced towards both ends so the
+far tails — where the profile at large ε and the GDP bound at large μ are
+decided — are represented.
+
+For each candidate the selection samples give point estimates ``p̂1, p̂2``;
+from them the *anticipated* certified bounds at the final sample size (the
+Clopper–Pearson bounds of the scaled counts at the planned per-bound error)
+rank the sets: per ε of the grid the set with the largest anticipated
+``p1_lower − e^ε p2_upper``, the set with the largest anticipated GDP bound
+``Φ⁻¹(p1_lower) − Φ⁻¹(p2_upper)`` and, per Rényi order, the largest anticipated
+binary Rényi divergence.  The distinct winners are the proposals; only they
+are certified, so the Bonferroni split pays for a few dozen statements, not
+for every candidate.  Choosing uses the selection samples only, which costs no
+confidence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import special
+
+from dpaudit.analysis.privacy_conversions import binary_renyi
+from dpaudit.auditors.core.statistics import clopper_pearson_lower, clopper_pearson_upper
+
+#: The four statements of one threshold t: (set is {s > t}?, numerator is x?).
+KINDS = ((True, True), (False, True), (True, False), (False, False))
+
+
+@dataclass(frozen=True)
+class ProposedSet:
+    """One statement: the set ``{s > t}`` (``above``) or ``{s ≤ t}``, numerator ``x`` or ``x'``."""
+
+    threshold: float
+    above: bool
+    forward: bool
+
+    def describe(self) -> str:
+        """E.g. ``Pr[M(x) ∈ {s > 1.25}] vs Pr[M(x') ∈ same]``."""
+        op = ">" if self.above else "≤"
+        a, b = ("x", "x'") if self.forward else ("x'", "x")
+        return f"S = {{score {op} {self.threshold:.6g}}}, Pr[M({a}) ∈ S] vs Pr[M({b}) ∈ S]"
+
+
+def candidate_thresholds(
+    scores_x: np.ndarray, scores_x_prime: np.ndarray, count: int
+) -> np.ndarray:
+    """Up to ``count`` distinct thresholds: pooled quantiles, log-spaced towards both tails."""
+    pooled = np.sort(np.concatenate([scores_x, scores_x_prime]))
+    n = len(pooled)
+    tail = np.geomspace(1.0 / n, 0.5, max(count // 2, 1))
+    levels = np.concatenate([tail, 1.0 - tail])
+    index = np.clip(np.floor(levels * n).astype(np.int64), 0, n - 1)
+    return np.unique(pooled[index])
+
+
+def exceed_fractions(scores: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
+    """``#{s > t}/n`` for each threshold (sorted scores + searchsorted)."""
+    s = np.sort(scores)
+    return (len(s) - np.searchsorted(s, thresholds, side="right")) / len(s)
+
+
+def statement_probabilities(gx: np.ndarray, gxp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(p1, p2)`` of the four statements per threshold (rows in :data:`KINDS` order)."""
+    p1 = np.stack([gx, 1.0 - gx, gxp, 1.0 - gxp])
+    p2 = np.stack([gxp, 1.0 - gxp, gx, 1.0 - gx])
+    return p1, p2
+
+
+def select_sets(
+    scores_x: np.ndarray,
+    scores_x_prime: np.ndarray,
+    *,
+    final_samples: int,
+    error: float,
+    epsilons: np.ndarray,
+    orders: tuple[float, ...],
+    candidates: int,
+) -> tuple[ProposedSet, ...]:
+    """The distinct sets worth certifying (at least one), ranked as the module says.
+
+    ``error`` is the planned per-bound error at the final stage (an upper bound
+    on what certification will use, so the ranking is conservative).
+    """
+    thr = candidate_thresholds(scores_x, scores_x_prime, candidates)
+    p1, p2 = statement_probabilities(
+        exceed_fractions(scores_x, thr), exceed_fractions(scores_x_prime, thr)
+    )
+    n = final_samples
+    lo = np.asarray(clopper_pearson_lower(np.rint(p1 * n), n, error))
+    hi = np.asarray(clopper_pearson_upper(np.rint(p2 * n), n, error))
+    chosen: list[int] = []
+    values = lo[None] - np.exp(epsilons)[:, None, None] * hi[None]  # (ε, kind, threshold)
+    for v in values:
+        if v.max() > 0:
+            chosen.append(int(np.argmax(v)))
+    with np.errstate(divide="ignore"):
+        mu = np.where(lo > 0, special.ndtri(lo) - special.ndtri(hi), -np.inf)
+    chosen.append(int(np.argmax(mu)))  # always one, so there is something to certify
+    for a in orders:
+        d = np.where(lo > hi, binary_renyi(a, lo, hi), 0.0)
+        if d.max() > 0:
+            chosen.append(int(np.argmax(d)))
+    picks = sorted(set(chosen))
+    return tuple(ProposedSet(float(thr[i % len(thr)]), *KINDS[i // len(thr)]) for i in picks)
