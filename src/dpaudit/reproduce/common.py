@@ -198,16 +198,16 @@ class FigureResult:
     @property
     def findings_summary(self) -> str:
         """E.g. ``all 6 findings shown`` or ``1 of 2 findings shown; 1 not shown at this scale``."""
-        n = len(self.findings)
-        shown = sum(f.status == SHOWS for f in self.findings)
-        if shown == n:
-            return f"all {n} findings shown"
-        others = [
-            f"{sum(f.status == s for f in self.findings)} {s}"
-            for s in FINDING_STATUSES
-            if s != SHOWS and any(f.status == s for f in self.findings)
-        ]
-        return f"{shown} of {n} findings shown; " + ", ".join(others)
+        return summarise_findings([f.status for f in self.findings])
+
+
+def summarise_findings(statuses: Sequence[str]) -> str:
+    """How many findings of each status (:data:`FINDING_STATUSES`) a figure has, in words."""
+    n, shown = len(statuses), sum(s == SHOWS for s in statuses)
+    if shown == n:
+        return f"all {n} findings shown"
+    others = [f"{statuses.count(s)} {s}" for s in FINDING_STATUSES if s != SHOWS and s in statuses]
+    return f"{shown} of {n} findings shown; " + ", ".join(others)
 
 
 class Stopwatch:

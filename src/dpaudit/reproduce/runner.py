@@ -40,11 +40,14 @@ from dpaudit.io import atomic_write_text
 from dpaudit.progress import progress
 from dpaudit.report.build import write_report
 from dpaudit.reproduce.common import (
+    NOT_SHOWN,
     RESULTS_JSON,
+    SHOWS,
     FigureProgress,
     FigureRun,
     check_scale,
     require_matplotlib,
+    summarise_findings,
     write_figure_outputs,
 )
 from dpaudit.reproduce.registry import FigureSpec, get_figure, resolve_figures
@@ -91,7 +94,7 @@ class FigureOutcome:
     units_reused: int = 0
     units_computed: int = 0
     units_unreadable: int = 0
-    #: :attr:`~dpaudit.reproduce.common.FigureResult.findings_summary` (empty when resumed).
+    #: :func:`~dpaudit.reproduce.common.summarise_findings` of the figure's findings.
     findings_summary: str = ""
 
 
@@ -227,9 +230,12 @@ def _reproduce_figure(
     t0 = time.perf_counter()
     if resume and _figure_done(directory, config):
         held = json.loads((directory / RESULTS_JSON).read_text("utf-8"))
-        holds = all(f.get("holds", False) for f in held.get("findings", []))
+        found = held.get("findings", [])
+        holds = all(f.get("holds", False) for f in found)
         bar.update(round(weight))
-        return FigureOutcome(spec.name, str(directory), holds, 0.0, True)
+        statuses = [f.get("status") or (SHOWS if f.get("holds") else NOT_SHOWN) for f in found]
+        summary = summarise_findings(statuses)
+        return FigureOutcome(spec.name, str(directory), holds, 0.0, True, findings_summary=summary)
     share = _BarShare(bar, weight)
     with _figure_checkpoint(directory, spec.name, config, resume) as units:
         run = FigureRun(
