@@ -160,7 +160,7 @@ def test_imports_follow_the_layers(path: Path) -> None:
 
 
 #: The auditors under ``auditors/``: each may import ``auditors/core`` but no other auditor.
-AUDITORS = frozenset({"blackbox", "sanity", "metric", "sensitivity", "profile"})
+AUDITORS = frozenset({"blackbox", "sanity", "metric", "sensitivity", "profile", "rewriter"})
 
 
 def _audit_part(module_or_path: str | Path) -> str | None:

@@ -1,0 +1,167 @@
+"""Typed, immutable results of a rewriter audit, serialised once."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from dpaudit.auditors.core.certify import Certificate
+from dpaudit.auditors.rewriter.exact import ExactLoss
+from dpaudit.auditors.rewriter.fidelity import FidelityCheck
+from dpaudit.serialization import to_jsonable
+from dpaudit.verdicts import Verdict
+from dpaudit.witness import Witness
+
+
+@dataclass(frozen=True)
+class PairFindings:
+    """What the white-box scoring saw for one input pair.
+
+    ``forward`` holds the exact losses of rewrites of ``x`` against ``x'``,
+    ``backward`` those of rewrites of ``x'`` against ``x``; ``fidelity`` checks
+    the rewrites of ``x`` against the declared decoding.
+    """
+
+    x: str
+    x_prime: str
+    origin: str
+    forward: ExactLoss
+    backward: ExactLoss
+    fidelity: FidelityCheck
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "x": self.x,
+            "x_prime": self.x_prime,
+            "origin": self.origin,
+            "exact_loss_x_vs_x_prime": self.forward.to_dict(),
+            "exact_loss_x_prime_vs_x": self.backward.to_dict(),
+            "fidelity": self.fidelity.to_dict(),
+        }
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One certified statement: a set of rewrites, its bound and the loss the claim allows it."""
+
+    witness: Witness
+    certificate: Certificate
+    allowed_loss: float
+    verdict: Verdict
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "witness": to_jsonable(self.witness.to_dict()),
+            "lower_bound": self.certificate.lower_bound,
+            "allowed_loss": self.allowed_loss,
+            "verdict": self.verdict.value,
+        }
+
+
+def overall_verdict(statements: tuple[Statement, ...], ceiling: float) -> Verdict:
+    """VIOLATION if any statement is one; *inconclusive* when no bound could reach the claim."""
+    if any(s.verdict is Verdict.VIOLATION for s in statements):
+        return Verdict.VIOLATION
+    allowed = min(s.allowed_loss for s in statements)
+    return Verdict.INCONCLUSIVE if ceiling <= allowed else Verdict.NO_VIOLATION_FOUND
+
+
+@dataclass(frozen=True)
+class RewriterAuditResult:
+    """The result of a white-box audit of an LM rewriter.
+
+    ``statements`` are certified jointly at ``config.confidence``; ``best``
+    indexes the largest bound; ``ceiling`` is the largest bound the final
+    sample size could certify (a claim above it could not have been refuted:
+    *inconclusive*).  ``pairs`` hold the exact, white-box findings.
+    """
+
+    mechanism: str
+    model_source: str
+    claim: Any
+    decoding: Any
+    pairs: tuple[PairFindings, ...]
+    statements: tuple[Statement, ...]
+    best: int
+    verdict: Verdict
+    ceiling: float
+    config: Any
+    seconds: float
+    code_under_audit: str
+
+    @property
+    def lower_bound(self) -> float:
+        """The largest certified ε lower bound."""
+        return self.statements[self.best].certificate.lower_bound
+
+    @property
+    def witness(self) -> Witness:
+        """The witness of the largest bound."""
+        return self.statements[self.best].witness
+
+    @property
+    def max_exact_token_loss(self) -> float:
+        """The largest exact per-token loss seen over all pairs and directions."""
+        return max(max(p.forward.max_token_loss, p.backward.max_token_loss) for p in self.pairs)
+
+    @property
+    def declaration_matches(self) -> bool:
+        """True when no pair's fidelity check found a mismatch."""
+        return all(p.fidelity.matches for p in self.pairs)
+
+    def summary(self) -> str:
+        """A few lines a person reads first."""
+        eps_tok = self.claim.epsilon
+        exact = self.max_exact_token_loss
+        allowed = self.statements[self.best].allowed_loss
+        lines = [
+            f"{self.mechanism}",
+            f"model: {self.model_source}",
+            f"verdict (certified, confidence {self.config.confidence:g}): {self.verdict.value}; "
+            f"ε ≥ {_fmt(self.lower_bound)} (claim allows {_fmt(allowed)} for rewrites of "
+            f"≤ {self.decoding.max_new_tokens} tokens; at most {_fmt(self.ceiling)} was "
+            f"certifiable with {self.config.final_samples} rewrites per input)",
+            f"exact per-token loss (declared decoding): max {_fmt(exact)} over sampled rewrites; "
+            f"claim ε = {eps_tok:g} per {self.claim.unit.value}; analytic worst case "
+            f"{_fmt(self.pairs[0].forward.analytic_token_bound)}",
+            "declared decoding vs real sampler: "
+            + ("; ".join(p.fidelity.describe() for p in self.pairs)),
+            f"witness: {self.witness.describe()}",
+        ]
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "kind": "rewriter-audit",
+            "mechanism": self.mechanism,
+            "model_source": self.model_source,
+            "code_under_audit": self.code_under_audit,
+            "claim": self.claim.to_dict(),
+            "decoding": self.decoding.to_dict(),
+            "verdict": self.verdict.value,
+            "lower_bound": self.lower_bound,
+            "ceiling": self.ceiling,
+            "max_exact_token_loss": self.max_exact_token_loss,
+            "declaration_matches": self.declaration_matches,
+            "pairs": [p.to_dict() for p in self.pairs],
+            "statements": [s.to_dict() for s in self.statements],
+            "best": self.best,
+            "config": {
+                "samples": self.config.samples,
+                "final_samples": self.config.final_samples,
+                "confidence": self.config.confidence,
+                "fidelity_level": self.config.fidelity_level,
+                "seed": self.config.seed,
+            },
+            "seconds": self.seconds,
+        }
+
+
+def _fmt(v: float) -> str:
+    if math.isinf(v):
+        return "∞" if v > 0 else "−∞"
+    return f"{v:.4g}"

@@ -1,0 +1,203 @@
+"""How a rewriter turns a language model's logits into the distribution it samples from.
+
+Every rewriter of the DP-Prompt family draws each token from a distribution
+computed from the model's logits by a chain of *processors* applied in a fixed
+order: clip the logits into ``[b_lo, b_hi]``, divide by a temperature, perhaps
+keep the top-k or the top-p mass, then softmax.  :class:`Decoding` records that
+chain as an immutable value, so that the sampler and the auditor compute the
+same distribution from the same description, and so that a foreign code path
+can be described as it really runs (an HF ``generate`` call with a default
+``top_k=50`` is a different mechanism from the paper's).
+
+The exponential mechanism over clipped logits (McSherry & Talwar 2007; used per
+token by DP-Prompt, Utpala et al. 2023, §3, and DP-Paraphrase, Mattern et al.
+2022, eq. 2) has utility range ``Δu = b_hi − b_lo`` and temperature
+``T = 2·Δu/ε``, so each token is ε-DP for any two inputs.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpaudit.errors import InvalidArgumentError
+from dpaudit.validation import check_epsilon
+
+PROCESSORS = ("clip", "temperature", "top_k", "top_p")
+
+
+@dataclass(frozen=True)
+class Decoding:
+    """The per-token sampling distribution of a rewriter, as its code computes it.
+
+    Attributes:
+        temperature: logits are divided by it (after clipping when ``order`` says so).
+        clip: ``(b_lo, b_hi)`` bounds the logits are clipped into, or ``None``.
+        top_k: keep only the ``top_k`` largest processed logits, or ``None``.
+        top_p: keep the smallest set of tokens of mass ≥ ``top_p``, or ``None``.
+        greedy: take the most likely token instead of sampling (deterministic).
+        max_new_tokens: at most this many tokens are generated.
+        order: the order the processors run in (a subset of
+            ``("clip", "temperature", "top_k", "top_p")``).
+        dtype: the floating type the logits are processed in (``"float32"``, ...).
+    """
+
+    temperature: float = 1.0
+    clip: tuple[float, float] | None = None
+    top_k: int | None = None
+    top_p: float | None = None
+    greedy: bool = False
+    max_new_tokens: int = 32
+    order: tuple[str, ...] = PROCESSORS
+    dtype: str = "float32"
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.temperature) and self.temperature > 0):
+            raise InvalidArgumentError("temperature", self.temperature, "a finite number > 0")
+        if self.clip is not None and not (
+            math.isfinite(self.clip[0])
+            and math.isfinite(self.clip[1])
+            and self.clip[0] < self.clip[1]
+        ):
+            raise InvalidArgumentError("clip", self.clip, "(b_lo, b_hi) finite with b_lo < b_hi")
+        if self.top_k is not None and self.top_k < 1:
+            raise InvalidArgumentError("top_k", self.top_k, "an integer >= 1 or None")
+        if self.top_p is not None and not 0.0 < self.top_p <= 1.0:
+            raise InvalidArgumentError("top_p", self.top_p, "a number in (0, 1] or None")
+        if self.max_new_tokens < 1:
+            raise InvalidArgumentError("max_new_tokens", self.max_new_tokens, "an integer >= 1")
+        unknown = set(self.order) - set(PROCESSORS)
+        if unknown or len(set(self.order)) != len(self.order):
+            raise InvalidArgumentError("order", self.order, f"distinct names from {PROCESSORS}")
+
+    @property
+    def epsilon_per_token(self) -> float:
+        """The per-token ε the clipped exponential mechanism gives: ``2·(b_hi − b_lo)/T``.
+
+        ``inf`` when the support can depend on the input (no clipping, greedy,
+        top-k or top-p): then some token has probability zero under one input
+        and not under another, or the logit range is unbounded.
+        """
+        if self.clip is None or self.greedy or self.truncates:
+            return math.inf
+        return 2.0 * (self.clip[1] - self.clip[0]) / self.temperature
+
+    @property
+    def truncates(self) -> bool:
+        """True when top-k or top-p can remove tokens (an input-dependent support)."""
+        return self.top_k is not None or (self.top_p is not None and self.top_p < 1.0)
+
+    def exact_worst_token_loss(self, vocabulary: int) -> float:
+        """The largest per-token privacy loss any two inputs can cause, for a vocabulary size.
+
+        With every logit in ``[b_lo, b_hi]`` and ``a = (b_hi − b_lo)/T``, the
+        worst output token has the top logit under one input and the bottom one
+        under the other, every other token the reverse, giving
+        ``a + ln((1 + (V−1)e^a) / (e^a + V − 1))``, which tends to ``2a = ε``
+        as ``V → ∞``.
+        """
+        if vocabulary < 2:
+            raise InvalidArgumentError("vocabulary", vocabulary, "an integer >= 2")
+        if not math.isfinite(self.epsilon_per_token):
+            return math.inf
+        a = (self.clip[1] - self.clip[0]) / self.temperature  # type: ignore[index]
+        v = float(vocabulary)
+        return a + math.log1p((v - 1.0) * math.exp(a)) - math.log(math.exp(a) + v - 1.0)
+
+    def describe(self) -> str:
+        """One line such as ``clip [-2, 2] → T = 0.8 → sample``."""
+        steps = []
+        for name in self.order:
+            if name == "clip" and self.clip is not None:
+                steps.append(f"clip [{self.clip[0]:g}, {self.clip[1]:g}]")
+            elif name == "temperature" and self.temperature != 1.0:
+                steps.append(f"T = {self.temperature:.4g}")
+            elif name == "top_k" and self.top_k is not None:
+                steps.append(f"top-k {self.top_k}")
+            elif name == "top_p" and self.top_p is not None and self.top_p < 1.0:
+                steps.append(f"top-p {self.top_p:g}")
+        steps.append("argmax" if self.greedy else "sample")
+        return " → ".join(steps) + f" (≤ {self.max_new_tokens} tokens, {self.dtype})"
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-ready form."""
+        return {
+            "temperature": self.temperature,
+            "clip": list(self.clip) if self.clip is not None else None,
+            "top_k": self.top_k,
+            "top_p": self.top_p,
+            "greedy": self.greedy,
+            "max_new_tokens": self.max_new_tokens,
+            "order": list(self.order),
+            "dtype": self.dtype,
+            "epsilon_per_token": self.epsilon_per_token,
+        }
+
+
+def exponential_decoding(
+    epsilon_per_token: float,
+    clip: tuple[float, float],
+    *,
+    max_new_tokens: int = 32,
+    dtype: str = "float32",
+) -> Decoding:
+    """The clipped exponential mechanism at ``epsilon_per_token``: ``T = 2·(b_hi − b_lo)/ε``."""
+    check_epsilon(epsilon_per_token)
+    width = float(clip[1]) - float(clip[0])
+    return Decoding(
+        temperature=2.0 * width / epsilon_per_token,
+        clip=(float(clip[0]), float(clip[1])),
+        max_new_tokens=max_new_tokens,
+        dtype=dtype,
+    )
+
+
+def process_logits(logits: np.ndarray, decoding: Decoding) -> np.ndarray:
+    """Log-probabilities (float64, ``-inf`` for removed tokens) of each row of ``logits``.
+
+    Applies the processors in ``decoding.order`` in ``decoding.dtype``, then a
+    log-softmax in float64.  Greedy decoding gives log-probability 0 to the
+    first arg-max token and ``-inf`` to all others.
+    """
+    z = np.asarray(logits, dtype=np.dtype(decoding.dtype))
+    for name in decoding.order:
+        if name == "clip" and decoding.clip is not None:
+            z = np.clip(z, decoding.clip[0], decoding.clip[1])
+        elif name == "temperature":
+            z = z / np.asarray(decoding.temperature, dtype=z.dtype)
+        elif name == "top_k" and decoding.top_k is not None:
+            z = _keep_top_k(z, decoding.top_k)
+        elif name == "top_p" and decoding.top_p is not None and decoding.top_p < 1.0:
+            z = _keep_top_p(z, decoding.top_p)
+    z = z.astype(np.float64)
+    if decoding.greedy:
+        out = np.full(z.shape, -np.inf)
+        np.put_along_axis(out, np.argmax(z, axis=-1)[..., None], 0.0, axis=-1)
+        return out
+    top = np.max(z, axis=-1, keepdims=True)
+    shifted = z - top
+    return shifted - np.log(np.sum(np.exp(shifted), axis=-1, keepdims=True))
+
+
+def _keep_top_k(z: np.ndarray, k: int) -> np.ndarray:
+    if k >= z.shape[-1]:
+        return z
+    kth = np.partition(z, -k, axis=-1)[..., -k][..., None]
+    return np.where(z >= kth, z, -np.inf)
+
+
+def _keep_top_p(z: np.ndarray, p: float) -> np.ndarray:
+    # As HF's TopPLogitsWarper: keep the most likely tokens until their mass reaches p
+    # (the token that crosses p is kept; at least one token always is).
+    zz = z.astype(np.float64)
+    probs = np.exp(zz - zz.max(axis=-1, keepdims=True))
+    probs /= probs.sum(axis=-1, keepdims=True)
+    order = np.argsort(-probs, axis=-1, kind="stable")
+    sorted_p = np.take_along_axis(probs, order, axis=-1)
+    before = np.cumsum(sorted_p, axis=-1) - sorted_p
+    keep_sorted = before < p
+    keep = np.zeros_like(keep_sorted)
+    np.put_along_axis(keep, order, keep_sorted, axis=-1)
+    return np.where(keep, z, -np.inf)
