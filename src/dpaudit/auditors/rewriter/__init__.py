@@ -1,10 +1,17 @@
 """Auditing LM rewriters: exact white-box losses and text features propose; the core certifies.
 
+* :mod:`.blackbox`: text features propose sets for a mechanism given only as a function.
 * :mod:`.whitebox`: teacher-forced exact losses, the declared-decoding check, certified sets.
 * :mod:`.exact`, :mod:`.fidelity`: the two white-box measurements.
 * :mod:`.result`: typed results.
 """
 
+from dpaudit.auditors.rewriter.blackbox import (
+    ReviewerChecks,
+    TextAuditConfig,
+    TextAuditResult,
+    audit_text_mechanism,
+)
 from dpaudit.auditors.rewriter.fidelity import FidelityCheck
 from dpaudit.auditors.rewriter.result import PairFindings, RewriterAuditResult, Statement
 from dpaudit.auditors.rewriter.whitebox import RewriterAuditConfig, audit_rewriter, exact_violation
@@ -12,9 +19,13 @@ from dpaudit.auditors.rewriter.whitebox import RewriterAuditConfig, audit_rewrit
 __all__ = [
     "FidelityCheck",
     "PairFindings",
+    "ReviewerChecks",
     "RewriterAuditConfig",
     "RewriterAuditResult",
     "Statement",
+    "TextAuditConfig",
+    "TextAuditResult",
     "audit_rewriter",
+    "audit_text_mechanism",
     "exact_violation",
 ]

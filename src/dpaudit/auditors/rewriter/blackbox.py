@@ -1,0 +1,276 @@
+"""Black-box audit of a text mechanism given only as ``f(text, n, rng) -> list[str]``.
+
+No logits, no tokenizer: the proposer reads the rewrites as a reviewer would
+(surface words, length, exact repeats, copying from the input, see
+:mod:`.features`), picks for each input pair the sets whose training counts
+separate the two inputs best, and hands them to the certification core, which
+counts them on fresh rewrites.  The reviewer's first checks (is the output
+deterministic, is the input returned unchanged, does the length follow the
+input) are reported in plain words beside the certified statements.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dpaudit.auditors.core.certify import FinalCounts, best, certify, split_error, verdict_for
+from dpaudit.auditors.core.power import certifiable_ceiling
+from dpaudit.auditors.core.statistics import clopper_pearson_lower, clopper_pearson_upper
+from dpaudit.auditors.rewriter.features import (
+    TextEvent,
+    candidate_events,
+    longest_copied_span,
+    words,
+)
+from dpaudit.auditors.rewriter.result import Statement, overall_verdict
+from dpaudit.errors import InvalidArgumentError, MechanismError
+from dpaudit.witness import Witness, WitnessKind
+
+TextSampler = Callable[[str, int, np.random.Generator], Sequence[str]]
+
+
+@dataclass(frozen=True)
+class TextAuditConfig:
+    """Sample sizes of a black-box text audit.
+
+    Attributes:
+        samples: training rewrites per input (propose sets, reviewer checks).
+        final_samples: fresh rewrites per input that certify the proposed sets.
+        confidence: joint confidence of all certified statements.
+        statements_per_pair: sets certified per input pair (the rest cost nothing).
+        seed: root seed; each pair and stage draws from its own stream.
+    """
+
+    samples: int = 500
+    final_samples: int = 2000
+    confidence: float = 0.95
+    statements_per_pair: int = 2
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("samples", "final_samples", "statements_per_pair"):
+            value = getattr(self, name)
+            low = 1 if name == "statements_per_pair" else 10
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise InvalidArgumentError(name, value, f"an integer >= {low}")
+        if not 0.0 < self.confidence < 1.0:
+            raise InvalidArgumentError("confidence", self.confidence, "a number in (0, 1)")
+
+
+@dataclass(frozen=True)
+class ReviewerChecks:
+    """What a reviewer sees first in the training rewrites of one pair."""
+
+    x: str
+    x_prime: str
+    origin: str
+    samples: int
+    distinct_x: int
+    distinct_x_prime: int
+    unchanged_x: int
+    unchanged_x_prime: int
+    mean_copied_span_x: float
+    mean_words_x: float
+    mean_words_x_prime: float
+
+    def findings(self) -> list[str]:
+        """The checks that fired, in plain words (empty when none did)."""
+        out = []
+        for who, distinct in (("x", self.distinct_x), ("x'", self.distinct_x_prime)):
+            if distinct == 1:
+                out.append(f"deterministic: all {self.samples} rewrites of {who} are identical")
+        for who, hits in (("x", self.unchanged_x), ("x'", self.unchanged_x_prime)):
+            if hits:
+                out.append(f"returns {who} unchanged in {hits} of {self.samples} rewrites")
+        nx, nxp = len(words(self.x)), len(words(self.x_prime))
+        if nx != nxp and (self.mean_words_x - self.mean_words_x_prime) * (nx - nxp) > 0:
+            out.append(
+                f"output length follows input length: {self.mean_words_x:.1f} vs "
+                f"{self.mean_words_x_prime:.1f} words for inputs of {nx} and {nxp} words"
+            )
+        if self.mean_copied_span_x >= 2:
+            out.append(f"copies on average {self.mean_copied_span_x:.1f} consecutive words of x")
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {**self.__dict__, "findings": self.findings()}
+
+
+@dataclass(frozen=True)
+class TextAuditResult:
+    """The result of a black-box text audit: certified statements and reviewer checks."""
+
+    mechanism: str
+    claim: Any
+    max_units: int
+    checks: tuple[ReviewerChecks, ...]
+    statements: tuple[Statement, ...]
+    best: int
+    verdict: Any
+    ceiling: float
+    config: TextAuditConfig
+    seconds: float
+
+    @property
+    def lower_bound(self) -> float:
+        """The largest certified ε lower bound."""
+        return self.statements[self.best].certificate.lower_bound
+
+    @property
+    def witness(self) -> Witness:
+        """The witness of the largest bound."""
+        return self.statements[self.best].witness
+
+    def summary(self) -> str:
+        """A few lines a person reads first."""
+        allowed = self.statements[self.best].allowed_loss
+        lines = [
+            f"{self.mechanism} (black box); claim {self.claim.describe()}",
+            f"verdict (confidence {self.config.confidence:g}): {self.verdict.value}; ε ≥ "
+            f"{self.lower_bound:.4g} (claim allows {allowed:.4g} for outputs of ≤ {self.max_units} "
+            f"{self.claim.unit.value}s; at most {self.ceiling:.4g} was certifiable)",
+            f"witness: {self.witness.describe()}",
+        ]
+        for c in self.checks:
+            for f in c.findings():
+                lines.append(f"check ({c.origin}): {f}")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "kind": "text-audit",
+            "mechanism": self.mechanism,
+            "claim": self.claim.to_dict(),
+            "max_units": self.max_units,
+            "verdict": self.verdict.value,
+            "lower_bound": self.lower_bound,
+            "ceiling": self.ceiling,
+            "checks": [c.to_dict() for c in self.checks],
+            "statements": [s.to_dict() for s in self.statements],
+            "best": self.best,
+            "config": dict(self.config.__dict__),
+            "seconds": self.seconds,
+        }
+
+
+def _draw(sampler: TextSampler, document: str, n: int, key: tuple[int, ...]) -> list[str]:
+    try:
+        texts = sampler(document, n, np.random.default_rng(list(key)))
+    except Exception as exc:
+        raise MechanismError(f"the text mechanism raised on input {document!r}: {exc!r}") from exc
+    texts = list(texts) if not isinstance(texts, str) else [texts]
+    if len(texts) != n or not all(isinstance(t, str) for t in texts):
+        got = f"{len(texts)} outputs of types {sorted({type(t).__name__ for t in texts})}"
+        raise MechanismError(
+            f"the text mechanism must return {n} strings for n={n}; it returned {got}"
+        )
+    return texts
+
+
+def _checks(x: str, x_prime: str, origin: str, ys: list[str], zs: list[str]) -> ReviewerChecks:
+    return ReviewerChecks(
+        x, x_prime, origin, len(ys), len(set(ys)), len(set(zs)),
+        sum(y == x for y in ys), sum(z == x_prime for z in zs),
+        float(np.mean([longest_copied_span(y, x) for y in ys])),
+        float(np.mean([len(words(y)) for y in ys])), float(np.mean([len(words(z)) for z in zs])),
+    )  # fmt: skip
+
+
+def _propose(
+    events: list[TextEvent], ys: list[str], zs: list[str], keep: int, error: float
+) -> list:
+    """The ``keep`` best ``(event, forward?)`` by a conservative bound on the training counts."""
+    hy = np.array([int(e(ys).sum()) for e in events])
+    hz = np.array([int(e(zs).sum()) for e in events])
+    with np.errstate(divide="ignore"):
+        fwd = np.log(clopper_pearson_lower(hy, len(ys), error)) - np.log(
+            clopper_pearson_upper(hz, len(zs), error)
+        )
+        rev = np.log(clopper_pearson_lower(hz, len(zs), error)) - np.log(
+            clopper_pearson_upper(hy, len(ys), error)
+        )
+    scored = [(fwd[i], i, True) for i in range(len(events))] + [
+        (rev[i], i, False) for i in range(len(events))
+    ]
+    scored.sort(key=lambda s: (-s[0], s[1], not s[2]))
+    return [(events[i], forward) for _, i, forward in scored[:keep]]
+
+
+def audit_text_mechanism(
+    sampler: TextSampler,
+    pairs: Sequence[tuple[str, str, str]],
+    claim: Any,
+    *,
+    max_units: int,
+    config: TextAuditConfig | None = None,
+    name: str = "text mechanism",
+) -> TextAuditResult:
+    """Audit ``sampler`` against ``claim`` on ``pairs`` of ``(x, x', origin)``, black box.
+
+    ``max_units`` bounds the tokens (or words) one output releases, so that a
+    per-token claim allows a set of outputs ``max_units·ε``.
+    """
+    config = config or TextAuditConfig()
+    if not pairs:
+        raise InvalidArgumentError("pairs", pairs, "at least one (x, x', origin) pair")
+    start = time.perf_counter()
+    k_total = len(pairs) * config.statements_per_pair
+    error = split_error(1 - config.confidence, k_total)
+    checks, chosen = [], []
+    for i, (x, x_prime, origin) in enumerate(pairs):
+        ys = _draw(sampler, x, config.samples, (config.seed, i, 0))
+        zs = _draw(sampler, x_prime, config.samples, (config.seed, i, 1))
+        checks.append(_checks(x, x_prime, origin, ys, zs))
+        events = candidate_events(x, x_prime, ys, zs)
+        chosen.extend(
+            (i, e, f) for e, f in _propose(events, ys, zs, config.statements_per_pair, error)
+        )
+    statements = _certify_events(sampler, pairs, chosen, claim, max_units, config)
+    ceiling = certifiable_ceiling(
+        config.final_samples, split_error(1 - config.confidence, len(statements))
+    )
+    return TextAuditResult(
+        name, claim, max_units, tuple(checks), statements,
+        best([s.certificate for s in statements]), overall_verdict(statements, ceiling),
+        ceiling, config, time.perf_counter() - start,
+    )  # fmt: skip
+
+
+def _certify_events(
+    sampler: TextSampler,
+    pairs: Sequence[tuple[str, str, str]],
+    chosen: list[tuple[int, TextEvent, bool]],
+    claim: Any,
+    max_units: int,
+    config: TextAuditConfig,
+) -> tuple[Statement, ...]:
+    finals: dict[int, tuple[list[str], list[str]]] = {}
+    counts = []
+    for i, event, forward in chosen:
+        if i not in finals:
+            x, x_prime, _ = pairs[i]
+            finals[i] = (
+                _draw(sampler, x, config.final_samples, (config.seed, i, 2)),
+                _draw(sampler, x_prime, config.final_samples, (config.seed, i, 3)),
+            )
+        ys, zs = finals[i] if forward else finals[i][::-1]
+        counts.append(FinalCounts(int(event(ys).sum()), len(ys), int(event(zs).sum()), len(zs)))
+    certificates = certify(counts, config.confidence, claim.delta)
+    allowed = claim.allowed_loss(max_units)
+    out = []
+    for (i, event, forward), cert in zip(chosen, certificates, strict=True):
+        x, x_prime, origin = pairs[i]
+        a, b = (x, x_prime) if forward else (x_prime, x)
+        witness = Witness(
+            WitnessKind.BLACK_BOX, a, b, f"rewrite {event.name}", cert.lower_bound,
+            config.confidence, origin, cert.p1, cert.p2,
+        )  # fmt: skip
+        out.append(Statement(witness, cert, allowed, verdict_for(cert.lower_bound, allowed)))
+    return tuple(out)

@@ -1,0 +1,132 @@
+"""Sets of rewrites described by features of their text: what a black-box audit can test.
+
+Each :class:`TextEvent` is a fixed predicate on an output text, so counting it
+on fresh rewrites is a valid certification input whatever the mechanism is.
+The families are the ones a reviewer reads off the outputs first:
+
+* surface words and bigrams (``contains "bad"``, ``contains "not good"``);
+* length in words (``≥ k words``, ``≤ k words``);
+* one exact output (``= "the movie was bad"``): catches deterministic rewriters;
+* copying from the input (``returned unchanged``, ``copies ≥ k consecutive words of x``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class TextEvent:
+    """A named predicate on output texts (``test(texts) -> bool array``)."""
+
+    name: str
+    family: str
+    test: Callable[[Sequence[str]], np.ndarray]
+
+    def __call__(self, texts: Sequence[str]) -> np.ndarray:
+        return np.asarray(self.test(texts), dtype=bool)
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased words with surrounding punctuation removed."""
+    return [w.strip(".,!?;:\"'()").lower() for w in text.split() if w.strip(".,!?;:\"'()")]
+
+
+def longest_copied_span(text: str, source: str) -> int:
+    """The longest run of consecutive words of ``source`` that ``text`` repeats, in words."""
+    a, b = words(text), words(source)
+    best = 0
+    prev = [0] * (len(b) + 1)
+    for wa in a:
+        cur = [0] * (len(b) + 1)
+        for j, wb in enumerate(b, start=1):
+            if wa == wb:
+                cur[j] = prev[j - 1] + 1
+                best = max(best, cur[j])
+        prev = cur
+    return best
+
+
+def _contains(gram: tuple[str, ...]) -> Callable[[Sequence[str]], np.ndarray]:
+    n = len(gram)
+
+    def test(texts: Sequence[str]) -> np.ndarray:
+        out = []
+        for t in texts:
+            w = words(t)
+            out.append(any(tuple(w[i : i + n]) == gram for i in range(len(w) - n + 1)))
+        return np.array(out, dtype=bool)
+
+    return test
+
+
+def surface_events(outputs: Sequence[str], limit: int = 200) -> list[TextEvent]:
+    """``contains g`` for the ``limit`` most frequent words and bigrams of ``outputs``."""
+    counts: Counter[tuple[str, ...]] = Counter()
+    for t in outputs:
+        w = words(t)
+        counts.update({(x,) for x in w})
+        counts.update({tuple(w[i : i + 2]) for i in range(len(w) - 1)})
+    return [
+        TextEvent(f'contains "{" ".join(g)}"', "surface", _contains(g))
+        for g, _ in counts.most_common(limit)
+    ]
+
+
+def length_events(outputs: Sequence[str]) -> list[TextEvent]:
+    """``≥ k words`` and ``≤ k words`` for every length seen."""
+    lengths = sorted({len(words(t)) for t in outputs})
+    events = []
+    for k in lengths:
+        events.append(TextEvent(f"≥ {k} words", "length", _at_least(k)))
+        events.append(TextEvent(f"≤ {k} words", "length", _at_most(k)))
+    return events
+
+
+def _at_least(k: int) -> Callable[[Sequence[str]], np.ndarray]:
+    return lambda texts: np.array([len(words(t)) >= k for t in texts], dtype=bool)
+
+
+def _at_most(k: int) -> Callable[[Sequence[str]], np.ndarray]:
+    return lambda texts: np.array([len(words(t)) <= k for t in texts], dtype=bool)
+
+
+def exact_events(outputs: Sequence[str], limit: int = 20) -> list[TextEvent]:
+    """``= s`` for the ``limit`` most frequent exact outputs."""
+    common = Counter(outputs).most_common(limit)
+    return [TextEvent(f"= {s!r}", "exact", _equals(s)) for s, _ in common]
+
+
+def _equals(s: str) -> Callable[[Sequence[str]], np.ndarray]:
+    return lambda texts: np.array([t == s for t in texts], dtype=bool)
+
+
+def copy_events(source: str) -> list[TextEvent]:
+    """``returned unchanged`` and ``copies ≥ k consecutive words`` of ``source``."""
+    n = len(words(source))
+    events = [TextEvent(f"= the input {source!r} (returned unchanged)", "copy", _equals(source))]
+    for k in range(1, n + 1):
+        events.append(
+            TextEvent(f"copies ≥ {k} consecutive words of {source!r}", "copy", _copies(source, k))
+        )
+    return events
+
+
+def _copies(source: str, k: int) -> Callable[[Sequence[str]], np.ndarray]:
+    return lambda texts: np.array([longest_copied_span(t, source) >= k for t in texts], dtype=bool)
+
+
+def candidate_events(x: str, x_prime: str, ys: Sequence[str], zs: Sequence[str]) -> list[TextEvent]:
+    """Every event family for one pair, proposed from the training rewrites of both inputs."""
+    both = list(ys) + list(zs)
+    return (
+        surface_events(both)
+        + length_events(both)
+        + exact_events(both)
+        + copy_events(x)
+        + copy_events(x_prime)
+    )
