@@ -39,6 +39,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "cmd_audit",
         "black-box ε lower bound (DP-Sniper-style, without its ln(1/c) ceiling)",
     ),
+    "audit-rewriter": (
+        "cmd_audit_rewriter",
+        "LM rewriters (DP-Prompt, DP-Paraphrase): exact token losses and certified bounds",
+    ),
     "attack": ("cmd_attack", "attacks on privatised text encodings"),
     "utility": ("cmd_utility", "downstream accuracy of privatised text encodings"),
     "text-grid": ("cmd_text_grid", "privacy-utility table of OME/SUE/OUE on a corpus"),

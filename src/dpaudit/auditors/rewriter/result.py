@@ -108,6 +108,20 @@ class RewriterAuditResult:
         return max(max(p.forward.max_token_loss, p.backward.max_token_loss) for p in self.pairs)
 
     @property
+    def exact_verdict(self) -> Verdict:
+        """The white-box verdict: VIOLATION when a scored rewrite's exact loss exceeds the claim.
+
+        Exact arithmetic under the declared decoding, so it speaks for the code
+        only where the declaration matched the real samples; a pair whose check
+        found a mismatch does not count (its losses describe the declaration).
+        """
+        tol = 1e-6
+        for p in self.pairs:
+            if p.fidelity.matches and max(p.forward.max_excess, p.backward.max_excess) > tol:
+                return Verdict.VIOLATION
+        return Verdict.NO_VIOLATION_FOUND
+
+    @property
     def declaration_matches(self) -> bool:
         """True when no pair's fidelity check found a mismatch."""
         return all(p.fidelity.matches for p in self.pairs)
@@ -119,6 +133,8 @@ class RewriterAuditResult:
         allowed = self.statements[self.best].allowed_loss
         lines = [
             f"{self.mechanism}",
+            f"white-box verdict (exact, declared decoding): {self.exact_verdict.value}; largest "
+            f"per-token loss {_fmt(exact)} against the claim's {eps_tok:g} per {self.claim.unit.value}",
             f"model: {self.model_source}",
             f"verdict (certified, confidence {self.config.confidence:g}): {self.verdict.value}; "
             f"ε ≥ {_fmt(self.lower_bound)} (claim allows {_fmt(allowed)} for rewrites of "
@@ -143,6 +159,7 @@ class RewriterAuditResult:
             "claim": self.claim.to_dict(),
             "decoding": self.decoding.to_dict(),
             "verdict": self.verdict.value,
+            "exact_verdict": self.exact_verdict.value,
             "lower_bound": self.lower_bound,
             "ceiling": self.ceiling,
             "max_exact_token_loss": self.max_exact_token_loss,

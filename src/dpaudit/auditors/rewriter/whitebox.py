@@ -22,7 +22,6 @@ report says which of the two saw what.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -42,6 +41,7 @@ from dpaudit.auditors.rewriter.result import (
     overall_verdict,
 )
 from dpaudit.errors import InvalidArgumentError
+from dpaudit.verdicts import Verdict
 from dpaudit.witness import Witness, WitnessKind
 
 TextSampler = Callable[[str, int, np.random.Generator], Sequence[str]]
@@ -95,8 +95,11 @@ def audit_rewriter(
     """Audit ``rewriter``'s claim on ``pairs`` of ``(x, x', origin)`` documents.
 
     ``sampler`` is the code under audit when it is not the rewriter itself (a
-    released implementation returning text); the rewriter then only *declares*
-    the decoding that code is said to use, and its outputs are re-tokenised.
+    released implementation); the rewriter then only *declares* the decoding
+    that code is said to use.  A sampler returning token-id arrays is scored as
+    drawn; one returning text is re-tokenised canonically, which can differ from
+    the tokens it generated (then the declared-decoding check may report a
+    mismatch that is the tokeniser's, not the sampler's: prefer ids).
     """
     config = config or RewriterAuditConfig()
     if not pairs:
@@ -136,10 +139,14 @@ def _drawer(rewriter: Any, sampler: TextSampler | None) -> Callable[..., list[np
         return rewriter.sample_ids
 
     def draw(document: str, n: int, rng: np.random.Generator) -> list[np.ndarray]:
-        texts = list(sampler(document, n, rng))
-        if len(texts) != n or not all(isinstance(t, str) for t in texts):
-            raise InvalidArgumentError("sampler", f"<{len(texts)} outputs>", f"{n} strings")
-        return [rewriter.encode_output(t) for t in texts]
+        outputs = list(sampler(document, n, rng))
+        if len(outputs) != n:
+            raise InvalidArgumentError("sampler", f"<{len(outputs)} outputs>", f"{n} outputs")
+        if all(isinstance(t, np.ndarray) for t in outputs):
+            return [np.asarray(t, dtype=np.int64) for t in outputs]  # token ids: scored as drawn
+        if not all(isinstance(t, str) for t in outputs):
+            raise InvalidArgumentError("sampler", "<mixed outputs>", "strings or token-id arrays")
+        return [rewriter.encode_output(t, document) for t in outputs]
 
     return draw
 
@@ -241,15 +248,5 @@ def _certify(
 
 
 def exact_violation(result: RewriterAuditResult) -> bool:
-    """True when some scored rewrite's exact loss exceeds what the claim allows it.
-
-    A statement about the *declared* decoding: it speaks for the code only when
-    the fidelity check of that pair found no mismatch.
-    """
-    tol = 1e-6
-    return any(
-        max(p.forward.max_excess, p.backward.max_excess) > tol
-        and p.fidelity.matches
-        and not math.isnan(p.fidelity.p_value)
-        for p in result.pairs
-    )
+    """True when the white-box verdict is a violation (see ``RewriterAuditResult.exact_verdict``)."""
+    return result.exact_verdict is Verdict.VIOLATION

@@ -53,6 +53,10 @@ class CausalRewriter:
         claim: what the rewriter's paper claims for it.
         chat: wrap the prompt in the tokenizer's chat template (instruction-tuned models).
         batch_size: rewrites generated per forward pass.
+        cap_from_input: the code caps a rewrite at as many tokens as its *prompt* has
+            (``max_new_tokens=len(input_ids[0])``, as privfill and LLMDP.py do) instead
+            of ``decoding.max_new_tokens``: the longest possible output then depends on
+            the input, and a rewrite longer than the other input's cap has probability 0.
     """
 
     name: str
@@ -62,6 +66,7 @@ class CausalRewriter:
     claim: TextClaim
     chat: bool = False
     batch_size: int = 32
+    cap_from_input: bool = False
     eos_ids: tuple[int, ...] = field(default=())
 
     def __post_init__(self) -> None:
@@ -97,10 +102,17 @@ class CausalRewriter:
         if n < 1:
             raise InvalidArgumentError("n", n, "an integer >= 1")
         prompt = self.prompt_ids(document)
+        cap = self.length_cap(document)
         out: list[np.ndarray] = []
         for start in range(0, n, self.batch_size):
-            out.extend(self._generate(prompt, min(self.batch_size, n - start), rng))
+            out.extend(self._generate(prompt, min(self.batch_size, n - start), rng, cap))
         return out
+
+    def length_cap(self, document: str) -> int:
+        """The most tokens a rewrite of ``document`` can have."""
+        if self.cap_from_input:
+            return int(self.prompt_ids(document).size)
+        return self.decoding.max_new_tokens
 
     def sample(self, document: str, n: int, rng: np.random.Generator) -> list[str]:
         """``n`` rewrites of ``document`` as text: the black-box view of the mechanism."""
@@ -110,10 +122,16 @@ class CausalRewriter:
         """The text of generated ids (special tokens dropped)."""
         return str(self.tokenizer.decode(ids.tolist(), skip_special_tokens=True)).strip()
 
-    def encode_output(self, text: str) -> np.ndarray:
-        """Token ids of an output text as the model would score it (its canonical tokenisation)."""
-        ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]
-        return np.asarray([*ids, self.eos_ids[0]], dtype=np.int64)
+    def encode_output(self, text: str, document: str | None = None) -> np.ndarray:
+        """Token ids of an output text as the model would score it (its canonical tokenisation).
+
+        EOS is appended unless the text already fills ``document``'s length cap.
+        """
+        ids = list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+        cap = self.length_cap(document) if document is not None else self.decoding.max_new_tokens
+        if len(ids) < cap:
+            ids.append(self.eos_ids[0])
+        return np.asarray(ids, dtype=np.int64)
 
     def declared_log_probs(
         self, document: str, outputs: list[np.ndarray]
@@ -124,8 +142,11 @@ class CausalRewriter:
         was drawn from, for the fidelity check and the exact loss.
         """
         prompt = self.prompt_ids(document)
+        cap = self.length_cap(document)
         for i, logits in causal_logits(self.model.model, prompt, list(outputs)):
-            yield i, process_logits(logits, self.decoding)
+            lp = process_logits(logits, self.decoding)
+            lp[cap:] = -np.inf  # beyond the cap no token can be generated
+            yield i, lp
 
     def token_log_probs(self, document: str, outputs: list[np.ndarray]) -> list[np.ndarray]:
         """Exact ``ln p(y_t | document, y_<t)`` of every token of every output (teacher forcing)."""
@@ -135,19 +156,19 @@ class CausalRewriter:
         return result
 
     def _generate(
-        self, prompt: np.ndarray, rows: int, rng: np.random.Generator
+        self, prompt: np.ndarray, rows: int, rng: np.random.Generator, cap: int
     ) -> list[np.ndarray]:
         torch = torch_module()
         model = self.model.model
         key = cache_keyword(model)
         ids = torch.from_numpy(np.tile(prompt, (rows, 1)))
-        tokens = np.zeros((rows, self.decoding.max_new_tokens), dtype=np.int64)
-        length = np.full(rows, self.decoding.max_new_tokens)
+        tokens = np.zeros((rows, cap), dtype=np.int64)
+        length = np.full(rows, cap)
         done = np.zeros(rows, dtype=bool)
         eos = np.asarray(self.eos_ids)
         with torch.inference_mode():
             out = model(input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=True)
-            for t in range(self.decoding.max_new_tokens):
+            for t in range(cap):
                 logits = out.logits[:, -1].float().numpy()
                 if not np.all(np.isfinite(logits)):
                     raise MechanismError(f"{self.name}: the model returned non-finite logits")

@@ -1,0 +1,119 @@
+"""``dpaudit audit-rewriter``: audit an LM rewriter's claim, white box and black box.
+
+White box: every rewrite is scored exactly under both documents by teacher
+forcing with the decoding the rewriter declares, the declaration is checked
+against its real samples, and likelihood-ratio sets are certified on fresh
+rewrites.  Black box (``--black-box``): only the rewritten text is read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from dpaudit.cli.common import add_json, add_seed, emit
+from dpaudit.cli.main import command_help
+from dpaudit.cli.parser import integer
+from dpaudit.errors import InvalidArgumentError
+
+DEFAULT_DOCUMENT = "I loved this movie, the acting was good and John was great."
+
+
+def register(sub: Any) -> None:
+    """Add the ``audit-rewriter`` sub-command."""
+    p = sub.add_parser("audit-rewriter", help=command_help("audit-rewriter"), description=__doc__)
+    p.add_argument("mechanism", metavar="REWRITER", help="dp-prompt or dp-paraphrase")
+    p.add_argument("--epsilon", type=float, required=True, help="claimed ε per token (> 0)")
+    p.add_argument(
+        "--model",
+        default="smollm2",
+        help="smollm2 (embedded default, extra lm), tiny (random, for trying) or a local "
+        "Hugging Face model directory",
+    )
+    p.add_argument("--clip", type=float, nargs=2, default=(-5.0, 5.0), metavar=("LO", "HI"))
+    p.add_argument("--max-new-tokens", type=integer, default=16, metavar="N")
+    p.add_argument("--document", default=DEFAULT_DOCUMENT, help="document the pairs start from")
+    p.add_argument(
+        "--pair", nargs=2, action="append", metavar=("X", "X_PRIME"), help="a pair (repeatable)"
+    )
+    p.add_argument(
+        "--pairs",
+        default="one_word,length",
+        help="neighbour kinds built from --document when no --pair is given "
+        "(one_word, stopword, punctuation, name, length, nothing_to_rewrite)",
+    )
+    p.add_argument("--samples", type=integer, default=100, help="training rewrites per document")
+    p.add_argument("--final-samples", type=integer, default=300, help="certifying rewrites")
+    p.add_argument("--confidence", type=float, default=0.95)
+    p.add_argument("--black-box", action="store_true", help="read only the output text")
+    p.add_argument("--out", default=None, metavar="FILE", help="also write the JSON result here")
+    add_seed(p)
+    add_json(p)
+    p.set_defaults(func=run)
+
+
+def _pairs(args: argparse.Namespace) -> list[tuple[str, str, str]]:
+    from dpaudit.text.neighbours import neighbour_pairs
+
+    if args.pair:
+        return [(a, b, "--pair") for a, b in args.pair]
+    kinds = tuple(k.strip() for k in args.pairs.split(",") if k.strip())
+    return neighbour_pairs(args.document, kinds)
+
+
+def _load(args: argparse.Namespace, kind: str) -> Any:
+    from dpaudit.text.models import load_model, tiny_model
+
+    if args.model == "tiny":
+        return tiny_model(kind, seed=args.seed)
+    if args.model != "smollm2" and not Path(args.model).is_dir():
+        raise InvalidArgumentError("--model", args.model, "smollm2, tiny or a model directory")
+    return load_model(None if args.model == "smollm2" else args.model, kind=kind)
+
+
+def _write_atomically(path: str, text: str) -> None:
+    target = Path(path)
+    if target.exists() and target.is_dir():
+        raise InvalidArgumentError("--out", path, "a file path (it is a directory)")
+    fd, tmp = tempfile.mkstemp(dir=target.parent if str(target.parent) else ".", suffix=".tmp")
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.replace(tmp, target)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Build the rewriter, audit it, print the result."""
+    from dpaudit.auditors.rewriter import (
+        RewriterAuditConfig,
+        TextAuditConfig,
+        audit_rewriter,
+        audit_text_mechanism,
+    )
+    from dpaudit.mechanisms.rewriters.catalogue import make_rewriter, model_kind
+    from dpaudit.serialization import dumps
+
+    kind = model_kind(args.mechanism)
+    pairs = _pairs(args)
+    if args.out and not Path(args.out).resolve().parent.is_dir():
+        raise InvalidArgumentError("--out", args.out, "a file in an existing directory")
+    rewriter = make_rewriter(
+        args.mechanism, _load(args, kind), args.epsilon,
+        clip=tuple(args.clip), max_new_tokens=args.max_new_tokens,
+    )  # fmt: skip
+    if args.black_box:
+        cfg = TextAuditConfig(args.samples, args.final_samples, args.confidence, seed=args.seed)
+        result = audit_text_mechanism(
+            rewriter.sample, pairs, rewriter.claim, max_units=args.max_new_tokens,
+            config=cfg, name=rewriter.describe(),
+        )  # fmt: skip
+    else:
+        cfg = RewriterAuditConfig(args.samples, args.final_samples, args.confidence, seed=args.seed)
+        result = audit_rewriter(rewriter, pairs, cfg)
+    data = result.to_dict()
+    if args.out:
+        _write_atomically(args.out, dumps(data) + "\n")
+    emit(args, data, lambda _: result.summary())
+    return 0

@@ -1,0 +1,34 @@
+"""The rewriters by name, with the kind of language model each one needs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from dpaudit.errors import UnknownNameError
+from dpaudit.mechanisms.rewriters.causal import dp_paraphrase, dp_prompt
+
+#: name → (model kind, constructor(model, epsilon, **params)).
+REWRITERS: dict[str, tuple[str, Callable[..., Any]]] = {
+    "dp-prompt": ("causal", dp_prompt),
+    "dp-paraphrase": ("causal", dp_paraphrase),
+}
+
+
+def rewriter_names() -> list[str]:
+    """Every registered rewriter name."""
+    return sorted(REWRITERS)
+
+
+def model_kind(name: str) -> str:
+    """``causal``, ``masked`` or ``seq2seq``: the model rewriter ``name`` runs on."""
+    if name not in REWRITERS:
+        raise UnknownNameError("rewriter", name, rewriter_names())
+    return REWRITERS[name][0]
+
+
+def make_rewriter(name: str, model: Any, epsilon: float, **params: Any) -> Any:
+    """Rewriter ``name`` on ``model`` at ``epsilon`` (its unit: see the rewriter's claim)."""
+    if name not in REWRITERS:
+        raise UnknownNameError("rewriter", name, rewriter_names())
+    return REWRITERS[name][1](model, epsilon, **params)
