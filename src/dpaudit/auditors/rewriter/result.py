@@ -134,7 +134,7 @@ class RewriterAuditResult:
         lines = [
             f"{self.mechanism}",
             f"white-box verdict (exact, declared decoding): {self.exact_verdict.value}; largest "
-            f"per-token loss {_fmt(exact)} against the claim's {eps_tok:g} per {self.claim.unit.value}",
+            f"per-token loss {_fmt(exact)}; claim: {eps_tok:g} per {self.claim.unit.value}",
             f"model: {self.model_source}",
             f"verdict (certified, confidence {self.config.confidence:g}): {self.verdict.value}; "
             f"ε ≥ {_fmt(self.lower_bound)} (claim allows {_fmt(allowed)} for rewrites of "

@@ -248,5 +248,5 @@ def _certify(
 
 
 def exact_violation(result: RewriterAuditResult) -> bool:
-    """True when the white-box verdict is a violation (see ``RewriterAuditResult.exact_verdict``)."""
+    """True when the white-box verdict is a violation (``RewriterAuditResult.exact_verdict``)."""
     return result.exact_verdict is Verdict.VIOLATION
