@@ -23,7 +23,7 @@ import numpy as np
 from dpaudit.mechanisms.rewriters.causal import CausalRewriter
 from dpaudit.mechanisms.rewriters.claim import TextClaim, Unit
 from dpaudit.mechanisms.rewriters.decoding import Decoding
-from dpaudit.mechanisms.rewriters.lm import torch_module
+from dpaudit.mechanisms.rewriters.lm import model_device, torch_module
 
 #: HF's defaults for what a ``generate`` call leaves unset (transformers
 #: ``GenerationConfig._get_default_generation_params``; 4.x sets the same in ``__init__``).
@@ -186,13 +186,13 @@ class ReleasedRewriter:
         for start in range(0, n, 32):
             rows = min(32, n - start)
             torch.manual_seed(int(rng.integers(2**62)))
-            ids = torch.from_numpy(np.tile(prompt, (rows, 1)))
+            ids = torch.from_numpy(np.tile(prompt, (rows, 1))).to(model_device(self.model.model))
             with torch.inference_mode():
                 gen = self.model.model.generate(
                     input_ids=ids, attention_mask=torch.ones_like(ids), max_new_tokens=cap,
                     logits_processor=processors, pad_token_id=eos, **kwargs,
                 )  # fmt: skip
-            out.extend(_through_eos(g, prompt.size, eos) for g in gen.numpy())
+            out.extend(_through_eos(g, prompt.size, eos) for g in gen.cpu().numpy())
         return out
 
 

@@ -28,6 +28,7 @@ from dpaudit.mechanisms.rewriters.claim import TextClaim, Unit
 from dpaudit.mechanisms.rewriters.decoding import Decoding, exponential_decoding, process_logits
 from dpaudit.mechanisms.rewriters.lm import (
     cache_keyword,
+    model_device,
     causal_logits,
     returned_cache,
     sample_rows,
@@ -161,7 +162,8 @@ class CausalRewriter:
         torch = torch_module()
         model = self.model.model
         key = cache_keyword(model)
-        ids = torch.from_numpy(np.tile(prompt, (rows, 1)))
+        device = model_device(model)
+        ids = torch.from_numpy(np.tile(prompt, (rows, 1))).to(device)
         tokens = np.zeros((rows, cap), dtype=np.int64)
         length = np.full(rows, cap)
         done = np.zeros(rows, dtype=bool)
@@ -169,7 +171,7 @@ class CausalRewriter:
         with torch.inference_mode():
             out = model(input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=True)
             for t in range(cap):
-                logits = out.logits[:, -1].float().numpy()
+                logits = out.logits[:, -1].float().cpu().numpy()
                 if not np.all(np.isfinite(logits)):
                     raise MechanismError(f"{self.name}: the model returned non-finite logits")
                 drawn = sample_rows(process_logits(logits, self.decoding), rng)
@@ -179,8 +181,8 @@ class CausalRewriter:
                 done |= ended
                 if done.all():
                     break
-                step = torch.from_numpy(drawn[:, None])
-                mask = torch.ones((rows, prompt.size + t + 1), dtype=torch.int64)
+                step = torch.from_numpy(drawn[:, None]).to(device)
+                mask = torch.ones((rows, prompt.size + t + 1), dtype=torch.int64, device=device)
                 out = model(
                     input_ids=step,
                     attention_mask=mask,

