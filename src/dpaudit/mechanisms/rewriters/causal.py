@@ -28,8 +28,8 @@ from dpaudit.mechanisms.rewriters.claim import TextClaim, Unit
 from dpaudit.mechanisms.rewriters.decoding import Decoding, exponential_decoding, process_logits
 from dpaudit.mechanisms.rewriters.lm import (
     cache_keyword,
-    model_device,
     causal_logits,
+    model_device,
     returned_cache,
     sample_rows,
     torch_module,
