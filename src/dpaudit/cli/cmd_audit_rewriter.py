@@ -49,6 +49,9 @@ def register(sub: Any) -> None:
     p.add_argument("--final-samples", type=integer, default=300, help="certifying rewrites")
     p.add_argument("--confidence", type=float, default=0.95)
     p.add_argument("--black-box", action="store_true", help="read only the output text")
+    p.add_argument(
+        "--device", default="cpu", help="torch device for the model: cpu, cuda, cuda:1, ..."
+    )
     p.add_argument("--out", default=None, metavar="FILE", help="also write the JSON result here")
     add_seed(p)
     add_json(p)
@@ -68,10 +71,21 @@ def _load(args: argparse.Namespace, kind: str) -> Any:
     from dpaudit.text.models import load_model, tiny_model
 
     if args.model == "tiny":
-        return tiny_model(kind, seed=args.seed)
-    if args.model != "smollm2" and not Path(args.model).is_dir():
+        loaded = tiny_model(kind, seed=args.seed)
+    elif args.model != "smollm2" and not Path(args.model).is_dir():
         raise InvalidArgumentError("--model", args.model, "smollm2, tiny or a model directory")
-    return load_model(None if args.model == "smollm2" else args.model, kind=kind)
+    else:
+        loaded = load_model(None if args.model == "smollm2" else args.model, kind=kind)
+    if args.device != "cpu":
+        import torch
+
+        try:
+            loaded.model.to(torch.device(args.device))
+        except (RuntimeError, AssertionError) as exc:
+            raise InvalidArgumentError(
+                "--device", args.device, f"an available device ({exc})"
+            ) from None
+    return loaded
 
 
 def _write_atomically(path: str, text: str) -> None:
