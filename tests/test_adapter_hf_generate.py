@@ -13,7 +13,9 @@ import pytest
 
 pytest.importorskip("transformers", reason="the generate() adapters need transformers (extra lm)")
 
-from dpaudit.adapters.hf_generate import (  # noqa: E402
+from lm_threads import one_torch_thread  # noqa: F401  (autouse fixture)
+
+from dpaudit.adapters.hf_generate import (
     DP_PROMPT_RELEASED,
     LLMDP_DP_PARAPHRASE,
     LLMDP_DP_PROMPT,
@@ -21,8 +23,8 @@ from dpaudit.adapters.hf_generate import (  # noqa: E402
     ReleasedRewriter,
     effective_decoding,
 )
-from dpaudit.auditors.rewriter import RewriterAuditConfig, audit_rewriter  # noqa: E402
-from dpaudit.text.models import tiny_model  # noqa: E402
+from dpaudit.auditors.rewriter import RewriterAuditConfig, audit_rewriter
+from dpaudit.text.models import tiny_model
 
 X, X_LONG = "the film was good", "the film was good and the people were very happy"
 
@@ -63,9 +65,14 @@ def test_real_sampler_matches_the_decoding_read_from_the_call(model, call) -> No
     assert res.declaration_matches, res.pairs[0].fidelity.describe()
 
 
-def test_paper_decoding_is_refuted_by_the_released_top_k_sampler(model) -> None:
-    # The paper's mechanism samples from the full vocabulary; LLMDP.py's call keeps 50 tokens.
-    rr = ReleasedRewriter(_short(LLMDP_DP_PARAPHRASE), model, 50.0)
+def test_paper_decoding_is_refuted_by_a_sampler_with_hf_default_top_k(model) -> None:
+    # The paper's mechanism samples from the full vocabulary; a call that leaves top_k out
+    # (as LLMDP.py's DP-Paraphrase does) keeps 50 tokens.  DP-Prompt's clip bounds here, as
+    # the tiny model's logits all lie below DP-Paraphrase's b_hi = -8.7: clipped to one value,
+    # they tie, and HF's top-k keeps every tied token.
+    no_top_k = dataclasses.replace(LLMDP_DP_PROMPT, kwargs={"do_sample": True})
+    rr = ReleasedRewriter(_short(no_top_k), model, 5.0)
+    assert rr.declared.decoding.top_k == 50 and rr.claimed.decoding.top_k is None
     cfg = RewriterAuditConfig(samples=150, final_samples=10, seed=2)
     res = audit_rewriter(
         rr.claimed, [(X, "the film was bad", "one word")], cfg, sampler=rr.sample_ids

@@ -17,6 +17,8 @@ from dpaudit.verdicts import Verdict
 
 torch = pytest.importorskip("torch", reason="the rewriter tests need PyTorch (extra lm)")
 
+from lm_threads import one_torch_thread  # noqa: E402, F401  (autouse fixture)
+
 from dpaudit.auditors.rewriter import RewriterAuditConfig, audit_rewriter, exact_violation  # noqa: E402
 from dpaudit.testing.toy_lm import toy_model  # noqa: E402
 

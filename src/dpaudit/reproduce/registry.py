@@ -23,6 +23,7 @@ FIGURE_MODULES: dict[str, str] = {
     "hoho-fig1": "hoho_fig1",
     "hoho-fig2": "hoho_fig2",
     "mldp-lrec2024": "mldp_lrec2024",
+    "lm-rewriters": "lm_rewriters",
 }
 
 #: The pseudo-figure that runs every figure.

@@ -103,7 +103,9 @@ def summarise(
     vocab = int(rewriter.model.model.config.vocab_size)
     return ExactLoss(
         outputs=len(outputs),
-        document_quantiles=tuple(float(np.quantile(doc, q)) for q in QUANTILES),
+        document_quantiles=tuple(
+            float(np.quantile(doc, q, method="inverted_cdf")) for q in QUANTILES
+        ),
         max_token_loss=float(max(flat)),
         max_excess=float(excess.max()),
         worst=worst,
