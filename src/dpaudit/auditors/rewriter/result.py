@@ -127,27 +127,29 @@ class RewriterAuditResult:
         return all(p.fidelity.matches for p in self.pairs)
 
     def summary(self) -> str:
-        """A few lines a person reads first."""
-        eps_tok = self.claim.epsilon
-        exact = self.max_exact_token_loss
+        """A few lines a person reads first: the white-box and the certified verdict."""
+        unit = self.claim.unit.value
         allowed = self.statements[self.best].allowed_loss
-        lines = [
-            f"{self.mechanism}",
-            f"white-box verdict (exact, declared decoding): {self.exact_verdict.value}; largest "
-            f"per-token loss {_fmt(exact)}; claim: {eps_tok:g} per {self.claim.unit.value}",
-            f"model: {self.model_source}",
-            f"verdict (certified, confidence {self.config.confidence:g}): {self.verdict.value}; "
-            f"ε ≥ {_fmt(self.lower_bound)} (claim allows {_fmt(allowed)} for rewrites of "
-            f"≤ {self.decoding.max_new_tokens} tokens; at most {_fmt(self.ceiling)} was "
-            f"certifiable with {self.config.final_samples} rewrites per input)",
-            f"exact per-token loss (declared decoding): max {_fmt(exact)} over sampled rewrites; "
-            f"claim ε = {eps_tok:g} per {self.claim.unit.value}; analytic worst case "
-            f"{_fmt(self.pairs[0].forward.analytic_token_bound)}",
-            "declared decoding vs real sampler: "
-            + ("; ".join(p.fidelity.describe() for p in self.pairs)),
-            f"witness: {self.witness.describe()}",
-        ]
-        return "\n".join(lines)
+        bound = self.lower_bound
+        shown = f"ε ≥ {_fmt(bound)}" if bound > 0 else "no evidence of any loss (bound ≤ 0)"
+        checks = "; ".join(f"{p.origin}: {p.fidelity.describe()}" for p in self.pairs)
+        return "\n".join(
+            [
+                f"{self.mechanism}",
+                f"model: {self.model_source}; code under audit: {self.code_under_audit}",
+                f"white-box (exact, under the decoding read from the code): "
+                f"{self.exact_verdict.value.upper()}: largest loss of one token "
+                f"{_fmt(self.max_exact_token_loss)}, the claim allows {self.claim.epsilon:g} per "
+                f"{unit} (analytic worst case {_fmt(self.pairs[0].forward.analytic_token_bound)})",
+                f"  declared decoding vs the real sampler: {checks}",
+                f"black-box certificate (confidence {self.config.confidence:g}): "
+                f"{self.verdict.value.upper()}: {shown}; the claim allows {_fmt(allowed)} for a "
+                f"rewrite of ≤ {self.decoding.max_new_tokens} {unit}s, and "
+                f"{self.config.final_samples} rewrites per input certify at most "
+                f"{_fmt(self.ceiling)}",
+                f"  witness: {self.witness.describe()}",
+            ]
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
