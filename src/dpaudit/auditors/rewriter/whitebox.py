@@ -108,8 +108,10 @@ def audit_rewriter(
     draw = _drawer(rewriter, sampler)
     findings, proposals = [], []
     for index, (x, x_prime, origin) in enumerate(pairs):
-        scored = _score(rewriter, draw, x, x_prime, config.samples, (config.seed, index, 0))
-        fidelity = _fidelity(rewriter, x, scored.ys, config, (config.seed, index, 2))
+        key = (config.seed, index, 0)
+        scored, fidelity = _score(
+            rewriter, draw, x, x_prime, config.samples, key, config.fidelity_level
+        )
         exact = _exact_both(rewriter, scored)
         findings.append(PairFindings(x, x_prime, origin, exact[0], exact[1], fidelity))
         proposals.extend(_propose(scored, index, config))
@@ -151,26 +153,24 @@ def _drawer(rewriter: Any, sampler: TextSampler | None) -> Callable[..., list[np
     return draw
 
 
-def _score(rewriter: Any, draw: Callable, x: str, x_prime: str, n: int, key: tuple) -> _Scored:
+def _score(
+    rewriter: Any, draw: Callable, x: str, x_prime: str, n: int, key: tuple, level: float
+) -> tuple[_Scored, FidelityCheck]:
+    """Draw, score exactly under both inputs, and check the rewrites of ``x`` (one pass each)."""
     ys = draw(x, n, np.random.default_rng([*key, 0]))
     zs = draw(x_prime, n, np.random.default_rng([*key, 1]))
-    loss_y = token_losses(rewriter.token_log_probs(x, ys), rewriter.token_log_probs(x_prime, ys))
-    loss_z = token_losses(rewriter.token_log_probs(x, zs), rewriter.token_log_probs(x_prime, zs))
-    return _Scored(ys, zs, loss_y, loss_z)
-
-
-def _fidelity(
-    rewriter: Any, x: str, ys: list[np.ndarray], config: RewriterAuditConfig, key: tuple
-) -> FidelityCheck:
-    rng = np.random.default_rng(list(key))
-    values, impossible = [], 0
+    pit_rng = np.random.default_rng([*key, 2])
+    lp_y_x: list[np.ndarray] = [np.zeros(0)] * len(ys)
+    pits, impossible = [], 0
     for i, lp in rewriter.declared_log_probs(x, ys):
-        tokens = ys[i]
-        impossible += int(np.sum(np.isneginf(lp[np.arange(len(tokens)), tokens])))
-        values.append(randomised_pit(lp, tokens, rng))
-    return check_fidelity(
-        np.concatenate(values) if values else np.zeros(0), impossible, config.fidelity_level
-    )
+        drawn = lp[np.arange(len(ys[i])), ys[i]]
+        lp_y_x[i] = drawn
+        impossible += int(np.sum(np.isneginf(drawn)))
+        pits.append(randomised_pit(lp, ys[i], pit_rng))
+    loss_y = token_losses(lp_y_x, rewriter.token_log_probs(x_prime, ys))
+    loss_z = token_losses(rewriter.token_log_probs(x, zs), rewriter.token_log_probs(x_prime, zs))
+    fidelity = check_fidelity(np.concatenate(pits) if pits else np.zeros(0), impossible, level)
+    return _Scored(ys, zs, loss_y, loss_z), fidelity
 
 
 def _exact_both(rewriter: Any, scored: _Scored) -> tuple[ExactLoss, ExactLoss]:
@@ -211,8 +211,9 @@ def _certify(
     for index, forward, threshold in proposals:
         if index not in finals:
             x, x_prime, _ = pairs[index]
-            scored = _score(
-                rewriter, draw, x, x_prime, config.final_samples, (config.seed, index, 1)
+            key = (config.seed, index, 1)
+            scored, _ = _score(
+                rewriter, draw, x, x_prime, config.final_samples, key, config.fidelity_level
             )
             finals[index] = (
                 np.array([float(np.sum(t)) for t in scored.loss_y]),
