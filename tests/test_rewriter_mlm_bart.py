@@ -28,6 +28,7 @@ from dpaudit.auditors.rewriter import (  # noqa: E402
 )
 from dpaudit.errors import InvalidArgumentError  # noqa: E402
 from dpaudit.mechanisms.rewriters import dp_bart, dp_mlm  # noqa: E402
+from dpaudit.mechanisms.rewriters.lm import sample_rows  # noqa: E402
 from dpaudit.mechanisms.rewriters.masked import _merge_classes  # noqa: E402
 from dpaudit.verdicts import Verdict  # noqa: E402
 
@@ -168,8 +169,10 @@ def test_dp_mlm_output_text_round_trip_and_word_count(mlm: SimpleNamespace) -> N
     assert all(y.shape == (3,) for y in ys)
     for y in ys:
         assert np.array_equal(r.encode_output(r.decode(y)), y)
+    two_words = r.encode_output("good movie")
+    assert np.isneginf(r.token_log_probs("good movie the", [two_words])[0]).all()
     with pytest.raises(InvalidArgumentError, match="3 words"):
-        r.token_log_probs("good movie the", [r.encode_output("good movie")])
+        next(r.declared_log_probs("good movie the", [two_words]))
     with pytest.raises(InvalidArgumentError):
         r.encode_output("good zebra")
     with pytest.raises(InvalidArgumentError):
@@ -182,6 +185,15 @@ def test_merged_token_classes_carry_their_total_mass() -> None:
     merged = _merge_classes(lp, canonical)
     np.testing.assert_allclose(np.exp(merged), [[0.4, 0.6, 0, 0], [0.5, 0.5, 0, 0]], atol=1e-15)
     assert _merge_classes(lp, np.arange(4)) is lp
+
+
+def test_dp_mlm_draws_are_those_of_lm_sample_rows(mlm: SimpleNamespace) -> None:
+    # Same inverse-CDF rule and the same random stream as one sample_rows call per output.
+    r = dp_mlm(mlm, 3.0, clip=(-1.0, 1.0), max_words=4)
+    ys = r.sample_ids("good movie the", 50, np.random.default_rng(11))
+    matrix, rng = r.declared_matrix("good movie the"), np.random.default_rng(11)
+    expected = [sample_rows(matrix, rng) for _ in range(50)]
+    assert all(np.array_equal(a, b) for a, b in zip(ys, expected, strict=True))
 
 
 def test_dp_mlm_sampling_follows_the_declared_distribution(mlm: SimpleNamespace) -> None:
@@ -288,3 +300,29 @@ def test_dp_bart_lengths_padding_and_sampling() -> None:
     assert len(texts) == 5 and all(isinstance(t, str) for t in texts)
     small = dataclasses.replace(r, batch_size=2)  # batching does not change the decoding
     assert small.sample("good movie", 5, np.random.default_rng(0)) == texts
+
+
+def test_dp_mlm_text_sampler_audits_like_the_token_sampler(mlm: SimpleNamespace) -> None:
+    # The black-box path: released text is re-tokenised word by word (encode_output).
+    r = dp_mlm(mlm, 1.0, clip=(-1.0, 1.0), max_words=2)
+    res = audit_rewriter(
+        r,
+        [("good movie", "bad movie", "sentiment word")],
+        RewriterAuditConfig(samples=200, final_samples=500, seed=1),
+        sampler=r.sample,
+    )
+    assert res.declaration_matches and not exact_violation(res)
+    assert res.verdict is not Verdict.VIOLATION
+
+
+def test_dp_mlm_word_count_is_released_without_noise(mlm: SimpleNamespace) -> None:
+    # One output word per input word: documents of different lengths are told apart with
+    # certainty (outside the claim's equal-length neighbours, but a fact of the mechanism).
+    r = dp_mlm(mlm, 1.0, clip=(-1.0, 1.0), max_words=2)
+    res = audit_rewriter(
+        r,
+        [("good movie", "good", "length")],
+        RewriterAuditConfig(samples=100, final_samples=500, seed=0),
+    )
+    assert res.pairs[0].forward.max_token_loss == math.inf
+    assert res.verdict is Verdict.VIOLATION and res.lower_bound > 2.0

@@ -188,13 +188,19 @@ class MaskedRewriter:
             yield i, matrix
 
     def token_log_probs(self, document: str, outputs: list[np.ndarray]) -> list[np.ndarray]:
-        """Exact ``ln p(y_w | document)`` of every replacement of every output."""
+        """Exact ``ln p(y_w | document)`` of every replacement of every output.
+
+        An output whose word count differs from the document's has probability zero
+        (the mechanism always releases one word per input word): all ``-inf``.
+        """
         matrix = self.declared_matrix(document)
         rows = np.arange(matrix.shape[0])
         out = []
-        for i, y in enumerate(outputs):
-            self._check_length(i, y, matrix.shape[0])
-            out.append(matrix[rows, np.asarray(y, dtype=np.int64)])
+        for y in outputs:
+            if len(y) != matrix.shape[0]:
+                out.append(np.full(len(y), -np.inf))
+            else:
+                out.append(matrix[rows, np.asarray(y, dtype=np.int64)])
         return out
 
     def tokens_released(self, output: np.ndarray) -> int:
@@ -218,13 +224,24 @@ class MaskedRewriter:
     def _classes(self) -> tuple[np.ndarray, list[str], dict[str, int]]:
         """(representative id of each id, text of each id, text → representative id)."""
         if "classes" not in self._vocab:
-            texts = [str(self.tokenizer.decode([v])).strip() for v in range(self.vocabulary)]
+            texts = [_token_text(self.tokenizer, v) for v in range(self.vocabulary)]
             lookup: dict[str, int] = {}
             for v, t in enumerate(texts):
                 lookup.setdefault(t, v)
             canonical = np.asarray([lookup[t] for t in texts], dtype=np.int64)
             self._vocab["classes"] = (canonical, texts, lookup)
         return self._vocab["classes"]
+
+
+def _token_text(tokenizer: Any, token: int) -> str:
+    """The text the released code emits for one token: ``decode([v]).strip()``.
+
+    LM heads can be wider than the tokenizer (untrained rows); such ids decode to nothing.
+    """
+    try:
+        return str(tokenizer.decode([token])).strip()
+    except (IndexError, KeyError, OverflowError, TypeError, ValueError):
+        return ""
 
 
 def _logits_at(model: Any, ids: Any, mask: Any, at: Any) -> Any:
