@@ -290,6 +290,19 @@ def test_dp_bart_calibrated_per_coordinate_exceeds_its_claim() -> None:
     assert max(losses) > r.claim.epsilon
 
 
+def test_dp_bart_classic_gaussian_true_epsilon() -> None:
+    # The authors' scripts: classic Gaussian at ε = 250, δ = 1e-5 (the ratio σ/Δ₂ alone sets
+    # the exact ε, so the tiny model gives the same numbers as bart-base).
+    m = _bart()
+    true = {
+        e: dp_bart(m, e, delta=1e-5, noise="gaussian").worst_case_epsilon() for e in (1.0, 250.0)
+    }
+    assert true[1.0] == pytest.approx(0.75098, abs=1e-4)  # valid (conservative) below ε ≈ 8
+    assert true[250.0] == pytest.approx(1550.48, abs=0.01)
+    analytic = dp_bart(m, 250.0, delta=1e-5, noise="analytic_gaussian")
+    assert analytic.worst_case_epsilon() == pytest.approx(250.0, rel=1e-9)
+
+
 def test_dp_bart_lengths_padding_and_sampling() -> None:
     m = _bart()
     unpadded = dp_bart(m, 1.0, max_length=6, pad=False)
