@@ -179,6 +179,18 @@ def test_dp_mlm_output_text_round_trip_and_word_count(mlm: SimpleNamespace) -> N
         r.sample_ids("a b c d e", 1, np.random.default_rng(0))  # more than max_words
 
 
+def test_dp_mlm_caches_the_latest_documents(mlm: SimpleNamespace) -> None:
+    r = dp_mlm(mlm, 1.0, clip=(-1.0, 1.0), max_words=4)
+    first = r.declared_matrix("good movie")
+    assert r.declared_matrix("good movie") is first and not first.flags.writeable
+    for doc in ("a", "b", "c", "the film"):  # four newer documents evict the first
+        r.declared_matrix(doc)
+    again = r.declared_matrix("good movie")
+    assert again is not first and np.array_equal(again, first)
+    uncached = dataclasses.replace(r, cached_documents=0)
+    assert uncached.declared_matrix("a") is not uncached.declared_matrix("a")
+
+
 def test_merged_token_classes_carry_their_total_mass() -> None:
     lp = np.log(np.array([[0.1, 0.2, 0.3, 0.4], [0.25, 0.25, 0.25, 0.25]]))
     canonical = np.array([0, 1, 0, 1])  # ids 0, 2 share a text; so do 1, 3

@@ -58,6 +58,8 @@ class MaskedRewriter:
         concat: feed the original document before the masked one (the authors' default).
         batch_size: masked inputs per forward pass.
         merge_equal_text: treat tokens with the same stripped text as one output.
+        cached_documents: declared matrices kept for the most recent documents (an audit
+            samples and scores the same two documents many times; the model must not change).
     """
 
     name: str
@@ -67,13 +69,16 @@ class MaskedRewriter:
     concat: bool = True
     batch_size: int = 32
     merge_equal_text: bool = True
-    _vocab: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+    cached_documents: int = 4
+    _cache: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if getattr(self.model.tokenizer, "mask_token_id", None) is None:
             raise InvalidArgumentError("model", "tokenizer without a mask token", "a masked LM")
         if self.batch_size < 1:
             raise InvalidArgumentError("batch_size", self.batch_size, "an integer >= 1")
+        if self.cached_documents < 0:
+            raise InvalidArgumentError("cached_documents", self.cached_documents, "an integer >= 0")
 
     @property
     def tokenizer(self) -> Any:
@@ -139,11 +144,24 @@ class MaskedRewriter:
         return out
 
     def declared_matrix(self, document: str) -> np.ndarray:
-        """``(n_words, V)`` log-distribution of each word's replacement under :attr:`decoding`."""
+        """``(n_words, V)`` log-distribution of each word's replacement under :attr:`decoding`.
+
+        Read-only; the last :attr:`cached_documents` documents' matrices are kept.
+        """
+        key = ("matrix", document)
+        if key in self._cache:
+            self._cache[key] = self._cache.pop(key)  # most recently used goes last
+            return self._cache[key]
         log_probs = process_logits(self.mask_logits(document), self.decoding)
-        if not self.merge_equal_text:
-            return log_probs
-        return _merge_classes(log_probs, self._classes()[0])
+        if self.merge_equal_text:
+            log_probs = _merge_classes(log_probs, self._classes()[0])
+        log_probs.setflags(write=False)
+        matrices = [k for k in self._cache if k[0] == "matrix"]
+        for stale in matrices[: max(0, len(matrices) - self.cached_documents + 1)]:
+            del self._cache[stale]
+        if self.cached_documents > 0:
+            self._cache[key] = log_probs
+        return log_probs
 
     def sample_ids(self, document: str, n: int, rng: np.random.Generator) -> list[np.ndarray]:
         """``n`` independent rewrites of ``document``: one token id per word."""
@@ -223,14 +241,14 @@ class MaskedRewriter:
 
     def _classes(self) -> tuple[np.ndarray, list[str], dict[str, int]]:
         """(representative id of each id, text of each id, text → representative id)."""
-        if "classes" not in self._vocab:
+        if ("classes",) not in self._cache:
             texts = [_token_text(self.tokenizer, v) for v in range(self.vocabulary)]
             lookup: dict[str, int] = {}
             for v, t in enumerate(texts):
                 lookup.setdefault(t, v)
             canonical = np.asarray([lookup[t] for t in texts], dtype=np.int64)
-            self._vocab["classes"] = (canonical, texts, lookup)
-        return self._vocab["classes"]
+            self._cache[("classes",)] = (canonical, texts, lookup)
+        return self._cache[("classes",)]
 
 
 def _token_text(tokenizer: Any, token: int) -> str:
