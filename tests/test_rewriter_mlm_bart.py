@@ -27,7 +27,7 @@ from dpaudit.auditors.rewriter import (  # noqa: E402
     exact_violation,
 )
 from dpaudit.errors import InvalidArgumentError  # noqa: E402
-from dpaudit.mechanisms.rewriters import dp_bart, dp_mlm  # noqa: E402
+from dpaudit.mechanisms.rewriters import dp_bart, dp_bart_privfill, dp_mlm  # noqa: E402
 from dpaudit.mechanisms.rewriters.lm import sample_rows  # noqa: E402
 from dpaudit.mechanisms.rewriters.masked import _merge_classes  # noqa: E402
 from dpaudit.verdicts import Verdict  # noqa: E402
@@ -351,3 +351,23 @@ def test_dp_mlm_word_count_is_released_without_noise(mlm: SimpleNamespace) -> No
     )
     assert res.pairs[0].forward.max_token_loss == math.inf
     assert res.verdict is Verdict.VIOLATION and res.lower_bound > 2.0
+
+
+def test_privfill_dp_bart_shared_noise_and_box() -> None:
+    m = _bart()
+    r = dp_bart_privfill(m, 10.0, noise="laplace", max_length=8)
+    assert r.box == (-0.2, 0.1) and r.sensitivity == pytest.approx(0.2 * 16)
+    assert not r.calibration_covers  # true L1: 0.3 per coordinate on 8·16 coordinates
+    assert r.worst_case_epsilon() == math.inf
+    # Same token length, so the shapes agree; the state differences vary by position.
+    assert r.analytic_loss("good movie", "bad movie") == math.inf
+    released = r.release("good movie", 200, np.random.default_rng(0))
+    assert np.allclose(np.diff(released, axis=1), np.diff(r.clipped_states("good movie"), axis=0))
+    loss = r.privacy_loss("good movie", "bad movie", released)
+    assert np.all(loss == math.inf)  # every release is impossible under x'
+    assert np.all(r.privacy_loss("good movie", "good movie", released) == 0.0)
+    # One position: the release is d coordinates of true sensitivity 0.3·d, 1.5× the claimed.
+    one = dataclasses.replace(r, max_length=1, pad=True)
+    assert one.worst_case_epsilon() == pytest.approx(15.0)
+    with pytest.raises(InvalidArgumentError):
+        one.clipped_states("good")  # <s> good </s> cannot be truncated to one token

@@ -7,7 +7,7 @@
 * :mod:`~dpaudit.mechanisms.rewriters.bart`: DP-BART-CLV (noisy clipped encoder states).
 """
 
-from dpaudit.mechanisms.rewriters.bart import BartRewriter, dp_bart
+from dpaudit.mechanisms.rewriters.bart import BartRewriter, dp_bart, dp_bart_privfill
 from dpaudit.mechanisms.rewriters.causal import CausalRewriter, dp_paraphrase, dp_prompt
 from dpaudit.mechanisms.rewriters.claim import Neighbours, TextClaim, Unit
 from dpaudit.mechanisms.rewriters.decoding import Decoding, exponential_decoding, process_logits
@@ -22,6 +22,7 @@ __all__ = [
     "TextClaim",
     "Unit",
     "dp_bart",
+    "dp_bart_privfill",
     "dp_mlm",
     "dp_paraphrase",
     "dp_prompt",

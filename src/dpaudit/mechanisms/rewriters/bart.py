@@ -26,6 +26,12 @@ too).  With ``pad=False`` the states of documents of different token lengths
 have different shapes: the shape alone tells them apart and the privacy loss
 is infinite, which :meth:`BartRewriter.analytic_loss` reports.
 
+:func:`dp_bart_privfill` is the re-implementation in PyPI ``privfill`` and
+``sjmeis/DPMLM``: an asymmetric box ``[−0.2, 0.1]``, a sensitivity for one
+position, and ONE noise vector shared by all positions, so the differences
+between positions are released without noise (an infinite loss for two or
+more tokens).
+
 The decoder attends to all ``n`` noisy states (no attention mask, as the
 authors' ``generate(encoder_outputs=...)``): passing the document's mask
 would release its length without noise.
@@ -61,7 +67,7 @@ class BartRewriter:
         model: an object with ``.model`` (a Hugging Face BART-style encoder-decoder)
             and ``.tokenizer``.
         claim: what the paper claims ((ε, δ) per document).
-        clip: ``C``; states are clipped into ``[−C, C]``.
+        clip: ``C`` (states clipped into ``[−C, C]``) or a box ``(lo, hi)``.
         noise: ``laplace``, ``gaussian`` (classic formula) or ``analytic_gaussian``.
         max_length: ``n``, the token length documents are padded and truncated to.
         claimed_sensitivity: the sensitivity the noise is calibrated with (``None``:
@@ -69,21 +75,26 @@ class BartRewriter:
         pad: pad to ``max_length`` (the authors' choice); otherwise shapes differ.
         num_beams: beams of the decoder (1: greedy; the authors use 3).
         batch_size: noisy releases decoded per ``generate`` call.
+        shared_noise: add ONE noise vector of width ``d`` to every position (privfill's and
+            LLMDP's ``DPBart``) instead of independent noise on all ``n·d`` coordinates.
     """
 
     name: str
     model: Any
     claim: TextClaim
-    clip: float = 0.1
+    clip: float | tuple[float, float] = 0.1
     noise: str = "laplace"
     max_length: int = 20
     claimed_sensitivity: float | None = None
     pad: bool = True
     num_beams: int = 1
     batch_size: int = 64
+    shared_noise: bool = False
 
     def __post_init__(self) -> None:
-        check_positive("clip", self.clip)
+        lo, hi = self.box
+        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+            raise InvalidArgumentError("clip", self.clip, "C > 0 or a box (lo, hi) with lo < hi")
         if self.noise not in NOISES:
             raise InvalidArgumentError("noise", self.noise, f"one of {NOISES}")
         if self.noise != "laplace" and self.claim.delta == 0.0:
@@ -99,6 +110,13 @@ class BartRewriter:
         return self.model.tokenizer
 
     @property
+    def box(self) -> tuple[float, float]:
+        """The clip box ``(lo, hi)``."""
+        if isinstance(self.clip, tuple | list):
+            return float(self.clip[0]), float(self.clip[1])
+        return -float(self.clip), float(self.clip)
+
+    @property
     def hidden(self) -> int:
         """``d``, the width of one encoder state."""
         config = self.model.model.config
@@ -111,9 +129,13 @@ class BartRewriter:
 
     @property
     def true_sensitivity(self) -> float:
-        """True sensitivity of the clipped states: L1 ``2C·n·d`` or L2 ``2C·√(n·d)``."""
+        """True sensitivity of the clipped states: L1 ``w·n·d`` or L2 ``w·√(n·d)``, ``w = hi − lo``.
+
+        ``w = 2C`` for the symmetric box.  Each of the ``n·d`` coordinates can move by ``w``.
+        """
         k = self.coordinates
-        return 2.0 * self.clip * (k if self.noise == "laplace" else math.sqrt(k))
+        width = self.box[1] - self.box[0]
+        return width * (k if self.noise == "laplace" else math.sqrt(k))
 
     @property
     def sensitivity(self) -> float:
@@ -140,9 +162,12 @@ class BartRewriter:
     def worst_case_epsilon(self) -> float:
         """The true ε of the state release over all pairs (at the claim's δ for Gaussian noise).
 
-        ``inf`` without padding: documents of different lengths give different shapes.
+        ``inf`` without padding (documents of different lengths give different shapes) and
+        with shared noise on two or more positions (the differences between positions are
+        released without noise).  With shared noise on one position the release is ``d``
+        coordinates, whose sensitivity :attr:`true_sensitivity` gives for ``n = 1``.
         """
-        if not self.pad:
+        if not self.pad or (self.shared_noise and self.max_length > 1):
             return math.inf
         return self._loss_at(self.true_sensitivity)
 
@@ -154,13 +179,13 @@ class BartRewriter:
         if self.pad:
             kwargs["padding"] = "max_length"
         enc = self.tokenizer(document, **kwargs)
-        return (
-            np.asarray(enc["input_ids"], dtype=np.int64),
-            np.asarray(enc["attention_mask"], dtype=np.int64),
-        )
+        ids = np.asarray(enc["input_ids"], dtype=np.int64)
+        if ids.size > self.max_length:  # a tokenizer cannot truncate below its special tokens
+            raise InvalidArgumentError("max_length", self.max_length, f">= {ids.size} here")
+        return ids, np.asarray(enc["attention_mask"], dtype=np.int64)
 
     def clipped_states(self, document: str) -> np.ndarray:
-        """``(n, d)`` encoder states of ``document`` clipped into ``[−C, C]`` (float64)."""
+        """``(n, d)`` encoder states of ``document`` clipped into the box (float64)."""
         torch = torch_module()
         ids, mask = self.encode(document)
         encoder = self.model.model.get_encoder()
@@ -171,14 +196,15 @@ class BartRewriter:
         states = out.last_hidden_state[0].float().numpy().astype(np.float64)
         if not np.all(np.isfinite(states)):
             raise MechanismError(f"{self.name}: the encoder returned non-finite states")
-        return np.clip(states, -self.clip, self.clip)
+        return np.clip(states, *self.box)
 
     def release(self, document: str, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` noisy state releases ``(n, L, d)``: the part the DP claim is about."""
         if n < 1:
             raise InvalidArgumentError("n", n, "an integer >= 1")
         center = self.clipped_states(document)
-        shape = (n, *center.shape)
+        # Shared noise: one d-vector per release, broadcast over the positions.
+        shape = (n, 1, center.shape[1]) if self.shared_noise else (n, *center.shape)
         if self.noise == "laplace":
             noise = rng.laplace(0.0, self.noise_scale, size=shape)
         else:
@@ -213,31 +239,58 @@ class BartRewriter:
 
         Laplace: the worst-case loss ``‖c(x) − c(x')‖₁ / b`` (``c`` the clipped states).
         Gaussian: the exact ε at the claim's δ for ``‖c(x) − c(x')‖₂`` (its pure loss is
-        unbounded).  ``inf`` when the two releases have different shapes.
+        unbounded).  ``inf`` when the two releases have different shapes, and with shared
+        noise when ``c(x) − c(x')`` is not the same at every position (the release's
+        differences between positions then tell the two apart with certainty).
         """
         a, b = self.clipped_states(x), self.clipped_states(x_prime)
         if a.shape != b.shape:
             return math.inf
+        diff = a - b
+        if self.shared_noise:
+            if np.any(diff != diff[:1]):
+                return math.inf
+            diff = diff[:1]
         ord_ = 1 if self.noise == "laplace" else 2
-        return self._loss_at(float(np.linalg.norm((a - b).ravel(), ord=ord_)))
+        return self._loss_at(float(np.linalg.norm(diff.ravel(), ord=ord_)))
 
     def privacy_loss(self, x: str, x_prime: str, released: np.ndarray) -> np.ndarray:
-        """``ln p(y | x) − ln p(y | x')`` of each release ``y`` in ``released`` ``(m, L, d)``."""
+        """``ln p(y | x) − ln p(y | x')`` of each release ``y`` in ``released`` ``(m, L, d)``.
+
+        With shared noise a release is possible under a document only if ``y − c`` is the
+        same at every position (to 1e-9 relative, the float64 rounding of ``c + z``);
+        otherwise its log-density is ``-inf``.
+        """
         a, b = self.clipped_states(x), self.clipped_states(x_prime)
         if a.shape != b.shape:
             raise InvalidArgumentError("x_prime", x_prime, f"a document whose states are {a.shape}")
+        with np.errstate(invalid="ignore"):
+            loss = self._log_density(released - a) - self._log_density(released - b)
+        return np.where(np.isnan(loss), 0.0, loss)  # impossible under both: no evidence
+
+    def _log_density(self, noise: np.ndarray) -> np.ndarray:
+        """Log-density (up to a constant) of each release's noise ``(m, L, d)``."""
+        if self.shared_noise:
+            tol = 1e-9 * max(1.0, float(np.max(np.abs(noise), initial=0.0)))
+            consistent = np.all(np.abs(noise - noise[:, :1]) <= tol, axis=(1, 2))
+            noise = noise[:, :1]
+        else:
+            consistent = np.ones(noise.shape[0], dtype=bool)
         s = self.noise_scale
         if self.noise == "laplace":
-            return np.sum(np.abs(released - b) - np.abs(released - a), axis=(1, 2)) / s
-        dist = np.sum((released - b) ** 2, axis=(1, 2)) - np.sum((released - a) ** 2, axis=(1, 2))
-        return dist / (2.0 * s * s)
+            value = -np.sum(np.abs(noise), axis=(1, 2)) / s
+        else:
+            value = -np.sum(noise**2, axis=(1, 2)) / (2.0 * s * s)
+        return np.where(consistent, value, -np.inf)
 
     def describe(self) -> str:
         """One line for reports."""
+        lo, hi = self.box
+        noise = f"{'one shared ' if self.shared_noise else ''}{self.noise} noise"
         return (
-            f"{self.name}: clip states to [-{self.clip:g}, {self.clip:g}] on {self.max_length}"
-            f"×{self.hidden} coordinates + {self.noise} noise (scale {self.noise_scale:.4g},"
-            f" sensitivity {self.sensitivity:.4g}, true {self.true_sensitivity:.4g}) → "
+            f"{self.name}: clip states to [{lo:g}, {hi:g}] on {self.max_length}×{self.hidden}"
+            f" coordinates + {noise} (scale {self.noise_scale:.4g}, sensitivity"
+            f" {self.sensitivity:.4g}, true {self.true_sensitivity:.4g}) → "
             f"{'greedy' if self.num_beams == 1 else f'{self.num_beams}-beam'} decoding;"
             f" claim {self.claim.describe()}"
         )
@@ -255,7 +308,7 @@ def dp_bart(
     epsilon: float,
     *,
     delta: float = 0.0,
-    clip: float = 0.1,
+    clip: float | tuple[float, float] = 0.1,
     noise: str = "laplace",
     max_length: int = 20,
     claimed_sensitivity: float | None = None,
@@ -282,4 +335,40 @@ def dp_bart(
         claimed_sensitivity=claimed_sensitivity,
         pad=pad,
         num_beams=num_beams,
+    )
+
+
+def dp_bart_privfill(
+    model: Any,
+    epsilon: float,
+    *,
+    delta: float = 1e-5,
+    noise: str = "analytic_gaussian",
+    max_length: int = 512,
+    num_beams: int = 1,
+) -> BartRewriter:
+    """The ``DPBart`` of PyPI ``privfill`` 0.1.0 and GitHub ``sjmeis/DPMLM`` ``LLMDP.py``.
+
+    As released (facts F2.12-F2.16, F3.22 of the audit's notes): states clipped into the
+    asymmetric box ``[−0.2, 0.1]`` (width 0.3), noise calibrated with sensitivity
+    ``0.2·d`` (Laplace) or ``0.2·√d`` (Gaussian) for ONE position of width ``d``, one
+    noise vector shared by all positions, no padding (a single document keeps its own
+    token length).  Default noise: analytic Gaussian at δ = 1e-5.
+    """
+    check_epsilon(epsilon)
+    hidden = int(getattr(model.model.config, "d_model", None) or model.model.config.hidden_size)
+    per_position = hidden if noise == "laplace" else math.sqrt(hidden)
+    return BartRewriter(
+        name="dp-bart (privfill)",
+        model=model,
+        claim=TextClaim(
+            epsilon, Unit.DOCUMENT, delta, source="privfill 0.1.0 DPBart (per document)"
+        ),
+        clip=(-0.2, 0.1),
+        noise=noise,
+        max_length=max_length,
+        claimed_sensitivity=0.2 * per_position,
+        pad=False,
+        num_beams=num_beams,
+        shared_noise=True,
     )
