@@ -179,6 +179,25 @@ def test_dp_mlm_output_text_round_trip_and_word_count(mlm: SimpleNamespace) -> N
         r.sample_ids("a b c d e", 1, np.random.default_rng(0))  # more than max_words
 
 
+def test_dp_mlm_empty_replacements_stay_words() -> None:
+    # An LM head one row wider than the tokenizer (13 ids): id 13 decodes to nothing.
+    config = transformers.RobertaConfig(
+        vocab_size=14,
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=64,
+        pad_token_id=1,
+    )
+    wide = transformers.RobertaForMaskedLM(config).eval()
+    r = dp_mlm(SimpleNamespace(model=wide, tokenizer=_tokenizer()), 1.0, clip=(-1.0, 1.0))
+    ids = np.array([5, 13, 12])
+    assert r.decode(ids) == "good  the"
+    assert np.array_equal(r.encode_output("good  the"), ids)
+    assert r.declared_matrix("good movie").shape == (2, 14)
+
+
 def test_dp_mlm_caches_the_latest_documents(mlm: SimpleNamespace) -> None:
     r = dp_mlm(mlm, 1.0, clip=(-1.0, 1.0), max_words=4)
     first = r.declared_matrix("good movie")

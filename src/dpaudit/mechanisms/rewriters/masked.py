@@ -186,12 +186,17 @@ class MaskedRewriter:
         return " ".join(texts[int(i)] for i in ids)
 
     def encode_output(self, text: str) -> np.ndarray:
-        """One token id per word of an output text (the smallest id with that text)."""
+        """One token id per word of an output text (the smallest id with that text).
+
+        The inverse of :meth:`decode`: words are separated by single spaces, so a
+        replacement whose text is empty (a whitespace token) stays a word.
+        """
         lookup = self._classes()[2]
-        missing = [w for w in text.split() if w not in lookup]
+        words = text.split(" ")
+        missing = [w for w in words if w not in lookup]
         if missing:
             raise InvalidArgumentError("output", text, f"single-token words, not {missing}")
-        return np.asarray([lookup[w] for w in text.split()], dtype=np.int64)
+        return np.asarray([lookup[w] for w in words], dtype=np.int64)
 
     def declared_log_probs(
         self, document: str, outputs: list[np.ndarray]
