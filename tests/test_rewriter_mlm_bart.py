@@ -27,7 +27,12 @@ from dpaudit.auditors.rewriter import (  # noqa: E402
     exact_violation,
 )
 from dpaudit.errors import InvalidArgumentError  # noqa: E402
-from dpaudit.mechanisms.rewriters import dp_bart, dp_bart_privfill, dp_mlm  # noqa: E402
+from dpaudit.mechanisms.rewriters import (  # noqa: E402
+    ReleasedDPMLM,
+    dp_bart,
+    dp_bart_privfill,
+    dp_mlm,
+)
 from dpaudit.mechanisms.rewriters.lm import sample_rows  # noqa: E402
 from dpaudit.mechanisms.rewriters.masked import _merge_classes  # noqa: E402
 from dpaudit.verdicts import Verdict  # noqa: E402
@@ -390,3 +395,46 @@ def test_privfill_dp_bart_shared_noise_and_box() -> None:
     assert one.worst_case_epsilon() == pytest.approx(15.0)
     with pytest.raises(InvalidArgumentError):
         one.clipped_states("good")  # <s> good </s> cannot be truncated to one token
+
+
+# ---------------------------------------------------------------- DP-MLM, released code
+
+
+def test_released_dpmlm_without_copies_is_the_paper_mechanism(mlm: SimpleNamespace) -> None:
+    base = dp_mlm(mlm, 1.0, clip=(-1.0, 1.0), max_words=2)
+    released = ReleasedDPMLM(base, copy_case=False)
+    lp_base = base.declared_matrix("good movie")
+    lp = released.declared_matrix("good movie")
+    table = released.tokenizer.index
+    for v, text in enumerate(base.token_texts):  # word-level vocabulary: texts are distinct
+        np.testing.assert_array_equal(lp[:, table[text]], lp_base[:, v])
+    res = audit_rewriter(
+        released,
+        [("good movie", "bad movie", "sentiment word")],
+        RewriterAuditConfig(samples=200, final_samples=1000, seed=0),
+    )
+    assert res.verdict is not Verdict.VIOLATION and not exact_violation(res)
+    assert res.max_exact_token_loss <= base.claim.epsilon + 1e-6
+    assert res.declaration_matches
+
+
+@pytest.mark.parametrize(
+    ("x", "x_prime", "origin"),
+    [("good the", "good a", "stopword copied"), ("Good movie", "good movie", "case copied")],
+)
+def test_released_dpmlm_copies_are_infinite_losses(
+    mlm: SimpleNamespace, x: str, x_prime: str, origin: str
+) -> None:
+    base = dp_mlm(mlm, 1.0, clip=(-1.0, 1.0), max_words=2)
+    released = ReleasedDPMLM(base, stopwords=frozenset({"the"}))
+    assert released.copied("the") and released.copied("()") and not released.copied("a")
+    res = audit_rewriter(
+        released, [(x, x_prime, origin)], RewriterAuditConfig(samples=200, final_samples=500)
+    )
+    assert res.max_exact_token_loss == math.inf and exact_violation(res)
+    assert res.verdict is Verdict.VIOLATION and res.lower_bound > 2.0
+    out = released.sample(x, 3, np.random.default_rng(0))
+    if origin == "stopword copied":
+        assert all(t.split(" ")[1] == "the" for t in out)
+    else:
+        assert all(t[:1].isupper() or t.startswith("<") for t in out)

@@ -4,6 +4,7 @@
 * :mod:`~dpaudit.mechanisms.rewriters.claim`: ε per token, word or document.
 * :mod:`~dpaudit.mechanisms.rewriters.causal`: DP-Prompt and DP-Paraphrase.
 * :mod:`~dpaudit.mechanisms.rewriters.masked`: DP-MLM (one masked-LM draw per word).
+* :mod:`~dpaudit.mechanisms.rewriters.dpmlm_released`: DP-MLM as the ``dpmlm`` package runs it.
 * :mod:`~dpaudit.mechanisms.rewriters.bart`: DP-BART-CLV (noisy clipped encoder states).
 """
 
@@ -11,6 +12,7 @@ from dpaudit.mechanisms.rewriters.bart import BartRewriter, dp_bart, dp_bart_pri
 from dpaudit.mechanisms.rewriters.causal import CausalRewriter, dp_paraphrase, dp_prompt
 from dpaudit.mechanisms.rewriters.claim import Neighbours, TextClaim, Unit
 from dpaudit.mechanisms.rewriters.decoding import Decoding, exponential_decoding, process_logits
+from dpaudit.mechanisms.rewriters.dpmlm_released import ReleasedDPMLM
 from dpaudit.mechanisms.rewriters.masked import MaskedRewriter, dp_mlm
 
 __all__ = [
@@ -19,6 +21,7 @@ __all__ = [
     "Decoding",
     "MaskedRewriter",
     "Neighbours",
+    "ReleasedDPMLM",
     "TextClaim",
     "Unit",
     "dp_bart",

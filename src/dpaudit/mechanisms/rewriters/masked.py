@@ -90,6 +90,11 @@ class MaskedRewriter:
         """Size of the distribution sampled from: the LM head, not the tokenizer."""
         return int(self.model.model.config.vocab_size)
 
+    @property
+    def token_texts(self) -> list[str]:
+        """The text each token id is released as: ``decode([v]).strip()``."""
+        return self._classes()[1]
+
     def words(self, document: str) -> list[str]:
         """The words of ``document`` that are replaced, in order."""
         if not isinstance(document, str):
@@ -167,14 +172,7 @@ class MaskedRewriter:
         """``n`` independent rewrites of ``document``: one token id per word."""
         if n < 1:
             raise InvalidArgumentError("n", n, "an integer >= 1")
-        cdf = np.cumsum(np.exp(self.declared_matrix(document)), axis=-1)
-        # Inverse CDF with u in (0, 1], as lm.sample_rows, with the CDF computed once per document.
-        u = (1.0 - rng.random((n, cdf.shape[0]))) * cdf[:, -1]
-        drawn = np.empty((n, cdf.shape[0]), dtype=np.int64)
-        for w in range(cdf.shape[0]):
-            drawn[:, w] = np.searchsorted(cdf[w], u[:, w], side="left")
-        np.minimum(drawn, cdf.shape[1] - 1, out=drawn)
-        return list(drawn)
+        return draw_rows(self.declared_matrix(document), n, rng)
 
     def sample(self, document: str, n: int, rng: np.random.Generator) -> list[str]:
         """``n`` rewrites of ``document`` as text: the black-box view of the mechanism."""
@@ -254,6 +252,21 @@ class MaskedRewriter:
             canonical = np.asarray([lookup[t] for t in texts], dtype=np.int64)
             self._cache[("classes",)] = (canonical, texts, lookup)
         return self._cache[("classes",)]
+
+
+def draw_rows(log_probs: np.ndarray, n: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """``n`` draws of one index per row of ``log_probs``: ``n`` calls of ``lm.sample_rows``.
+
+    The same inverse-CDF rule (``u ∈ (0, 1]``, zero-probability indices never drawn) and
+    the same random stream, with the CDF computed once instead of ``n`` times.
+    """
+    cdf = np.cumsum(np.exp(log_probs), axis=-1)
+    u = (1.0 - rng.random((n, cdf.shape[0]))) * cdf[:, -1]
+    drawn = np.empty((n, cdf.shape[0]), dtype=np.int64)
+    for w in range(cdf.shape[0]):
+        drawn[:, w] = np.searchsorted(cdf[w], u[:, w], side="left")
+    np.minimum(drawn, cdf.shape[1] - 1, out=drawn)
+    return list(drawn)
 
 
 def _token_text(tokenizer: Any, token: int) -> str:
