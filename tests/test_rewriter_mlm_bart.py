@@ -374,7 +374,17 @@ def test_dp_mlm_word_count_is_released_without_noise(mlm: SimpleNamespace) -> No
         RewriterAuditConfig(samples=100, final_samples=500, seed=0),
     )
     assert res.pairs[0].forward.max_token_loss == math.inf
-    assert res.verdict is Verdict.VIOLATION and res.lower_bound > 2.0
+    # The equal-length claim does not cover the pair: reported, never a violation ...
+    assert res.verdict is Verdict.OUTSIDE_CLAIM and res.lower_bound > 2.0
+    assert res.exact_verdict is Verdict.NO_VIOLATION_FOUND and not res.pairs[0].covered
+    # ... whereas a claim over any two documents is broken by it.
+    anyone = dataclasses.replace(r, claim=dataclasses.replace(r.claim, neighbours="any"))
+    res = audit_rewriter(
+        anyone,
+        [("good movie", "good", "length")],
+        RewriterAuditConfig(samples=100, final_samples=500, seed=0),
+    )
+    assert res.verdict is Verdict.VIOLATION and res.exact_verdict is Verdict.VIOLATION
 
 
 def test_privfill_dp_bart_shared_noise_and_box() -> None:

@@ -11,6 +11,7 @@ input) are reported in plain words beside the certified statements.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -263,10 +264,10 @@ def _certify_events(
         ys, zs = finals[i] if forward else finals[i][::-1]
         counts.append(FinalCounts(int(event(ys).sum()), len(ys), int(event(zs).sum()), len(zs)))
     certificates = certify(counts, config.confidence, claim.delta)
-    allowed = claim.allowed_loss(max_units)
     out = []
     for (i, event, forward), cert in zip(chosen, certificates, strict=True):
         x, x_prime, origin = pairs[i]
+        allowed = claim.allowed_loss(max_units) if claim.covers(x, x_prime) else math.inf
         a, b = (x, x_prime) if forward else (x_prime, x)
         witness = Witness(
             WitnessKind.BLACK_BOX, a, b, f"rewrite {event.name}", cert.lower_bound,

@@ -29,6 +29,7 @@ class PairFindings:
     forward: ExactLoss
     backward: ExactLoss
     fidelity: FidelityCheck
+    covered: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -39,6 +40,7 @@ class PairFindings:
             "exact_loss_x_vs_x_prime": self.forward.to_dict(),
             "exact_loss_x_prime_vs_x": self.backward.to_dict(),
             "fidelity": self.fidelity.to_dict(),
+            "covered_by_claim": self.covered,
         }
 
 
@@ -65,7 +67,10 @@ def overall_verdict(statements: tuple[Statement, ...], ceiling: float) -> Verdic
     """VIOLATION if any statement is one; *inconclusive* when no bound could reach the claim."""
     if any(s.verdict is Verdict.VIOLATION for s in statements):
         return Verdict.VIOLATION
-    allowed = min(s.allowed_loss for s in statements)
+    covered = [s.allowed_loss for s in statements if not math.isinf(s.allowed_loss)]
+    if not covered:
+        return Verdict.OUTSIDE_CLAIM
+    allowed = min(covered)
     return Verdict.INCONCLUSIVE if ceiling <= allowed else Verdict.NO_VIOLATION_FOUND
 
 
@@ -117,7 +122,8 @@ class RewriterAuditResult:
         """
         tol = 1e-6
         for p in self.pairs:
-            if p.fidelity.matches and max(p.forward.max_excess, p.backward.max_excess) > tol:
+            excess = max(p.forward.max_excess, p.backward.max_excess)
+            if p.covered and p.fidelity.matches and excess > tol:
                 return Verdict.VIOLATION
         return Verdict.NO_VIOLATION_FOUND
 

@@ -22,6 +22,7 @@ report says which of the two saw what.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -113,7 +114,8 @@ def audit_rewriter(
             rewriter, draw, x, x_prime, config.samples, key, config.fidelity_level
         )
         exact = _exact_both(rewriter, scored)
-        findings.append(PairFindings(x, x_prime, origin, exact[0], exact[1], fidelity))
+        covered = rewriter.claim.covers(x, x_prime)
+        findings.append(PairFindings(x, x_prime, origin, exact[0], exact[1], fidelity, covered))
         proposals.extend(_propose(scored, index, config))
     statements = _certify(rewriter, draw, pairs, proposals, config)
     return RewriterAuditResult(
@@ -227,10 +229,13 @@ def _certify(
             )
         )
     certificates = certify(counts, config.confidence, rewriter.claim.delta)
-    allowed = rewriter.claim.allowed_loss(rewriter.decoding.max_new_tokens)
+    allowed_any = rewriter.claim.allowed_loss(rewriter.decoding.max_new_tokens)
     out = []
     for (index, forward, threshold), cert in zip(proposals, certificates, strict=True):
         x, x_prime, origin = pairs[index]
+        # A pair the claim does not cover (other lengths under an equal-length claim) is
+        # reported, never counted as a violation.
+        allowed = allowed_any if rewriter.claim.covers(x, x_prime) else math.inf
         a, b = (x, x_prime) if forward else (x_prime, x)
         event = f"rewrites y with ln p(y|x) − ln p(y|x') > {threshold:.4g} (declared decoding)"
         witness = Witness(

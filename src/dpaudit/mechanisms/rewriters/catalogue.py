@@ -7,11 +7,19 @@ from typing import Any
 
 from dpaudit.errors import UnknownNameError
 from dpaudit.mechanisms.rewriters.causal import dp_paraphrase, dp_prompt
+from dpaudit.mechanisms.rewriters.masked import dp_mlm
+
+
+def _dp_mlm(model: Any, epsilon: float, *, clip: tuple[float, float], max_new_tokens: int) -> Any:
+    # One replacement token per word: the cap on released units is the word count.
+    return dp_mlm(model, epsilon, clip=clip, max_words=max_new_tokens)
+
 
 #: name → (model kind, constructor(model, epsilon, **params)).
 REWRITERS: dict[str, tuple[str, Callable[..., Any]]] = {
     "dp-prompt": ("causal", dp_prompt),
     "dp-paraphrase": ("causal", dp_paraphrase),
+    "dp-mlm": ("masked", _dp_mlm),
 }
 
 

@@ -132,7 +132,7 @@ class ReleasedDPMLM:
         """Output words joined by single spaces."""
         return self._table.decode(ids)
 
-    def encode_output(self, text: str) -> np.ndarray:
+    def encode_output(self, text: str, document: str | None = None) -> np.ndarray:
         """The ids of an output text's words (new words are added to the table)."""
         return np.asarray([self._table.add(w) for w in text.split(" ")], dtype=np.int64)
 

@@ -183,7 +183,7 @@ class MaskedRewriter:
         texts = self._classes()[1]
         return " ".join(texts[int(i)] for i in ids)
 
-    def encode_output(self, text: str) -> np.ndarray:
+    def encode_output(self, text: str, document: str | None = None) -> np.ndarray:
         """One token id per word of an output text (the smallest id with that text).
 
         The inverse of :meth:`decode`: words are separated by single spaces, so a
