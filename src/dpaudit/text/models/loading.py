@@ -23,6 +23,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -210,6 +211,7 @@ def _convert_gguf(gguf: Path, target: Path, origin: dict[str, str]) -> None:
     """
     require_lm("gguf", "converting the default model (SmolLM2)")
     target.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale_partials(target)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.partial-", dir=target.parent))
     try:
         model, tokenizer = _read_gguf(gguf)
@@ -226,6 +228,18 @@ def _convert_gguf(gguf: Path, target: Path, origin: dict[str, str]) -> None:
                 raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _remove_stale_partials(target: Path, age_s: float = 3600.0) -> None:
+    """Delete temporary directories of conversions killed outright (no ``finally`` ran).
+
+    Only those untouched for ``age_s`` seconds: a younger one may belong to a
+    conversion still running in another process.
+    """
+    now = time.time()
+    for partial in target.parent.glob(f".{target.name}.partial-*"):
+        if partial.is_dir() and now - partial.stat().st_mtime > age_s:
+            shutil.rmtree(partial, ignore_errors=True)
 
 
 def _read_gguf(gguf: Path) -> tuple[Any, Any]:
