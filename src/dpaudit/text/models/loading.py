@@ -265,10 +265,12 @@ def _read_gguf(gguf: Path) -> tuple[Any, Any]:
         parsed = gguf_utils.load_gguf_checkpoint(str(gguf), return_tensors=True)
     tensors = parsed["tensors"]
     missing, unexpected = model.load_state_dict(tensors, strict=False)
-    # A tied output layer is stored once in the GGUF (as the token embedding).
-    tied = {"lm_head.weight"} if config.tie_word_embeddings else set()
-    if set(missing) - tied or unexpected:
+    if unexpected or set(missing) - {"lm_head.weight"}:
         raise RuntimeError(f"GGUF conversion mismatch: missing {missing}, unexpected {unexpected}")
+    if missing:
+        # No output tensor in the GGUF: the output layer is the token embedding (tied).
+        # transformers before ~4.47 does not set this in the config it reads from a GGUF.
+        model.config.tie_word_embeddings = True
     model.tie_weights()
     tokenizer = transformers.AutoTokenizer.from_pretrained(folder, gguf_file=name)
     return model.eval(), tokenizer
