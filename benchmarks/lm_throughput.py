@@ -24,6 +24,9 @@ Two scoring paths are timed: ``logits`` (``model(ids).logits``, then log-softmax
 floats are materialised, 200 MB at the defaults) and ``chunked`` (the backbone's hidden
 states, then the output layer and log-sum-exp over row chunks of ``--chunk`` tokens).
 
+The target applies to SmolLM2 (a tiny model measures only Python overhead); the exit
+status is 1 when it is missed.
+
 Usage::
 
     python benchmarks/lm_throughput.py [--model smollm2|tiny|DIR] [--batch 8] [--length 128]
@@ -167,6 +170,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         "max_logprob_difference_between_paths": float(diff),
         "paths": paths,
         "target_fraction": TARGET,
+        "target_applies": not loaded.source.startswith("tiny"),
     }
 
 
@@ -187,7 +191,10 @@ def _print(result: dict[str, Any]) -> None:
         rate, gflops, share = p["tokens_per_s"], p["gflops"], p["fraction_of_peak"]
         print(f"{name:<8} {rate:>10.0f} {gflops:>9.1f} {share:>8.2f}")
     best = max(p["fraction_of_peak"] for p in result["paths"].values())
-    print(f"target ≥ {TARGET} of peak: {'met' if best >= TARGET else 'MISSED'} ({best:.2f})")
+    verdict = "met" if best >= TARGET else "MISSED"
+    if not result["target_applies"]:
+        verdict = "n/a (a tiny model is all overhead)"
+    print(f"target ≥ {TARGET} of peak: {verdict} ({best:.2f})")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -207,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
         with open(args.out, "w", encoding="utf-8") as handle:
             json.dump(result, handle, indent=2)
     best = max(p["fraction_of_peak"] for p in result["paths"].values())
-    return 0 if best >= TARGET else 1
+    return 0 if best >= TARGET or not result["target_applies"] else 1
 
 
 if __name__ == "__main__":
