@@ -16,6 +16,7 @@ from dpaudit.text.models import (
     LMDependencyError,
     LoadedModel,
     load_model,
+    loading,
     models_cache_root,
     tiny_model,
     word_tokenizer,
@@ -157,6 +158,23 @@ def test_cache_root_follows_the_environment(
     monkeypatch.delenv("DPAUDIT_CACHE")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert models_cache_root() == tmp_path / "xdg" / "dpaudit" / "models"
+
+
+def test_an_interrupted_conversion_leaves_no_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("gguf")
+
+    def interrupted(gguf: Path) -> tuple[Any, Any]:
+        raise KeyboardInterrupt
+
+    stale = tmp_path / ".model.partial-old"
+    stale.mkdir()
+    os.utime(stale, (0, 0))  # a conversion killed long ago
+    monkeypatch.setattr(loading, "_read_gguf", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        loading._convert_gguf(tmp_path / "model.gguf", tmp_path / "model", {})
+    assert list(tmp_path.iterdir()) == []
 
 
 def _smollm2_missing() -> str | None:

@@ -23,6 +23,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -210,6 +211,7 @@ def _convert_gguf(gguf: Path, target: Path, origin: dict[str, str]) -> None:
     """
     require_lm("gguf", "converting the default model (SmolLM2)")
     target.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale_partials(target)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.partial-", dir=target.parent))
     try:
         model, tokenizer = _read_gguf(gguf)
@@ -226,6 +228,18 @@ def _convert_gguf(gguf: Path, target: Path, origin: dict[str, str]) -> None:
                 raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _remove_stale_partials(target: Path, age_s: float = 3600.0) -> None:
+    """Delete temporary directories of conversions killed outright (no ``finally`` ran).
+
+    Only those untouched for ``age_s`` seconds: a younger one may belong to a
+    conversion still running in another process.
+    """
+    now = time.time()
+    for partial in target.parent.glob(f".{target.name}.partial-*"):
+        if partial.is_dir() and now - partial.stat().st_mtime > age_s:
+            shutil.rmtree(partial, ignore_errors=True)
 
 
 def _read_gguf(gguf: Path) -> tuple[Any, Any]:
@@ -251,10 +265,12 @@ def _read_gguf(gguf: Path) -> tuple[Any, Any]:
         parsed = gguf_utils.load_gguf_checkpoint(str(gguf), return_tensors=True)
     tensors = parsed["tensors"]
     missing, unexpected = model.load_state_dict(tensors, strict=False)
-    # A tied output layer is stored once in the GGUF (as the token embedding).
-    tied = {"lm_head.weight"} if config.tie_word_embeddings else set()
-    if set(missing) - tied or unexpected:
+    if unexpected or set(missing) - {"lm_head.weight"}:
         raise RuntimeError(f"GGUF conversion mismatch: missing {missing}, unexpected {unexpected}")
+    if missing:
+        # No output tensor in the GGUF: the output layer is the token embedding (tied).
+        # transformers before ~4.47 does not set this in the config it reads from a GGUF.
+        model.config.tie_word_embeddings = True
     model.tie_weights()
     tokenizer = transformers.AutoTokenizer.from_pretrained(folder, gguf_file=name)
     return model.eval(), tokenizer

@@ -78,6 +78,8 @@ def word_tokenizer(vocab: Sequence[str] | None = None) -> Any:
         eos_token=EOS,
         mask_token=MASK,
         model_max_length=256,
+        # token_type_ids would be passed to models (Llama, BART) that take none.
+        model_input_names=["input_ids", "attention_mask"],
     )
 
 
