@@ -45,8 +45,8 @@ DOCUMENT = "The acting was good and I loved the story."
 PAIR_KINDS = ("one_word", "length")
 #: Per scale: (claimed ε per token, training rewrites, certifying rewrites, max new tokens).
 SIZES: dict[str, tuple[tuple[float, ...], int, int, int]] = {
-    "tiny": ((10.0, 100.0), 16, 30, 6),
-    "quick": ((10.0, 100.0), 24, 60, 8),
+    "tiny": ((10.0,), 8, 12, 4),
+    "quick": ((10.0, 100.0), 12, 20, 6),
     "paper": ((10.0, 50.0, 100.0, 250.0), 200, 1000, 32),
 }
 MECHANISMS = ("dp-prompt", "llmdp-dp-prompt", "llmdp-dp-paraphrase")

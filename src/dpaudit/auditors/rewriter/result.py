@@ -149,8 +149,8 @@ class RewriterAuditResult:
                 f"{unit} (analytic worst case {_fmt(self.pairs[0].forward.analytic_token_bound)})",
                 f"  declared decoding vs the real sampler: {checks}",
                 f"black-box certificate (confidence {self.config.confidence:g}): "
-                f"{self.verdict.value.upper()}: {shown}; the claim allows {_fmt(allowed)} for a "
-                f"rewrite of ≤ {self.decoding.max_new_tokens} {unit}s, and "
+                f"{self.verdict.value.upper()}: {shown}; the claim allows {_fmt(allowed)} for "
+                f"this pair's rewrites ({self.claim.epsilon:g} per {unit} released), and "
                 f"{self.config.final_samples} rewrites per input certify at most "
                 f"{_fmt(self.ceiling)}",
                 f"  witness: {self.witness.describe()}",

@@ -229,13 +229,15 @@ def _certify(
             )
         )
     certificates = certify(counts, config.confidence, rewriter.claim.delta)
-    allowed_any = rewriter.claim.allowed_loss(rewriter.decoding.max_new_tokens)
     out = []
     for (index, forward, threshold), cert in zip(proposals, certificates, strict=True):
         x, x_prime, origin = pairs[index]
         # A pair the claim does not cover (other lengths under an equal-length claim) is
         # reported, never counted as a violation.
-        allowed = allowed_any if rewriter.claim.covers(x, x_prime) else math.inf
+        units = max(_cap(rewriter, x), _cap(rewriter, x_prime))
+        allowed = (
+            rewriter.claim.allowed_loss(units) if rewriter.claim.covers(x, x_prime) else math.inf
+        )
         a, b = (x, x_prime) if forward else (x_prime, x)
         event = f"rewrites y with ln p(y|x) − ln p(y|x') > {threshold:.4g} (declared decoding)"
         witness = Witness(
@@ -251,6 +253,12 @@ def _certify(
         )
         out.append(Statement(witness, cert, allowed, verdict_for(cert.lower_bound, allowed)))
     return tuple(out)
+
+
+def _cap(rewriter: Any, document: str) -> int:
+    """The most units (tokens, words) one rewrite of ``document`` can release."""
+    cap = getattr(rewriter, "length_cap", None)
+    return int(cap(document)) if cap is not None else int(rewriter.decoding.max_new_tokens)
 
 
 def exact_violation(result: RewriterAuditResult) -> bool:

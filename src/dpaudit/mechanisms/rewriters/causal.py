@@ -197,7 +197,10 @@ class CausalRewriter:
 
     def describe(self) -> str:
         """One line for reports."""
-        return f"{self.name}: {self.decoding.describe()}; claim {self.claim.describe()}"
+        decoding = self.decoding.describe()
+        if self.cap_from_input:
+            decoding = decoding.split(" (≤ ")[0] + " (≤ as many tokens as the prompt)"
+        return f"{self.name}: {decoding}; claim {self.claim.describe()}"
 
 
 def dp_prompt(

@@ -161,6 +161,10 @@ class ReleasedDPMLM:
             out.append(values)
         return out
 
+    def length_cap(self, document: str) -> int:
+        """The words a rewrite of ``document`` releases: one per input word."""
+        return len(document.split())
+
     def tokens_released(self, output: np.ndarray) -> int:
         """Words released (copied words included, as the package counts ε per word)."""
         return len(output)

@@ -224,6 +224,10 @@ class MaskedRewriter:
                 out.append(matrix[rows, np.asarray(y, dtype=np.int64)])
         return out
 
+    def length_cap(self, document: str) -> int:
+        """The words a rewrite of ``document`` releases: one per input word."""
+        return len(self.words(document))
+
     def tokens_released(self, output: np.ndarray) -> int:
         """How many ε-units an output paid for: its words."""
         return len(output)
