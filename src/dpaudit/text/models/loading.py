@@ -17,6 +17,7 @@ this module never needs the ``lm`` extra.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.metadata
 import json
@@ -24,6 +25,7 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -138,8 +140,23 @@ def load_model(
     if name_or_path is None or name_or_path in DEFAULT_NAMES:
         if kind != "causal":
             raise InvalidArgumentError("kind", kind, "'causal' for the default model (SmolLM2)")
-        return _load_smollm2(cache_dir, wanted)
-    return _load_local(Path(name_or_path), kind, wanted)
+        with _quiet_transformers():
+            return _load_smollm2(cache_dir, wanted)
+    with _quiet_transformers():
+        return _load_local(Path(name_or_path), kind, wanted)
+
+
+@contextlib.contextmanager
+def _quiet_transformers() -> Iterator[None]:
+    """No "Loading weights" progress bars: dpaudit reports its own progress."""
+    hf_logging = require_lm("transformers", "loading a language model").utils.logging
+    was_enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            hf_logging.enable_progress_bar()
 
 
 def _load_local(path: Path, kind: str, dtype: Any) -> LoadedModel:
