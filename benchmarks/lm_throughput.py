@@ -42,9 +42,12 @@ import platform
 import time
 from typing import Any
 
+import numpy as np
 import torch
 
 from dpaudit.errors import DPAuditError
+from dpaudit.mechanisms.rewriters import exponential_decoding, process_logits
+from dpaudit.mechanisms.rewriters.lm import causal_logits
 from dpaudit.text.models import LoadedModel, load_model, tiny_model
 
 TARGET = 0.3  # achieved fraction of the matmul peak
@@ -108,6 +111,26 @@ def score_chunked(model: Any, ids: torch.Tensor, chunk: int = 256) -> torch.Tens
     return out.reshape(ids.shape[0], -1)
 
 
+PROMPT_TOKENS = 16
+DECODING = exponential_decoding(10.0, (-10.0, 10.0))  # DP-Prompt at ε = 10 per token
+
+
+def score_rewriter(model: Any, ids: torch.Tensor) -> list[np.ndarray]:
+    """dpaudit's white-box path (``CausalRewriter.token_log_probs``) after a shared prompt.
+
+    What the audit really pays: the prompt's key-value cache shared over the batch
+    (``causal_logits``), and the declared decoding (clip, temperature, log-softmax)
+    applied in numpy (``process_logits``).
+    """
+    rows = ids.numpy()
+    outputs = list(rows[:, PROMPT_TOKENS:])
+    scored = []
+    for i, logits in causal_logits(model, rows[0, :PROMPT_TOKENS], outputs):
+        lp = process_logits(logits, DECODING)
+        scored.append(lp[np.arange(len(outputs[i])), outputs[i]])
+    return scored
+
+
 def _load(name: str) -> LoadedModel:
     if name == "tiny":
         return tiny_model("causal")
@@ -137,17 +160,22 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     ids = torch.randint(0, vocab, (args.batch, args.length), generator=gen)
     with torch.inference_mode():  # the two paths agree (and warm up)
         diff = (score_logits(model, ids) - score_chunked(model, ids, args.chunk)).abs().max()
-    peaks, times = [], {"logits": [], "chunked": []}
+    ids[:, :PROMPT_TOKENS] = ids[0, :PROMPT_TOKENS]  # one document: every row shares its prompt
+    peaks, times = [], {"logits": [], "chunked": [], "dpaudit_rewriter": []}
     for _ in range(args.repeats):
         peaks.append(matmul_peak())
         times["logits"].append(_timed(score_logits, model, ids))
         times["chunked"].append(_timed(score_chunked, model, ids, args.chunk))
+        times["dpaudit_rewriter"].append(_timed(score_rewriter, model, ids))
     peak = max(peaks)
     flops = flops_per_token(model, args.length)
     tokens = args.batch * args.length
     paths = {}
     for name, seconds in times.items():
-        rate = tokens / min(seconds)
+        # The rewriter path runs the shared prompt once: count the tokens the model ran.
+        shared = PROMPT_TOKENS + args.batch * (args.length - PROMPT_TOKENS)
+        ran = shared if name == "dpaudit_rewriter" else tokens
+        rate = ran / min(seconds)
         paths[name] = {
             "seconds": seconds,
             "tokens_per_s": rate,
@@ -186,15 +214,15 @@ def _print(result: dict[str, Any]) -> None:
         f"FLOPs/token {f['total'] / 1e6:.1f} M = 2·N_nonembed {f['dense'] / 1e6:.1f} M"
         f" + output layer {f['output_layer'] / 1e6:.1f} M + attention {f['attention'] / 1e6:.2f} M"
     )
-    print(f"{'path':<8} {'tokens/s':>10} {'GFLOP/s':>9} {'of peak':>8}")
+    print(f"{'path':<17} {'tokens/s':>10} {'GFLOP/s':>9} {'of peak':>8}")
     for name, p in result["paths"].items():
         rate, gflops, share = p["tokens_per_s"], p["gflops"], p["fraction_of_peak"]
-        print(f"{name:<8} {rate:>10.0f} {gflops:>9.1f} {share:>8.2f}")
-    best = max(p["fraction_of_peak"] for p in result["paths"].values())
+        print(f"{name:<17} {rate:>10.0f} {gflops:>9.1f} {share:>8.2f}")
+    best = result["paths"]["dpaudit_rewriter"]["fraction_of_peak"]
     verdict = "met" if best >= TARGET else "MISSED"
     if not result["target_applies"]:
         verdict = "n/a (a tiny model is all overhead)"
-    print(f"target ≥ {TARGET} of peak: {verdict} ({best:.2f})")
+    print(f"target ≥ {TARGET} of peak for dpaudit's scorer: {verdict} ({best:.2f})")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -213,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         with open(args.out, "w", encoding="utf-8") as handle:
             json.dump(result, handle, indent=2)
-    best = max(p["fraction_of_peak"] for p in result["paths"].values())
+    best = result["paths"]["dpaudit_rewriter"]["fraction_of_peak"]
     return 0 if best >= TARGET or not result["target_applies"] else 1
 
 

@@ -46,7 +46,7 @@ PAIR_KINDS = ("one_word", "length")
 #: Per scale: (claimed ε per token, training rewrites, certifying rewrites, max new tokens).
 SIZES: dict[str, tuple[tuple[float, ...], int, int, int]] = {
     "tiny": ((10.0,), 8, 12, 4),
-    "quick": ((10.0, 100.0), 12, 20, 6),
+    "quick": ((10.0, 100.0), 10, 16, 6),
     "paper": ((10.0, 50.0, 100.0, 250.0), 200, 1000, 32),
 }
 MECHANISMS = ("dp-prompt", "llmdp-dp-prompt", "llmdp-dp-paraphrase")
@@ -265,8 +265,50 @@ def _num(v: float) -> str:
     return "∞" if math.isinf(v) and v > 0 else f"{v:.3g}"
 
 
+_FLOOR = 1e-3  # where a loss or bound ≤ 0.001 (or ≤ 0: no evidence) is drawn, log axes
+_PAIR_MARKERS = {"one word": "o", "length": "s"}
+
+
+def _x(row: dict[str, Any], i: int) -> float:
+    return row["epsilon_per_token"] * (1 + 0.09 * (i - 1))  # side by side per rewriter
+
+
+def _marker(row: dict[str, Any]) -> str:
+    return next((m for k, m in _PAIR_MARKERS.items() if row["pair"].startswith(k)), "D")
+
+
+def _exact_panel(ax: Any, rows: list[dict[str, Any]], top: float) -> None:
+    for i, name in enumerate(MECHANISMS):
+        for r in (r for r in rows if r["mechanism"] == name):
+            loss = r["max_token_loss"]
+            y = top if math.isinf(loss) else max(loss, _FLOOR)
+            ax.plot([_x(r, i)], [y], _marker(r), color=f"C{i}", ms=8)
+    eps = sorted({r["epsilon_per_token"] for r in rows})
+    ax.plot(eps, eps, ":", color="red")
+    ax.axhline(top, color="0.6", lw=0.6)
+    ax.set_ylim(_FLOOR * 0.5, top * 3)
+    ticks = [t for t in (1e-3, 1e-2, 0.1, 1, 10, 100, 1000) if t < top / 3]
+    ax.set_yticks([*ticks, top], [*(f"{t:g}" for t in ticks), "∞"])
+    ax.set_ylabel("largest exact loss of one token")
+    ax.set_title("white box: exact loss vs claimed ε per token", fontsize=9)
+
+
+def _certified_panel(ax: Any, rows: list[dict[str, Any]]) -> None:
+    for i, name in enumerate(MECHANISMS):
+        for r in (r for r in rows if r["mechanism"] == name):
+            bound = r["certified_lower_bound"]
+            y = max(bound, _FLOOR)
+            ax.plot([_x(r, i)], [y], _marker(r), color=f"C{i}", ms=8)
+            ax.plot([_x(r, i)], [r["allowed_for_set"]], "_", color="red", ms=12, mew=2)
+    ax.axhline(rows[0]["certifiable_ceiling"], color="0.4", ls="--", lw=1)
+    ticks = [1e-3, 1e-2, 0.1, 1, 10, 100, 1000]
+    ax.set_yticks(ticks, ["≤ 0.001"] + [f"{t:g}" for t in ticks[1:]])
+    ax.set_ylabel("ε certified at confidence 0.95")
+    ax.set_title("black box: certified bound vs what the claim allows", fontsize=9)
+
+
 def plot(result: FigureResult, path: Path) -> None:
-    """Left: exact max per-token loss vs claimed ε; right: certified bound vs claimed ε."""
+    """Left: exact max per-token loss vs claimed ε; right: certified bound vs n·ε."""
     plt = common.require_matplotlib()
     rows = list(result.rows)
     if not rows:
@@ -275,35 +317,38 @@ def plot(result: FigureResult, path: Path) -> None:
         ax.text(0.5, 0.5, result.parameters["model"], ha="center", va="center", wrap=True)
         common.save_figure(fig, path)
         return
-    fig, (left, right) = plt.subplots(1, 2, figsize=(9.0, 4.0))
-    eps = sorted({r["epsilon_per_token"] for r in rows})
-    top = max(eps) * 30
-    for i, name in enumerate(MECHANISMS):
-        cells = [r for r in rows if r["mechanism"] == name]
-        for r in cells:
-            loss = r["max_token_loss"]
-            marker, y = ("^", top) if math.isinf(loss) else ("o", max(loss, 1e-3))
-            left.plot([r["epsilon_per_token"] * (1 + 0.08 * i)], [y], marker, color=f"C{i}", ms=7)
-            right.plot(
-                [r["epsilon_per_token"] * (1 + 0.08 * i)],
-                [max(r["certified_lower_bound"], 1e-3)],
-                "o",
-                color=f"C{i}",
-                ms=7,
-            )
-        left.plot([], [], "o", color=f"C{i}", label=name)
-    for ax in (left, right):
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10.0, 4.6))
+    for ax in (left, right):  # scales first: setting them later would reset the tick labels
         ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.plot(eps, eps, ":", color="red", label="claimed ε per token")
+        ax.set_yscale("log", nonpositive="clip")
         ax.set_xlabel("claimed ε per token")
         ax.grid(alpha=0.3)
-    left.set_ylim(1e-3 * 0.6, top * 2)
-    left.set_ylabel("largest exact loss of one token (▲ = ∞)")
-    right.set_ylabel("certified ε lower bound (set of rewrites)")
-    left.legend(fontsize=8, loc="center left")
-    fig.suptitle(result.parameters["model"][:90], fontsize=9)
-    fig.tight_layout()
+    _exact_panel(left, rows, top=max(r["epsilon_per_token"] for r in rows) * 30)
+    _certified_panel(right, rows)
+    line = plt.Line2D
+    handles = [
+        line([], [], color=f"C{i}", marker="o", ls="", ms=8, label=n)
+        for i, n in enumerate(MECHANISMS)
+    ]
+    handles += [
+        line([], [], color="0.3", marker="o", ls="", mfc="none", label="one-word pair"),
+        line([], [], color="0.3", marker="s", ls="", mfc="none", label="length pair"),
+        line([], [], color="red", ls=":", label="claimed ε per token"),
+        line(
+            [],
+            [],
+            color="red",
+            marker="_",
+            ls="",
+            ms=12,
+            mew=2,
+            label="claim's n·ε for the pair's rewrites",
+        ),
+        line([], [], color="0.4", ls="--", label="most the sample size can certify"),
+    ]
+    fig.legend(handles=handles, loc="lower center", ncol=4, fontsize=8, frameon=False)
+    fig.suptitle(result.parameters["model"].split(" (cache")[0], fontsize=9)
+    fig.tight_layout(rect=(0, 0.14, 1, 0.97))
     common.save_figure(fig, path)
 
 
