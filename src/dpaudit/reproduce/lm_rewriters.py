@@ -53,10 +53,14 @@ MECHANISMS = ("dp-prompt", "llmdp-dp-prompt", "llmdp-dp-paraphrase")
 CONFIDENCE = 0.95
 
 
-def _model() -> tuple[Any, str]:
-    """SmolLM2 when the ``lm`` extra is installed, else a tiny random causal model."""
+def _model(scale: str) -> tuple[Any, str]:
+    """SmolLM2 when the ``lm`` extra is installed, else (and at the tiny scale, a smoke
+    test) a tiny random causal model."""
     from dpaudit.text.models import LMDependencyError, load_model, smollm2_gguf, tiny_model
 
+    if scale == "tiny":
+        model = tiny_model("causal", seed=0)
+        return model, f"{model.source} (the tiny scale is a smoke test: no real model)"
     try:
         smollm2_gguf()
     except LMDependencyError:
@@ -87,7 +91,7 @@ def compute(run: FigureRun) -> FigureResult:
     if not (library_available("torch") and library_available("transformers")):
         return _not_run(run)
     with run.stage("load model"):
-        model, source = _model()
+        model, source = _model(run.scale)
     pairs = neighbour_pairs(DOCUMENT, PAIR_KINDS)
     run.progress.start(len(MECHANISMS) * len(epsilons))
     rows: list[dict[str, Any]] = []

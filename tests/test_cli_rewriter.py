@@ -1,0 +1,66 @@
+"""``dpaudit audit-rewriter``: a tiny model end to end; bad input exits 2, nothing written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dpaudit.cli.main import main
+
+pytest.importorskip("transformers", reason="audit-rewriter needs the lm extra")
+
+from lm_threads import one_torch_thread  # noqa: F401  (autouse fixture)
+
+TINY = ["--model", "tiny", "--samples", "10", "--final-samples", "10", "--max-new-tokens", "3"]
+PAIR = ["--pair", "the film was good", "the film was bad"]
+
+
+def test_white_box_and_black_box_runs_write_json(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "result.json"
+    assert (
+        main(["audit-rewriter", "dp-prompt", "--epsilon", "10", *TINY, *PAIR, "--out", str(out)])
+        == 0
+    )
+    data = json.loads(out.read_text())
+    assert data["kind"] == "rewriter-audit" and data["claim"]["epsilon"] == 10.0
+    assert data["pairs"][0]["x"] == "the film was good"
+    assert "white-box" in capsys.readouterr().out
+    assert (
+        main(
+            [
+                "audit-rewriter",
+                "dp-prompt",
+                "--epsilon",
+                "10",
+                *TINY,
+                *PAIR,
+                "--black-box",
+                "--json",
+            ]
+        )
+        == 0
+    )
+    assert json.loads(capsys.readouterr().out)["kind"] == "text-audit"
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (["dp-prompt", "--epsilon", "10", "--model", "/no/such/model"], "--model"),
+        (["dp-prompt", "--epsilon", "-1", *TINY], "epsilon"),
+        (["no-such-rewriter", "--epsilon", "1", *TINY], "no-such-rewriter"),
+        (["dp-prompt", "--epsilon", "1", *TINY, "--pairs", "bogus"], "kinds"),
+        (["dp-prompt", "--epsilon", "1", *TINY, "--out", "/no/such/dir/r.json"], "--out"),
+    ],
+)
+def test_bad_input_exits_2_naming_the_argument(args, named, tmp_path: Path, capsys) -> None:
+    before = set(tmp_path.iterdir())
+    try:
+        code = main(["audit-rewriter", *args])
+    except SystemExit as stop:  # argparse's usage errors
+        code = stop.code
+    assert code == 2
+    assert named in capsys.readouterr().err
+    assert set(tmp_path.iterdir()) == before
