@@ -45,7 +45,7 @@ DOCUMENT = "The acting was good and I loved the story."
 PAIR_KINDS = ("one_word", "length")
 #: Per scale: (claimed ε per token, training rewrites, certifying rewrites, max new tokens).
 SIZES: dict[str, tuple[tuple[float, ...], int, int, int]] = {
-    "tiny": ((10.0,), 8, 12, 4),
+    "tiny": ((10.0,), 10, 12, 4),
     "quick": ((10.0, 100.0), 10, 16, 6),
     "paper": ((10.0, 50.0, 100.0, 250.0), 200, 1000, 32),
 }
