@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.auditors.core.certify import FinalCounts, best, certify, split_error, verdict_for
+from dpaudit.auditors.core.certify import FinalCounts, certify, split_error, verdict_for
 from dpaudit.auditors.core.power import certifiable_ceiling
 from dpaudit.auditors.core.statistics import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.auditors.rewriter.features import (
@@ -28,7 +28,7 @@ from dpaudit.auditors.rewriter.features import (
     longest_copied_span,
     words,
 )
-from dpaudit.auditors.rewriter.result import Statement, overall_verdict
+from dpaudit.auditors.rewriter.result import Statement, best_covered, overall_verdict
 from dpaudit.errors import InvalidArgumentError, MechanismError
 from dpaudit.witness import Witness, WitnessKind
 
@@ -239,7 +239,7 @@ def audit_text_mechanism(
     )
     return TextAuditResult(
         name, claim, max_units, tuple(checks), statements,
-        best([s.certificate for s in statements]), overall_verdict(statements, ceiling),
+        best_covered(statements), overall_verdict(statements, ceiling),
         ceiling, config, time.perf_counter() - start,
     )  # fmt: skip
 

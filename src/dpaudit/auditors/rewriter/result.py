@@ -63,6 +63,13 @@ class Statement:
         }
 
 
+def best_covered(statements: tuple[Statement, ...]) -> int:
+    """Index of the largest bound among the pairs the claim covers (all, if it covers none)."""
+    covered = [i for i, s in enumerate(statements) if not math.isinf(s.allowed_loss)]
+    pool = covered or list(range(len(statements)))
+    return max(pool, key=lambda i: statements[i].certificate.lower_bound)
+
+
 def overall_verdict(statements: tuple[Statement, ...], ceiling: float) -> Verdict:
     """VIOLATION if any statement is one; *inconclusive* when no bound could reach the claim."""
     if any(s.verdict is Verdict.VIOLATION for s in statements):
@@ -109,8 +116,9 @@ class RewriterAuditResult:
 
     @property
     def max_exact_token_loss(self) -> float:
-        """The largest exact per-token loss seen over all pairs and directions."""
-        return max(max(p.forward.max_token_loss, p.backward.max_token_loss) for p in self.pairs)
+        """The largest exact per-token loss over the covered pairs (all, if none is covered)."""
+        pairs = [p for p in self.pairs if p.covered] or list(self.pairs)
+        return max(max(p.forward.max_token_loss, p.backward.max_token_loss) for p in pairs)
 
     @property
     def exact_verdict(self) -> Verdict:
@@ -154,6 +162,13 @@ class RewriterAuditResult:
                 f"{self.config.final_samples} rewrites per input certify at most "
                 f"{_fmt(self.ceiling)}",
                 f"  witness: {self.witness.describe()}",
+                *(
+                    f"outside the claim ({self.claim.neighbours.value.replace('_', ' ')} "
+                    f"neighbours): {p.origin}; largest exact loss of one token "
+                    f"{_fmt(max(p.forward.max_token_loss, p.backward.max_token_loss))}"
+                    for p in self.pairs
+                    if not p.covered
+                ),
             ]
         )
 

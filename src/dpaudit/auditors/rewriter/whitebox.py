@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.auditors.core.certify import FinalCounts, best, certify, split_error, verdict_for
+from dpaudit.auditors.core.certify import FinalCounts, certify, split_error, verdict_for
 from dpaudit.auditors.core.power import certifiable_ceiling
 from dpaudit.auditors.core.statistics import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.auditors.rewriter.exact import ExactLoss, summarise, token_losses
@@ -39,6 +39,7 @@ from dpaudit.auditors.rewriter.result import (
     PairFindings,
     RewriterAuditResult,
     Statement,
+    best_covered,
     overall_verdict,
 )
 from dpaudit.errors import InvalidArgumentError
@@ -125,7 +126,7 @@ def audit_rewriter(
         decoding=rewriter.decoding,
         pairs=tuple(findings),
         statements=statements,
-        best=best([s.certificate for s in statements]),
+        best=best_covered(statements),
         verdict=overall_verdict(statements, _ceiling(config, len(statements))),
         ceiling=_ceiling(config, len(statements)),
         config=config,
