@@ -189,7 +189,7 @@ def _findings(rows: list[dict[str, Any]]) -> list[Finding]:
             "rewrite can be impossible for a shorter one (infinite loss)",
             any(r["exact_violation"] and math.isinf(r["max_token_loss"]) for r in capped),
             ", ".join(
-                f"ε = {r['epsilon_per_token']:g}: max loss {r['max_token_loss']:.3g}"
+                f"ε = {r['epsilon_per_token']:g}: max loss {_num(r['max_token_loss'])}"
                 for r in capped
             ),
         ),
