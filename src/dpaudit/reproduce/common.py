@@ -461,7 +461,9 @@ def add_words(
 
 def tables_section(result: FigureResult) -> str:
     """The README section setting the paper's numbers beside ours (the result's tables)."""
-    return "## Paper beside ours\n\n" + "\n\n".join(t.markdown() for t in result.tables)
+    with_paper = any("paper" in h.lower() for t in result.tables for h in t.headers)
+    heading = "Paper beside ours" if with_paper else "The numbers"
+    return f"## {heading}\n\n" + "\n\n".join(t.markdown() for t in result.tables)
 
 
 def findings_section(result: FigureResult) -> str:
