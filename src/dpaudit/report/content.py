@@ -120,12 +120,6 @@ INCONCLUSIVE = Verdict.INCONCLUSIVE.label
 
 
 # ------------------------------------------------------------------ run status
-def tables_heading(tables: Any) -> str:
-    """"Paper beside ours" when a table has a paper's column, else "The numbers"."""
-    with_paper = any("paper" in str(h).lower() for t in tables for h in t.headers)
-    return "Paper beside ours" if with_paper else "The numbers"
-
-
 def status_line(run: RunContents) -> tuple[bool, str]:
     """``(complete, sentence)`` describing whether the run finished every figure."""
     status = run.status or {}
@@ -552,8 +546,9 @@ def figure_blocks(entry: FigureEntry) -> list[Block]:
         counts = _count_text([f[0] for f in found])
         blocks.append(Text(f"Findings: {counts} in this run ([summary](#summary)).", markdown=True))
     tables = figure_tables(result)
-    if tables:
-        blocks.append(Heading(3, tables_heading(tables)))
+    if tables:  # "paper beside ours" only where a table holds a paper's numbers
+        paper = any("paper" in str(h).lower() for t in tables for h in t.headers)
+        blocks.append(Heading(3, "Paper beside ours" if paper else "The numbers"))
     for table in tables:
         blocks.append(Table(table.headers, table.rows, title=table.title, note=table.note))
     blocks += audit_table(entry)

@@ -25,6 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from dpaudit.adapters._support import library_available
+from dpaudit.adapters.hf_generate import LLMDP_DP_PARAPHRASE, LLMDP_DP_PROMPT, ReleasedRewriter
+from dpaudit.auditors.rewriter import RewriterAuditConfig, audit_rewriter
+from dpaudit.mechanisms.rewriters import dp_prompt
 from dpaudit.reproduce import common
 from dpaudit.reproduce.common import (
     INCONCLUSIVE,
@@ -34,6 +37,8 @@ from dpaudit.reproduce.common import (
     Finding,
 )
 from dpaudit.reproduce.registry import FigureSpec
+from dpaudit.text.models import LMDependencyError, load_model, smollm2_gguf, tiny_model
+from dpaudit.text.neighbours import neighbour_pairs
 
 NAME = "lm-rewriters"
 TITLE = "LM rewriters (DP-Prompt family): claimed ε per token vs exact and certified loss"
@@ -56,8 +61,6 @@ CONFIDENCE = 0.95
 def _model(scale: str) -> tuple[Any, str]:
     """SmolLM2 when the ``lm`` extra is installed, else (and at the tiny scale, a smoke
     test) a tiny random causal model."""
-    from dpaudit.text.models import LMDependencyError, load_model, smollm2_gguf, tiny_model
-
     if scale == "tiny":
         model = tiny_model("causal", seed=0)
         return model, f"{model.source} (the tiny scale is a smoke test: no real model)"
@@ -72,9 +75,6 @@ def _model(scale: str) -> tuple[Any, str]:
 
 
 def _rewriter(name: str, model: Any, eps: float, max_new: int) -> Any:
-    from dpaudit.adapters.hf_generate import LLMDP_DP_PARAPHRASE, LLMDP_DP_PROMPT, ReleasedRewriter
-    from dpaudit.mechanisms.rewriters import dp_prompt
-
     if name == "dp-prompt":
         return dp_prompt(model, eps, clip=(-10.0, 10.0), max_new_tokens=max_new), None
     call = LLMDP_DP_PROMPT if name == "llmdp-dp-prompt" else LLMDP_DP_PARAPHRASE
@@ -84,9 +84,6 @@ def _rewriter(name: str, model: Any, eps: float, max_new: int) -> Any:
 
 def compute(run: FigureRun) -> FigureResult:
     """Audit each rewriter at each ε on the pairs built from :data:`DOCUMENT`."""
-    from dpaudit.auditors.rewriter import RewriterAuditConfig, audit_rewriter
-    from dpaudit.text.neighbours import neighbour_pairs
-
     epsilons, samples, final, max_new = SIZES[run.scale]
     if not (library_available("torch") and library_available("transformers")):
         return _not_run(run)
