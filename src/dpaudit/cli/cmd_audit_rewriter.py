@@ -9,6 +9,7 @@ rewrites.  Black box (``--black-box``): only the rewritten text is read.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import tempfile
 from pathlib import Path
@@ -50,6 +51,13 @@ def register(sub: Any) -> None:
     p.add_argument("--confidence", type=float, default=0.95)
     p.add_argument("--black-box", action="store_true", help="read only the output text")
     p.add_argument(
+        "--embedder",
+        choices=("glove", "minilm"),
+        default=None,
+        help="with --black-box: also test sets along a sentence-embedding direction "
+        "(glove: extra text; minilm: extra minilm)",
+    )
+    p.add_argument(
         "--device", default="cpu", help="torch device for the model: cpu, cuda, cuda:1, ..."
     )
     p.add_argument("--out", default=None, metavar="FILE", help="also write the JSON result here")
@@ -88,6 +96,15 @@ def _load(args: argparse.Namespace, kind: str) -> Any:
     return loaded
 
 
+def _embedder(name: str | None) -> Any:
+    """A factory fitting embedder ``name`` on each pair's training rewrites, or None."""
+    if name is None:
+        return None
+    from dpaudit.text.embedders import fit_embedder
+
+    return functools.partial(fit_embedder, name)
+
+
 def _write_atomically(path: str, text: str) -> None:
     target = Path(path)
     if target.exists() and target.is_dir():
@@ -121,7 +138,8 @@ def run(args: argparse.Namespace) -> int:
         cfg = TextAuditConfig(args.samples, args.final_samples, args.confidence, seed=args.seed)
         result = audit_text_mechanism(
             rewriter.sample, pairs, rewriter.claim, max_units=args.max_new_tokens,
-            config=cfg, name=rewriter.describe(),
+            config=cfg, name=f"{rewriter.name}: {rewriter.decoding.describe()}",
+            embedder=_embedder(args.embedder),
         )  # fmt: skip
     else:
         cfg = RewriterAuditConfig(args.samples, args.final_samples, args.confidence, seed=args.seed)

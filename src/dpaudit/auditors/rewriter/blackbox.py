@@ -131,10 +131,12 @@ class TextAuditResult:
     def summary(self) -> str:
         """A few lines a person reads first."""
         allowed = self.statements[self.best].allowed_loss
+        bound = self.lower_bound
+        shown = f"ε ≥ {bound:.4g}" if bound > 0 else "no evidence of any loss (bound ≤ 0)"
         lines = [
             f"{self.mechanism} (black box); claim {self.claim.describe()}",
-            f"verdict (confidence {self.config.confidence:g}): {self.verdict.value}; ε ≥ "
-            f"{self.lower_bound:.4g} (claim allows {allowed:.4g} for outputs of ≤ {self.max_units} "
+            f"verdict (confidence {self.config.confidence:g}): {self.verdict.value}; "
+            f"{shown} (claim allows {allowed:.4g} for outputs of ≤ {self.max_units} "
             f"{self.claim.unit.value}s; at most {self.ceiling:.4g} was certifiable)",
             f"witness: {self.witness.describe()}",
         ]
@@ -212,11 +214,14 @@ def audit_text_mechanism(
     max_units: int,
     config: TextAuditConfig | None = None,
     name: str = "text mechanism",
+    embedder: Any = None,
 ) -> TextAuditResult:
     """Audit ``sampler`` against ``claim`` on ``pairs`` of ``(x, x', origin)``, black box.
 
     ``max_units`` bounds the tokens (or words) one output releases, so that a
-    per-token claim allows a set of outputs ``max_units·ε``.
+    per-token claim allows a set of outputs ``max_units·ε``.  ``embedder`` (a
+    :class:`dpaudit.text.embedders.Embedder`) adds sets along a sentence-embedding
+    direction fitted on the training rewrites.
     """
     config = config or TextAuditConfig()
     if not pairs:
@@ -229,7 +234,7 @@ def audit_text_mechanism(
         ys = _draw(sampler, x, config.samples, (config.seed, i, 0))
         zs = _draw(sampler, x_prime, config.samples, (config.seed, i, 1))
         checks.append(_checks(x, x_prime, origin, ys, zs))
-        events = candidate_events(x, x_prime, ys, zs)
+        events = candidate_events(x, x_prime, ys, zs, embedder)
         chosen.extend(
             (i, e, f) for e, f in _propose(events, ys, zs, config.statements_per_pair, error)
         )

@@ -7,7 +7,10 @@ The families are the ones a reviewer reads off the outputs first:
 * surface words and bigrams (``contains "bad"``, ``contains "not good"``);
 * length in words (``≥ k words``, ``≤ k words``);
 * one exact output (``= "the movie was bad"``): catches deterministic rewriters;
-* copying from the input (``returned unchanged``, ``copies ≥ k consecutive words of x``).
+* copying from the input (``returned unchanged``, ``copies ≥ k consecutive words of x``);
+* with a sentence embedder (GloVe max-pooling, extra ``text``; MiniLM, extra ``minilm``):
+  ``embedding · w ≥ c`` along the direction ``w`` that separates the two inputs'
+  training rewrites (the difference of their mean embeddings).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -120,13 +124,66 @@ def _copies(source: str, k: int) -> Callable[[Sequence[str]], np.ndarray]:
     return lambda texts: np.array([longest_copied_span(t, source) >= k for t in texts], dtype=bool)
 
 
-def candidate_events(x: str, x_prime: str, ys: Sequence[str], zs: Sequence[str]) -> list[TextEvent]:
+NAMED_DIRECTION = "w = mean embedding of x's training rewrites minus that of x′'s"
+
+
+class _Projection:
+    """``embed(texts) @ w``, remembering the last batch (every threshold tests the same texts)."""
+
+    def __init__(self, embedder: Any, direction: np.ndarray) -> None:
+        self.embedder, self.direction = embedder, direction
+        self._last: tuple[tuple[str, ...], np.ndarray] | None = None
+
+    def __call__(self, texts: Sequence[str]) -> np.ndarray:
+        key = tuple(texts)
+        if self._last is None or self._last[0] != key:
+            self._last = (key, np.asarray(self.embedder.embed(list(texts))) @ self.direction)
+        return self._last[1]
+
+
+def embedding_events(
+    embedder: Any, ys: Sequence[str], zs: Sequence[str], thresholds: int = 16
+) -> list[TextEvent]:
+    """``embedding · w ≥ c`` with ``w`` the difference of the two sides' mean embeddings.
+
+    ``embedder`` is an embedder (``.embed(texts)``) or a factory that fits one on
+    texts (GloVe's vocabulary): it is then fitted on these training rewrites only.
+    """
+    if not hasattr(embedder, "embed"):
+        embedder = embedder([*ys, *zs])
+    ey, ez = np.asarray(embedder.embed(list(ys))), np.asarray(embedder.embed(list(zs)))
+    direction = ey.mean(axis=0) - ez.mean(axis=0)
+    if not np.any(direction):
+        return []
+    project = _Projection(embedder, direction)
+    scores = np.concatenate([ey @ direction, ez @ direction])
+    cuts = np.unique(np.quantile(scores, np.linspace(0.05, 0.95, thresholds)))
+    return [
+        TextEvent(
+            f"embedding · w ≥ {c:.4g} ({NAMED_DIRECTION})",
+            "embedding",
+            _above(project, c),
+        )
+        for c in cuts
+    ]
+
+
+def _above(project: _Projection, cut: float) -> Callable[[Sequence[str]], np.ndarray]:
+    return lambda texts: project(texts) >= cut
+
+
+def candidate_events(
+    x: str, x_prime: str, ys: Sequence[str], zs: Sequence[str], embedder: Any = None
+) -> list[TextEvent]:
     """Every event family for one pair, proposed from the training rewrites of both inputs."""
     both = list(ys) + list(zs)
-    return (
+    events = (
         surface_events(both)
         + length_events(both)
         + exact_events(both)
         + copy_events(x)
         + copy_events(x_prime)
     )
+    if embedder is not None:
+        events += embedding_events(embedder, ys, zs)
+    return events
