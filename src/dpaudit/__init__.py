@@ -29,7 +29,10 @@ each is imported on first use, so ``import dpaudit`` itself stays cheap:
 * :func:`assert_no_violation`, :class:`PrivacyViolationError` — privacy tests in CI;
 * :func:`check_mechanism` — the conformance suite a mechanism should pass;
 * :func:`make_mechanism`, :func:`mechanism_names`, :class:`Mechanism` — the registry;
-* :class:`ExecutionConfig` — workers, backend (local processes or Ray).
+* :class:`ExecutionConfig` — workers, backend (local processes or Ray);
+* LM rewriters (extra ``lm``): :func:`load_model`, :func:`make_rewriter`, :class:`TextClaim`,
+  :func:`audit_rewriter` (white box: exact token losses, certified sets) and
+  :func:`audit_text_mechanism` (black box, for ``f(text, n, rng) -> list[str]``).
 """
 
 from __future__ import annotations
@@ -62,6 +65,15 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "mechanism_names": ("dpaudit.mechanisms", "mechanism_names"),
     "Mechanism": ("dpaudit.mechanisms", "Mechanism"),
     "ExecutionConfig": ("dpaudit.engine.config", "ExecutionConfig"),
+    "audit_rewriter": ("dpaudit.auditors.rewriter", "audit_rewriter"),
+    "RewriterAuditConfig": ("dpaudit.auditors.rewriter", "RewriterAuditConfig"),
+    "RewriterAuditResult": ("dpaudit.auditors.rewriter", "RewriterAuditResult"),
+    "audit_text_mechanism": ("dpaudit.auditors.rewriter", "audit_text_mechanism"),
+    "TextAuditConfig": ("dpaudit.auditors.rewriter", "TextAuditConfig"),
+    "TextAuditResult": ("dpaudit.auditors.rewriter", "TextAuditResult"),
+    "TextClaim": ("dpaudit.mechanisms.rewriters", "TextClaim"),
+    "make_rewriter": ("dpaudit.mechanisms.rewriters.catalogue", "make_rewriter"),
+    "load_model": ("dpaudit.text.models", "load_model"),
 }
 
 __all__ = ["__version__", *_EXPORTS]
@@ -74,6 +86,12 @@ if TYPE_CHECKING:  # static checkers and IDEs see the real objects (`as` marks r
     from dpaudit.auditors.metric.auditor import MetricAuditConfig as MetricAuditConfig
     from dpaudit.auditors.metric.auditor import MetricAuditResult as MetricAuditResult
     from dpaudit.auditors.metric.auditor import audit_metric as audit_metric
+    from dpaudit.auditors.rewriter import RewriterAuditConfig as RewriterAuditConfig
+    from dpaudit.auditors.rewriter import RewriterAuditResult as RewriterAuditResult
+    from dpaudit.auditors.rewriter import TextAuditConfig as TextAuditConfig
+    from dpaudit.auditors.rewriter import TextAuditResult as TextAuditResult
+    from dpaudit.auditors.rewriter import audit_rewriter as audit_rewriter
+    from dpaudit.auditors.rewriter import audit_text_mechanism as audit_text_mechanism
     from dpaudit.auditors.sanity.check import SanityCheckResult as SanityCheckResult
     from dpaudit.auditors.sanity.check import sanity_check as sanity_check
     from dpaudit.claims import Definition as Definition
@@ -84,9 +102,12 @@ if TYPE_CHECKING:  # static checkers and IDEs see the real objects (`as` marks r
     from dpaudit.mechanisms import Mechanism as Mechanism
     from dpaudit.mechanisms import make_mechanism as make_mechanism
     from dpaudit.mechanisms import mechanism_names as mechanism_names
+    from dpaudit.mechanisms.rewriters import TextClaim as TextClaim
+    from dpaudit.mechanisms.rewriters.catalogue import make_rewriter as make_rewriter
     from dpaudit.testing import PrivacyViolationError as PrivacyViolationError
     from dpaudit.testing import assert_no_violation as assert_no_violation
     from dpaudit.testing import check_mechanism as check_mechanism
+    from dpaudit.text.models import load_model as load_model
     from dpaudit.verdicts import Verdict as Verdict
     from dpaudit.witness import Witness as Witness
 
