@@ -32,6 +32,7 @@ from dpaudit.reproduce import common
 from dpaudit.reproduce.common import (
     INCONCLUSIVE,
     NOT_AT_THIS_SCALE,
+    AuditRecord,
     FigureResult,
     FigureRun,
     Finding,
@@ -39,6 +40,7 @@ from dpaudit.reproduce.common import (
 from dpaudit.reproduce.registry import FigureSpec
 from dpaudit.text.models import LMDependencyError, load_model, smollm2_gguf, tiny_model
 from dpaudit.text.neighbours import neighbour_pairs
+from dpaudit.verdicts import Verdict
 
 NAME = "lm-rewriters"
 TITLE = "LM rewriters (DP-Prompt family): claimed ε per token vs exact and certified loss"
@@ -102,12 +104,14 @@ def compute(run: FigureRun) -> FigureResult:
     cells = [(n, e) for n in MECHANISMS for e in epsilons if _audited(n, e, run.scale)]
     run.progress.start(len(cells))
     rows: list[dict[str, Any]] = []
+    audits: list[AuditRecord] = []
     for name, eps in cells:
         rewriter, sampler = _rewriter(name, model, eps, max_new)
         cfg = RewriterAuditConfig(samples, final, CONFIDENCE, seed=run.seed)
         with run.stage(f"audit {name}"):
             result = audit_rewriter(rewriter, pairs, cfg, sampler=sampler)
         rows.extend(_rows(name, eps, result))
+        audits.append(_audit_record(name, eps, result))
         run.progress.advance()
     return common.add_words(
         run.result(
@@ -122,10 +126,50 @@ def compute(run: FigureRun) -> FigureResult:
             sample_counts={"samples": samples, "final_samples": final},
             rows=tuple(rows),
             findings=tuple(_findings(rows)),
+            audits=tuple(audits),
             notes=(f"model: {source}",),
         ),
         _shows, _method, _differences, _tables, _scope,
     )  # fmt: skip
+
+
+def _decoding(result: Any) -> str:
+    """The decoding as the rewriter describes it (with an input-dependent cap where it has one)."""
+    return result.mechanism.split(": ", 1)[-1].split("; claim")[0]
+
+
+def _audit_record(name: str, eps: float, result: Any) -> AuditRecord:
+    """The report's card: the white-box finding first, with the certified bound beside it."""
+    covered = [p for p in result.pairs if p.covered] or list(result.pairs)
+    worst = max(covered, key=lambda p: max(p.forward.max_token_loss, p.backward.max_token_loss))
+    forward_worse = worst.forward.max_token_loss >= worst.backward.max_token_loss
+    token = (worst.forward if forward_worse else worst.backward).worst
+    exact, certified = result.exact_verdict.value, result.verdict.value
+    witness = {
+        "pair": worst.origin,
+        "x": worst.x,
+        "x_prime": worst.x_prime,
+        "worst rewrite": token.output,
+        "worst token": f"{token.token!r} at position {token.position} (loss {_num(token.loss)})",
+        "per-token losses": ", ".join(_num(v) for v in token.token_losses),
+        "declared decoding vs real sampler": worst.fidelity.describe(),
+        "certified": result.witness.describe(),
+    }
+    return AuditRecord(
+        mechanism=name,
+        parameters={"epsilon_per_token": eps, "decoding": _decoding(result)},
+        claim=result.claim.describe(),
+        claimed_epsilon=eps,
+        true_epsilon=None,
+        truth_method=None,
+        epsilon_lower_bound=result.lower_bound,
+        confidence=result.config.confidence,
+        method="white-box exact token losses; likelihood-ratio sets certified on fresh rewrites",
+        violation=result.exact_verdict is Verdict.VIOLATION or result.verdict is Verdict.VIOLATION,
+        verdict=f"white box (exact): {exact}, largest loss of one token "
+        f"{_num(result.max_exact_token_loss)} against ε = {eps:g}; certified: {certified}",
+        witness=witness,
+    )
 
 
 def _not_run(run: FigureRun) -> FigureResult:
@@ -152,7 +196,7 @@ def _rows(name: str, eps: float, result: Any) -> list[dict[str, Any]]:
                 "mechanism": name,
                 "epsilon_per_token": eps,
                 "pair": p.origin,
-                "decoding": result.decoding.describe(),
+                "decoding": _decoding(result),
                 "max_token_loss": max(p.forward.max_token_loss, p.backward.max_token_loss),
                 "analytic_token_bound": p.forward.analytic_token_bound,
                 "exact_violation": max(p.forward.max_excess, p.backward.max_excess) > 1e-6
