@@ -159,3 +159,23 @@ def test_result_serialises_and_summarises() -> None:
     data = json.loads(json.dumps(res.to_dict()))
     assert data["kind"] == "rewriter-audit" and len(data["statements"]) == 2
     assert "witness" in res.summary() and res.verdict.value.upper() in res.summary()
+
+
+def test_local_pool_refused_ray_spreads_pairs_bit_identically() -> None:
+    import json
+
+    from dpaudit.engine.config import ExecutionConfig
+    from dpaudit.errors import InvalidArgumentError
+
+    r = _rewriter(strength=2.0, epsilon=2.0, clip=(-1.0, 1.0), tokens=3)
+    cfg = RewriterAuditConfig(samples=20, final_samples=20, seed=0)
+    pairs = [*PAIR, ("good", "good good", "length")]
+    with pytest.raises(InvalidArgumentError, match="execution"):
+        audit_rewriter(r, pairs, cfg, execution=ExecutionConfig(workers=2))
+    pytest.importorskip("ray", reason="Ray is in the all extra")
+    here = audit_rewriter(r, pairs, cfg).to_dict()
+    there = audit_rewriter(r, pairs, cfg, execution=ExecutionConfig(backend="ray", workers=2))
+    there = there.to_dict()
+    for d in (here, there):
+        d.pop("seconds")
+    assert json.dumps(here, default=str) == json.dumps(there, default=str)

@@ -47,9 +47,8 @@ class ToyCausalLM:
     """Logits at position ``i`` are ``Σ_{j ≤ i} W[ids_j]`` (a PyTorch module in behaviour only)."""
 
     def __init__(self, weights: np.ndarray) -> None:
-        import torch
+        import torch  # only here and in forward: the model stays picklable
 
-        self._torch = torch
         self.weights = torch.as_tensor(np.asarray(weights, dtype=np.float32))
         self.config = SimpleNamespace(vocab_size=int(self.weights.shape[1]))
 
@@ -61,11 +60,13 @@ class ToyCausalLM:
         cache: Any = None,
         logits_to_keep: int = 0,
     ) -> Any:
+        import torch
+
         rows = self.weights[input_ids]  # (batch, length, vocab)
         if attention_mask is not None:
             mask = attention_mask[:, -input_ids.shape[1] :].to(rows.dtype)
             rows = rows * mask[..., None]
-        logits = self._torch.cumsum(rows, dim=1)
+        logits = torch.cumsum(rows, dim=1)
         if cache is not None:
             logits = logits + cache[:, None, :]
         return SimpleNamespace(logits=logits, cache=logits[:, -1, :].clone(), past_key_values=None)

@@ -42,6 +42,8 @@ from dpaudit.auditors.rewriter.result import (
     best_covered,
     overall_verdict,
 )
+from dpaudit.engine.config import ExecutionConfig
+from dpaudit.engine.executor import run_units
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.verdicts import Verdict
 from dpaudit.witness import Witness, WitnessKind
@@ -93,8 +95,14 @@ def audit_rewriter(
     config: RewriterAuditConfig | None = None,
     *,
     sampler: TextSampler | None = None,
+    execution: ExecutionConfig | None = None,
 ) -> RewriterAuditResult:
     """Audit ``rewriter``'s claim on ``pairs`` of ``(x, x', origin)`` documents.
+
+    Each pair's drawing and scoring is one work unit of ``execution`` (in this
+    process by default; a local pool or Ray spreads the pairs, the model and
+    sampler travelling with each unit), seeded by pair and stage, so the result
+    does not depend on where the units ran.
 
     ``sampler`` is the code under audit when it is not the rewriter itself (a
     released implementation); the rewriter then only *declares* the decoding
@@ -106,19 +114,22 @@ def audit_rewriter(
     config = config or RewriterAuditConfig()
     if not pairs:
         raise InvalidArgumentError("pairs", pairs, "at least one (x, x', origin) pair")
+    execution = _checked_execution(execution)
     start = time.perf_counter()
-    draw = _drawer(rewriter, sampler)
+    units = [
+        _PairUnit(rewriter, sampler, x, x_prime, config.samples, (config.seed, i, 0), config)
+        for i, (x, x_prime, _) in enumerate(pairs)
+    ]
+    scored_pairs = run_units(_score_unit, units, execution, desc="score rewrites (training)")
     findings, proposals = [], []
-    for index, (x, x_prime, origin) in enumerate(pairs):
-        key = (config.seed, index, 0)
-        scored, fidelity = _score(
-            rewriter, draw, x, x_prime, config.samples, key, config.fidelity_level
-        )
+    for index, ((x, x_prime, origin), (scored, fidelity)) in enumerate(
+        zip(pairs, scored_pairs, strict=True)
+    ):
         exact = _exact_both(rewriter, scored)
         covered = rewriter.claim.covers(x, x_prime)
         findings.append(PairFindings(x, x_prime, origin, exact[0], exact[1], fidelity, covered))
         proposals.extend(_propose(scored, index, config))
-    statements = _certify(rewriter, draw, pairs, proposals, config)
+    statements = _certify(rewriter, sampler, pairs, proposals, config, execution)
     return RewriterAuditResult(
         mechanism=rewriter.describe(),
         model_source=str(getattr(rewriter.model, "source", type(rewriter.model.model).__name__)),
@@ -133,6 +144,22 @@ def audit_rewriter(
         seconds=time.perf_counter() - start,
         code_under_audit="the rewriter's own sampler" if sampler is None else "a separate sampler",
     )
+
+
+def _checked_execution(execution: ExecutionConfig | None) -> ExecutionConfig:
+    """In this process by default; Ray or one local worker, never a forked pool.
+
+    PyTorch's thread pool does not survive ``fork`` once it has run (the children
+    hang in their first matrix product), and the model already uses every core.
+    """
+    if execution is None:
+        return ExecutionConfig(workers=1)
+    if execution.backend == "local" and execution.workers != 1:
+        raise InvalidArgumentError(
+            "execution", f"local backend, workers={execution.workers}",
+            "workers=1 locally (the model uses every core) or backend='ray'",
+        )  # fmt: skip
+    return execution
 
 
 def _ceiling(config: RewriterAuditConfig, statements: int) -> float:
@@ -154,6 +181,30 @@ def _drawer(rewriter: Any, sampler: TextSampler | None) -> Callable[..., list[np
         return [rewriter.encode_output(t, document) for t in outputs]
 
     return draw
+
+
+@dataclass(frozen=True)
+class _PairUnit:
+    """One pair's draws and exact scores at one stage: a picklable work unit."""
+
+    rewriter: Any
+    sampler: TextSampler | None
+    x: str
+    x_prime: str
+    n: int
+    key: tuple[int, int, int]
+    config: RewriterAuditConfig
+
+    def describe(self) -> str:
+        """What the unit does, for progress and timeout messages."""
+        return f"{self.n} rewrites of {self.x!r} and {self.x_prime!r} (stage {self.key[2]})"
+
+
+def _score_unit(unit: _PairUnit) -> tuple[_Scored, FidelityCheck]:
+    draw = _drawer(unit.rewriter, unit.sampler)
+    return _score(
+        unit.rewriter, draw, unit.x, unit.x_prime, unit.n, unit.key, unit.config.fidelity_level
+    )
 
 
 def _score(
@@ -205,23 +256,37 @@ def _propose(scored: _Scored, index: int, config: RewriterAuditConfig) -> list[t
 
 def _certify(
     rewriter: Any,
-    draw: Callable,
+    sampler: TextSampler | None,
     pairs: Sequence[tuple[str, str, str]],
     proposals: list[tuple],
     config: RewriterAuditConfig,
+    execution: ExecutionConfig | None,
 ) -> tuple[Statement, ...]:
-    counts, finals = [], {}
+    indices = sorted({index for index, _, _ in proposals})
+    units = [
+        _PairUnit(
+            rewriter,
+            sampler,
+            pairs[i][0],
+            pairs[i][1],
+            config.final_samples,
+            (config.seed, i, 1),
+            config,
+        )
+        for i in indices
+    ]
+    finals = {}
+    for i, (scored, _) in zip(
+        indices,
+        run_units(_score_unit, units, execution, desc="score rewrites (final)"),
+        strict=True,
+    ):
+        finals[i] = (
+            np.array([float(np.sum(t)) for t in scored.loss_y]),
+            np.array([float(np.sum(t)) for t in scored.loss_z]),
+        )
+    counts = []
     for index, forward, threshold in proposals:
-        if index not in finals:
-            x, x_prime, _ = pairs[index]
-            key = (config.seed, index, 1)
-            scored, _ = _score(
-                rewriter, draw, x, x_prime, config.final_samples, key, config.fidelity_level
-            )
-            finals[index] = (
-                np.array([float(np.sum(t)) for t in scored.loss_y]),
-                np.array([float(np.sum(t)) for t in scored.loss_z]),
-            )
         ly, lz = finals[index]
         num, den = (ly, lz) if forward else (-lz, -ly)
         counts.append(
