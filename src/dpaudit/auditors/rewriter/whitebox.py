@@ -99,10 +99,11 @@ def audit_rewriter(
 ) -> RewriterAuditResult:
     """Audit ``rewriter``'s claim on ``pairs`` of ``(x, x', origin)`` documents.
 
-    Each pair's drawing and scoring is one work unit of ``execution`` (in this
-    process by default; a local pool or Ray spreads the pairs, the model and
-    sampler travelling with each unit), seeded by pair and stage, so the result
-    does not depend on where the units ran.
+    Each pair's drawing and scoring is one work unit of ``execution``: in this
+    process by default, or spread by Ray (``ExecutionConfig(backend="ray")``; the
+    model and sampler travel with each unit; a forked local pool is refused).
+    Units are seeded by pair and stage, so the result does not depend on where
+    they ran.
 
     ``sampler`` is the code under audit when it is not the rewriter itself (a
     released implementation); the rewriter then only *declares* the decoding
