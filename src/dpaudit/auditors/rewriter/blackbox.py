@@ -28,7 +28,12 @@ from dpaudit.auditors.rewriter.features import (
     longest_copied_span,
     words,
 )
-from dpaudit.auditors.rewriter.result import Statement, best_covered, overall_verdict
+from dpaudit.auditors.rewriter.result import (
+    CertifiedStatements,
+    Statement,
+    best_covered,
+    overall_verdict,
+)
 from dpaudit.errors import InvalidArgumentError, MechanismError
 from dpaudit.witness import Witness, WitnessKind
 
@@ -104,7 +109,7 @@ class ReviewerChecks:
 
 
 @dataclass(frozen=True)
-class TextAuditResult:
+class TextAuditResult(CertifiedStatements):
     """The result of a black-box text audit: certified statements and reviewer checks."""
 
     mechanism: str
@@ -118,25 +123,13 @@ class TextAuditResult:
     config: TextAuditConfig
     seconds: float
 
-    @property
-    def lower_bound(self) -> float:
-        """The largest certified ε lower bound."""
-        return self.statements[self.best].certificate.lower_bound
-
-    @property
-    def witness(self) -> Witness:
-        """The witness of the largest bound."""
-        return self.statements[self.best].witness
-
     def summary(self) -> str:
         """A few lines a person reads first."""
         allowed = self.statements[self.best].allowed_loss
-        bound = self.lower_bound
-        shown = f"ε ≥ {bound:.4g}" if bound > 0 else "no evidence of any loss (bound ≤ 0)"
         lines = [
             f"{self.mechanism} (black box); claim {self.claim.describe()}",
             f"verdict (confidence {self.config.confidence:g}): {self.verdict.value}; "
-            f"{shown} (claim allows {allowed:.4g} for outputs of ≤ {self.max_units} "
+            f"{self.bound_text} (claim allows {allowed:.4g} for outputs of ≤ {self.max_units} "
             f"{self.claim.unit.value}s; at most {self.ceiling:.4g} was certifiable)",
             f"witness: {self.witness.describe()}",
         ]

@@ -81,8 +81,31 @@ def overall_verdict(statements: tuple[Statement, ...], ceiling: float) -> Verdic
     return Verdict.INCONCLUSIVE if ceiling <= allowed else Verdict.NO_VIOLATION_FOUND
 
 
+class CertifiedStatements:
+    """The bound and witness of a result's best statement (``statements[best]``)."""
+
+    statements: tuple[Statement, ...]
+    best: int
+
+    @property
+    def lower_bound(self) -> float:
+        """The largest certified ε lower bound."""
+        return self.statements[self.best].certificate.lower_bound
+
+    @property
+    def witness(self) -> Witness:
+        """The witness of the largest bound."""
+        return self.statements[self.best].witness
+
+    @property
+    def bound_text(self) -> str:
+        """``ε ≥ b``, or that there is no evidence when the bound is not positive."""
+        bound = self.lower_bound
+        return f"ε ≥ {_fmt(bound)}" if bound > 0 else "no evidence of any loss (bound ≤ 0)"
+
+
 @dataclass(frozen=True)
-class RewriterAuditResult:
+class RewriterAuditResult(CertifiedStatements):
     """The result of a white-box audit of an LM rewriter.
 
     ``statements`` are certified jointly at ``config.confidence``; ``best``
@@ -103,16 +126,6 @@ class RewriterAuditResult:
     config: Any
     seconds: float
     code_under_audit: str
-
-    @property
-    def lower_bound(self) -> float:
-        """The largest certified ε lower bound."""
-        return self.statements[self.best].certificate.lower_bound
-
-    @property
-    def witness(self) -> Witness:
-        """The witness of the largest bound."""
-        return self.statements[self.best].witness
 
     @property
     def max_exact_token_loss(self) -> float:
@@ -144,8 +157,6 @@ class RewriterAuditResult:
         """A few lines a person reads first: the white-box and the certified verdict."""
         unit = self.claim.unit.value
         allowed = self.statements[self.best].allowed_loss
-        bound = self.lower_bound
-        shown = f"ε ≥ {_fmt(bound)}" if bound > 0 else "no evidence of any loss (bound ≤ 0)"
         checks = "; ".join(f"{p.origin}: {p.fidelity.describe()}" for p in self.pairs)
         return "\n".join(
             [
@@ -157,8 +168,8 @@ class RewriterAuditResult:
                 f"{unit} (analytic worst case {_fmt(self.pairs[0].forward.analytic_token_bound)})",
                 f"  declared decoding vs the real sampler: {checks}",
                 f"black-box certificate (confidence {self.config.confidence:g}): "
-                f"{self.verdict.value.upper()}: {shown}; the claim allows {_fmt(allowed)} for "
-                f"this pair's rewrites ({self.claim.epsilon:g} per {unit} released), and "
+                f"{self.verdict.value.upper()}: {self.bound_text}; the claim allows "
+                f"{_fmt(allowed)} for this pair's rewrites ({self.claim.epsilon:g} per {unit} released), and "
                 f"{self.config.final_samples} rewrites per input certify at most "
                 f"{_fmt(self.ceiling)}",
                 f"  witness: {self.witness.describe()}",
