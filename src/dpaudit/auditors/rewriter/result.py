@@ -169,7 +169,8 @@ class RewriterAuditResult(CertifiedStatements):
                 f"  declared decoding vs the real sampler: {checks}",
                 f"black-box certificate (confidence {self.config.confidence:g}): "
                 f"{self.verdict.value.upper()}: {self.bound_text}; the claim allows "
-                f"{_fmt(allowed)} for this pair's rewrites ({self.claim.epsilon:g} per {unit} released), and "
+                f"{_fmt(allowed)} for this pair's rewrites ({self.claim.epsilon:g} per {unit} "
+                "released), and "
                 f"{self.config.final_samples} rewrites per input certify at most "
                 f"{_fmt(self.ceiling)}",
                 f"  witness: {self.witness.describe()}",
