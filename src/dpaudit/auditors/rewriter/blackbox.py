@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,13 +31,13 @@ from dpaudit.auditors.rewriter.features import (
 from dpaudit.auditors.rewriter.result import (
     CertifiedStatements,
     Statement,
+    TextSampler,
     best_covered,
     overall_verdict,
 )
 from dpaudit.errors import InvalidArgumentError, MechanismError
+from dpaudit.validation import check_int, check_probability_open
 from dpaudit.witness import Witness, WitnessKind
-
-TextSampler = Callable[[str, int, np.random.Generator], Sequence[str]]
 
 
 @dataclass(frozen=True)
@@ -59,13 +59,10 @@ class TextAuditConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("samples", "final_samples", "statements_per_pair"):
-            value = getattr(self, name)
-            low = 1 if name == "statements_per_pair" else 10
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise InvalidArgumentError(name, value, f"an integer >= {low}")
-        if not 0.0 < self.confidence < 1.0:
-            raise InvalidArgumentError("confidence", self.confidence, "a number in (0, 1)")
+        check_int("samples", self.samples, minimum=10)
+        check_int("final_samples", self.final_samples, minimum=10)
+        check_int("statements_per_pair", self.statements_per_pair, minimum=1)
+        check_probability_open("confidence", self.confidence)
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from dpaudit.auditors.core.certify import Certificate
 from dpaudit.auditors.rewriter.exact import ExactLoss
@@ -12,6 +15,10 @@ from dpaudit.auditors.rewriter.fidelity import FidelityCheck
 from dpaudit.serialization import to_jsonable
 from dpaudit.verdicts import Verdict
 from dpaudit.witness import Witness
+
+#: The code under audit as a plain function: ``f(document, n, rng)`` → ``n`` rewrites
+#: (strings, or token-id arrays where the caller has them).
+TextSampler = Callable[[str, int, np.random.Generator], Sequence[Any]]
 
 
 @dataclass(frozen=True)

@@ -39,16 +39,16 @@ from dpaudit.auditors.rewriter.result import (
     PairFindings,
     RewriterAuditResult,
     Statement,
+    TextSampler,
     best_covered,
     overall_verdict,
 )
 from dpaudit.engine.config import ExecutionConfig
 from dpaudit.engine.executor import run_units
 from dpaudit.errors import InvalidArgumentError
+from dpaudit.validation import check_int, check_probability_open
 from dpaudit.verdicts import Verdict
 from dpaudit.witness import Witness, WitnessKind
-
-TextSampler = Callable[[str, int, np.random.Generator], Sequence[str]]
 
 
 @dataclass(frozen=True)
@@ -71,12 +71,10 @@ class RewriterAuditConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("samples", "final_samples"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 10:
-                raise InvalidArgumentError(name, value, "an integer >= 10")
-        if not 0.0 < self.confidence < 1.0:
-            raise InvalidArgumentError("confidence", self.confidence, "a number in (0, 1)")
+        check_int("samples", self.samples, minimum=10)
+        check_int("final_samples", self.final_samples, minimum=10)
+        check_probability_open("confidence", self.confidence)
+        check_probability_open("fidelity_level", self.fidelity_level)
 
 
 @dataclass(frozen=True)
