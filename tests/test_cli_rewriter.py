@@ -53,6 +53,7 @@ def test_white_box_and_black_box_runs_write_json(tmp_path: Path, capsys) -> None
         (["no-such-rewriter", "--epsilon", "1", *TINY], "no-such-rewriter"),
         (["dp-prompt", "--epsilon", "1", *TINY, "--pairs", "bogus"], "kinds"),
         (["dp-prompt", "--epsilon", "1", *TINY, "--out", "/no/such/dir/r.json"], "--out"),
+        (["dp-prompt", "--epsilon", "1", *TINY, "--workers", "2"], "--backend ray"),
     ],
 )
 def test_bad_input_exits_2_naming_the_argument(args, named, tmp_path: Path, capsys) -> None:

@@ -60,6 +60,16 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--device", default="cpu", help="torch device for the model: cpu, cuda, cuda:1, ..."
     )
+    p.add_argument(
+        "--backend",
+        choices=("local", "ray"),
+        default="local",
+        help="local: in this process (the model uses every core); ray: pairs spread over Ray",
+    )
+    p.add_argument("--ray-address", default=None, metavar="ADDR", help="an existing Ray cluster")
+    p.add_argument(
+        "--workers", type=integer, default=None, metavar="N", help="Ray CPUs (default: all)"
+    )
     p.add_argument("--out", default=None, metavar="FILE", help="also write the JSON result here")
     add_seed(p)
     add_json(p)
@@ -94,6 +104,19 @@ def _load(args: argparse.Namespace, kind: str) -> Any:
                 "--device", args.device, f"an available device ({exc})"
             ) from None
     return loaded
+
+
+def _execution(args: argparse.Namespace) -> Any:
+    """In this process, or spread over Ray (a forked local pool would hang PyTorch)."""
+    from dpaudit.engine.config import ExecutionConfig
+
+    if args.backend == "local":
+        if args.ray_address or args.workers not in (None, 1):
+            raise InvalidArgumentError(
+                "--workers/--ray-address", args.workers or args.ray_address, "--backend ray"
+            )
+        return ExecutionConfig(workers=1)
+    return ExecutionConfig(backend="ray", workers=args.workers, ray_address=args.ray_address)
 
 
 def _embedder(name: str | None) -> Any:
@@ -143,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
         )  # fmt: skip
     else:
         cfg = RewriterAuditConfig(args.samples, args.final_samples, args.confidence, seed=args.seed)
-        result = audit_rewriter(rewriter, pairs, cfg)
+        result = audit_rewriter(rewriter, pairs, cfg, execution=_execution(args))
     data = result.to_dict()
     if args.out:
         _write_atomically(args.out, dumps(data) + "\n")
