@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +17,7 @@ from dpaudit.cli.common import add_json, add_seed, emit
 from dpaudit.cli.main import command_help
 from dpaudit.cli.parser import integer
 from dpaudit.errors import InvalidArgumentError
+from dpaudit.io import atomic_write_text
 
 DEFAULT_DOCUMENT = "I loved this movie, the acting was good and John was great."
 
@@ -128,16 +127,6 @@ def _embedder(name: str | None) -> Any:
     return functools.partial(fit_embedder, name)
 
 
-def _write_atomically(path: str, text: str) -> None:
-    target = Path(path)
-    if target.exists() and target.is_dir():
-        raise InvalidArgumentError("--out", path, "a file path (it is a directory)")
-    fd, tmp = tempfile.mkstemp(dir=target.parent if str(target.parent) else ".", suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, target)
-
-
 def run(args: argparse.Namespace) -> int:
     """Build the rewriter, audit it, print the result."""
     from dpaudit.auditors.rewriter import (
@@ -153,6 +142,8 @@ def run(args: argparse.Namespace) -> int:
     pairs = _pairs(args)
     if args.out and not Path(args.out).resolve().parent.is_dir():
         raise InvalidArgumentError("--out", args.out, "a file in an existing directory")
+    if args.out and Path(args.out).is_dir():
+        raise InvalidArgumentError("--out", args.out, "a file path (it is a directory)")
     rewriter = make_rewriter(
         args.mechanism, _load(args, kind), args.epsilon,
         clip=tuple(args.clip), max_new_tokens=args.max_new_tokens,
@@ -169,6 +160,6 @@ def run(args: argparse.Namespace) -> int:
         result = audit_rewriter(rewriter, pairs, cfg, execution=_execution(args))
     data = result.to_dict()
     if args.out:
-        _write_atomically(args.out, dumps(data) + "\n")
+        atomic_write_text(args.out, dumps(data) + "\n")
     emit(args, data, lambda _: result.summary())
     return 0
