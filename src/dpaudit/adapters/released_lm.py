@@ -84,6 +84,16 @@ def import_released(package: str) -> tuple[ModuleType, NltkData]:
 
 
 @dataclass(frozen=True)
+class PackageModel:
+    """The model and tokenizer a package object loaded, as the rewriters expect them."""
+
+    model: Any
+    tokenizer: Any
+    source: str
+    kind: str = "masked"
+
+
+@dataclass(frozen=True)
 class ReleasedPackage:
     """A released package's rewrite call, its claim, and what the audit knows of its code.
 
@@ -146,13 +156,12 @@ def dpmlm_package(
     """
     check_epsilon(epsilon)
     dpmlm, nltk_data = import_released("dpmlm")
-    from dpaudit.text.models import load_model
-
     package = dpmlm.DPMLM(MODEL=str(model_dir), calibration=calibration)
     clip = (float(package.clip_min), float(package.clip_max))
+    # The declared model scores with the very model and tokenizer the package loaded.
+    loaded = PackageModel(package.lm_model, package.tokenizer, str(model_dir))
     declared = ReleasedDPMLM(
-        dp_mlm(load_model(str(model_dir), kind="masked"), epsilon, clip=clip),
-        stopwords=frozenset(dpmlm.core.stop),
+        dp_mlm(loaded, epsilon, clip=clip), stopwords=frozenset(dpmlm.core.stop)
     )
 
     def rewrite(document: str) -> str:
