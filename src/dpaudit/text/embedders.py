@@ -220,15 +220,22 @@ class MiniLMEmbedder:
         return self._model
 
     def embed(self, sentences: Sequence[str]) -> np.ndarray:
-        """Sentence vectors ``(N, 384)`` float64."""
+        """Sentence vectors ``(N, 384)`` float64.
+
+        Each distinct sentence is encoded once (rewrites repeat: an audit's thousands
+        of rewrites are often a few hundred texts), in sorted order, so a sentence's
+        vector does not depend on which others came with it in the call.
+        """
         model = self._load()
+        unique, inverse = np.unique(np.asarray(list(sentences), dtype=object), return_inverse=True)
         vectors = model.encode(
-            list(sentences),
+            [str(s) for s in unique],
             batch_size=self.batch_size,
             convert_to_numpy=True,
             show_progress_bar=False,
         )
-        return np.asarray(vectors, dtype=np.float64).reshape(len(sentences), self.DIM)
+        vectors = np.asarray(vectors, dtype=np.float64).reshape(len(unique), self.DIM)
+        return vectors[inverse.reshape(-1)]
 
 
 def fit_embedder(name: str, sentences: Sequence[str]) -> Embedder:
