@@ -91,7 +91,7 @@ class TradeoffBand:
 def band_from_scores(
     scores_x: np.ndarray, scores_x_prime: np.ndarray, confidence: float, points: int = CURVE_POINTS
 ) -> TradeoffBand:
-    """The band of :class:`TradeoffBand` from fresh scores of ``M(x)`` and ``M(x')`` (``n`` each)."""
+    """The :class:`TradeoffBand` of fresh scores of ``M(x)`` and ``M(x')`` (``n`` each)."""
     check_probability_open("confidence", confidence)
     n = len(scores_x)
     if n == 0 or len(scores_x_prime) != n:
