@@ -126,3 +126,31 @@ def test_claim_text_forms_parse_to_their_values() -> None:
     assert CLAIM_FORMS == cmd_audit_profile.CLAIM_FORMS  # --help lists the same forms
     with pytest.raises(InvalidArgumentError, match=r"--claim.*mu a finite number > 0"):
         parse_claim("gdp:0")
+
+
+def test_classic_calibration_at_eps_10_is_refuted_on_a_narrow_grid(capsys) -> None:
+    # Exact δ(10) = 0.0406 for the classic σ at (10, 0.01) (tests/test_profiles_claims.py);
+    # the best set at ε = 10 has Pr[M(x) ∈ S] ≈ 1e-6, so 10⁷ final samples per input are
+    # needed, and a narrow ε grid keeps the sets to certify few.
+    argv = ["audit", "gaussian", "--epsilon", "10", "--delta", "0.01", "--claim",
+            "approx:10,0.01", "--samples", "1e6", "--final-samples", "1e7",
+            "--epsilons", "9.5:11:0.1", "--json"]  # fmt: skip
+    code, out, err = run_cli_quiet(capsys, *argv, "-p", "calibration=classic")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["violation"] is True and len(data["profile"]) == 16
+    at10 = next(p for p in data["profile"] if p["epsilon"] == 10.0)
+    assert 0.01 < at10["delta_lower_bound"] <= 0.0406
+
+
+@pytest.mark.parametrize("grid", ["1:0:1", "0:1:0", "a,b", "-1,2", "0:1e6:1e-3", ""])
+def test_bad_epsilon_grid_exits_2(capsys, grid: str) -> None:
+    code, out, err = run_cli_quiet(capsys, *GAUSS, "--claim", "gdp:1", "--epsilons", grid, *FAST)
+    assert code == 2 and out == "" and "--epsilons" in err
+
+
+def test_epsilon_grid_is_parsed_with_its_end(capsys) -> None:
+    assert cmd_audit_profile.parse_grid("0:1:0.25") == (0.0, 0.25, 0.5, 0.75, 1.0)
+    assert cmd_audit_profile.parse_grid("2,1") == (2.0, 1.0)
+    code, _, err = run_cli_quiet(capsys, *GAUSS, "--epsilons", "1,2", *FAST)
+    assert code == 2 and "--epsilons" in err and "--claim" in err

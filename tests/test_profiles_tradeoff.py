@@ -1,4 +1,4 @@
-"""The trade-off band: exact against closed forms, covering at its confidence, and deciding claims."""
+"""The trade-off band: exact against closed forms, covering at its confidence, deciding claims."""
 
 from __future__ import annotations
 

@@ -385,8 +385,9 @@ def run(args: argparse.Namespace) -> int:
                 "--claim", args.claim, "a non-word mechanism (word mechanisms claim metric DP)"
             )
         return run_profile(args)
-    if args.score != "auto":
-        raise InvalidArgumentError("--score", args.score, "used together with --claim")
+    for option, unused in (("--score", args.score != "auto"), ("--epsilons", args.epsilons)):
+        if unused:
+            raise InvalidArgumentError(option, getattr(args, option[2:]), "used with --claim")
     if is_word_mechanism(args.mechanism):
         word_mech = build_word_mechanism(args, parse_params(args.param))
         if word_mech.default_samples is None:

@@ -66,6 +66,13 @@ def add_profile_args(p: argparse.ArgumentParser) -> None:
         "default sizes --samples 1e5 --final-samples 1e6",
     )
     p.add_argument(
+        "--epsilons",
+        default=None,
+        metavar="GRID",
+        help="with --claim: the ε grid, as START:STOP:STEP (e.g. 9.5:11:0.1) or a list 1,2,5 "
+        "(default 0 to ln(final samples) in steps of 0.25; fewer points, fewer sets to certify)",
+    )
+    p.add_argument(
         "--score",
         choices=SCORES,
         default="auto",
@@ -151,6 +158,27 @@ def _score(choice: str, mechanism: Mechanism, pair: InputPair) -> Any:
     return ProjectionScore(x, xp)
 
 
+def parse_grid(text: str | None) -> tuple[float, ...] | None:
+    """``--epsilons``: ``START:STOP:STEP`` (both ends included) or a comma-separated list."""
+    if text is None:
+        return None
+    allowed = "START:STOP:STEP with 0 <= START <= STOP, STEP > 0 (at most 1000 points) or a list"
+    try:
+        if ":" in text:
+            start, stop, step = (float(v) for v in text.split(":"))
+            if not (0.0 <= start <= stop and step > 0 and (stop - start) / step <= 1000):
+                raise ValueError
+            count = int((stop - start) / step + 1e-9) + 1  # STOP included when on the grid
+            grid = tuple(round(start + i * step, 12) for i in range(count))
+        else:
+            grid = tuple(float(v) for v in text.split(","))
+    except ValueError:
+        raise InvalidArgumentError("--epsilons", text, allowed) from None
+    if not grid or any(not (0.0 <= e < float("inf")) for e in grid):
+        raise InvalidArgumentError("--epsilons", text, "finite numbers >= 0: " + allowed)
+    return grid
+
+
 def _config(args: argparse.Namespace) -> ProfileAuditConfig:
     from dpaudit.auditors.profile import ProfileAuditConfig
 
@@ -167,7 +195,11 @@ def _config(args: argparse.Namespace) -> ProfileAuditConfig:
         raise InvalidArgumentError("--seed", args.seed, "an integer >= 0")
     args.samples, args.final_samples = samples, final
     return ProfileAuditConfig(
-        selection_samples=samples, final_samples=final, confidence=args.confidence, seed=args.seed
+        selection_samples=samples,
+        final_samples=final,
+        confidence=args.confidence,
+        epsilons=parse_grid(args.epsilons),
+        seed=args.seed,
     )
 
 
