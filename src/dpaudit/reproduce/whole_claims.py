@@ -270,7 +270,7 @@ def _gap_panel(ax: Any, row: dict[str, Any], curve: dict[str, Any], mu: float) -
     ax.set_xlim(0, 1)
     ax.set_xlabel("type-I error α")
     ax.grid(alpha=0.3)
-    ax.set_title("the same, minus the claimed T_μ (below the dashed 0: refuted)", fontsize=9)
+    ax.set_title("minus the claimed T_μ: refuted where the solid line is below 0", fontsize=9)
 
 
 def plot(result: FigureResult, path: Path) -> None:
