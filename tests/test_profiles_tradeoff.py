@@ -75,3 +75,19 @@ def test_certified_curve_of_a_gaussian_lies_above_its_true_tradeoff() -> None:
 def test_unequal_score_counts_are_refused() -> None:
     with pytest.raises(InvalidArgumentError, match="scores_x_prime"):
         band_from_scores(np.zeros(10), np.zeros(9), 0.9)
+
+
+def test_whole_claims_figure_refutes_the_broken_gaussian_only() -> None:
+    from dpaudit.reproduce import whole_claims
+    from dpaudit.reproduce.common import SHOWS, FigureRun
+
+    run = FigureRun(
+        whole_claims.NAME, whole_claims.TITLE, whole_claims.PAPER, "tiny", 0,
+        execution=ExecutionConfig(workers=1),
+    )  # fmt: skip
+    result = whole_claims.compute(run)
+    good, bad = result.rows
+    assert good["claim_gap"] <= 0 < bad["claim_gap"]
+    assert good["mu_lower_bound"] <= good["true_mu"] and bad["mu_lower_bound"] > bad["claimed_mu"]
+    assert bad["true_mu"] == pytest.approx(2 * bad["claimed_mu"])
+    assert [f.status for f in result.findings] == [SHOWS, SHOWS]
