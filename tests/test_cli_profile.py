@@ -59,11 +59,15 @@ def test_projection_score_for_laplace_and_verbose_grid(capsys) -> None:
         "pure:1",
         "--score",
         "projection",
+        "--pair",
+        "1;0",
+        "--no-patterns",
         *FAST,
         "-v",
     )
     assert code == 0, err
     assert out.startswith("no violation found of 1-DP")
+    assert "witness: x = [1.0], x′ = [0.0]  (given)" in out
     assert "score: ⟨y − (x + x′)/2, x − x′⟩" in out
     assert "claimed δ(ε)" in out  # the grid table of -v
 

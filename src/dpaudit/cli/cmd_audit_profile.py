@@ -88,7 +88,7 @@ def _reject_unused(args: argparse.Namespace) -> None:
         ("--classifier", args.classifier != "auto", "--score with --claim"),
         ("--train-samples", args.train_samples is not None, "not given with --claim"),
         ("--final-candidates", args.final_candidates != 1, "not given with --claim"),
-        ("--no-patterns", args.no_patterns, "not given with --claim (one pair: --pair)"),
+        ("--no-patterns", args.no_patterns and not args.pair, "used together with --pair"),
         ("--time-budget", args.time_budget is not None, "--samples/--final-samples with --claim"),
     )
     for option, given, allowed in unused:
