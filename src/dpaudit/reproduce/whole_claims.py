@@ -134,20 +134,18 @@ def _findings(rows: list[dict[str, Any]]) -> list[Finding]:
     good, bad = rows
     return [
         Finding(
-            "the correct Gaussian is not flagged: its certified curve stays on or above the "
-            "claimed T_μ, and the profile audit finds no violation at any ε",
+            "the correct Gaussian is not flagged (trade-off band and profile audit)",
             good["claim_gap"] <= 0 and good["profile_verdict"] != "violation",
-            f"largest certified dip below T_μ {good['claim_gap']:.3g} (≤ 0: none); certified "
-            f"μ ≥ {good['mu_lower_bound']:.3f} against the claimed {good['claimed_mu']:.3f}",
+            f"certified dip below T_μ {good['claim_gap']:.2g} (≤ 0: none); μ ≥ "
+            f"{good['mu_lower_bound']:.3f}, claimed {good['claimed_mu']:.3f}",
         ),
         Finding(
-            "the Gaussian calibrated to half its sensitivity is flagged by both: its certified "
-            "curve drops below the claimed T_μ, and the certified μ exceeds the claim",
+            "σ calibrated to half the sensitivity is refuted: certified curve below T_μ, "
+            "certified μ above the claim",
             bad["claim_gap"] > 0 and bad["mu_lower_bound"] > bad["claimed_mu"],
-            f"certified dip below T_μ {bad['claim_gap']:.3g}; certified μ ≥ "
-            f"{bad['mu_lower_bound']:.3f} > claimed {bad['claimed_mu']:.3f} (true "
-            f"{bad['true_mu']:.3f}); δ(ε) refuted at {bad['violation_epsilons']} of "
-            f"{bad['grid_points']} grid points",
+            f"dip {bad['claim_gap']:.2g}; μ ≥ {bad['mu_lower_bound']:.3f} > claimed "
+            f"{bad['claimed_mu']:.3f} (true {bad['true_mu']:.3f}); δ(ε) refuted at "
+            f"{bad['violation_epsilons']} of {bad['grid_points']} ε",
         ),
     ]
 
