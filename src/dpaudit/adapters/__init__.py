@@ -9,7 +9,10 @@ installed (each is in its own extra; ``dpaudit[adapters]`` installs all):
 name                      extra           library call / where the claim comes from
 ========================  ==============  ==========================================
 ``opendp-laplace``        ``opendp``      measurement call / its privacy map
+``opendp-gaussian``       ``opendp``      measurement call / its privacy maps (ρ, (ε, δ))
 ``diffprivlib-laplace``   ``diffprivlib`` ``Laplace.randomise`` / ``epsilon``, ``delta``
+``diffprivlib-gaussian``  ``diffprivlib`` ``GaussianAnalytic``/``Gaussian.randomise`` /
+                                          ``epsilon``, ``delta``, ``sensitivity``
 ``pureldp-de``            ``pureldp``     ``DEClient.privatise`` / ``client.epsilon``
 ``pureldp-ue``            ``pureldp``     ``UEClient.privatise`` / ``client.epsilon``
 ``callable``              (core)          ``module:callable`` / the command line
@@ -19,7 +22,11 @@ name                      extra           library call / where the claim comes f
 
 Adapters whose library takes no seed declare ``externally_seeded = True``
 (see :mod:`dpaudit.adapters.opendp`): their results are valid but not
-bit-reproducible from dpaudit's seed.
+bit-reproducible from dpaudit's seed.  Adapters whose library states a whole
+claim (a privacy map in zCDP, a Gaussian calibration) expose it as
+``profile_claim`` (a value of :mod:`dpaudit.analysis.privacy_profiles`), with
+``profile_claim_source`` saying where it was read: ``dpaudit audit NAME
+--claim library`` audits it.
 """
 
 from __future__ import annotations
@@ -36,6 +43,8 @@ from dpaudit.errors import OptionalDependencyError
 ADAPTER_EXTRAS: dict[str, tuple[str, str]] = {
     "opendp-laplace": ("opendp", "opendp"),
     "diffprivlib-laplace": ("diffprivlib", "diffprivlib"),
+    "opendp-gaussian": ("opendp", "opendp"),
+    "diffprivlib-gaussian": ("diffprivlib", "diffprivlib"),
     "pureldp-de": ("pure-ldp", "pureldp"),
     "pureldp-ue": ("pure-ldp", "pureldp"),
 }

@@ -1,4 +1,4 @@
-"""Adapter: IBM diffprivlib's Laplace mechanism audited as a black box (``diffprivlib`` extra).
+"""Adapters: IBM diffprivlib's Laplace and Gaussian mechanisms as black boxes (diffprivlib extra).
 
 diffprivlib (Holohan et al., arXiv:1907.02444) exposes mechanisms as objects
 with ``epsilon``, ``delta`` and ``sensitivity`` attributes and a scalar
@@ -26,6 +26,20 @@ models fail, so the adapter uses that fully initialised sub-package when the
 package import fails for this reason.  The mechanism code that runs is the
 library's own, unmodified.
 
+The Gaussian adapter (``diffprivlib-gaussian``) calls ``GaussianAnalytic``
+(``calibration=analytic``, the default) or ``Gaussian`` (``classic``, which
+diffprivlib allows for ε ≤ 1 only) with the L2 sensitivity ``√dim·(HIGH − LOW)``.
+Its whole claim (``profile_claim``, for ``--claim library``) is what the
+library's calibration promises about its noise: ``Δ/σ``-GDP (Dong, Roth & Su
+2022, Thm. 2.7) with σ computed by dpaudit from the object's public
+``epsilon``, ``delta`` and ``sensitivity`` by the same calibration —
+``Gaussian.__init__`` sets ``σ = √(2 ln(1.25/δ))·Δ/ε`` (Dwork & Roth 2014,
+Thm. A.1), ``GaussianAnalytic._find_scale`` solves Balle & Wang's (ICML 2018,
+Alg. 1) equation by bisection.  That curve implies the stated (ε, δ) exactly
+(analytic) or for ε ≤ 1 (classic), and it is the curve a sampler drawing
+``N(0, σ²)`` exactly must meet at every ε — the audit then tests the sampler
+(diffprivlib draws ``(Z₁ + Z₂)/√2`` from two normals; Holohan & Braghin 2021).
+
 ``noise_divisor`` exists for testing auditors: the sampling object is built
 with ``sensitivity / noise_divisor`` (diffprivlib's scale is proportional to
 the sensitivity, so the noise scale is divided by ``noise_divisor``) while the
@@ -42,8 +56,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from dpaudit.adapters._support import library_available, library_random_state
+from dpaudit.analysis.gaussian import analytic_gaussian_sigma, classic_gaussian_sigma
+from dpaudit.analysis.privacy_profiles import GaussianDP
 from dpaudit.claims import PrivacyClaim
-from dpaudit.errors import OptionalDependencyError
+from dpaudit.errors import InvalidArgumentError, OptionalDependencyError
 from dpaudit.mechanisms.base import Mechanism, parameter
 from dpaudit.mechanisms.domains import box_claim, check_box_domain
 from dpaudit.mechanisms.registry import register
@@ -139,5 +155,116 @@ class DiffprivlibLaplace(Mechanism):
         return out.reshape(n, self.dim)
 
 
+#: diffprivlib Gaussian classes by calibration.
+GAUSSIAN_CLASSES = {"analytic": "GaussianAnalytic", "classic": "Gaussian"}
+
+
+@dataclass(frozen=True)
+class DiffprivlibGaussian(Mechanism):
+    """diffprivlib ``GaussianAnalytic`` or ``Gaussian`` applied to each coordinate."""
+
+    name: ClassVar[str] = "diffprivlib-gaussian"
+    reference: ClassVar[str] = (
+        "IBM diffprivlib, diffprivlib.mechanisms.GaussianAnalytic (Balle & Wang, ICML 2018) and "
+        "Gaussian (Dwork & Roth 2014, Thm. A.1; ε ≤ 1)"
+    )
+    summary: ClassVar[str] = "diffprivlib's Gaussian mechanisms as a black box (diffprivlib extra)"
+
+    delta: float = parameter(1e-5, doc="claimed δ, in (0, 1)")
+    dim: int = parameter(1, doc="number of coordinates n")
+    domain: tuple[float, float] = parameter(
+        (0.0, 1.0), doc="input range [LOW, HIGH] per coordinate"
+    )
+    calibration: str = parameter(
+        "analytic",
+        doc="analytic (GaussianAnalytic) or classic (Gaussian, ε ≤ 1)",
+        choices=tuple(GAUSSIAN_CLASSES),
+    )
+    noise_divisor: float = parameter(
+        1.0,
+        doc="test only: divide the noise scale by this while claiming the library's calibration "
+        "(a deliberately mis-calibrated wrapper when > 1)",
+    )
+
+    def __post_init__(self) -> None:
+        check_epsilon(self.epsilon)
+        if not 0.0 < check_delta(self.delta) < 1.0:
+            raise InvalidArgumentError("delta", self.delta, "a number in (0, 1) for Gaussian")
+        check_int("dim", self.dim, minimum=1)
+        check_box_domain(self.domain)
+        check_positive("noise_divisor", self.noise_divisor)
+        if self.calibration not in GAUSSIAN_CLASSES:
+            raise InvalidArgumentError("calibration", self.calibration, "analytic or classic")
+        if self.calibration == "classic" and self.epsilon > 1.0:
+            raise InvalidArgumentError(
+                "epsilon", self.epsilon, "at most 1 for diffprivlib's classic Gaussian"
+            )
+
+    @property
+    def sensitivity(self) -> float:
+        """L2 sensitivity over the box: ``√dim·(HIGH − LOW)``."""
+        low, high = self.domain
+        return float(np.sqrt(self.dim) * (high - low))
+
+    def library_mechanism(self, random_state: Any = None, *, sampling: bool = False) -> Any:
+        """The diffprivlib object: the claimed one, or (``sampling``) the one called."""
+        cls = getattr(diffprivlib_mechanisms(), GAUSSIAN_CLASSES[self.calibration])
+        sensitivity = self.sensitivity / (self.noise_divisor if sampling else 1.0)
+        return cls(
+            epsilon=self.epsilon,
+            delta=self.delta,
+            sensitivity=sensitivity,
+            random_state=random_state,
+        )
+
+    @property
+    def claim(self) -> PrivacyClaim:
+        lib = self.library_mechanism()
+        return box_claim(
+            float(lib.epsilon),
+            self.dim,
+            self.domain,
+            delta=float(lib.delta),
+            sensitivity=float(lib.sensitivity),
+            sensitivity_norm="L2",
+        )
+
+    @property
+    def calibrated_sigma(self) -> float:
+        """σ of the library's calibration from its public ε, δ, Δ (see the module docstring)."""
+        lib = self.library_mechanism()
+        sigma_of = (
+            analytic_gaussian_sigma if self.calibration == "analytic" else (classic_gaussian_sigma)
+        )
+        return sigma_of(float(lib.epsilon), float(lib.delta), float(lib.sensitivity))
+
+    @property
+    def profile_claim(self) -> GaussianDP:
+        """``Δ/σ``-GDP: the curve of exact Gaussian noise at the library's calibration."""
+        return GaussianDP.from_sigma(self.calibrated_sigma, self.sensitivity)
+
+    @property
+    def profile_claim_source(self) -> str:
+        """Where :attr:`profile_claim` comes from (printed with the audit)."""
+        lib = self.library_mechanism()
+        return (
+            f"diffprivlib {type(lib).__name__}(epsilon={lib.epsilon:g}, delta={lib.delta:g}, "
+            f"sensitivity={lib.sensitivity:g}): Gaussian noise of σ = {self.calibrated_sigma:.6g} "
+            f"({self.calibration} calibration) is Δ/σ-GDP"
+        )
+
+    @property
+    def output_shape(self) -> tuple[int, ...]:
+        return (self.dim,)
+
+    def _sample(self, x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+        state = library_random_state(rng)
+        randomise = self.library_mechanism(state, sampling=True).randomise
+        values = np.tile(x.astype(np.float64).ravel(), n).tolist()
+        out = np.fromiter(map(randomise, values), dtype=np.float64, count=len(values))
+        return out.reshape(n, self.dim)
+
+
 if library_available("diffprivlib"):
     register(DiffprivlibLaplace)
+    register(DiffprivlibGaussian)

@@ -40,7 +40,6 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy import optimize, special
 
 from dpaudit.analysis.gaussian import gaussian_privacy_profile
 from dpaudit.errors import InvalidArgumentError
@@ -76,6 +75,8 @@ def gdp_profile(epsilons: Any, mu: float) -> np.ndarray:
 def gaussian_tradeoff(alpha: Any, mu: float) -> np.ndarray:
     """``T_μ(α) = Φ(Φ⁻¹(1 − α) − μ)``: the trade-off curve of μ-GDP (DRS 2022, Def. 2.7)."""
     check_positive("mu", mu)
+    from scipy import special  # lazy: adapters read claims at `dpaudit --help` time
+
     return special.ndtr(special.ndtri(1.0 - _alphas(alpha)) - mu)
 
 
@@ -191,6 +192,8 @@ def _zcdp_cks_one(eps: float, rho: float) -> float:
 
     top = (eps + rho + 1.0) / (2.0 * rho) + 1.0
     bottom = 1.0 + 1e-12
+    from scipy import optimize  # lazy: adapters read claims at `dpaudit --help` time
+
     a = top if slope(bottom) >= 0 else optimize.brentq(slope, bottom, top, xtol=1e-12)
     log_delta = (a - 1.0) * (a * rho - eps) + (a - 1.0) * math.log(a - 1.0) - a * math.log(a)
     return math.exp(min(log_delta, 0.0))

@@ -11,6 +11,11 @@ santext, santext+, custext) make a metric-DP claim: every word pair is audited
 against its own allowed loss ε·d(w, w') (see dpaudit.auditors.metric.auditor), with
 pairs from the embedding's geometry plus --pair 'A;B'; a pair whose honest
 bound would need more samples than drawn is "inconclusive", never a pass.
+
+With --claim (e.g. --claim gdp:0.5, zcdp:0.125, approx:1,1e-5, renyi:2=0.25,4=0.5,
+gaussian-analytic:1,1e-5 or library) the audit certifies the whole privacy
+profile δ(ε) of one pair, its GDP μ and Rényi curve, and judges the whole claim
+(see dpaudit.cli.cmd_audit_profile).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from dpaudit.auditors.blackbox.config import default_train_samples
 from dpaudit.auditors.blackbox.pairs import parse_pair
 from dpaudit.auditors.core.guard import check_sample_memory
 from dpaudit.auditors.metric.auditor import MetricAuditConfig, audit_metric
+from dpaudit.cli.cmd_audit_profile import add_profile_args, run_profile
 from dpaudit.cli.common import (
     add_mechanism_args,
     add_run_args,
@@ -64,6 +70,7 @@ def register(sub: Any) -> None:
     _add_search_args(p)
     _add_pair_args(p)
     add_word_args(p)
+    add_profile_args(p)
     p.add_argument(
         "--fail-on-violation",
         action="store_true",
@@ -372,6 +379,15 @@ def run(args: argparse.Namespace) -> int:
     """Run the audit; exit 1 on a violation with ``--fail-on-violation``."""
     pilot_execution = ExecutionConfig(workers=args.workers)
     verbose = getattr(args, "verbose", False)
+    if args.claim is not None:
+        if is_word_mechanism(args.mechanism):
+            raise InvalidArgumentError(
+                "--claim", args.claim, "a non-word mechanism (word mechanisms claim metric DP)"
+            )
+        return run_profile(args)
+    for option, unused in (("--score", args.score != "auto"), ("--epsilons", args.epsilons)):
+        if unused:
+            raise InvalidArgumentError(option, getattr(args, option[2:]), "used with --claim")
     if is_word_mechanism(args.mechanism):
         word_mech = build_word_mechanism(args, parse_params(args.param))
         if word_mech.default_samples is None:

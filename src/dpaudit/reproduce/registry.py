@@ -24,6 +24,7 @@ FIGURE_MODULES: dict[str, str] = {
     "hoho-fig2": "hoho_fig2",
     "mldp-lrec2024": "mldp_lrec2024",
     "lm-rewriters": "lm_rewriters",
+    "whole-claims": "whole_claims",
 }
 
 #: The pseudo-figure that runs every figure.

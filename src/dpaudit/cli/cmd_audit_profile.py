@@ -1,0 +1,310 @@
+"""``dpaudit audit MECHANISM --claim ...``: audit a whole claim (profile, GDP, RDP, zCDP).
+
+With ``--claim`` the audit certifies lower bounds on the whole privacy profile
+``δ(ε)`` of one input pair, on its GDP parameter μ and on its Rényi curve
+(:func:`dpaudit.auditors.profile.audit_profile`), and compares them with the
+claim at every ε of the grid, its μ, its ε(α) or its ρ.  The forms of the
+claim are those of :mod:`dpaudit.analysis.claim_text`, plus ``library``: the
+whole claim the mechanism's own library states (an OpenDP measurement's
+privacy map, a diffprivlib Gaussian's calibration; see ``profile_claim`` on
+the adapters).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import TYPE_CHECKING, Any
+
+from dpaudit.auditors.blackbox.pairs import InputPair, check_pair, parse_pair
+from dpaudit.cli.common import build_mechanism, emit_verdict, run_recorded
+from dpaudit.errors import InvalidArgumentError
+from dpaudit.serialization import to_jsonable
+
+if TYPE_CHECKING:  # claims and the auditor need scipy, which the CLI's start-up must not load
+    from dpaudit.analysis.claim_text import ParsedClaim
+    from dpaudit.auditors.profile import ProfileAuditConfig
+    from dpaudit.engine.executor import ExecutionConfig
+    from dpaudit.mechanisms.base import Mechanism
+
+#: The forms of ``--claim`` (those of :data:`dpaudit.analysis.claim_text.CLAIM_FORMS`, kept
+#: here as text so that ``--help`` does not load scipy; a test checks that they agree).
+CLAIM_FORMS = (
+    "pure:EPS",
+    "approx:EPS,DELTA",
+    "gdp:MU",
+    "zcdp:RHO",
+    "renyi:ORDER=EPS[,ORDER=EPS...]",
+    "gaussian-analytic:EPS,DELTA[,SENSITIVITY]",
+    "gaussian-classic:EPS,DELTA[,SENSITIVITY]",
+)
+#: Scores of a whole-claim audit (``auto``: the likelihood ratio when the mechanism has one).
+SCORES = ("auto", "likelihood-ratio", "projection")
+#: The form that reads the mechanism's own whole claim.
+LIBRARY = "library"
+#: Sample sizes of a whole-claim audit when none are given (selection, final) per input.
+DEFAULT_SIZES = (100_000, 1_000_000)
+
+#: Printed under every whole-claim verdict: what the numbers mean.
+PROFILE_BOUND_MEANING = (
+    "δ_lcb(ε) and μ_lcb are one-sided lower bounds on the pair's true privacy profile δ(ε) "
+    "and GDP parameter μ, holding together for every ε of the grid at the stated confidence: "
+    "δ_lcb(ε) = max over the certified sets S of Pr[M(x) ∈ S]_lower − e^ε·Pr[M(x′) ∈ S]_upper. "
+    "They can show a violation of a claim; they never show that a mechanism is private."
+)
+
+
+def add_profile_args(p: argparse.ArgumentParser) -> None:
+    """``--claim`` and ``--score``."""
+    p.add_argument(
+        "--claim",
+        default=None,
+        metavar="CLAIM",
+        help="audit a whole claim instead of one (ε, δ): "
+        + ", ".join((*CLAIM_FORMS, LIBRARY))
+        + " (library: the mechanism's own, e.g. an OpenDP privacy map); one pair, "
+        "default sizes --samples 1e5 --final-samples 1e6",
+    )
+    p.add_argument(
+        "--epsilons",
+        default=None,
+        metavar="GRID",
+        help="with --claim: the ε grid, as START:STOP:STEP (e.g. 9.5:11:0.1) or a list 1,2,5 "
+        "(default 0 to ln(final samples) in steps of 0.25; fewer points, fewer sets to certify)",
+    )
+    p.add_argument(
+        "--score",
+        choices=SCORES,
+        default="auto",
+        help="with --claim: the attack score (auto = likelihood-ratio when the mechanism has "
+        "a log-density, else projection on x − x′)",
+    )
+
+
+def _reject_unused(args: argparse.Namespace) -> None:
+    """Options of the single-point search that a whole-claim audit does not use."""
+    unused = (
+        ("--mode", args.mode != "dpaudit", "dpaudit (the default)"),
+        ("--classifier", args.classifier != "auto", "--score with --claim"),
+        ("--train-samples", args.train_samples is not None, "not given with --claim"),
+        ("--final-candidates", args.final_candidates != 1, "not given with --claim"),
+        ("--no-patterns", args.no_patterns and not args.pair, "used together with --pair"),
+        ("--time-budget", args.time_budget is not None, "--samples/--final-samples with --claim"),
+    )
+    for option, given, allowed in unused:
+        if given:
+            raise InvalidArgumentError(option, getattr(args, option[2:].replace("-", "_")), allowed)
+    if len(args.pair) > 1:
+        raise InvalidArgumentError("--pair", args.pair, "at most one pair with --claim")
+
+
+def resolve_claim(text: str, mechanism: Mechanism) -> ParsedClaim:
+    """The claim of ``--claim``: parsed, or (``library``) read from the mechanism's library."""
+    from dpaudit.analysis.claim_text import ParsedClaim, parse_claim
+
+    if text.strip().lower() != LIBRARY:
+        return parse_claim(text, "--claim", (LIBRARY,))
+    own = getattr(mechanism, "profile_claim", None)
+    if own is None:
+        raise InvalidArgumentError(
+            "--claim",
+            text,
+            f"one of {', '.join(CLAIM_FORMS)} ({mechanism.name!r} states no whole claim of its "
+            "own; 'library' needs an adapter that does, e.g. opendp-gaussian)",
+        )
+    source = getattr(mechanism, "profile_claim_source", None)
+    return ParsedClaim(own, LIBRARY, source)
+
+
+def _pair(args: argparse.Namespace, mechanism: Mechanism) -> InputPair:
+    if args.pair:
+        return parse_pair(args.pair[0], mechanism)
+    domain = mechanism.input_domain
+    if not domain.bounded:
+        raise InvalidArgumentError(
+            "--pair",
+            None,
+            f"one pair 'A;B' (the domain {domain.describe()} has no corners to default to)",
+        )
+    pair = InputPair(
+        [domain.low] * domain.size, [domain.high] * domain.size, "box: opposite corners"
+    )
+    check_pair(mechanism, pair)
+    return pair
+
+
+def _score(choice: str, mechanism: Mechanism, pair: InputPair) -> Any:
+    import numpy as np
+
+    from dpaudit.auditors.blackbox.scores import LikelihoodRatioScore
+    from dpaudit.auditors.profile.scores import ProjectionScore
+
+    x, xp = tuple(pair.x), tuple(pair.x_prime)
+    if choice == "auto":
+        choice = "likelihood-ratio" if mechanism.has_log_prob else "projection"
+    if choice == "likelihood-ratio":
+        if not mechanism.has_log_prob:
+            raise InvalidArgumentError(
+                "--score", choice, f"projection ({mechanism.name!r} has no log-density)"
+            )
+        return LikelihoodRatioScore(mechanism, x, xp)
+    if int(np.prod(mechanism.output_shape)) != len(x):
+        raise InvalidArgumentError(
+            "--score",
+            choice,
+            f"likelihood-ratio ({mechanism.name!r}'s outputs are not of the "
+            "input's size, so the projection score does not apply)",
+        )
+    return ProjectionScore(x, xp)
+
+
+def parse_grid(text: str | None) -> tuple[float, ...] | None:
+    """``--epsilons``: ``START:STOP:STEP`` (both ends included) or a comma-separated list."""
+    if text is None:
+        return None
+    allowed = "START:STOP:STEP with 0 <= START <= STOP, STEP > 0 (at most 1000 points) or a list"
+    try:
+        if ":" in text:
+            start, stop, step = (float(v) for v in text.split(":"))
+            if not (0.0 <= start <= stop and step > 0 and (stop - start) / step <= 1000):
+                raise ValueError
+            count = int((stop - start) / step + 1e-9) + 1  # STOP included when on the grid
+            grid = tuple(round(start + i * step, 12) for i in range(count))
+        else:
+            grid = tuple(float(v) for v in text.split(","))
+    except ValueError:
+        raise InvalidArgumentError("--epsilons", text, allowed) from None
+    if not grid or any(not (0.0 <= e < float("inf")) for e in grid):
+        raise InvalidArgumentError("--epsilons", text, "finite numbers >= 0: " + allowed)
+    return grid
+
+
+def _config(args: argparse.Namespace) -> ProfileAuditConfig:
+    from dpaudit.auditors.profile import ProfileAuditConfig
+
+    samples = DEFAULT_SIZES[0] if args.samples is None else args.samples
+    final = DEFAULT_SIZES[1] if args.final_samples is None else args.final_samples
+    for option, value in (("--samples", samples), ("--final-samples", final)):
+        if value < 100:
+            raise InvalidArgumentError(option, value, "an integer >= 100 with --claim")
+    if not 0.0 < args.confidence < 1.0:
+        raise InvalidArgumentError(
+            "--confidence", args.confidence, "a number in the open interval (0, 1)"
+        )
+    if args.seed < 0:
+        raise InvalidArgumentError("--seed", args.seed, "an integer >= 0")
+    args.samples, args.final_samples = samples, final
+    return ProfileAuditConfig(
+        selection_samples=samples,
+        final_samples=final,
+        confidence=args.confidence,
+        epsilons=parse_grid(args.epsilons),
+        seed=args.seed,
+    )
+
+
+def run_profile(args: argparse.Namespace) -> int:
+    """Validate everything, run the whole-claim audit, print or store its result."""
+    from dpaudit.analysis.claim_text import parse_claim
+
+    _reject_unused(args)
+    if args.claim.strip().lower() != LIBRARY:
+        parse_claim(args.claim, "--claim", (LIBRARY,))  # bad text fails before any sampling
+    config = _config(args)
+    mechanism = build_mechanism(args)
+    parsed = resolve_claim(args.claim, mechanism)
+    pair = _pair(args, mechanism)
+    score = _score(args.score, mechanism, pair)
+
+    from dpaudit.auditors.profile import ProfileAuditConfig, audit_profile
+
+    def compute(execution: ExecutionConfig) -> dict[str, Any]:
+        start = time.perf_counter()
+        cfg = ProfileAuditConfig(**{**vars(config), "execution": execution})
+        result = audit_profile(mechanism, pair.x, pair.x_prime, score, parsed.claim, cfg)
+        data = to_jsonable(result)
+        data.update(
+            mode="profile",
+            mechanism=mechanism.name,
+            claim_source=parsed.text,
+            claim_note=parsed.note,
+            pair_origin=pair.origin,
+            violation=result.violation,
+            timing={"total": time.perf_counter() - start},
+        )
+        return data
+
+    data = run_recorded(args, "audit", compute)
+    return emit_verdict(args, data, lambda r: render_profile(r, args.verbose), data["violation"])
+
+
+def _verdict_line(r: dict[str, Any]) -> str:
+    """The first line: the verdict on the claim, with its confidence."""
+    level = f"confidence {r['confidence']:g}, jointly over {r['statements']} certified sets"
+    claim = r["claim_text"]
+    worst = next((p for p in r["profile"] if p["epsilon"] == r["worst_epsilon"]), None)
+    if r["verdict"] == "violation":
+        if worst is not None and worst["verdict"] == "violation":
+            return (
+                f"violation of {claim}: δ(ε) ≥ {worst['delta_lower_bound']:.4g} > claimed "
+                f"{worst['claimed_delta']:.4g} at ε = {r['worst_epsilon']:g} ({level})"
+            )
+        return f"violation of {claim}: certified μ ≥ {r['mu_lower_bound']:.4g} ({level})"
+    if r["verdict"] == "inconclusive":
+        return (
+            f"inconclusive for {claim}: at {r['final_samples']} final samples per input no set "
+            f"could certify a δ(ε) above the claim at any ε of the grid ({level})"
+        )
+    return (
+        f"no violation found of {claim}: δ_lcb(ε) ≤ claimed δ(ε) at every ε of the grid, "
+        f"μ_lcb = {r['mu_lower_bound']:.4g} ({level}; this does not show that the mechanism "
+        "is private)"
+    )
+
+
+def _witness_set(r: dict[str, Any]) -> int | None:
+    """The certified set behind the verdict: the worst excess, else the μ bound's."""
+    worst = next((p for p in r["profile"] if p["epsilon"] == r["worst_epsilon"]), None)
+    if worst is not None and worst["set_index"] is not None and worst["verdict"] == "violation":
+        return int(worst["set_index"])
+    return r["mu_set"]
+
+
+def _witness_lines(r: dict[str, Any]) -> list[str]:
+    lines = [f"witness: x = {list(r['x'])}, x′ = {list(r['x_prime'])}  ({r['pair_origin']})"]
+    k = _witness_set(r)
+    if k is None:
+        return lines
+    s = r["sets"][k]
+    c = s["counts"]
+    a, b = ("x", "x′") if s["forward"] else ("x′", "x")
+    lines += [
+        f"  S = {{y : score(y) {'>' if s['above'] else '≤'} {s['threshold']:.6g}}}  "
+        f"(score: {r['score']})",
+        f"  Pr[M({a}) ∈ S] ≈ {c['hits_x'] / c['samples_x']:.6g} ({c['hits_x']} of "
+        f"{c['samples_x']} outputs), at least {s['p1_lower']:.6g}",
+        f"  Pr[M({b}) ∈ S] ≈ {c['hits_x_prime'] / c['samples_x_prime']:.6g} "
+        f"({c['hits_x_prime']} of {c['samples_x_prime']} outputs), at most {s['p2_upper']:.6g}",
+    ]
+    return lines
+
+
+def render_profile(r: dict[str, Any], verbose: bool = False) -> str:
+    """Verdict first, what the bounds mean, the witness, then what the audit could see."""
+    lines = [_verdict_line(r), "  " + PROFILE_BOUND_MEANING]
+    lines.append(f"claim: {r['claim_text']}  (--claim {r['claim_source']})")
+    if r["claim_note"]:
+        lines.append(f"  {r['claim_note']}")
+    lines += _witness_lines(r)
+    lines += [f"finding: {f}" for f in r["findings"] if not f.startswith("verdict:")]
+    if verbose:
+        lines.append(f"{'ε':>6} {'claimed δ(ε)':>13} {'δ_lcb(ε)':>11} {'ceiling':>10}  verdict")
+        for p in r["profile"]:
+            lines.append(
+                f"{p['epsilon']:>6g} {p['claimed_delta']:>13.4g} {p['delta_lower_bound']:>11.4g} "
+                f"{p['ceiling']:>10.4g}  {p['verdict']}"
+            )
+    else:
+        lines.append(f"({len(r['profile'])} grid points of δ_lcb(ε): -v)")
+    lines.append(f"time: {r['timing']['total']:.2f} s")
+    return "\n".join(lines)
