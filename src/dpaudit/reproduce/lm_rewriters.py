@@ -403,7 +403,8 @@ def _exact_panel(ax: Any, rows: list[dict[str, Any]], top: float) -> None:
     ax.axhline(top, color="0.6", lw=0.6)
     ax.set_ylim(_FLOOR * 0.5, top * 3)
     ticks = [t for t in (1e-3, 1e-2, 0.1, 1, 10, 100, 1000) if t < top / 3]
-    ax.set_yticks([*ticks, top], [*(f"{t:g}" for t in ticks), "∞"])
+    labels = ["≤ 0.001" if t == _FLOOR else f"{t:g}" for t in ticks]  # floor: drawn there
+    ax.set_yticks([*ticks, top], [*labels, "∞"])
     ax.set_ylabel("largest exact loss of one token (word)")
     ax.set_title("white box: exact loss vs claimed ε per token (word)", fontsize=9)
 
