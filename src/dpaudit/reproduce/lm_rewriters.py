@@ -343,9 +343,11 @@ def _differences(result: FigureResult) -> str:
 
 def _scope(result: FigureResult) -> str:
     text = f"Model: {result.parameters['model']}."
+    if "masked_model" in result.parameters:
+        text += f" DP-MLM rows: {result.parameters['masked_model']}."
     if result.scale == "quick":
         text += (
-            f" The released calls run at ε = {RELEASED_QUICK_EPSILON:g} only (what they show "
+            f" LLMDP.py's calls run at ε = {RELEASED_QUICK_EPSILON:g} only (what they show "
             "does not depend on ε); `--scale paper` runs every rewriter at every ε."
         )
     return text
