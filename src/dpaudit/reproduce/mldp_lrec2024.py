@@ -541,6 +541,11 @@ def _differences(result: FigureResult) -> str:
     return "\n".join(out)
 
 
+#: Columns of the report's table of audited pairs.
+_PAIR_COLUMNS = ("mechanism", "ε", "pair", "d", "ε·d", "ε_lcb", "exact loss", "verdict",
+                 "what the audit could see", "p1, p2 hits")  # fmt: skip
+
+
 def _tables(result: FigureResult) -> list[common.ReportTable]:
     """One row per audited pair."""
     body = tuple(
@@ -561,18 +566,7 @@ def _tables(result: FigureResult) -> list[common.ReportTable]:
     return [
         common.ReportTable(
             "Audited pairs",
-            (
-                "mechanism",
-                "ε",
-                "pair",
-                "d",
-                "ε·d",
-                "ε_lcb",
-                "exact loss",
-                "verdict",
-                "what the audit could see",
-                "p1, p2 hits",
-            ),
+            _PAIR_COLUMNS,
             body,
             "p1, p2: final draws of the two words that fell in the chosen output set S. "
             "What the audit could see: the smallest loss it would have flagged (probability "
