@@ -456,7 +456,8 @@ def run(args: argparse.Namespace) -> int:
                 word_mech, build_word_config(_pilot_args(args, s, f)), pilot_execution
             ),
             cap=MetricAuditConfig().samples,
-            pilot_samples=200,
+            # A slow library (one with its own defaults) gets pilots a tenth as large.
+            pilot_samples=200 if word_mech.default_samples is None else 20,
             draw=word_draw,
         )
         word_config = build_word_config(args, word_mech.default_samples)
