@@ -232,10 +232,12 @@ def estimate_duration(
     points = [pilot(start)]
     spent = warm + points[0][1]
     # A pilot is worth its time while it costs at most ``pilot_seconds`` or PILOT_SHARE of
-    # the upper estimate so far (a slow run can afford a second pilot that removes c₀).
+    # the first pilot's upper estimate (a slow run can afford one more pilot, which
+    # separates c₀ from the per-sample cost; further ones only within pilot_seconds).
+    share = PILOT_SHARE * points[0][1] * samples / points[0][0]
     while (
         spent + GROW * points[-1][1] * 1.5
-        <= max(pilot_seconds, PILOT_SHARE * points[-1][1] * samples / points[-1][0])
+        <= (max(pilot_seconds, share) if len(points) == 1 else pilot_seconds)
         and GROW * points[-1][0] * 4 <= samples
     ):
         points.append(pilot(GROW * points[-1][0]))
