@@ -3,9 +3,15 @@
 Mechanisms (all ε = 1 on [0, 1], one coordinate): Laplace that releases its exact
 input with probability q; Laplace that outputs a fixed sentinel (−7.25) only under
 x = 0 with probability q; Laplace that lands in [0.3 ± 5·10⁻¹⁰] under x = 0 with
-probability q; and the same with q = 0 (correct: false alarms).  Each row audits
-``--seeds`` seeds with the rare-event proposer off (main's search) and on, and
-reports detections (ε_lcb > claim) with an exact (Clopper–Pearson) 95 % interval.
+probability q; and the same with q = 0 (correct: false alarms).  Further correct
+rows, where the proposer's false alarms matter most because exact repeated values
+are legitimate: ``geometric:0`` (round(x) plus two-sided geometric noise of
+parameter e^{-ε}, Ghosh, Roughgarden & Sundararajan, STOC 2009: ε-DP since
+|round(x) − round(x')| ≤ 1 on [0, 1]) and ``grid:0`` (Laplace rounded to a grid of
+1/64: post-processing of an ε-DP output, Dwork & Roth 2014, Prop. 2.1).  Each row
+audits ``--seeds`` seeds with the rare-event proposer off (main's search) and on
+(``--modes``), and reports detections (ε_lcb > claim) with an exact
+(Clopper–Pearson) 95 % interval.
 
 usage: PYTHONPATH=src python benchmarks/rare_events.py --samples 100000 \
            --final-samples 1000000 --seeds 10 [--rows exact:1e-3,...]
@@ -49,7 +55,13 @@ class RareLeak(Mechanism):
         return (1,)
 
     def _sample(self, x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+        if self.kind == "geometric":  # two-sided geometric: difference of two geometrics
+            p = 1.0 - np.exp(-self.epsilon)
+            noise = rng.geometric(p, size=(n, 1)) - rng.geometric(p, size=(n, 1))
+            return np.round(x) + noise.astype(np.float64)
         out = x + rng.laplace(scale=1.0 / self.epsilon, size=(n, 1))
+        if self.kind == "grid":
+            return np.round(out * 64.0) / 64.0
         hit = rng.random(n) < self.q
         if self.kind == "exact":
             out[hit] = x
@@ -79,13 +91,15 @@ def main() -> None:
         "exact:1e-3,exact:1e-4,exact:1e-5,sentinel:1e-3,sentinel:1e-4,region:1e-4,exact:0"
     )
     ap.add_argument("--rows", default=default_rows)
+    ap.add_argument("--modes", default="off,on", help="proposer off (main's search), on, or both")
     a = ap.parse_args()
+    modes = [(m, m == "on") for m in a.modes.split(",")]
     ex = ExecutionConfig(workers=a.workers)
     for row in a.rows.split(","):
         kind, q = row.split(":")
         mech = RareLeak(epsilon=1.0, kind=kind, q=float(q))
         res = {}
-        for label, on in (("off", False), ("on", True)):
+        for label, on in modes:
             base = AuditConfig(samples=a.samples, final_samples=a.final_samples)
             hits, bounds = 0, []
             for seed in range(a.seeds):

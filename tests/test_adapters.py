@@ -287,3 +287,30 @@ def test_cli_audit_flags_a_miscalibrated_diffprivlib_wrapper(capsys) -> None:
 
     data = json.loads(out)
     assert code == 1 and data["violation"] and data["epsilon_lower_bound"] > 3.0
+
+
+def test_import_diffprivlib_helper_works_in_a_users_wrapper() -> None:
+    """``import_diffprivlib`` in a fresh interpreter: the package, then a plain import after it.
+
+    With scikit-learn ≥ 1.9 ``import diffprivlib`` fails on its models; the helper
+    gives the package with ``mechanisms`` (and registers it, so the user's own
+    ``from diffprivlib.mechanisms import Laplace`` works next).  Where the plain
+    import works, the helper returns the real package.
+    """
+    import subprocess
+    import sys
+
+    needs("diffprivlib")
+    code = (
+        "from dpaudit.adapters.diffprivlib import import_diffprivlib\n"
+        "dp = import_diffprivlib()\n"
+        "from diffprivlib.mechanisms import Laplace\n"
+        "assert dp.mechanisms.Laplace is Laplace\n"
+        "lap = Laplace(epsilon=1.0, sensitivity=1.0, random_state=0)\n"
+        "print(float(lap.randomise(0.5)) != 0.5, dp.__version__)\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.startswith("True ")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -9,6 +10,7 @@ import numpy as np
 import pytest
 
 from dpaudit.analysis.word_embedding import WordEmbedding
+from dpaudit.analysis.word_loss import pair_loss
 from dpaudit.analysis.word_metrics import EuclideanMetric
 from dpaudit.auditors.metric.auditor import (
     INCONCLUSIVE,
@@ -24,6 +26,7 @@ from dpaudit.engine.config import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.registry import make_word_mechanism
 from dpaudit.mechanisms.word.santext import SanText
+from dpaudit.mechanisms.word.tem import TEM
 from dpaudit.serialization import dumps
 
 ONE = ExecutionConfig(workers=1)
@@ -94,11 +97,17 @@ def test_inconclusive_when_the_allowed_loss_needs_more_samples() -> None:
 
 
 def test_no_violation_found_when_the_sample_suffices() -> None:
-    mech = make_word_mechanism("santext", synthetic(v=30, scale=0.05), epsilon=1.0)
+    # Six words: every output has mass ≥ 5 %, so 10⁵ final draws would show twice ε·d anywhere.
+    mech = make_word_mechanism("santext", synthetic(v=6, scale=0.5), epsilon=1.0)
     res = audit_metric(mech, MetricAuditConfig(seed=3, **SMALL), ONE)
     covered = [p for p in res.pairs if p.verdict != OUTSIDE]
     assert covered and all(p.verdict == NO_VIOLATION for p in covered)
     assert res.verdict.startswith("no violation found")
+    for p in covered:
+        assert p.resolution_mass is not None and p.resolution_mass > 0.02
+        assert p.allowed_loss < p.detectable_loss <= 2 * p.allowed_loss
+        assert "could flag a loss ≥" in p.describe()
+    assert "would have been flagged" in res.verdict
 
 
 def test_out_of_vocabulary_inputs_are_reported_outside_the_claim() -> None:
@@ -277,3 +286,104 @@ def test_the_worst_pair_is_the_shared_witness_type() -> None:
     assert w.p1 == worst.p1 and w.p2 == worst.p2
     assert repr(worst.numerator) in str(w)
     assert json.loads(dumps(res))["witness"]["x"] == worst.numerator
+
+
+# ------------------------------------------------------------- honest power (issue 25, 4)
+@dataclasses.dataclass(frozen=True, eq=False)
+class BottomByInsideTEM(TEM):
+    """TEM whose ⊥ score is ``−γ + (2/ε)·ln(|V|/|L_w|)`` as mldp-text computes it.
+
+    The paper's ``(2/ε)·ln|L̄_w|`` makes the loss at most ``ε·d``; this one does
+    not: close pairs with different balls ``L_w`` lose far more than ``ε·d`` on
+    the words at the ball's edge, outputs of small mass.
+    """
+
+    name = "tem-bottom-by-inside"
+
+    def log_weights(self, i: int) -> np.ndarray:
+        d = self.embedding.distances_from(i)
+        inside = d <= self.radius
+        v, n_in, n_out = self.embedding.size, int(inside.sum()), int((~inside).sum())
+        outside = -0.5 * self.epsilon * self.radius + math.log(v / n_in) - math.log(max(n_out, 1))
+        return self._with_specials(np.where(inside, -0.5 * self.epsilon * d, outside))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_close_pair_with_a_rare_violation_is_inconclusive_not_passed(seed: int) -> None:
+    """The TEM-like case: exact loss 16·ε·d on an output of mass 6·10⁻⁴, 2·10⁴ final draws.
+
+    The old rule (samples from the chosen set's mass) called such pairs
+    conclusive; the audit cannot see the violation, so it must say inconclusive.
+    """
+    mech = BottomByInsideTEM(3.0, synthetic(v=200, d=2), gamma=2.5)
+    exact = pair_loss(mech, "w70", "w71")
+    assert exact.violates and exact.ratio > 10  # the truth: a violation
+    cfg = MetricAuditConfig(
+        samples=2000, final_samples=20_000, seed=seed, search=False, pairs=(("w70", "w71"),)
+    )
+    res = audit_metric(mech, cfg, ONE)
+    (p,) = res.pairs
+    assert p.verdict == INCONCLUSIVE and not res.violation
+    assert res.verdict.startswith("inconclusive")
+    assert p.samples_needed is not None and p.samples_needed > 100 * cfg.final_samples
+    assert p.resolution_mass is not None and p.resolution_mass <= 2 / cfg.samples
+    assert p.detectable_loss is not None and p.detectable_loss > 2 * p.allowed_loss
+    assert "needs ≈" in p.describe()
+    # Reported beside the audit: the exact loss, and a note that it exceeds ε·d.
+    assert p.exact_loss == pytest.approx(exact.loss)
+    assert res.law_check["mismatches"] == {}
+    assert any("exact loss exceeds ε·d" in n for n in res.notes)
+
+
+def test_the_old_rule_would_have_passed_the_rare_violation() -> None:
+    """Regression witness: ln(1/α')·e^{ε·d}/p from the chosen set's mass was below n."""
+    mech = BottomByInsideTEM(3.0, synthetic(v=200, d=2), gamma=2.5)
+    cfg = MetricAuditConfig(
+        samples=2000, final_samples=20_000, seed=1, search=False, pairs=(("w70", "w71"),)
+    )
+    (p,) = audit_metric(mech, cfg, ONE).pairs
+    old = math.log(1 / p.p1.bound_error) * math.exp(p.allowed_loss) / (p.p1.hits / 20_000)
+    assert old < cfg.final_samples and p.verdict == INCONCLUSIVE
+
+
+def test_power_ratio_is_validated() -> None:
+    with pytest.raises(InvalidArgumentError, match="power_ratio"):
+        MetricAuditConfig(power_ratio=1.0)
+
+
+# ------------------------------------------------- exact truth beside the audit (item 5)
+class WrongLawSanText(SanText):
+    """SanText whose declared output law is another word's: the law check must catch it."""
+
+    name = "santext-wrong-law"
+
+    def output_log_probs(self, word: str) -> np.ndarray:
+        words = self.embedding.words
+        if word not in words:
+            return super().output_log_probs(word)
+        return super().output_log_probs(words[(words.index(word) + 1) % len(words)])
+
+
+def test_exact_losses_sit_beside_certified_bounds() -> None:
+    mech = HalfClaimSanText(4.0, synthetic())
+    res = audit_metric(mech, MetricAuditConfig(seed=0, **SMALL), ONE)
+    assert res.law_check["words"] >= 2 and res.law_check["mismatches"] == {}
+    for p in res.pairs:
+        assert p.exact_loss is not None
+        assert p.exact_loss == pytest.approx(pair_loss(mech, p.w, p.w_prime).loss)
+        if p.verdict == VIOLATION:  # a certified bound never exceeds the truth (here: α = 0.05)
+            assert p.exact_loss >= p.epsilon_lower_bound
+    data = json.loads(dumps(res))
+    assert data["law_check"]["alpha"] == pytest.approx(1e-3)
+    assert "exact_loss" in data["pairs"][0]
+
+
+def test_a_declared_law_that_does_not_match_the_sampler_is_a_finding() -> None:
+    mech = WrongLawSanText(3.0, synthetic())
+    res = audit_metric(mech, MetricAuditConfig(seed=0, **SMALL), ONE)
+    assert res.law_check["mismatches"]
+    assert any("does not match its sampler" in n for n in res.notes)
+    bad = set(res.law_check["mismatches"])
+    for p in res.pairs:
+        if p.w in bad or p.w_prime in bad:
+            assert p.exact_loss is None

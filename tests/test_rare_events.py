@@ -93,3 +93,20 @@ def test_correct_laplace_not_flagged_with_the_proposer_on(seed: int) -> None:
     r = audit(mech, dataclasses.replace(SMALL, seed=seed), ONE)
     assert r.epsilon_lower_bound <= 1.0 + 1e-9, r.epsilon_lower_bound
     assert not math.isnan(r.epsilon_lower_bound)
+
+
+def test_the_rare_set_score_is_one_of_the_score_types() -> None:
+    """``Score`` names ``RareSetScore`` (no duck typing behind a ``type: ignore``)."""
+    import typing
+
+    from dpaudit.auditors.blackbox import scores
+    from dpaudit.auditors.blackbox.rare import RareSetScore
+
+    names = {
+        getattr(a, "__forward_arg__", getattr(a, "__name__", ""))
+        for a in typing.get_args(scores.Score)
+    }
+    assert "RareSetScore" in names
+    s = RareSetScore(((0, 1.0, 1.0),))
+    assert s.family == "rare" and s.parameters()["family"] == "rare" and "y[0]" in s.describe()
+    assert s(np.array([[1.0], [2.0]])).tolist() == [1.0, 0.0]

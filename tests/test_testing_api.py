@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import dpaudit.testing
+from dpaudit.analysis.word_embedding import WordEmbedding
 from dpaudit.claims import Definition, InputDomain, PrivacyClaim
 from dpaudit.mechanisms import make_mechanism
 from dpaudit.testing import PrivacyViolationError, assert_no_violation
@@ -89,3 +90,55 @@ def test_bad_arguments_name_the_argument(kwargs: dict, error: type, argument: st
 def test_docstring_examples_run() -> None:
     failures, tried = doctest.testmod(dpaudit.testing, verbose=False)
     assert tried >= 4 and failures == 0
+
+
+# -------------------------------------- inconclusive audits warn; word mechanisms (issue 25)
+def _words(v: int, scale: float) -> WordEmbedding:
+    rng = np.random.default_rng(0)
+    return WordEmbedding(tuple(f"w{i}" for i in range(v)), scale * rng.normal(size=(v, 4)))
+
+
+def test_an_inconclusive_black_box_audit_warns_with_what_it_could_see() -> None:
+    """ε = 12 at 2·10⁴ final samples: no bound above ≈ 8 can be certified at all."""
+    from dpaudit.mechanisms import make_mechanism
+    from dpaudit.testing import InconclusiveAuditWarning
+
+    lap = make_mechanism("laplace", epsilon=12.0)
+    with pytest.warns(InconclusiveAuditWarning, match="What this audit could see"):
+        result = assert_no_violation(lap, samples=10_000)
+    assert result.verdict.startswith("inconclusive") and not result.violation
+
+
+def test_word_mechanisms_are_audited_pair_by_pair() -> None:
+    import warnings
+
+    from dpaudit.mechanisms.registry import make_word_mechanism
+    from dpaudit.testing import InconclusiveAuditWarning
+
+    # Six words, loose claim: enough power, a plain pass without a warning.
+    mech = make_word_mechanism("santext", _words(6, 0.5), epsilon=1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", InconclusiveAuditWarning)
+        result = assert_no_violation(mech, samples=20_000, final_samples=100_000, seed=3)
+    assert result.verdict.startswith("no violation found")
+    # Forty words at small sizes: rare outputs it could not resolve, so it warns.
+    mech = make_word_mechanism("santext", _words(40, 1.0), epsilon=3.0)
+    with pytest.warns(InconclusiveAuditWarning, match="power: outputs of probability"):
+        assert_no_violation(mech, samples=2_000, final_samples=10_000, pairs=[("w0", "w1")])
+
+
+def test_a_word_mechanism_that_breaks_its_metric_claim_raises() -> None:
+    from dpaudit.analysis.word_metrics import EuclideanMetric
+    from dpaudit.claims import MetricClaim
+    from dpaudit.mechanisms.word.santext import SanText
+
+    class HalfClaim(SanText):
+        name = "santext-half-claim-ci"
+
+        @property
+        def claim(self) -> MetricClaim:
+            return MetricClaim(self.epsilon / 2, EuclideanMetric(self.embedding))
+
+    with pytest.raises(PrivacyViolationError, match=r"violation: for .* ε·d") as info:
+        assert_no_violation(HalfClaim(4.0, _words(40, 1.0)), samples=20_000)
+    assert info.value.witness is not None and "ratio" in str(info.value)

@@ -32,6 +32,14 @@ def test_audit_word_mechanism_json(capsys: pytest.CaptureFixture[str], vectors: 
     assert any(p["w"] == "w0" and p["w_prime"] == "w1" for p in data["pairs"])
     for p in data["pairs"]:
         assert p["verdict"] in ("no violation found", "inconclusive", "outside the claim")
+        if p["verdict"] != "outside the claim":  # what the audit could see, per pair
+            assert p["resolution_mass"] > 0 and p["detectable_loss"] is not None
+            assert "ceiling" in p["power"]
+        if p["verdict"] == "inconclusive":
+            assert p["samples_needed"] is None or p["samples_needed"] > 50_000
+    # SanText's law is exact: each pair's exact loss sits beside its bound, law checked.
+    assert data["law_check"]["mismatches"] == {}
+    assert all(p["exact_loss"] is not None for p in data["pairs"])
 
 
 def test_audit_word_mechanism_text(capsys: pytest.CaptureFixture[str], vectors: str) -> None:
@@ -41,6 +49,7 @@ def test_audit_word_mechanism_text(capsys: pytest.CaptureFixture[str], vectors: 
     )  # fmt: skip
     assert code == 0
     assert "ε·d" in out and "ε_lcb" in out and "claim: 1·d-privacy" in out
+    assert "could flag" in out and "exact loss" in out and "note: power:" in out
 
 
 def test_analyze_word_mechanism(capsys: pytest.CaptureFixture[str], vectors: str) -> None:

@@ -24,7 +24,8 @@ no longer exports ``DOUBLE``).  Its ``mechanisms`` sub-package needs only numpy
 and ``sklearn.utils.check_random_state`` and is imported completely before the
 models fail, so the adapter uses that fully initialised sub-package when the
 package import fails for this reason.  The mechanism code that runs is the
-library's own, unmodified.
+library's own, unmodified.  The same work-around is public for users' own
+wrappers: :func:`import_diffprivlib`.
 
 The Gaussian adapter (``diffprivlib-gaussian``) calls ``GaussianAnalytic``
 (``calibration=analytic``, the default) or ``Gaussian`` (``classic``, which
@@ -49,8 +50,11 @@ claim is read from the correctly configured object.
 from __future__ import annotations
 
 import functools
+import importlib.metadata
+import importlib.util
 import sys
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any, ClassVar
 
 import numpy as np
@@ -67,23 +71,63 @@ from dpaudit.validation import check_delta, check_epsilon, check_int, check_posi
 
 
 @functools.lru_cache(maxsize=1)
-def diffprivlib_mechanisms() -> Any:
-    """The ``diffprivlib.mechanisms`` module (see the compatibility note above)."""
-    try:
-        import diffprivlib.mechanisms as mechanisms
+def import_diffprivlib() -> ModuleType:
+    """``import diffprivlib`` that also works with scikit-learn ≥ 1.9 — for your own wrappers.
 
-        return mechanisms
+    diffprivlib 0.6.6's ``__init__`` imports its models, which fail with
+    scikit-learn ≥ 1.9; its ``mechanisms``, ``tools``, ``accountant``, ``utils``
+    and ``validation`` sub-packages have finished importing by then and work.
+    When the package import fails for that reason, this returns a package
+    module holding those sub-packages, registered as ``diffprivlib`` so that
+    ``from diffprivlib.mechanisms import Laplace`` works afterwards too; only
+    ``diffprivlib.models`` stays unavailable (importing it raises the original
+    error).  The library's code is used unmodified.  Example::
+
+        from dpaudit.adapters.diffprivlib import import_diffprivlib
+
+        dp = import_diffprivlib()
+        lap = dp.mechanisms.Laplace(epsilon=1.0, sensitivity=1.0)
+
+    Raises :class:`~dpaudit.errors.OptionalDependencyError` when diffprivlib is
+    not installed or its mechanisms cannot be imported either.
+    """
+    try:
+        import diffprivlib
+
+        return diffprivlib
     except ImportError as exc:
         loaded = sys.modules.get("diffprivlib.mechanisms")
-        if loaded is not None and hasattr(loaded, "Laplace"):
-            return loaded  # the sub-package finished importing; only diffprivlib.models failed
-        if not library_available("diffprivlib"):
+        if loaded is None or not hasattr(loaded, "Laplace"):
+            if not library_available("diffprivlib"):
+                raise OptionalDependencyError(
+                    "diffprivlib", "diffprivlib", "the diffprivlib adapter"
+                ) from None
             raise OptionalDependencyError(
-                "diffprivlib", "diffprivlib", "the diffprivlib adapter"
+                "diffprivlib", "diffprivlib", f"the diffprivlib adapter (import failed: {exc})"
             ) from None
-        raise OptionalDependencyError(
-            "diffprivlib", "diffprivlib", f"the diffprivlib adapter (import failed: {exc})"
-        ) from None
+        return _partial_package(exc)
+
+
+def _partial_package(error: ImportError) -> ModuleType:
+    """The ``diffprivlib`` package without its models, from the sub-packages already imported."""
+    spec = importlib.util.find_spec("diffprivlib")
+    package = ModuleType("diffprivlib", "diffprivlib without diffprivlib.models (dpaudit)")
+    package.__path__ = list(spec.submodule_search_locations or []) if spec else []
+    package.__spec__ = spec  # importlib.util.find_spec("diffprivlib") keeps working
+    package.__file__ = spec.origin if spec else None
+    package.__version__ = importlib.metadata.version("diffprivlib")
+    package.__dict__["__dpaudit_import_error__"] = repr(error)
+    for name, module in list(sys.modules.items()):
+        parts = name.split(".")
+        if len(parts) == 2 and parts[0] == "diffprivlib" and parts[1] != "models":
+            setattr(package, parts[1], module)
+    sys.modules["diffprivlib"] = package
+    return package
+
+
+def diffprivlib_mechanisms() -> Any:
+    """The ``diffprivlib.mechanisms`` module (see :func:`import_diffprivlib`)."""
+    return import_diffprivlib().mechanisms
 
 
 @dataclass(frozen=True)

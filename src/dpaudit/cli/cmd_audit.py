@@ -26,12 +26,16 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from dpaudit import progress
 from dpaudit.auditors.blackbox.auditor import CLASSIFIERS, MODES, AuditConfig, audit
 from dpaudit.auditors.blackbox.config import default_train_samples
 from dpaudit.auditors.blackbox.pairs import parse_pair
-from dpaudit.auditors.core.guard import check_sample_memory
+from dpaudit.auditors.core.guard import check_sample_memory, checked_sample, domain_corners
 from dpaudit.auditors.metric.auditor import MetricAuditConfig, audit_metric
+from dpaudit.auditors.metric.result import power_clause
+from dpaudit.auditors.metric.sampling import sample_word_codes
 from dpaudit.cli.cmd_audit_profile import add_profile_args, run_profile
 from dpaudit.cli.common import (
     add_mechanism_args,
@@ -52,8 +56,17 @@ from dpaudit.cli.word_args import (
     parse_word_pair,
 )
 from dpaudit.engine.config import ExecutionConfig
-from dpaudit.engine.pilot import plan_sizes
+from dpaudit.engine.pilot import (
+    ESTIMATE_PILOT_SECONDS,
+    ESTIMATE_START,
+    SLOW_RUN_SECONDS,
+    estimate_duration,
+    plan_sizes,
+    seconds_per_output,
+)
 from dpaudit.errors import InvalidArgumentError
+from dpaudit.mechanisms.base import Mechanism
+from dpaudit.mechanisms.word.base import WordMechanism
 from dpaudit.serialization import to_jsonable
 
 
@@ -310,9 +323,13 @@ def _render_word(result: dict[str, Any]) -> str:
     lines += ["", header, "-" * len(header)]
     for p in result["pairs"]:
         pair = f"{p['w']!r} / {p['w_prime']!r} [{p['origin']}]"
-        verdict = p["verdict"]
-        if verdict == "inconclusive" and p["samples_needed"] is not None:
-            verdict += f" (needs ≈ {p['samples_needed']:.3g} samples per input)"
+        verdict = p["verdict"] + power_clause(
+            p["verdict"],
+            p.get("detectable_loss"),
+            p.get("resolution_mass"),
+            p.get("samples_needed"),
+            p.get("exact_loss"),
+        )
         lines.append(
             f"{pair:<42} {fmt(p['distance']):>8} {fmt(p['allowed_loss']):>8} "
             f"{fmt(p['epsilon_lower_bound']):>8} {fmt(p['ratio']):>7}  {verdict}"
@@ -338,19 +355,26 @@ DEFAULT_TIME_BUDGET = 120.0
 
 
 def _plan(
-    args: argparse.Namespace, pilot: Callable[[int, int], Any], cap: int, pilot_samples: int
+    args: argparse.Namespace,
+    pilot: Callable[[int, int], Any],
+    cap: int,
+    pilot_samples: int,
+    draw: Callable[[int], Any] | None = None,
 ) -> None:
     """Fill ``--samples``/``--final-samples`` from timed pilot runs when neither is given.
 
     The sizes are printed with the flags that repeat them exactly: a timed plan
     depends on the machine and its load, so a run to be resumed or compared
-    names its sizes.
+    names its sizes.  With explicit sizes and ``draw`` (``k`` outputs of the
+    mechanism), a slow audit's expected duration is printed instead (:func:`_estimate`).
     """
     if args.samples is not None or args.final_samples is not None:
         if args.time_budget is not None:
             raise InvalidArgumentError(
                 "--time-budget", args.time_budget, "no --samples/--final-samples beside it"
             )
+        if draw is not None:
+            _estimate(args, pilot, draw)
         return
     if getattr(args, "resume", False):
         raise InvalidArgumentError(
@@ -369,6 +393,52 @@ def _plan(
             f"--final-samples {plan.final_samples}",
             file=sys.stderr,
         )
+
+
+def _estimate(
+    args: argparse.Namespace, pilot: Callable[[int, int], Any], draw: Callable[[int], Any]
+) -> None:
+    """Print the expected duration of a slow audit at explicit sizes before it starts.
+
+    A quick probe times the mechanism's own sampling; when drawing the sizes'
+    outputs for one pair alone would take more than ``SLOW_RUN_SECONDS``, timed
+    pilots of the real audit (:func:`dpaudit.engine.pilot.estimate_duration`)
+    give the expected duration, printed to stderr.  Fast mechanisms skip it
+    (their runs are short and the progress bars say the rest).
+    """
+    samples = args.samples if args.samples is not None else max(args.final_samples // 10, 1)
+    final = args.final_samples if args.final_samples is not None else 10 * args.samples
+    per_output = seconds_per_output(draw)
+    if per_output * 2 * (samples + final) <= SLOW_RUN_SECONDS:
+        return
+    # The first pilot should cost about a third of the pilots' time even for a slow
+    # mechanism: its outputs are counted as if eight pairs were sampled.
+    per_selection_sample = per_output * 2 * (1 + final / samples) * 8
+    start = int(min(max(ESTIMATE_PILOT_SECONDS / 3 / per_selection_sample, 1), ESTIMATE_START))
+    shown, progress.ENABLED = progress.ENABLED, False
+    try:
+        found = estimate_duration(pilot, samples, final, start=start)
+    finally:
+        progress.ENABLED = shown
+    if found is not None and not getattr(args, "json", False):
+        print(
+            f"{found.describe()}; the mechanism costs ≈ {per_output * 1e6:.3g} µs per output",
+            file=sys.stderr,
+        )
+
+
+def _draw(mechanism: Mechanism) -> Callable[[int], Any]:
+    """``k`` outputs of the mechanism at its domain's low corner (the speed probe's draw)."""
+    x = domain_corners(mechanism)[0]
+    rng = np.random.default_rng(0)
+    return lambda k: checked_sample(mechanism, x, k, rng)
+
+
+def _word_draw(mechanism: WordMechanism) -> Callable[[int], Any]:
+    """``k`` outputs of a word mechanism on its most frequent word (the speed probe's draw)."""
+    word = mechanism.vocabulary.words[0]
+    rng = np.random.default_rng(0)
+    return lambda k: sample_word_codes(mechanism, word, k, rng)
 
 
 def _pilot_args(args: argparse.Namespace, samples: int, final: int) -> argparse.Namespace:
@@ -390,15 +460,22 @@ def run(args: argparse.Namespace) -> int:
             raise InvalidArgumentError(option, getattr(args, option[2:]), "used with --claim")
     if is_word_mechanism(args.mechanism):
         word_mech = build_word_mechanism(args, parse_params(args.param))
-        if word_mech.default_samples is None:
-            _plan(
-                args,
-                lambda s, f: audit_metric(
-                    word_mech, build_word_config(_pilot_args(args, s, f)), pilot_execution
-                ),
-                cap=MetricAuditConfig().samples,
-                pilot_samples=200,
-            )
+        word_draw = _word_draw(word_mech)
+        if word_mech.default_samples is not None and args.time_budget is None:
+            # A slow library's own defaults stand in for explicit sizes (and get an estimate).
+            sel, fin = word_mech.default_samples
+            args.samples = sel if args.samples is None else args.samples
+            args.final_samples = fin if args.final_samples is None else args.final_samples
+        _plan(
+            args,
+            lambda s, f: audit_metric(
+                word_mech, build_word_config(_pilot_args(args, s, f)), pilot_execution
+            ),
+            cap=MetricAuditConfig().samples,
+            # A slow library (one with its own defaults) gets pilots a tenth as large.
+            pilot_samples=200 if word_mech.default_samples is None else 20,
+            draw=word_draw,
+        )
         word_config = build_word_config(args, word_mech.default_samples)
         data = run_recorded(
             args,
@@ -415,6 +492,7 @@ def run(args: argparse.Namespace) -> int:
             ),
             cap=1_000_000,
             pilot_samples=2_000,
+            draw=_draw(mechanism),
         )
     config = build_config(args, mechanism)
     train = config.train_samples or (

@@ -147,3 +147,121 @@ def _round_down(n: int) -> int:
         return max(n, 1)
     scale = 10 ** (len(str(n)) - 2)
     return n // scale * scale
+
+
+# ============================================================ explicit sizes
+#: Selection samples of the first estimate pilot; each further pilot is GROW times larger.
+ESTIMATE_START = 50
+GROW = 4
+#: Seconds the estimate's pilots may take together (a pilot predicted to exceed it is skipped).
+ESTIMATE_PILOT_SECONDS = 5.0
+#: Share of the upper estimate (all time charged to the sizes) that pilots may cost beyond
+#: ESTIMATE_PILOT_SECONDS.
+PILOT_SHARE = 0.05
+#: Print an estimate only for runs whose sampling alone is predicted to take longer than this.
+SLOW_RUN_SECONDS = 10.0
+
+
+@dataclass(frozen=True)
+class DurationEstimate:
+    """Expected wall time of an audit at explicit sizes, from timed pilot runs.
+
+    ``estimated_seconds``: for ``samples``/``final_samples`` per input;
+    ``pilot_seconds``: what the pilots cost; ``pilots``: how many were timed;
+    ``upper``: True when a single pilot was charged entirely to the sizes (a slow
+    mechanism, where the fixed cost is negligible): an overestimate.
+    """
+
+    samples: int
+    final_samples: int
+    estimated_seconds: float
+    pilot_seconds: float
+    pilots: int
+    upper: bool
+
+    def describe(self) -> str:
+        """One line: "estimated duration at 10 000 / 100 000 per input: about 2.1 h (…)"."""
+        kind = "at most about" if self.upper else "about"
+        return (
+            f"estimated duration at {self.samples:,} / {self.final_samples:,} per input "
+            f"(selection / final): {kind} {format_seconds(self.estimated_seconds)} (from "
+            f"{self.pilot_seconds:.1f} s of {self.pilots} timed pilot run(s) on this machine); "
+            f"--time-budget SECONDS without sizes fits the sizes to a budget instead"
+        )
+
+
+def format_seconds(seconds: float) -> str:
+    """``"42 s"``, ``"12 min"``, ``"3.4 h"``, ``"2.1 days"``."""
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 172_800:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86_400:.1f} days"
+
+
+def estimate_duration(
+    run: Callable[[int, int], Any],
+    samples: int,
+    final_samples: int,
+    *,
+    start: int = ESTIMATE_START,
+    pilot_seconds: float = ESTIMATE_PILOT_SECONDS,
+) -> DurationEstimate | None:
+    """Time ``run`` at growing sizes on the requested ``final/samples`` ray; extrapolate.
+
+    After a warm-up at a quarter of ``start`` (imports, worker start), pilots at
+    ``start``, ``GROW·start``, … selection samples (final samples in the
+    requested ratio) run while the next one is predicted to fit ``pilot_seconds``
+    (or :data:`PILOT_SHARE` of the upper estimate) and stays below a quarter of
+    the request.  The last two are fitted by
+    ``T ≈ c₀ + c·s`` along the ray.  With one pilot only (a slow mechanism) its
+    whole time is charged to the sizes: an upper estimate.  ``None`` when the
+    request is no larger than the second pilot (the run costs about as much as
+    an estimate would).
+    """
+    ratio = final_samples / max(samples, 1)
+    if samples <= GROW * start:
+        return None
+
+    def pilot(s: int) -> tuple[int, float]:
+        return s, _timed(run, s, max(1, round(ratio * s)))
+
+    warm = _timed(run, max(start // 4, 1), max(1, round(ratio * start / 4)))
+    points = [pilot(start)]
+    spent = warm + points[0][1]
+    # A pilot is worth its time while it costs at most ``pilot_seconds`` or PILOT_SHARE of
+    # the first pilot's upper estimate (a slow run can afford one more pilot, which
+    # separates c₀ from the per-sample cost; further ones only within pilot_seconds).
+    share = PILOT_SHARE * points[0][1] * samples / points[0][0]
+    while (
+        spent + GROW * points[-1][1] * 1.5
+        <= (max(pilot_seconds, share) if len(points) == 1 else pilot_seconds)
+        and GROW * points[-1][0] * 4 <= samples
+    ):
+        points.append(pilot(GROW * points[-1][0]))
+        spent += points[-1][1]
+    if len(points) == 1:
+        (s1, t1), upper = points[0], True
+        estimate = t1 * samples / s1
+    else:
+        (s1, t1), (s2, t2) = points[-2], points[-1]
+        slope = max((t2 - t1) / (s2 - s1), 0.0)
+        estimate, upper = max(t1 - slope * s1, 0.0) + slope * samples, False
+    return DurationEstimate(samples, final_samples, estimate, spent, len(points), upper)
+
+
+def seconds_per_output(draw: Callable[[int], Any], *, min_seconds: float = 0.05) -> float:
+    """Wall seconds per output of ``draw(k)`` (``k`` outputs), doubling ``k`` until it is timed.
+
+    The first call is a warm-up (imports, caches) and is not counted; ``k`` grows
+    from 8 until one call takes ``min_seconds`` or ``k`` reaches 4096.
+    """
+    draw(1)
+    k = 8
+    while True:
+        seconds = _timed(lambda s, f: draw(s), k, 0)
+        if seconds >= min_seconds or k >= 4096:
+            return seconds / k
+        k *= 2

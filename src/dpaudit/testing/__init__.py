@@ -37,11 +37,20 @@ a fixed internal seed (e.g. ``np.random.default_rng(12345)`` inside) raises
 draws OS entropy runs, and the returned result has ``reproducible = False``.
 A declared ``log_prob`` that the sampler contradicts is listed in
 ``result.declaration_findings`` (see :mod:`dpaudit.auditors.core.declarations`).
+
+An audit that could not have seen a violation of the claim's size is
+*inconclusive*, not a pass: ``assert_no_violation`` then emits an
+:class:`InconclusiveAuditWarning` whose message is the verdict with the power
+statement (what the audit could have flagged, and the samples it would need).
+A word mechanism (:class:`~dpaudit.mechanisms.word.base.WordMechanism`) is
+audited pair by pair against its metric claim
+(:func:`dpaudit.auditors.metric.auditor.audit_metric`), with the same messages.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -52,10 +61,13 @@ from dpaudit.adapters.callable import FunctionMechanism
 from dpaudit.auditors.blackbox.auditor import AuditConfig, audit
 from dpaudit.auditors.blackbox.pairs import InputPair
 from dpaudit.auditors.blackbox.result import AuditResult
+from dpaudit.auditors.metric.auditor import MetricAuditConfig, audit_metric
+from dpaudit.auditors.metric.result import MetricAuditResult
 from dpaudit.claims import PrivacyClaim
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidTypeError
 from dpaudit.mechanisms.base import Mechanism
+from dpaudit.mechanisms.word.base import WordMechanism
 from dpaudit.testing.conformance import check_mechanism
 from dpaudit.testing.results import CheckResult, ConformanceError, ConformanceReport
 from dpaudit.validation import check_epsilon, check_int
@@ -70,14 +82,23 @@ DEFAULT_TRAIN_SAMPLES = 10_000
 class PrivacyViolationError(AssertionError):
     """The audit proved the claim false; ``result`` is the full audit, ``witness`` the proof."""
 
-    def __init__(self, result: AuditResult) -> None:
+    def __init__(self, result: AuditResult | MetricAuditResult) -> None:
         self.result = result
         self.witness: Witness | None = result.witness
         super().__init__(describe_violation(result))
 
 
-def describe_violation(result: AuditResult) -> str:
+class InconclusiveAuditWarning(UserWarning):
+    """No violation found, but the audit could not have seen one of the claim's size."""
+
+
+def describe_violation(result: AuditResult | MetricAuditResult) -> str:
     """The verdict and the witness in a few lines (the error message)."""
+    if isinstance(result, MetricAuditResult):
+        worst = [p.describe() for p in result.pairs[:3]]
+        return "\n".join(
+            [result.verdict, f"claim: {result.claim}", *worst, result.confidence_statement]
+        )
     lines = [result.verdict, f"claim: {result.claim}"]
     w = result.witness
     if w is not None:
@@ -178,7 +199,7 @@ def as_mechanism(mechanism: Mechanism | Callable[..., Any], claim: Any = None) -
 
 
 def assert_no_violation(
-    mechanism: Mechanism | Callable[..., Any],
+    mechanism: Mechanism | WordMechanism | Callable[..., Any],
     claim: PrivacyClaim | float | None = None,
     *,
     samples: int = DEFAULT_SAMPLES,
@@ -188,7 +209,7 @@ def assert_no_violation(
     seed: int = 0,
     pairs: Sequence[tuple[Any, Any]] = (),
     workers: int = 1,
-) -> AuditResult:
+) -> AuditResult | MetricAuditResult:
     """Audit ``mechanism`` against ``claim``; raise :class:`PrivacyViolationError` if it is broken.
 
     Arguments: ``mechanism`` and ``claim`` as in :func:`as_mechanism`;
@@ -200,7 +221,10 @@ def assert_no_violation(
     ``workers`` processes (1 = in-process, which also works for lambdas).
 
     Returns the :class:`~dpaudit.auditors.blackbox.result.AuditResult` when no violation is
-    found.  Example (a correct mechanism passes; claiming ε = 0.1 for it fails)::
+    found (a :class:`~dpaudit.auditors.metric.result.MetricAuditResult` for a word
+    mechanism, whose ``pairs`` are ``(w, w')`` words); an inconclusive audit also
+    warns (:class:`InconclusiveAuditWarning`, the message says what it could see).
+    Example (a correct mechanism passes; claiming ε = 0.1 for it fails)::
 
         >>> from dpaudit.mechanisms import make_mechanism
         >>> lap = make_mechanism("laplace", epsilon=1.0)
@@ -212,9 +236,18 @@ def assert_no_violation(
         ...     print(exc.result.violation, exc.witness is not None)
         True True
     """
-    mech = as_mechanism(mechanism, claim)
     samples = check_int("samples", samples, minimum=1)
     final = check_int("final_samples", final_samples or 2 * samples, minimum=1)
+    if isinstance(mechanism, WordMechanism):
+        word_config = MetricAuditConfig(
+            samples=samples,
+            final_samples=final,
+            confidence=confidence,
+            seed=seed,
+            pairs=tuple((str(a), str(b)) for a, b in pairs),
+        )
+        return _checked(audit_metric(mechanism, word_config, ExecutionConfig(workers=workers)))
+    mech = as_mechanism(mechanism, claim)
     train = check_int("train_samples", train_samples or min(samples, DEFAULT_TRAIN_SAMPLES))
     input_pairs = tuple(InputPair(np.ravel(a), np.ravel(b), "given") for a, b in pairs)
     config = AuditConfig(
@@ -225,9 +258,16 @@ def assert_no_violation(
         seed=seed,
         pairs=input_pairs,
     )
-    result = audit(mech, config, ExecutionConfig(workers=check_int("workers", workers)))
+    return _checked(audit(mech, config, ExecutionConfig(workers=check_int("workers", workers))))
+
+
+def _checked(result: Any) -> Any:
+    """Raise on a violation; warn, with what the audit could see, on an inconclusive result."""
     if result.violation:
         raise PrivacyViolationError(result)
+    if str(result.verdict).startswith("inconclusive"):
+        power = [n for n in result.notes if n.startswith(("What this audit could see", "power:"))]
+        warnings.warn(InconclusiveAuditWarning("\n".join([result.verdict, *power])), stacklevel=3)
     return result
 
 
@@ -236,6 +276,7 @@ __all__ = [
     "CheckResult",
     "ConformanceError",
     "ConformanceReport",
+    "InconclusiveAuditWarning",
     "PrivacyViolationError",
     "ReclaimedMechanism",
     "as_mechanism",

@@ -49,8 +49,9 @@ from dpaudit.auditors.blackbox.atoms import Atoms, encode_atoms, find_atoms
 from dpaudit.errors import InvalidArgumentError, MechanismError, OptionalDependencyError
 from dpaudit.mechanisms.base import Mechanism
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # both modules use this one for their candidates: imported for typing only
     from dpaudit.auditors.blackbox.histogram import HistogramScore
+    from dpaudit.auditors.blackbox.rare import RareSetScore
 
 #: Attack families a user can choose.
 FAMILIES = ("likelihood-ratio", "logistic", "mlp", "split", "histogram")
@@ -178,8 +179,10 @@ class ClassifierScore:
         }
 
 
-#: Every score type (``HistogramScore`` lives in :mod:`dpaudit.auditors.blackbox.histogram`).
-Score = Union[LikelihoodRatioScore, ClassifierScore, "HistogramScore"]
+#: Every score type: a callable from outputs to scores with ``family``, ``describe()`` and
+#: ``parameters()`` (``HistogramScore`` lives in :mod:`dpaudit.auditors.blackbox.histogram`,
+#: the rare-event proposer's ``RareSetScore`` in :mod:`dpaudit.auditors.blackbox.rare`).
+Score = Union[LikelihoodRatioScore, ClassifierScore, "HistogramScore", "RareSetScore"]
 
 
 @functools.cache

@@ -124,7 +124,7 @@ def _add_rare(
             thr, SideStats.of(sx, thr, dx.counts, 0), SideStats.of(sxp, thr, dxp.counts, 0)
         )
     )
-    combos.append(Combo(i, rare, thr))  # type: ignore[arg-type]  # a Score by duck typing
+    combos.append(Combo(i, rare, thr))
 
 
 def screen(state: Shortlist, budget: Budget) -> Shortlist:

@@ -75,6 +75,45 @@ def detectable_loss(claimed: float, n: int, error: float, mass: float, delta: fl
     return hi
 
 
+#: Largest sample size :func:`samples_for_loss` reports (beyond it: "more than any audit draws").
+MAX_SAMPLES = 2**62
+
+
+def samples_for_loss(
+    target: float, claimed: float, error: float, mass: float, delta: float = 0.0
+) -> int:
+    """The smallest ``n`` at which a true loss ``target`` on a set of this ``mass`` is certified.
+
+    The inverse of :func:`detectable_loss` in ``n``: the same unlucky counts
+    (probability ≈ 90 % of a certification above ``claimed``), found by doubling
+    ``n`` and bisecting on ``log n`` to 0.1 % (the bound grows with ``n`` up to
+    the rounding of the counts, so the answer is approximate).  Returns :data:`MAX_SAMPLES`
+    when ``target`` cannot be shown at any size below it (``target ≤ claimed``).
+    """
+    if not 0.0 < mass <= 1.0:
+        raise InvalidArgumentError("mass", mass, "a probability in (0, 1]")
+    if not target > claimed:
+        return MAX_SAMPLES
+
+    def certified(n: int) -> bool:
+        return _unlucky_bound(mass, target, n, error, delta) > claimed
+
+    # Doubling from n = 1 (cheap: the Clopper–Pearson bounds of huge n are the slow ones),
+    # then bisection on log n between the last failure and the first success.
+    lo, hi = 1, 2
+    while not certified(hi):
+        if hi >= MAX_SAMPLES:
+            return MAX_SAMPLES
+        lo, hi = hi, min(2 * hi, MAX_SAMPLES)
+    while hi - lo > max(1, lo // 1000):  # to 0.1 %: an order of magnitude for planning
+        mid = min(max(int(math.sqrt(lo) * math.sqrt(hi)), lo + 1), hi - 1)
+        if certified(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
 def power_summary(
     claimed: float,
     n: int,

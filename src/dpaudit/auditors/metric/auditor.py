@@ -25,13 +25,15 @@ Per pair the verdict is one of
 
 * ``violation`` — ``ε_lcb > ε·d``: with confidence ``1 − α`` (jointly over all
   pairs) the claim is false for this pair;
-* ``inconclusive`` — no violation, and the final sample is smaller than an
-  honest bound would need: showing a loss above ``ε·d`` with a set of mass
-  ``p = Pr[M(w) ∈ S]`` needs about ``ln(1/α')·e^{ε·d}/p`` samples per input
-  (with no hit at all in ``M(w')``, ``p2_upper = 1 − α'^{1/n}``);
-  ``samples_needed`` says how many;
-* ``no violation found`` — the sample was large enough and nothing was found
-  (never a proof of privacy);
+* ``inconclusive`` — no violation, and the audit could not have seen one of
+  the claimed size: a loss can sit on a single output, as rare as the rarest
+  output either word produced, and on such an output the final samples would
+  not certify even ``power_ratio·ε·d`` (default twice the claim) with
+  probability ≈ 90 % (:mod:`dpaudit.auditors.metric.power`);
+  ``samples_needed`` says how many final samples per input would;
+* ``no violation found`` — the audit could have seen a violation by that
+  factor wherever among the outputs it saw, and found none (never a proof of
+  privacy);
 * ``outside the claim`` — ``d = inf`` (an out-of-vocabulary or capitalised
   input, or words the claim does not relate): ``ε_lcb`` is shown for
   information only.
@@ -43,34 +45,37 @@ number of workers, and memory is flat (counts, not outputs).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
-from dataclasses import dataclass, field, fields
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 
 from dpaudit.auditors.core.certify import FinalCounts, certify_one, split_error, verdict_for
 from dpaudit.auditors.core.projection import projected_bound
+from dpaudit.auditors.metric.exact import exact_beside, exact_notes
 from dpaudit.auditors.metric.pairs import WordPair, search_pairs
+from dpaudit.auditors.metric.power import PairPower, pair_power, resolution_mass
+from dpaudit.auditors.metric.result import (
+    INCONCLUSIVE,
+    NO_VIOLATION,
+    OUTSIDE,
+    VIOLATION,
+    MetricAuditResult,
+    PairResult,
+    fmt_value,
+)
 from dpaudit.auditors.metric.sampling import check_word_randomness, count_words
 from dpaudit.engine.config import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.word.base import WordMechanism, outcome_name
 from dpaudit.validation import check_int, check_probability_open, check_seed
-from dpaudit.verdicts import Verdict
-from dpaudit.witness import ProbabilityEstimate, Witness, WitnessKind
 
 #: Stage codes at the head of every unit key.
 _SELECT, _RANK, _FINAL = 21, 23, 22
 #: Words shown per output set in results.
 SET_PREVIEW = 12
-
-#: Per-pair verdicts, from the shared vocabulary (:mod:`dpaudit.verdicts`).
-VIOLATION = Verdict.VIOLATION.value
-NO_VIOLATION = Verdict.NO_VIOLATION_FOUND.value
-INCONCLUSIVE = Verdict.INCONCLUSIVE.value
-OUTSIDE = Verdict.OUTSIDE_CLAIM.value
 
 
 @dataclass(frozen=True)
@@ -81,7 +86,10 @@ class MetricAuditConfig:
     final stages; ``max_pairs``: pairs audited (user pairs always included);
     ``pairs``: the user's ``(w, w')`` pairs; ``search``: add pairs from the
     geometry; ``search_words``: how many (most frequent) words the search
-    looks at; ``confidence``: joint confidence of all per-pair statements.
+    looks at; ``confidence``: joint confidence of all per-pair statements;
+    ``power_ratio``: a pair is "no violation found" only when a loss of
+    ``power_ratio·ε·d`` on the rarest output seen would have been flagged
+    (:mod:`dpaudit.auditors.metric.power`), else inconclusive.
     """
 
     samples: int = 100_000
@@ -92,6 +100,7 @@ class MetricAuditConfig:
     search: bool = True
     search_words: int = 2000
     seed: int = 0
+    power_ratio: float = 2.0
 
     def __post_init__(self) -> None:
         check_int("samples", self.samples, minimum=1)
@@ -100,98 +109,13 @@ class MetricAuditConfig:
         check_int("max_pairs", self.max_pairs, minimum=1, maximum=100_000)
         check_int("search_words", self.search_words, minimum=2)
         check_seed(self.seed)
+        if not (isinstance(self.power_ratio, (int, float)) and 1.0 < self.power_ratio < 1e6):
+            raise InvalidArgumentError("power_ratio", self.power_ratio, "a number in (1, 1e6)")
         for p in self.pairs:
             if len(p) != 2 or not all(isinstance(w, str) and w for w in p) or p[0] == p[1]:
                 raise InvalidArgumentError("pairs", p, "pairs of two different words")
         if not self.pairs and not self.search:
             raise InvalidArgumentError("pairs", "none", "given pairs when the search is off")
-
-
-@dataclass(frozen=True)
-class PairResult:
-    """The audit of one pair: ``d``, allowed loss ``ε·d``, the set, the bound, the verdict."""
-
-    w: str
-    w_prime: str
-    origin: str
-    distance: float
-    allowed_loss: float
-    numerator: str
-    set_rule: str
-    set_size: int
-    set_preview: tuple[str, ...]
-    p1: ProbabilityEstimate
-    p2: ProbabilityEstimate
-    epsilon_estimate: float
-    epsilon_lower_bound: float
-    ratio: float
-    verdict: str
-    samples_needed: int | None = None
-
-    def describe(self) -> str:
-        """One line: pair, d, ε·d, ε_lcb, ratio, verdict."""
-        extra = ""
-        if self.verdict == INCONCLUSIVE and self.samples_needed is not None:
-            extra = f" (needs ≈ {self.samples_needed:.3g} samples per input)"
-        return (
-            f"({self.w!r}, {self.w_prime!r}) [{self.origin}] d = {_fmt(self.distance)}, "
-            f"ε·d = {_fmt(self.allowed_loss)}, ε_lcb = {_fmt(self.epsilon_lower_bound)}, "
-            f"ratio = {_fmt(self.ratio)}: {self.verdict}{extra}"
-        )
-
-
-@dataclass(frozen=True)
-class MetricAuditResult:
-    """Result of :func:`audit_metric`; ``pairs`` sorted by ratio ``ε_lcb/(ε·d)``, worst first."""
-
-    mechanism: dict[str, Any]
-    claim: str
-    epsilon: float
-    confidence: float
-    violation: bool
-    verdict: str
-    pairs: tuple[PairResult, ...]
-    samples: dict[str, int]
-    candidates_final: int
-    confidence_statement: str
-    seed: int
-    timing: dict[str, float] = field(default_factory=dict)
-    notes: tuple[str, ...] = ()
-    #: False when the mechanism draws from a source dpaudit cannot seed (see ``notes``).
-    reproducible: bool = True
-
-    @property
-    def worst(self) -> PairResult | None:
-        """The pair with the largest ratio (the witness when there is a violation)."""
-        return self.pairs[0] if self.pairs else None
-
-    @property
-    def witness(self) -> Witness | None:
-        """The worst pair as the shared :class:`~dpaudit.witness.Witness` (x = the word of p1)."""
-        r = self.worst
-        if r is None:
-            return None
-        other = r.w_prime if r.numerator == r.w else r.w
-        return Witness(
-            WitnessKind.BLACK_BOX,
-            r.numerator,
-            other,
-            f"{r.set_size} output(s) ({', '.join(r.set_preview)}): {r.set_rule}",
-            r.epsilon_lower_bound,
-            confidence=self.confidence,
-            pair_origin=f"{r.origin}; d = {_fmt(r.distance)}, ε·d = {_fmt(r.allowed_loss)}",
-            p1=r.p1,
-            p2=r.p2,
-            epsilon_estimate=r.epsilon_estimate,
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict (``worst`` included)."""
-        out = {f.name: getattr(self, f.name) for f in fields(self)}
-        out["worst"] = self.worst
-        out["witness"] = self.witness
-        out["kind"] = "metric-audit"
-        return out
 
 
 # ===================================================================== audit
@@ -229,34 +153,31 @@ def audit_metric(
     K = len(pairs)
     alpha = 1.0 - config.confidence
     alpha_side = split_error(alpha, K)
-    # Selection: one half of the sample builds the candidate sets from counts, the
-    # other half ranks them (a set built from counts looks best on those very counts).
-    half = max(1, config.samples // 2)
-    build = count_words(mechanism, words, half, config.seed, _SELECT, execution, "selecting")
-    rank = count_words(mechanism, words, half, config.seed, _RANK, execution, "ranking")
-    chosen = [
-        _choose_set(
-            mechanism,
-            p,
-            (build[pos[p.w]], build[pos[p.w_prime]]),
-            (rank[pos[p.w]], rank[pos[p.w_prime]]),
-            config,
-            alpha_side,
-            claim.epsilon * d if np.isfinite(d) else 0.0,
-        )
-        for p, d in zip(pairs, distances, strict=True)
-    ]
+    chosen, masses, selection = _selection(
+        mechanism, pairs, distances, words, config, execution, alpha_side
+    )
     timing["selection"] = round(time.perf_counter() - t0 - sum(timing.values()), 4)
     fin = count_words(
         mechanism, words, config.final_samples, config.seed, _FINAL, execution, "final"
     )
     timing["final"] = round(time.perf_counter() - t0 - sum(timing.values()), 4)
-
+    exact = exact_beside(mechanism, pairs, distances, selection)
     results = [
-        _pair_result(
-            mechanism, p, float(d), s, fin[pos[p.w]], fin[pos[p.w_prime]], alpha_side, config, K
+        dataclasses.replace(
+            _pair_result(
+                mechanism,
+                p,
+                float(d),
+                s,
+                (fin[pos[p.w]], fin[pos[p.w_prime]]),
+                m,
+                alpha_side,
+                config,
+                K,
+            ),
+            exact_loss=loss,
         )
-        for p, d, s in zip(pairs, distances, chosen, strict=True)
+        for p, d, s, m, loss in zip(pairs, distances, chosen, masses, exact.losses, strict=True)
     ]
     results.sort(key=_rank_key)
     violation = any(r.verdict == VIOLATION for r in results)
@@ -267,16 +188,60 @@ def audit_metric(
         epsilon=claim.epsilon,
         confidence=config.confidence,
         violation=violation,
-        verdict=_overall(results, config.confidence),
+        verdict=_overall(results, config.confidence, config.power_ratio),
         pairs=tuple(results),
         samples={"selection": config.samples, "final": config.final_samples},
         candidates_final=K,
         confidence_statement=_statement(config, K, alpha_side),
         seed=config.seed,
         timing=timing,
-        notes=_notes(results) + ((randomness.warning,) if randomness.warning else ()),
+        notes=_notes(results)
+        + _unseen_note(results, config.samples)
+        + exact.notes
+        + exact_notes([(r.w, r.w_prime, r.allowed_loss, r.exact_loss, r.verdict) for r in results])
+        + ((randomness.warning,) if randomness.warning else ()),
         reproducible=randomness.reproducible,
+        law_check=exact.law_check,
     )
+
+
+def _selection(
+    mechanism: WordMechanism,
+    pairs: list[WordPair],
+    distances: np.ndarray,
+    words: list[str],
+    config: MetricAuditConfig,
+    execution: ExecutionConfig,
+    alpha_side: float,
+) -> tuple[list[_Set], list[float], dict[str, np.ndarray]]:
+    """Each pair's set, the mass of the rarest output it saw, and each word's selection counts.
+
+    One half of the sample builds the candidate sets from counts, the other half
+    ranks them (a set built from counts looks best on those very counts).  The
+    rarest output either word produced in all its selection draws is where a loss
+    could hide (:mod:`dpaudit.auditors.metric.power`).
+    """
+    pos = {w: i for i, w in enumerate(words)}
+    half = max(1, config.samples // 2)
+    build = count_words(mechanism, words, half, config.seed, _SELECT, execution, "selecting")
+    rank = count_words(mechanism, words, half, config.seed, _RANK, execution, "ranking")
+    masses = [
+        resolution_mass(tuple(c[pos[w]] for c in (build, rank) for w in (p.w, p.w_prime)), 2 * half)
+        for p in pairs
+    ]
+    chosen = [
+        _choose_set(
+            mechanism,
+            p,
+            (build[pos[p.w]], build[pos[p.w_prime]]),
+            (rank[pos[p.w]], rank[pos[p.w_prime]]),
+            config,
+            alpha_side,
+            mechanism.claim.epsilon * d if np.isfinite(d) else 0.0,
+        )
+        for p, d in zip(pairs, distances, strict=True)
+    ]
+    return chosen, masses, {w: build[pos[w]] + rank[pos[w]] for w in words}
 
 
 def _audited_pairs(mechanism: WordMechanism, config: MetricAuditConfig) -> list[WordPair]:
@@ -387,12 +352,13 @@ def _pair_result(
     pair: WordPair,
     d: float,
     s: _Set,
-    f1: np.ndarray,
-    f2: np.ndarray,
+    final: tuple[np.ndarray, np.ndarray],
+    mass: float,
     alpha_side: float,
     cfg: MetricAuditConfig,
     statements: int,
 ) -> PairResult:
+    f1, f2 = final
     num, den = (f1, f2) if s.numerator_first else (f2, f1)
     n = cfg.final_samples
     h1, h2 = int(num[s.codes].sum()), int(den[s.codes].sum())
@@ -400,13 +366,11 @@ def _pair_result(
     lcb = max(cert.lower_bound, 0.0)
     est = _log_ratio(h1, h2, n)
     allowed = math.inf if math.isinf(d) else mech.claim.epsilon * d
-    needed = None
     verdict = verdict_for(lcb, allowed).value
+    power: PairPower | None = None
     if verdict == NO_VIOLATION:
-        p_mass = max(h1, 1) / n
-        needed_f = math.log(1.0 / alpha_side) * math.exp(min(allowed, 700.0)) / p_mass
-        needed = int(min(math.ceil(needed_f), 2**62))
-        verdict = INCONCLUSIVE if needed > n else NO_VIOLATION
+        power = pair_power(allowed, n, alpha_side, mass, cfg.power_ratio)
+        verdict = NO_VIOLATION if power.conclusive else INCONCLUSIVE
     if allowed == 0.0:
         ratio = math.inf if lcb > 0 else 0.0
     else:
@@ -429,7 +393,10 @@ def _pair_result(
         epsilon_lower_bound=lcb,
         ratio=ratio,
         verdict=verdict,
-        samples_needed=needed,
+        samples_needed=power.samples_needed if power else None,
+        resolution_mass=power.resolution_mass if power else None,
+        detectable_loss=power.detectable_loss if power else None,
+        power=power.curve if power else {},
     )
 
 
@@ -446,25 +413,34 @@ def _rank_key(r: PairResult) -> tuple[int, float]:
     return (order, -r.ratio if order < 3 else -r.epsilon_lower_bound)
 
 
-def _overall(results: list[PairResult], confidence: float) -> str:
+def _overall(results: list[PairResult], confidence: float, power_ratio: float) -> str:
     bad = [r for r in results if r.verdict == VIOLATION]
     if bad:
         w = bad[0]
         return (
-            f"violation: for ({w.w!r}, {w.w_prime!r}) ε_lcb = {_fmt(w.epsilon_lower_bound)} > "
-            f"ε·d = {_fmt(w.allowed_loss)} (ratio {_fmt(w.ratio)}) at joint confidence "
+            f"violation: for ({w.w!r}, {w.w_prime!r}) ε_lcb = {fmt_value(w.epsilon_lower_bound)} > "
+            f"ε·d = {fmt_value(w.allowed_loss)} (ratio {fmt_value(w.ratio)}) at joint confidence "
             f"{confidence:g}; {len(bad)} of {len(results)} pairs violate"
         )
     unsure = [r for r in results if r.verdict == INCONCLUSIVE]
     if unsure:
-        need = max(r.samples_needed or 0 for r in unsure)
+        known = [r.samples_needed for r in unsure if r.samples_needed is not None]
+        need = f" (up to ≈ {max(known):.3g} final samples per input)" if known else ""
         return (
-            f"inconclusive: no violation found, but {len(unsure)} of {len(results)} pairs would "
-            f"need more samples than were drawn (up to ≈ {need:.3g} per input) to show a loss "
-            f"above ε·d; this is not a pass"
+            f"inconclusive: no violation found, but for {len(unsure)} of {len(results)} pairs "
+            f"the audit could not have seen a loss of {power_ratio:g}·ε·d on the rarest outputs "
+            f"it saw{need}; this is not a pass"
         )
+    covered = [r for r in results if r.resolution_mass is not None]
+    floor = (
+        f"; on each, a loss of {power_ratio:g}·ε·d on any output of mass ≥ "
+        f"{max(r.resolution_mass or 0.0 for r in covered):.2g} would have been flagged with "
+        f"probability ≈ 90 %"
+        if covered
+        else ""
+    )
     return (
-        f"no violation found over {len(results)} pairs (confidence {confidence:g}; "
+        f"no violation found over {len(results)} pairs (confidence {confidence:g}{floor}; "
         f"this does not show that the mechanism is private)"
     )
 
@@ -476,10 +452,17 @@ def _notes(results: list[PairResult]) -> tuple[str, ...]:
         r = max(outside, key=lambda r: r.epsilon_lower_bound)
         notes.append(
             f"inputs the claim does not cover leak: ({r.w!r}, {r.w_prime!r}) ε_lcb = "
-            f"{_fmt(r.epsilon_lower_bound)} ({r.set_rule})"
+            f"{fmt_value(r.epsilon_lower_bound)} ({r.set_rule})"
         )
     return tuple(notes)
 
 
-def _fmt(v: float) -> str:
-    return "inf" if math.isinf(v) else f"{v:.4g}"
+def _unseen_note(results: list[PairResult], samples: int) -> tuple[str, ...]:
+    """What no verdict covers: outputs too rare to appear in the selection draws at all."""
+    if not any(r.resolution_mass is not None for r in results):
+        return ()
+    return (
+        f"power: outputs of probability below ≈ 3/{samples} = {3 / samples:.2g} were likely "
+        f"(95 %) never drawn in the selection samples; a loss on them is covered by no "
+        f"verdict here",
+    )
