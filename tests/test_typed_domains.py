@@ -56,9 +56,15 @@ def test_pairs_and_points_lie_inside_the_domain(domain: Any) -> None:
 
 
 def test_box_patterns_include_the_reflection_through_the_centre() -> None:
-    pairs = RealBox(0.0, 1.0, 5).candidate_pairs()
-    assert ([1.0, 0.0, 0.0, 0.0, 0.0], [0.0, 1.0, 1.0, 1.0, 1.0]) in pairs
-    assert ([0.0, 1.0, 1.0, 1.0, 1.0], [1.0, 0.0, 0.0, 0.0, 0.0]) in pairs
+    # A pair and its swap are one pair (the audit scores both orientations).
+    pairs = {tuple(sorted((tuple(a), tuple(b)))) for a, b in RealBox(0.0, 1.0, 5).candidate_pairs()}
+    # DP-Sniper's best ReportNoisyMax1 pair (1,1,1,1,1)/(0,2,2,2,2), placed in the unit box.
+    assert ((0.0, 1.0, 1.0, 1.0, 1.0), (1.0, 0.0, 0.0, 0.0, 0.0)) in pairs
+    # A step from the centre and its reflection through the centre.
+    assert ((0.5,) * 5, (1.0, 0.0, 0.0, 0.0, 0.0)) in pairs
+    assert ((0.0, 1.0, 1.0, 1.0, 1.0), (0.5,) * 5) in pairs
+    # Nothing is clipped: every value is a face or the midpoint.
+    assert {v for p in pairs for x in p for v in x} == {0.0, 0.5, 1.0}
 
 
 @pytest.mark.parametrize(

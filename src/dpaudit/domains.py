@@ -64,6 +64,56 @@ def _unique(values: list[Any]) -> tuple[Any, ...]:
     return tuple(out)
 
 
+def box_patterns(
+    low: float, high: float, dim: int, mid: float | None = None
+) -> list[tuple[str, list[float], list[float]]]:
+    """StatDP/DP-Sniper input patterns *placed inside* ``[low, high]^dim``, named.
+
+    StatDP's patterns (Ding et al., CCS 2018, §4.3; DP-Sniper, Bichsel et al.,
+    S&P 2021, §6) are a base input and a copy with some entries raised and some
+    lowered by the sensitivity: "first raised", "first raised, rest lowered",
+    "half raised, half lowered", "all raised" (and their lowered twins).  Each is a
+    sign vector ``s ∈ {−1, 0, +1}^dim``.  Clipping DP-Sniper's literal pairs (base 1,
+    steps ±1) to a box loses most of them; here every shape is placed inside it:
+
+    * *full steps*: a moving entry goes from one face to the other (``s = +1``:
+      ``low → high``, ``−1``: ``high → low``) and a still entry sits at ``low``, the
+      midpoint or ``high``.  DP-Sniper's best pair for ReportNoisyMax1,
+      ``(1,1,1,1,1)/(0,2,2,2,2)``, has steps ``(−1,+1,+1,+1,+1)``: in the unit box
+      it is ``(1,0,0,0,0)/(0,1,1,1,1)``;
+    * *half steps*: the base is the midpoint and a moving entry steps to a face,
+      for ``s`` and ``−s`` — the reflection of the pair through the box's centre.
+
+    A pair and its swap are the same pair to the black-box audit (it scores both
+    orientations), so ``s`` and ``−s`` of a full step are one pair.  ``mid`` is the
+    still value (default the midpoint; integer domains pass it rounded).
+    """
+    lo, hi = float(low), float(high)
+    centre = (lo + hi) / 2 if mid is None else float(mid)
+    half = dim // 2
+    shapes = [("first", [1] + [0] * (dim - 1))]
+    if dim > 1:
+        shapes += [
+            ("first raised, rest lowered", [1] + [-1] * (dim - 1)),
+            ("half raised, half lowered", [1] * max(half, 1) + [-1] * (dim - max(half, 1))),
+            ("all", [1] * dim),
+        ]
+
+    out: list[tuple[str, list[float], list[float]]] = []
+    for name, signs in shapes:
+        bases = (("", lo),) if 0 not in signs else (("low", lo), ("mid", centre), ("high", hi))
+        for where, base in bases:
+            x = [base if s == 0 else (lo if s > 0 else hi) for s in signs]
+            xp = [base if s == 0 else (hi if s > 0 else lo) for s in signs]
+            label = f"{name} moves face to face" + (f", rest at {where}" if where else "")
+            out.append((label, x, xp))
+    for name, signs in shapes:
+        for sign, word in ((1, "up"), (-1, "down")):
+            xp = [centre if s == 0 else (hi if sign * s > 0 else lo) for s in signs]
+            out.append((f"{name} steps {word} from the centre", [centre] * dim, xp))
+    return out
+
+
 @dataclass(frozen=True)
 class RealBox:
     """Real vectors in ``[low, high]^dim`` (given to the function as a list of floats)."""
@@ -94,22 +144,8 @@ class RealBox:
         return vals
 
     def candidate_pairs(self) -> tuple[tuple[Any, Any], ...]:
-        """StatDP/DP-Sniper patterns mapped into the box, with their reflections."""
-        lo, hi, n = self.low, self.high, self.dim
-        mid = (lo + hi) / 2
-
-        def vec(head: float, rest: float) -> list[float]:
-            return [head] + [rest] * (n - 1)
-
-        pairs = [
-            (vec(lo, lo), vec(hi, hi)),  # every coordinate moves
-            (vec(hi, lo), vec(lo, lo)),  # one coordinate moves
-            (vec(hi, lo), vec(lo, hi)),  # (1,0,0,...) vs (0,1,1,...)
-            (vec(lo, hi), vec(hi, lo)),  # its reflection through the centre
-            (vec(mid, mid), vec(hi, mid)),
-            (vec(mid, lo), vec(hi, hi)),
-        ]
-        return _dedupe(pairs)
+        """StatDP/DP-Sniper patterns placed inside the box, with their reflections."""
+        return _dedupe([(a, b) for _, a, b in box_patterns(self.low, self.high, self.dim)])
 
     def index_points(self) -> tuple[Any, ...]:
         return _unique([v for p in self.candidate_pairs() for v in p])
