@@ -318,13 +318,34 @@ class Dataset:
         return a, b, [a] * ((self.max_size - 1) // 2)
 
     def candidate_pairs(self) -> tuple[tuple[Any, Any], ...]:
-        """A base dataset and its neighbour with an extreme record added/removed or replaced."""
+        """Neighbouring datasets an auditor should try (the first is the small-base pair).
+
+        With ``a, b`` the record's first candidate pair (its extremes), a small base
+        of ``⌊(max−1)/2⌋`` copies of ``a`` and "full" datasets of ``max−1`` copies of
+        one extreme:
+
+        * add-remove — add ``b`` or ``a`` to the base; add each of the record's
+          first four points to the empty dataset; remove from a full dataset its
+          last record, the other extreme or the same one (a count and a sum
+          mechanism have different worst pairs);
+        * replace-one — replace ``r₁`` by ``r₂`` for each of the record's first
+          three candidate pairs, alone and after the base; replace the last record
+          of a full dataset by the other extreme.
+        """
+        recs = self.record.candidate_pairs()
         a, b, base = self._base()
-        full = [b] * (self.max_size - 1)
+        full_a, full_b = [a] * (self.max_size - 1), [b] * (self.max_size - 1)
         if self.neighbours == "replace-one":
-            pairs = [([*base, a], [*base, b]), ([a], [b]), ([*full, b], [*full, a])]
+            pairs = []
+            for r1, r2 in recs[:3]:
+                pairs += [([*base, r1], [*base, r2]), ([r1], [r2])]
+            pairs += [([*full_b, b], [*full_b, a]), ([*full_a, a], [*full_a, b])]
         else:
-            pairs = [(base, [*base, b]), ([], [b]), (base, [*base, a]), (full, [*full, a])]
+            points = _unique([v for p in recs for v in p])[:4]
+            pairs = [(base, [*base, b]), (base, [*base, a])]
+            pairs += [([], [r]) for r in points]
+            pairs += [(full_b, [*full_b, a]), (full_a, [*full_a, b])]
+            pairs += [(full_a, [*full_a, a]), (full_b, [*full_b, b])]
         return _dedupe(pairs)
 
     def index_points(self) -> tuple[Any, ...]:
@@ -345,6 +366,21 @@ def _range(text: str, arg: str) -> tuple[str, str]:
     if not sep:
         raise InvalidArgumentError(arg, text, "LOW..HIGH, e.g. 0..10")
     return lo.strip(), hi.strip()
+
+
+#: The kinds of :func:`parse_domain`'s syntax (``bool`` takes no ``:``).
+KINDS = ("real", "int", "bool", "cat", "str", "vec", "dataset")
+#: The syntax in one line, for error messages.
+SYNTAX = (
+    "real:LOW..HIGH[xDIM], int:LOW..HIGH, bool, cat:a,b,c, str:w1,w2, vec:N:ELEMENT or "
+    "dataset:ELEMENT,max=M,neighbours=add-remove|replace-one"
+)
+
+
+def is_typed(text: str) -> bool:
+    """True when ``text`` is written in this module's syntax (not ``LOW,HIGH``)."""
+    t = str(text).strip()
+    return t == "bool" or (t.partition(":")[0].strip() in KINDS and ":" in t)
 
 
 def parse_domain(text: str, arg: str = "--domain") -> TypedDomain:
@@ -369,11 +405,13 @@ def parse_domain(text: str, arg: str = "--domain") -> TypedDomain:
             return Vector(parse_domain(elem, arg), int(n))
         if kind == "dataset":
             return _parse_dataset(rest, text, arg)
+    except InvalidArgumentError as exc:
+        if exc.argument == arg:
+            raise
+        raise InvalidArgumentError(arg, text, f"{SYNTAX} ({exc})") from None
     except ValueError as exc:
-        raise InvalidArgumentError(arg, text, f"a domain as documented ({exc})") from None
-    raise InvalidArgumentError(
-        arg, text, "real:L..H[xN], int:L..H, bool, cat:a,b, str:w1,w2, vec:N:..., dataset:...,max=M"
-    )
+        raise InvalidArgumentError(arg, text, f"{SYNTAX} ({exc})") from None
+    raise InvalidArgumentError(arg, text, SYNTAX)
 
 
 def _parse_dataset(rest: str, text: str, arg: str) -> Dataset:
@@ -411,7 +449,13 @@ def parse_pair(domain: TypedDomain, text: str, arg: str = "--pair") -> tuple[Any
     left, sep, right = str(text).partition("|")
     if not sep:
         raise InvalidArgumentError(arg, text, "two values separated by '|', e.g. 0|1")
-    a, b = parse_value(domain, left.strip(), "x"), parse_value(domain, right.strip(), "x_prime")
+    try:
+        a = parse_value(domain, left.strip(), "x")
+        b = parse_value(domain, right.strip(), "x_prime")
+    except InvalidArgumentError as exc:
+        raise InvalidArgumentError(
+            arg, text, f"two values of {domain.describe()} as 'A|B' ({exc.argument}: {exc.allowed})"
+        ) from None
     if isinstance(domain, Dataset) and not domain.are_neighbours(a, b):
         raise InvalidArgumentError(arg, text, f"two {domain.neighbours} neighbours")
     return a, b

@@ -216,7 +216,12 @@ def assert_no_violation(
     samples = check_int("samples", samples, minimum=1)
     final = check_int("final_samples", final_samples or 2 * samples, minimum=1)
     train = check_int("train_samples", train_samples or min(samples, DEFAULT_TRAIN_SAMPLES))
-    input_pairs = tuple(InputPair(np.ravel(a), np.ravel(b), "given") for a, b in pairs)
+    if isinstance(mech, FunctionMechanism) and mech.typed:
+        # Typed values (ints, words, datasets...): validated by the domain, shown as indices.
+        mech = dataclasses.replace(mech, extra_pairs=tuple((a, b) for a, b in pairs))
+        input_pairs = tuple(InputPair(*p) for p in mech.given_pairs())
+    else:
+        input_pairs = tuple(InputPair(np.ravel(a), np.ravel(b), "given") for a, b in pairs)
     config = AuditConfig(
         samples=samples,
         final_samples=final,
