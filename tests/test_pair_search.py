@@ -57,11 +57,11 @@ def test_proposals_are_new_reproducible_and_from_the_best_pairs() -> None:
     scores[3] = 1.0  # the only parent
     a = propose_pairs(mech, pairs, scores, 1, 5, np.random.default_rng(7))
     b = propose_pairs(mech, pairs, scores, 1, 5, np.random.default_rng(7))
-    assert [(p.x, p.x_prime) for p in a] == [(p.x, p.x_prime) for p in b]
+    assert [(i, p.x, p.x_prime) for i, p in a] == [(i, p.x, p.x_prime) for i, p in b]
     assert len(a) == 5
     old = {tuple(sorted((p.x, p.x_prime))) for p in pairs}
-    assert not old & {tuple(sorted((p.x, p.x_prime))) for p in a}
-    assert all(pairs[3].origin in p.origin for p in a)
+    assert not old & {tuple(sorted((p.x, p.x_prime))) for _, p in a}
+    assert all(i == 3 and pairs[3].origin in p.origin for i, p in a)
 
 
 def _audit(search: SearchConfig, seed: int = 0, **kw: object) -> object:

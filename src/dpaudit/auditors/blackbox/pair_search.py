@@ -9,7 +9,10 @@ few rounds, the ``parents`` best pairs so far (by the best bound any of their
 trained sets projects, the screen's measure) each get ``moves`` single-entry
 moves inside the box (:func:`local_moves`: flip an entry's step, stop it, start
 it face to face, shift a still entry, or halve a step), and the new pairs are
-trained on training outputs of their own.
+trained on training outputs of their own.  A new pair goes on to the screen only
+when one of its sets projects higher than every set of its parent: a move that
+merely ties its parent would add near-copies of one pair, each a fresh chance for
+a lucky count in the ranking (the winner's curse), and cost ranking samples.
 
 **It costs no confidence.**  Every estimate it uses comes from training outputs
 (stage codes :data:`~dpaudit.auditors.blackbox.config.STAGE_PAIR_SEARCH` + round,
@@ -82,16 +85,17 @@ def propose_pairs(
     parents: int,
     moves: int,
     rng: np.random.Generator,
-) -> list[InputPair]:
+) -> list[tuple[int, InputPair]]:
     """New pairs: ``moves`` random local moves of each of the ``parents`` best-scored pairs.
 
     ``scores[i]`` is pair ``i``'s best projected bound on its training outputs.
-    Pairs already tried (in either order) are never proposed again.
+    Returns ``(parent index, new pair)``.  Pairs already tried (in either order)
+    are never proposed again.
     """
     low, high, mid = pattern_box(mechanism.input_domain, pattern_radius(mechanism))
     tried = {_key(p.x, p.x_prime) for p in pairs}
     order = sorted(range(len(pairs)), key=lambda i: -scores[i])
-    out: list[InputPair] = []
+    out: list[tuple[int, InputPair]] = []
     for i in order[:parents]:
         if not np.isfinite(scores[i]):
             continue
@@ -101,5 +105,5 @@ def propose_pairs(
         options = [p for k, p in fresh.items() if k not in tried]
         picks = [options[j] for j in sorted(rng.permutation(len(options))[:moves])]
         tried.update(_key(p.x, p.x_prime) for p in picks)
-        out += picks
+        out += [(i, p) for p in picks]
     return out

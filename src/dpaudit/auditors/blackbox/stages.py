@@ -77,15 +77,12 @@ def train(state: Shortlist, budget: Budget) -> Shortlist:
     cfg = budget.config
     n_train = cfg.train_samples or default_train_samples(cfg.samples, cfg.search)
     combos, tables = _train_pairs(budget, 0, n_train, STAGE_TRAIN)
+    compared = sum(t.size for t in tables)
     search = cfg.search
     if search.pair_search and cfg.use_patterns and searchable(budget.mechanism):
         rng = np.random.default_rng([cfg.seed, STAGE_PAIR_SEARCH])
+        best = _pair_scores(budget, combos, tables, len(budget.pairs), compared)
         for r in range(1, search.pair_search_rounds + 1):
-            compared = sum(t.size for t in tables)
-            best = np.full(len(budget.pairs), -np.inf)
-            for c, t in zip(combos, tables, strict=True):
-                proj = t.project(cfg.final_samples, budget.alpha_side, budget.delta, compared)
-                best[c.pair_index] = max(best[c.pair_index], float(np.max(proj, initial=-np.inf)))
             new = propose_pairs(
                 budget.mechanism,
                 budget.pairs,
@@ -97,9 +94,16 @@ def train(state: Shortlist, budget: Budget) -> Shortlist:
             if not new:
                 break
             first = len(budget.pairs)
-            budget.pairs.extend(new)  # later stages index pairs by position
+            budget.pairs.extend(p for _, p in new)  # later stages index pairs by position
             more = _train_pairs(budget, first, n_train, STAGE_PAIR_SEARCH + r)
-            combos, tables = combos + more[0], tables + more[1]
+            compared += sum(t.size for t in more[1])
+            best = np.append(best, np.full(len(new), -np.inf))
+            best = np.maximum(best, _pair_scores(budget, *more, len(budget.pairs), compared))
+            # Only moves that beat their parent go on (pair_search's docstring).
+            better = {first + k for k, (up, _) in enumerate(new) if best[first + k] > best[up]}
+            keep = [k for k, c in enumerate(more[0]) if c.pair_index in better]
+            combos += [more[0][k] for k in keep]
+            tables += [more[1][k] for k in keep]
     # The families actually trained (``histogram`` only where the outputs were discrete).
     trained = tuple(f for f in budget.families if any(c.score.family == f for c in combos))
     return dataclasses.replace(
@@ -107,9 +111,25 @@ def train(state: Shortlist, budget: Budget) -> Shortlist:
         families=trained or budget.families,
         combos=tuple(combos),
         tables=tuple(tables),
-        compared=sum(t.size for t in tables),  # every candidate is compared on this sample
+        compared=compared,  # every candidate is compared on this sample
         samples={**state.samples, "training": n_train},
     )
+
+
+def _pair_scores(
+    budget: Budget,
+    combos: list[Combo],
+    tables: list[CandidateTable],
+    n_pairs: int,
+    compared: int,
+) -> np.ndarray:
+    """Per pair, the best bound any of its sets projects on training outputs (the screen's)."""
+    cfg = budget.config
+    best = np.full(n_pairs, -np.inf)
+    for c, t in zip(combos, tables, strict=True):
+        proj = t.project(cfg.final_samples, budget.alpha_side, budget.delta, compared)
+        best[c.pair_index] = max(best[c.pair_index], float(np.max(proj, initial=-np.inf)))
+    return best
 
 
 def _train_pairs(
