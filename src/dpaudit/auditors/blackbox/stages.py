@@ -77,12 +77,11 @@ def train(state: Shortlist, budget: Budget) -> Shortlist:
     cfg = budget.config
     n_train = cfg.train_samples or default_train_samples(cfg.samples, cfg.search)
     combos, tables = _train_pairs(budget, 0, n_train, STAGE_TRAIN)
-    compared = sum(t.size for t in tables)
     search = cfg.search
     if search.pair_search and cfg.use_patterns and searchable(budget.mechanism):
         rng = np.random.default_rng([cfg.seed, STAGE_PAIR_SEARCH])
-        best = _pair_scores(budget, combos, tables, len(budget.pairs), compared)
         for r in range(1, search.pair_search_rounds + 1):
+            best = _pair_scores(budget, combos, tables)
             new = propose_pairs(
                 budget.mechanism,
                 budget.pairs,
@@ -96,14 +95,7 @@ def train(state: Shortlist, budget: Budget) -> Shortlist:
             first = len(budget.pairs)
             budget.pairs.extend(p for _, p in new)  # later stages index pairs by position
             more = _train_pairs(budget, first, n_train, STAGE_PAIR_SEARCH + r)
-            compared += sum(t.size for t in more[1])
-            best = np.append(best, np.full(len(new), -np.inf))
-            best = np.maximum(best, _pair_scores(budget, *more, len(budget.pairs), compared))
-            # Only moves that beat their parent go on (pair_search's docstring).
-            better = {first + k for k, (up, _) in enumerate(new) if best[first + k] > best[up]}
-            keep = [k for k, c in enumerate(more[0]) if c.pair_index in better]
-            combos += [more[0][k] for k in keep]
-            tables += [more[1][k] for k in keep]
+            combos, tables = combos + more[0], tables + more[1]
     # The families actually trained (``histogram`` only where the outputs were discrete).
     trained = tuple(f for f in budget.families if any(c.score.family == f for c in combos))
     return dataclasses.replace(
@@ -111,21 +103,17 @@ def train(state: Shortlist, budget: Budget) -> Shortlist:
         families=trained or budget.families,
         combos=tuple(combos),
         tables=tuple(tables),
-        compared=compared,  # every candidate is compared on this sample
+        compared=sum(t.size for t in tables),  # every candidate is compared on this sample
         samples={**state.samples, "training": n_train},
     )
 
 
-def _pair_scores(
-    budget: Budget,
-    combos: list[Combo],
-    tables: list[CandidateTable],
-    n_pairs: int,
-    compared: int,
-) -> np.ndarray:
-    """Per pair, the best bound any of its sets projects on training outputs (the screen's)."""
+def _pair_scores(budget: Budget, combos: list[Combo], tables: list[CandidateTable]) -> np.ndarray:
+    """Per pair, the best bound any of its sets projects on training outputs (the screen's
+    measure, with the margin for every candidate trained so far)."""
     cfg = budget.config
-    best = np.full(n_pairs, -np.inf)
+    compared = sum(t.size for t in tables)
+    best = np.full(len(budget.pairs), -np.inf)
     for c, t in zip(combos, tables, strict=True):
         proj = t.project(cfg.final_samples, budget.alpha_side, budget.delta, compared)
         best[c.pair_index] = max(best[c.pair_index], float(np.max(proj, initial=-np.inf)))
