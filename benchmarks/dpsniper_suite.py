@@ -58,6 +58,7 @@ from dpaudit.auditors.blackbox.auditor import (
     DPSNIPER_FINAL_SAMPLES,
     DPSNIPER_SAMPLES,
     AuditConfig,
+    SearchConfig,
     audit,
 )
 from dpaudit.auditors.blackbox.pairs import InputPair, dedupe, statdp_patterns
@@ -219,6 +220,7 @@ def run_case(
     execution: ExecutionConfig,
     first_seed: int = 0,
     inputs: str = "dpsniper",
+    pair_search: bool = True,
 ) -> dict[str, Any]:
     """Audit ``case`` for seeds first_seed.. (``seeds`` of them) and summarise.
 
@@ -233,6 +235,7 @@ def run_case(
         mode=mode,
         pairs=given,
         use_patterns=not given,
+        search=SearchConfig(pair_search=pair_search),
     )
     bounds, walls, witnesses = [], [], []
     for seed in range(first_seed, first_seed + seeds):
@@ -259,6 +262,7 @@ def run_case(
         "kind": "black-box" if mode == "dpaudit" else "black-box (DP-Sniper mode)",
         "mode": mode,
         "inputs": inputs,
+        "pair_search": pair_search,
         "claimed_epsilon": case.claimed,
         "truth": case.truth,
         "samples": samples,
@@ -344,6 +348,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--inputs", choices=INPUTS, default="dpsniper", help="pairs audited (module docstring)"
     )
+    parser.add_argument(
+        "--no-pair-search",
+        action="store_true",
+        help="switch the adaptive pair search off (SearchConfig.pair_search)",
+    )
     parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
     parser.add_argument("--json", default=None, metavar="FILE", help="append rows as JSON lines")
     parser.add_argument(
@@ -376,6 +385,7 @@ def main(argv: list[str] | None = None) -> int:
                 ex,
                 args.first_seed,
                 args.inputs,
+                not args.no_pair_search,
             )
             if args.json:
                 with open(args.json, "a") as fh:

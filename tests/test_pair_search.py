@@ -123,3 +123,5 @@ def test_search_is_off_for_listed_and_categorical_domains() -> None:
 def test_search_config_rejects_bad_values(field: str) -> None:
     with pytest.raises(InvalidArgumentError, match=field):
         SearchConfig(**{field: -1})
+    with pytest.raises(InvalidArgumentError, match="pair_search_accept_z"):
+        SearchConfig(pair_search_accept_z=float("nan"))

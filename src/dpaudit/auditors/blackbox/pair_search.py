@@ -9,12 +9,13 @@ few rounds, the ``parents`` best pairs so far (by the best bound any of their
 trained sets projects, the screen's measure) each get ``moves`` single-entry
 moves inside the box (:func:`local_moves`: flip an entry's step, stop it, start
 it face to face, shift a still entry, or halve a step), and the new pairs are
-trained on training outputs of their own.  Every new pair goes on to the screen,
-also a move that only ties its parent: on a symmetric mechanism it is often a copy
-of the best pair (``(0,1,0,0,0)/(1,0,1,1,1)`` beside ``(1,0,0,0,0)/(0,1,1,1,1)``),
-and a copy is one more independent chance for the ranking to pick a best pair.
-(Keeping only moves that beat their parent was tried on ReportNoisyMax1 at 1/100
-of DP-Sniper's sizes: medians 0.076 against 0.088 over seeds 0–2.)
+trained on training outputs of their own.  A move joins the other pairs only when
+its best set's log-ratio estimate beats its parent's by more than
+``pair_search_accept_z`` standard errors (both on training outputs): a move that
+merely ties its parent (a half step of a corner pair, a mirror copy) would add a
+near-copy of a pair to the ranking, one more chance for a lucky count there (the
+winner's curse), which cost ReportNoisyMax3 0.01 at 1/100 of DP-Sniper's sizes
+when every move was kept.
 
 **It costs no confidence.**  Every estimate it uses comes from training outputs
 (stage codes :data:`~dpaudit.auditors.blackbox.config.STAGE_PAIR_SEARCH` + round,
