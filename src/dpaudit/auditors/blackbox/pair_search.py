@@ -2,9 +2,9 @@
 
 The patterns of :mod:`dpaudit.auditors.blackbox.pairs` are a fixed guess at where
 the worst pair of a box lies.  Like DP-Auditorium's Vizier pair generator
-(Kong et al., "DP-Auditorium", IEEE S&P 2024, §5) and Delta-Siege's optuna search
-over inputs (Lokna et al., "Group and Attack: Auditing Differential Privacy",
-CCS 2023, §5), the search proposes new pairs where the estimates point: for a
+(Kong et al., "DP-Auditorium: a Large Scale Library for Auditing Differential
+Privacy", IEEE S&P 2024) and Delta-Siege's optuna search over inputs (Lokna et
+al., "Group and Attack: Auditing Differential Privacy", CCS 2023), the search proposes new pairs where the estimates point: for a
 few rounds, the ``parents`` best pairs so far (by the best bound any of their
 trained sets projects, the screen's measure) each get ``moves`` single-entry
 moves inside the box (:func:`local_moves`: flip an entry's step, stop it, start
@@ -19,9 +19,10 @@ when every move was kept.
 
 **It costs no confidence.**  Every estimate it uses comes from training outputs
 (stage codes :data:`~dpaudit.auditors.blackbox.config.STAGE_PAIR_SEARCH` + round,
-disjoint from every other stage's and from the final samples).  The pairs it
-proposes join the others: their candidate sets are counted in the multiplicity
-margin of the screen and the ranking like every other candidate, and whatever
+disjoint from every other stage's and from the final samples).  The moves it
+keeps join the other pairs: their candidate sets are counted in the multiplicity
+margin of the screen and the ranking like every other candidate (a dropped move
+is never ranked nor certified), and whatever
 set finally wins is certified on fresh final samples, with ``K`` the number of
 sets certified (:func:`dpaudit.auditors.core.certify.certify`); no choice made
 on samples the certification does not see can make the bound invalid.
