@@ -5,9 +5,9 @@ the worst pair of a box lies.  Like DP-Auditorium's Vizier pair generator
 (Kong et al., "DP-Auditorium: a Large Scale Library for Auditing Differential
 Privacy", IEEE S&P 2024) and Delta-Siege's optuna search over inputs (Lokna et
 al., "Group and Attack: Auditing Differential Privacy", CCS 2023), the search
-proposes new pairs where the estimates point: for a few rounds, the ``parents`` best pairs so far (by the best bound any of their
-trained sets projects, the screen's measure) each get ``moves`` single-entry
-moves inside the box (:func:`local_moves`: flip an entry's step, stop it, start
+proposes new pairs where the estimates point: for a few rounds, the ``parents``
+best pairs so far (by the best bound any of their trained sets projects, the
+screen's measure) each get ``moves`` single-entry moves inside the box (:func:`local_moves`: flip an entry's step, stop it, start
 it face to face, shift a still entry, or halve a step), and the new pairs are
 trained on training outputs of their own.  A move joins the other pairs only when
 its best set's log-ratio estimate beats its parent's by more than
