@@ -7,15 +7,15 @@ Privacy", IEEE S&P 2024) and Delta-Siege's optuna search over inputs (Lokna et
 al., "Group and Attack: Auditing Differential Privacy", CCS 2023), the search
 proposes new pairs where the estimates point: for a few rounds, the ``parents``
 best pairs so far (by the best bound any of their trained sets projects, the
-screen's measure) each get ``moves`` single-entry moves inside the box (:func:`local_moves`: flip an entry's step, stop it, start
-it face to face, shift a still entry, or halve a step), and the new pairs are
-trained on training outputs of their own.  A move joins the other pairs only when
-its best set's log-ratio estimate beats its parent's by more than
-``pair_search_accept_z`` standard errors (both on training outputs): a move that
-merely ties its parent (a half step of a corner pair, a mirror copy) would add a
-near-copy of a pair to the ranking, one more chance for a lucky count there (the
-winner's curse), which cost ReportNoisyMax3 0.01 at 1/100 of DP-Sniper's sizes
-when every move was kept.
+screen's measure) each get ``moves`` single-entry moves inside the box
+(:func:`local_moves`: flip an entry's step, stop it, start it face to face,
+shift a still entry, or halve a step), and the new pairs are trained on
+training outputs of their own.  A move joins the other pairs only when its best
+set's log-ratio estimate beats its parent's by more than ``pair_search_accept_z``
+standard errors (both on training outputs): a move that merely ties its parent
+(a half step of a corner pair, a mirror copy) would add a near-copy of a pair to
+the ranking, one more chance for a lucky count there (the winner's curse), which
+cost ReportNoisyMax3 0.01 at 1/100 of DP-Sniper's sizes when every move was kept.
 
 **It costs no confidence.**  Every estimate it uses comes from training outputs
 (stage codes :data:`~dpaudit.auditors.blackbox.config.STAGE_PAIR_SEARCH` + round,
