@@ -4,7 +4,7 @@ Usage (from the repository root)::
 
     .venv/bin/python benchmarks/dpsniper_suite.py [--only NAME,...] [--seeds 3] [--first-seed 0]
         [--samples 10700000] [--final-samples 200000000] [--mode dpaudit|dpsniper|both]
-        [--workers 1] [--json FILE]
+        [--workers 1] [--json FILE] [--inputs dpsniper|box|box-pairs]
 
 Every mechanism of DP-Sniper's evaluation (Bichsel et al., S&P 2021, §6;
 ``dpsniper/experiments/exp_default.py``) is written as a plain function
@@ -26,6 +26,17 @@ Published numbers: ``eval_sp2021/reference-results/dd_search_reg_data.log``
 (logistic regression) and ``dd_search_mlp_data.log`` (neural network) of
 github.com/eth-sri/dp-sniper, key ``eps_lcb`` (confidence 0.9, 10.7M/200M
 samples) — the data the paper's evaluation figures are drawn from.
+
+``--inputs`` picks the inputs audited (default ``dpsniper``, the above).  ``box``
+audits every case as a user would who knows only that any two inputs of the unit
+box ``[0, 1]^dim`` are neighbours (``--domain 0,1 -p dim=N``, no ``--pair``: the
+pairs are the auditor's own); ``box-pairs`` gives on that same box DP-Sniper's
+pairs moved inside it (:func:`box_input_pairs`, with ``--no-patterns``), the
+reference a pair search without ``--pair`` should reach.  For DP-Sniper's
+component-wise neighbourhood (every entry moves by ≤ 1) and for one-entry inputs
+the unit box is exactly a set of neighbours; for NoisyHist1/2 (5 entries,
+one-entry neighbourhood) it is wider than DP-Sniper's (all 5 bins may move), so
+their box bounds exceed the one-entry ε by design.
 """
 
 from __future__ import annotations
@@ -47,9 +58,10 @@ from dpaudit.auditors.blackbox.auditor import (
     DPSNIPER_FINAL_SAMPLES,
     DPSNIPER_SAMPLES,
     AuditConfig,
+    SearchConfig,
     audit,
 )
-from dpaudit.auditors.blackbox.pairs import InputPair, statdp_patterns
+from dpaudit.auditors.blackbox.pairs import InputPair, dedupe, statdp_patterns
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.mechanisms import make_mechanism
 from dpaudit.serialization import dumps
@@ -134,7 +146,38 @@ def dpsniper_input_pairs(case: Case) -> tuple[InputPair, ...]:
     )
 
 
-def black_box(case: Case) -> Any:
+#: ``--inputs``: DP-Sniper's pairs on its domain; the unit box alone; DP-Sniper's pairs in it.
+INPUTS = ("dpsniper", "box", "box-pairs")
+#: The plain box of ``--inputs box`` / ``box-pairs``: any two of its points are neighbours.
+UNIT_BOX = (0.0, 1.0)
+
+
+def box_input_pairs(case: Case) -> tuple[InputPair, ...]:
+    """DP-Sniper's pairs moved inside the unit box, keeping every entry's step ``x'_i − x_i``.
+
+    A raised entry becomes ``(0, 1)``, a lowered one ``(1, 0)`` and an unchanged one
+    keeps its value (clipped to the box): DP-Sniper's "first lowered, rest raised"
+    ``(1,1,1,1,1)/(0,2,2,2,2)`` becomes ``(1,0,0,0,0)/(0,1,1,1,1)``.
+    """
+    lo, hi = UNIT_BOX
+    out = []
+    for p in dpsniper_input_pairs(case):
+        a, b = np.asarray(p.x), np.asarray(p.x_prime)
+        keep = np.clip(a, lo, hi)
+        x = np.where(b > a, lo, np.where(b < a, hi, keep))
+        xp = np.where(b > a, hi, np.where(b < a, lo, keep))
+        out.append(InputPair(x, xp, p.origin + " (in the unit box)"))
+    return tuple(dedupe(out, ordered=False))
+
+
+def case_pairs(case: Case, inputs: str) -> tuple[InputPair, ...]:
+    """The pairs given to the audit for ``--inputs`` (none for ``box``)."""
+    if inputs == "box":
+        return ()
+    return box_input_pairs(case) if inputs == "box-pairs" else dpsniper_input_pairs(case)
+
+
+def black_box(case: Case, inputs: str = "dpsniper") -> Any:
     """The mechanism as ``dpaudit audit dpsniper_mechanisms:NAME`` builds it (no density)."""
     import dpaudit.adapters.callable  # noqa: F401  (registers the ``callable`` adapter)
 
@@ -142,12 +185,12 @@ def black_box(case: Case) -> Any:
         "callable",
         epsilon=case.claimed,
         target=f"dpsniper_mechanisms:{case.function}",
-        domain=case.domain,
+        domain=case.domain if inputs == "dpsniper" else UNIT_BOX,
         dim=case.dim,
     )
 
 
-def command(case: Case, samples: int, final: int, mode: str) -> str:
+def command(case: Case, samples: int, final: int, mode: str, inputs: str = "dpsniper") -> str:
     """The CLI line that runs the same audit (from ``benchmarks/``)."""
     pairs = " ".join(
         "--pair '"
@@ -155,14 +198,15 @@ def command(case: Case, samples: int, final: int, mode: str) -> str:
         + ";"
         + ",".join(f"{v:g}" for v in p.x_prime)
         + "'"
-        for p in dpsniper_input_pairs(case)
+        for p in case_pairs(case, inputs)
     )
-    lo, hi = case.domain
+    lo, hi = case.domain if inputs == "dpsniper" else UNIT_BOX
     m = "" if mode == "dpaudit" else f" --mode {mode}"
+    given = f" {pairs} --no-patterns" if pairs else ""
     return (
         f"(cd benchmarks; dpaudit audit dpsniper_mechanisms:{case.function} "
         f"--epsilon {case.claimed:.6g} "
-        f"--domain {lo:g},{hi:g} -p dim={case.dim} {pairs} --no-patterns --samples {samples} "
+        f"--domain {lo:g},{hi:g} -p dim={case.dim}{given} --samples {samples} "
         f"--final-samples {final} --confidence {DPSNIPER_CONFIDENCE}{m} --workers 1 --seed S)"
     )
 
@@ -175,19 +219,23 @@ def run_case(
     seeds: int,
     execution: ExecutionConfig,
     first_seed: int = 0,
+    inputs: str = "dpsniper",
+    pair_search: bool = True,
 ) -> dict[str, Any]:
     """Audit ``case`` for seeds first_seed.. (``seeds`` of them) and summarise.
 
     The summary is min / median / max, never the best seed alone.
     """
-    mech = black_box(case)
+    mech = black_box(case, inputs)
+    given = case_pairs(case, inputs)
     cfg = AuditConfig(
         samples,
         final,
         confidence=DPSNIPER_CONFIDENCE,
         mode=mode,
-        pairs=dpsniper_input_pairs(case),
-        use_patterns=False,
+        pairs=given,
+        use_patterns=not given,
+        search=SearchConfig(pair_search=pair_search),
     )
     bounds, walls, witnesses = [], [], []
     for seed in range(first_seed, first_seed + seeds):
@@ -203,7 +251,8 @@ def run_case(
             f"p1 {w.p1.hits}/{w.p1.samples} p2 {w.p2.hits}/{w.p2.samples}"
         )
         print(
-            f"  {case.name} [{mode}] seed {seed}: ε_lcb {bounds[-1]:.5f}  {walls[-1]:.1f} s",
+            f"  {case.name} [{mode}, {inputs}] seed {seed}: "
+            f"ε_lcb {bounds[-1]:.5f}  {walls[-1]:.1f} s",
             flush=True,
         )
     med = statistics.median(bounds)
@@ -212,6 +261,8 @@ def run_case(
         "dpsniper_name": case.dpsniper_name,
         "kind": "black-box" if mode == "dpaudit" else "black-box (DP-Sniper mode)",
         "mode": mode,
+        "inputs": inputs,
+        "pair_search": pair_search,
         "claimed_epsilon": case.claimed,
         "truth": case.truth,
         "samples": samples,
@@ -231,7 +282,7 @@ def run_case(
         "dpsniper_violation": case.published > case.claimed,
         "min_at_least_dpsniper": min(bounds) >= case.published,
         "mean_wall_seconds": round(statistics.mean(walls), 1),
-        "command": command(case, samples, final, mode),
+        "command": command(case, samples, final, mode, inputs),
         "witnesses": witnesses,
     }
     print(
@@ -294,6 +345,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--samples", type=int, default=DPSNIPER_SAMPLES)
     parser.add_argument("--final-samples", type=int, default=DPSNIPER_FINAL_SAMPLES)
     parser.add_argument("--mode", choices=("dpaudit", "dpsniper", "both"), default="dpaudit")
+    parser.add_argument(
+        "--inputs", choices=INPUTS, default="dpsniper", help="pairs audited (module docstring)"
+    )
+    parser.add_argument(
+        "--no-pair-search",
+        action="store_true",
+        help="switch the adaptive pair search off (SearchConfig.pair_search)",
+    )
     parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
     parser.add_argument("--json", default=None, metavar="FILE", help="append rows as JSON lines")
     parser.add_argument(
@@ -318,7 +377,15 @@ def main(argv: list[str] | None = None) -> int:
     for case in (c for c in CASES if c.name in only):
         for mode in modes:
             row = run_case(
-                case, mode, args.samples, args.final_samples, args.seeds, ex, args.first_seed
+                case,
+                mode,
+                args.samples,
+                args.final_samples,
+                args.seeds,
+                ex,
+                args.first_seed,
+                args.inputs,
+                not args.no_pair_search,
             )
             if args.json:
                 with open(args.json, "a") as fh:

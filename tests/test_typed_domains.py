@@ -22,7 +22,7 @@ from dpaudit.domains import (
     parse_pair,
 )
 from dpaudit.errors import InvalidArgumentError
-from dpaudit.testing import as_mechanism
+from dpaudit.testing import as_mechanism, assert_no_violation
 
 DOMAINS = [
     RealBox(0.0, 1.0, 5),
@@ -56,9 +56,15 @@ def test_pairs_and_points_lie_inside_the_domain(domain: Any) -> None:
 
 
 def test_box_patterns_include_the_reflection_through_the_centre() -> None:
-    pairs = RealBox(0.0, 1.0, 5).candidate_pairs()
-    assert ([1.0, 0.0, 0.0, 0.0, 0.0], [0.0, 1.0, 1.0, 1.0, 1.0]) in pairs
-    assert ([0.0, 1.0, 1.0, 1.0, 1.0], [1.0, 0.0, 0.0, 0.0, 0.0]) in pairs
+    # A pair and its swap are one pair (the audit scores both orientations).
+    pairs = {tuple(sorted((tuple(a), tuple(b)))) for a, b in RealBox(0.0, 1.0, 5).candidate_pairs()}
+    # DP-Sniper's best ReportNoisyMax1 pair (1,1,1,1,1)/(0,2,2,2,2), placed in the unit box.
+    assert ((0.0, 1.0, 1.0, 1.0, 1.0), (1.0, 0.0, 0.0, 0.0, 0.0)) in pairs
+    # A step from the centre and its reflection through the centre.
+    assert ((0.5,) * 5, (1.0, 0.0, 0.0, 0.0, 0.0)) in pairs
+    assert ((0.0, 1.0, 1.0, 1.0, 1.0), (0.5,) * 5) in pairs
+    # Nothing is clipped: every value is a face or the midpoint.
+    assert {v for p in pairs for x in p for v in x} == {0.0, 0.5, 1.0}
 
 
 @pytest.mark.parametrize(
@@ -176,3 +182,40 @@ def test_correct_typed_mechanisms_are_not_flagged(fn: Any, domain: Any, seed: in
 def test_broken_typed_mechanisms_are_flagged(fn: Any, domain: Any) -> None:
     r = _audit(fn, domain)
     assert r.violation and r.epsilon_lower_bound > EPS
+
+
+# --- datasets expose several neighbouring pairs ----------------------------------------
+@pytest.mark.parametrize("neighbours", ["add-remove", "replace-one"])
+def test_dataset_exposes_several_neighbouring_pairs(neighbours: str) -> None:
+    domain = Dataset(IntRange(0, 100), 6, neighbours)
+    mech = as_mechanism(laplace_count, PrivacyClaim(Definition.PURE, EPS, domain))
+    listed = mech.neighbouring_pairs()
+    assert len(listed) >= 4
+    points = mech.index_points()
+    for x, xp, origin in listed:
+        a, b = points[int(x[0])], points[int(xp[0])]
+        assert domain.are_neighbours(a, b), origin
+        assert repr(a)[:10] in origin
+
+
+def count_exact_when_full(d: list[int], n: int, rng: np.random.Generator) -> np.ndarray:
+    """Laplace count, but a full dataset (6 records) is released exactly: ε = ∞ there."""
+    if len(d) == 6:
+        return np.full(n, 6.0)
+    return len(d) + rng.laplace(0.0, 1.0 / EPS, size=n)
+
+
+def test_a_leak_only_at_the_full_dataset_is_flagged() -> None:
+    # Only the "remove from a full dataset" pair shows it (the first pair, a small
+    # base and one more record, never reaches 6 records).
+    r = _audit(count_exact_when_full, Dataset(IntRange(0, 100), 6, "add-remove"))
+    assert r.violation and r.epsilon_lower_bound > EPS
+
+
+def test_typed_pairs_in_assert_no_violation() -> None:
+    progress.ENABLED = False
+    claim = PrivacyClaim(Definition.PURE, EPS, Categories(CATS))
+    r = assert_no_violation(krr, claim, samples=3_000, pairs=[("red", "blue")])
+    assert r.pairs_tried >= 1
+    with pytest.raises(InvalidArgumentError, match="x_prime"):
+        assert_no_violation(krr, claim, samples=3_000, pairs=[("red", "purple")])

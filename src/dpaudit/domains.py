@@ -64,6 +64,56 @@ def _unique(values: list[Any]) -> tuple[Any, ...]:
     return tuple(out)
 
 
+def box_patterns(
+    low: float, high: float, dim: int, mid: float | None = None
+) -> list[tuple[str, list[float], list[float]]]:
+    """StatDP/DP-Sniper input patterns *placed inside* ``[low, high]^dim``, named.
+
+    StatDP's patterns (Ding et al., CCS 2018, §4.3; DP-Sniper, Bichsel et al.,
+    S&P 2021, §6) are a base input and a copy with some entries raised and some
+    lowered by the sensitivity: "first raised", "first raised, rest lowered",
+    "half raised, half lowered", "all raised" (and their lowered twins).  Each is a
+    sign vector ``s ∈ {−1, 0, +1}^dim``.  Clipping DP-Sniper's literal pairs (base 1,
+    steps ±1) to a box loses most of them; here every shape is placed inside it:
+
+    * *full steps*: a moving entry goes from one face to the other (``s = +1``:
+      ``low → high``, ``−1``: ``high → low``) and a still entry sits at ``low``, the
+      midpoint or ``high``.  DP-Sniper's best pair for ReportNoisyMax1,
+      ``(1,1,1,1,1)/(0,2,2,2,2)``, has steps ``(−1,+1,+1,+1,+1)``: in the unit box
+      it is ``(1,0,0,0,0)/(0,1,1,1,1)``;
+    * *half steps*: the base is the midpoint and a moving entry steps to a face,
+      for ``s`` and ``−s`` — the reflection of the pair through the box's centre.
+
+    A pair and its swap are the same pair to the black-box audit (it scores both
+    orientations), so ``s`` and ``−s`` of a full step are one pair.  ``mid`` is the
+    still value (default the midpoint; integer domains pass it rounded).
+    """
+    lo, hi = float(low), float(high)
+    centre = (lo + hi) / 2 if mid is None else float(mid)
+    half = dim // 2
+    shapes = [("first", [1] + [0] * (dim - 1))]
+    if dim > 1:
+        shapes += [
+            ("first raised, rest lowered", [1] + [-1] * (dim - 1)),
+            ("half raised, half lowered", [1] * max(half, 1) + [-1] * (dim - max(half, 1))),
+            ("all", [1] * dim),
+        ]
+
+    out: list[tuple[str, list[float], list[float]]] = []
+    for name, signs in shapes:
+        bases = (("", lo),) if 0 not in signs else (("low", lo), ("mid", centre), ("high", hi))
+        for where, base in bases:
+            x = [base if s == 0 else (lo if s > 0 else hi) for s in signs]
+            xp = [base if s == 0 else (hi if s > 0 else lo) for s in signs]
+            label = f"{name} moves face to face" + (f", rest at {where}" if where else "")
+            out.append((label, x, xp))
+    for name, signs in shapes:
+        for sign, word in ((1, "up"), (-1, "down")):
+            xp = [centre if s == 0 else (hi if sign * s > 0 else lo) for s in signs]
+            out.append((f"{name} steps {word} from the centre", [centre] * dim, xp))
+    return out
+
+
 @dataclass(frozen=True)
 class RealBox:
     """Real vectors in ``[low, high]^dim`` (given to the function as a list of floats)."""
@@ -94,22 +144,8 @@ class RealBox:
         return vals
 
     def candidate_pairs(self) -> tuple[tuple[Any, Any], ...]:
-        """StatDP/DP-Sniper patterns mapped into the box, with their reflections."""
-        lo, hi, n = self.low, self.high, self.dim
-        mid = (lo + hi) / 2
-
-        def vec(head: float, rest: float) -> list[float]:
-            return [head] + [rest] * (n - 1)
-
-        pairs = [
-            (vec(lo, lo), vec(hi, hi)),  # every coordinate moves
-            (vec(hi, lo), vec(lo, lo)),  # one coordinate moves
-            (vec(hi, lo), vec(lo, hi)),  # (1,0,0,...) vs (0,1,1,...)
-            (vec(lo, hi), vec(hi, lo)),  # its reflection through the centre
-            (vec(mid, mid), vec(hi, mid)),
-            (vec(mid, lo), vec(hi, hi)),
-        ]
-        return _dedupe(pairs)
+        """StatDP/DP-Sniper patterns placed inside the box, with their reflections."""
+        return _dedupe([(a, b) for _, a, b in box_patterns(self.low, self.high, self.dim)])
 
     def index_points(self) -> tuple[Any, ...]:
         return _unique([v for p in self.candidate_pairs() for v in p])
@@ -282,13 +318,34 @@ class Dataset:
         return a, b, [a] * ((self.max_size - 1) // 2)
 
     def candidate_pairs(self) -> tuple[tuple[Any, Any], ...]:
-        """A base dataset and its neighbour with an extreme record added/removed or replaced."""
+        """Neighbouring datasets an auditor should try (the first is the small-base pair).
+
+        With ``a, b`` the record's first candidate pair (its extremes), a small base
+        of ``⌊(max−1)/2⌋`` copies of ``a`` and "full" datasets of ``max−1`` copies of
+        one extreme:
+
+        * add-remove — add ``b`` or ``a`` to the base; add each of the record's
+          first four points to the empty dataset; remove from a full dataset its
+          last record, the other extreme or the same one (a count and a sum
+          mechanism have different worst pairs);
+        * replace-one — replace ``r₁`` by ``r₂`` for each of the record's first
+          three candidate pairs, alone and after the base; replace the last record
+          of a full dataset by the other extreme.
+        """
+        recs = self.record.candidate_pairs()
         a, b, base = self._base()
-        full = [b] * (self.max_size - 1)
+        full_a, full_b = [a] * (self.max_size - 1), [b] * (self.max_size - 1)
         if self.neighbours == "replace-one":
-            pairs = [([*base, a], [*base, b]), ([a], [b]), ([*full, b], [*full, a])]
+            pairs = []
+            for r1, r2 in recs[:3]:
+                pairs += [([*base, r1], [*base, r2]), ([r1], [r2])]
+            pairs += [([*full_b, b], [*full_b, a]), ([*full_a, a], [*full_a, b])]
         else:
-            pairs = [(base, [*base, b]), ([], [b]), (base, [*base, a]), (full, [*full, a])]
+            points = _unique([v for p in recs for v in p])[:4]
+            pairs = [(base, [*base, b]), (base, [*base, a])]
+            pairs += [([], [r]) for r in points]
+            pairs += [(full_b, [*full_b, a]), (full_a, [*full_a, b])]
+            pairs += [(full_a, [*full_a, a]), (full_b, [*full_b, b])]
         return _dedupe(pairs)
 
     def index_points(self) -> tuple[Any, ...]:
@@ -309,6 +366,21 @@ def _range(text: str, arg: str) -> tuple[str, str]:
     if not sep:
         raise InvalidArgumentError(arg, text, "LOW..HIGH, e.g. 0..10")
     return lo.strip(), hi.strip()
+
+
+#: The kinds of :func:`parse_domain`'s syntax (``bool`` takes no ``:``).
+KINDS = ("real", "int", "bool", "cat", "str", "vec", "dataset")
+#: The syntax in one line, for error messages.
+SYNTAX = (
+    "real:LOW..HIGH[xDIM], int:LOW..HIGH, bool, cat:a,b,c, str:w1,w2, vec:N:ELEMENT or "
+    "dataset:ELEMENT,max=M,neighbours=add-remove|replace-one"
+)
+
+
+def is_typed(text: str) -> bool:
+    """True when ``text`` is written in this module's syntax (not ``LOW,HIGH``)."""
+    t = str(text).strip()
+    return t == "bool" or (t.partition(":")[0].strip() in KINDS and ":" in t)
 
 
 def parse_domain(text: str, arg: str = "--domain") -> TypedDomain:
@@ -333,11 +405,13 @@ def parse_domain(text: str, arg: str = "--domain") -> TypedDomain:
             return Vector(parse_domain(elem, arg), int(n))
         if kind == "dataset":
             return _parse_dataset(rest, text, arg)
+    except InvalidArgumentError as exc:
+        if exc.argument == arg:
+            raise
+        raise InvalidArgumentError(arg, text, f"{SYNTAX} ({exc})") from None
     except ValueError as exc:
-        raise InvalidArgumentError(arg, text, f"a domain as documented ({exc})") from None
-    raise InvalidArgumentError(
-        arg, text, "real:L..H[xN], int:L..H, bool, cat:a,b, str:w1,w2, vec:N:..., dataset:...,max=M"
-    )
+        raise InvalidArgumentError(arg, text, f"{SYNTAX} ({exc})") from None
+    raise InvalidArgumentError(arg, text, SYNTAX)
 
 
 def _parse_dataset(rest: str, text: str, arg: str) -> Dataset:
@@ -375,7 +449,13 @@ def parse_pair(domain: TypedDomain, text: str, arg: str = "--pair") -> tuple[Any
     left, sep, right = str(text).partition("|")
     if not sep:
         raise InvalidArgumentError(arg, text, "two values separated by '|', e.g. 0|1")
-    a, b = parse_value(domain, left.strip(), "x"), parse_value(domain, right.strip(), "x_prime")
+    try:
+        a = parse_value(domain, left.strip(), "x")
+        b = parse_value(domain, right.strip(), "x_prime")
+    except InvalidArgumentError as exc:
+        raise InvalidArgumentError(
+            arg, text, f"two values of {domain.describe()} as 'A|B' ({exc.argument}: {exc.allowed})"
+        ) from None
     if isinstance(domain, Dataset) and not domain.are_neighbours(a, b):
         raise InvalidArgumentError(arg, text, f"two {domain.neighbours} neighbours")
     return a, b

@@ -29,22 +29,27 @@ import dataclasses
 import functools
 import importlib
 import inspect
+import json
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
 from dpaudit.adapters.encoding import encode_outputs, output_width
 from dpaudit.claims import InputDomain, PrivacyClaim
+from dpaudit.domains import Dataset
 from dpaudit.errors import InvalidArgumentError, InvalidTypeError, MechanismError
 from dpaudit.mechanisms.base import Mechanism, parameter
 from dpaudit.mechanisms.domains import box_claim, check_box_domain
 from dpaudit.mechanisms.registry import register
 from dpaudit.random import seeded_global_state, state_entropy
 from dpaudit.validation import check_delta, check_epsilon, check_int
+
+#: An input pair in the auditor's index space: ``((i,), (j,), origin)``.
+IndexPair = tuple[tuple[float], tuple[float], str]
 
 #: The example callable shown by ``dpaudit mechanisms`` (and used when no target is given).
 DEFAULT_TARGET = "dpaudit.adapters.callable:unit_laplace"
@@ -246,6 +251,9 @@ class FunctionMechanism(Mechanism):
 
     function: Callable[..., Any] = unit_laplace
     claimed: PrivacyClaim | None = None
+    #: Typed domains only: pairs ``(a, b)`` of values the user asks to audit (``--pair``);
+    #: their values join the index points, :meth:`given_pairs` gives them as index pairs.
+    extra_pairs: tuple[tuple[Any, Any], ...] = field(default=(), hash=False)
 
     def __post_init__(self) -> None:
         check_epsilon(self.epsilon)
@@ -256,6 +264,32 @@ class FunctionMechanism(Mechanism):
         dom = self.claimed.domain
         if not isinstance(dom, InputDomain) and not callable(getattr(dom, "index_points", None)):
             raise InvalidTypeError("domain", dom, "an InputDomain or a dpaudit.domains domain")
+        if self.extra_pairs and isinstance(dom, InputDomain):
+            raise InvalidArgumentError("pairs", self.extra_pairs, "typed pairs with a typed domain")
+        for a, b in self.extra_pairs:
+            dom.validate(a, "x")
+            dom.validate(b, "x_prime")
+            if hasattr(dom, "are_neighbours") and not dom.are_neighbours(a, b):
+                raise InvalidArgumentError(
+                    "pair", (a, b), f"two {dom.neighbours} neighbours in {dom.describe()}"
+                )
+
+    def spec(self) -> dict[str, Any]:
+        """JSON-ready description (the function by name; it is not rebuilt from this)."""
+        claim = self.claimed
+        assert claim is not None  # checked in __post_init__
+        dom = claim.domain
+        return {
+            "mechanism": "function",
+            "params": {
+                "function": self.label,
+                "epsilon": self.epsilon,
+                "delta": claim.delta,
+                "domain": dom.describe(),
+                "neighbouring": claim.neighbouring,
+                "pairs": [[_short(a), _short(b)] for a, b in self.extra_pairs],
+            },
+        }
 
     @property
     def label(self) -> str:
@@ -280,7 +314,7 @@ class FunctionMechanism(Mechanism):
         if not self.typed:
             return self.claimed
         dom = self.claimed.domain
-        points = dom.index_points()
+        points = self.index_points()
         return dataclasses.replace(
             self.claimed,
             domain=InputDomain((1,), 0.0, float(len(points) - 1), integer=True),
@@ -288,16 +322,57 @@ class FunctionMechanism(Mechanism):
             + "; ".join(repr(p)[:40] for p in points[:6]),
         )
 
+    def index_points(self) -> tuple[Any, ...]:
+        """Typed domains: the values the auditor sees as indices ``0..K-1``.
+
+        The user's pairs first, then the values of the domain's listed candidate
+        pairs (:meth:`neighbouring_pairs`), else its ``index_points()``.
+        """
+        dom = self.claimed.domain  # type: ignore[union-attr]
+        values = [v for p in self.extra_pairs for v in p]
+        cands = _listed_candidates(dom)
+        values += [v for p in cands for v in p] if cands is not None else list(dom.index_points())
+        return _unique_values(values)
+
+    def _index_of(self, value: Any) -> int:
+        key = _value_key(value)
+        return next(i for i, v in enumerate(self.index_points()) if _value_key(v) == key)
+
+    def _index_pair(self, a: Any, b: Any, origin: str) -> IndexPair:
+        """``(a, b)`` as indices; the origin names both values (a witness shows indices)."""
+        i, j = self._index_of(a), self._index_of(b)
+        return ((float(i),), (float(j),), f"{origin}index {i} = {_short(a)}, {j} = {_short(b)}")
+
+    def given_pairs(self) -> tuple[IndexPair, ...]:
+        """The user's typed pairs as index pairs ``(x, x', origin)`` (for ``AuditConfig.pairs``,
+        wrapped in :class:`~dpaudit.auditors.blackbox.pairs.InputPair`)."""
+        return tuple(self._index_pair(a, b, "given: ") for a, b in self.extra_pairs)
+
+    def neighbouring_pairs(self) -> list[IndexPair] | None:
+        """Typed domains: the domain's own candidate pairs as index pairs; else ``None``.
+
+        Read by :func:`dpaudit.auditors.blackbox.pairs.listed_pairs`: the auditor tries
+        these (a dataset's neighbours are not any two of its index points).  ``None``
+        for a large category set (its index points are all neighbours; the auditor
+        picks among them) and for float boxes.
+        """
+        if not self.typed:
+            return None
+        cands = _listed_candidates(self.claimed.domain)  # type: ignore[union-attr]
+        if cands is None:
+            return None
+        return [self._index_pair(a, b, "") for a, b in cands]
+
     @property
     def output_shape(self) -> tuple[int, ...]:
         if self.typed:
-            return _typed_width(self.function, self.label, self.claimed.domain)  # type: ignore
+            return _typed_width(self.function, self.label, self.index_points()[0])
         x = tuple(float(v) for v in _domain_point(self.claim.domain).ravel())
         return probe_output_shape(self.function, self.label, x)
 
     def _sample(self, x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
         if self.typed:
-            value = copy.deepcopy(self.claimed.domain.index_points()[int(x.ravel()[0])])  # type: ignore
+            value = copy.deepcopy(self.index_points()[int(x.ravel()[0])])
             outs = _typed_call(self.function, self.label, value, n, rng)
             return encode_outputs(outs, self.output_shape[0])
         return call_user_function(self.function, self.label, x, n, rng, self.output_shape)
@@ -318,13 +393,52 @@ def _typed_call(
     return outs
 
 
-@functools.lru_cache(maxsize=64)
-def _typed_width(fn: Callable[..., Any], label: str, domain: Any) -> tuple[int]:
+def _typed_width(fn: Callable[..., Any], label: str, point: Any) -> tuple[int]:
     """Feature width fixed by the first output on the first index point (global RNGs seeded)."""
-    rng = np.random.default_rng(0)
-    with seeded_global_state(state_entropy(rng)):
-        outs = _typed_call(fn, label, copy.deepcopy(domain.index_points()[0]), 2, rng)
-    return (output_width(outs[0]),)
+    key = (fn, label, _value_key(point))
+    if key not in _WIDTHS:
+        rng = np.random.default_rng(0)
+        with seeded_global_state(state_entropy(rng)):
+            outs = _typed_call(fn, label, copy.deepcopy(point), 2, rng)
+        _WIDTHS[key] = (output_width(outs[0]),)
+    return _WIDTHS[key]
+
+
+#: :func:`_typed_width` per (function, label, first point): one probe call per process.
+_WIDTHS: dict[tuple[Any, str, str], tuple[int]] = {}
+
+#: A typed domain's candidate pairs are listed to the auditor when there are at most
+#: this many (a dataset's always: its index points are not all neighbours).
+MAX_LISTED_PAIRS = 32
+
+
+def _listed_candidates(domain: Any) -> tuple[tuple[Any, Any], ...] | None:
+    """The domain's candidate pairs the auditor should try, or ``None`` (pick among points)."""
+    cands = tuple(domain.candidate_pairs())
+    if isinstance(domain, Dataset) or len(cands) <= MAX_LISTED_PAIRS:
+        return cands
+    return None
+
+
+def _value_key(value: Any) -> str:
+    """Identity of a typed value (type-sensitive: ``1``, ``1.0``, ``True`` and ``"1"`` differ)."""
+    return json.dumps([type(value).__name__, value], sort_keys=True, default=repr)
+
+
+def _unique_values(values: list[Any]) -> tuple[Any, ...]:
+    seen: set[str] = set()
+    out = []
+    for v in values:
+        k = _value_key(v)
+        if k not in seen:
+            seen.add(k)
+            out.append(v)
+    return tuple(out)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _domain_point(domain: InputDomain) -> np.ndarray:

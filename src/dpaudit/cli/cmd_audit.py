@@ -31,7 +31,7 @@ import numpy as np
 from dpaudit import progress
 from dpaudit.auditors.blackbox.auditor import CLASSIFIERS, MODES, AuditConfig, audit
 from dpaudit.auditors.blackbox.config import default_train_samples
-from dpaudit.auditors.blackbox.pairs import parse_pair
+from dpaudit.auditors.blackbox.pairs import InputPair, parse_pair
 from dpaudit.auditors.core.guard import check_sample_memory, checked_sample, domain_corners
 from dpaudit.auditors.metric.auditor import MetricAuditConfig, audit_metric
 from dpaudit.auditors.metric.result import power_clause
@@ -182,7 +182,8 @@ def _add_pair_args(p: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="A;B",
-        help="input pair to try, e.g. '0;1' or '0,0;1,1' (repeatable; added to the patterns)",
+        help="input pair to try, e.g. '0;1' or '0,0;1,1'; with a typed --domain 'A|B', e.g. "
+        "'3|4', 'red|blue', '[1, 2]|[1, 2, 100]' (repeatable; added to the patterns)",
     )
     p.add_argument(
         "--no-patterns",
@@ -226,7 +227,10 @@ def build_config(args: argparse.Namespace, mechanism: Any) -> AuditConfig:
         )
     if args.final_candidates < 1:
         raise InvalidArgumentError("--final-candidates", args.final_candidates, "an integer >= 1")
-    pairs = tuple(parse_pair(text, mechanism) for text in args.pair)
+    if getattr(mechanism, "typed", False):  # typed --pair 'A|B', parsed with the mechanism
+        pairs = tuple(InputPair(*p) for p in mechanism.given_pairs())
+    else:
+        pairs = tuple(parse_pair(text, mechanism) for text in args.pair)
     return AuditConfig(
         samples=args.samples,
         final_samples=args.final_samples,

@@ -3,7 +3,8 @@
 * ``--json`` prints exactly one JSON object on stdout (infinite values as "inf");
 * ``--seed`` wherever randomness is involved;
 * mechanism parameters as ``-p NAME=VALUE``; ε is ``--epsilon``, δ ``--delta``,
-  the input domain ``--domain LOW,HIGH``;
+  the input domain ``--domain LOW,HIGH`` (for a ``module:callable`` also a typed
+  domain of :mod:`dpaudit.domains`, e.g. ``int:0..10``, with ``--pair 'A|B'``);
 * exit 0 = ran, 2 = usage or input error (one line on stderr, no traceback),
   1 = ``--fail-on-violation`` found a violation.
 """
@@ -19,8 +20,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from dpaudit.adapters import missing_adapter_error
+from dpaudit.adapters.callable import FunctionMechanism, resolve_callable
 from dpaudit.auditors.core.guard import preflight
+from dpaudit.claims import Definition, PrivacyClaim
 from dpaudit.cli.parser import EXIT_OK, EXIT_VIOLATION, integer
+from dpaudit.domains import SYNTAX, Dataset, is_typed, parse_domain
+from dpaudit.domains import parse_pair as parse_typed_pair
 from dpaudit.engine.checkpoint import cli_run
 from dpaudit.engine.executor import BACKENDS, ExecutionConfig
 from dpaudit.engine.timeout import DEFAULT_UNIT_TIMEOUT, check_timeout
@@ -67,8 +72,11 @@ def add_mechanism_args(parser: argparse.ArgumentParser, epsilon_required: bool =
     parser.add_argument(
         "--domain",
         default=None,
-        metavar="LOW,HIGH",
-        help="input domain per coordinate, e.g. -10,10",
+        metavar="LOW,HIGH|TYPED",
+        help="input domain per coordinate, e.g. -10,10; for a module:callable also a typed "
+        "domain whose values the callable receives as they are: int:0..10, bool, cat:a,b,c, "
+        "str:w1,w2, real:0..1x5, vec:3:int:0..9, "
+        "'dataset:int:0..100,max=20,neighbours=add-remove|replace-one'",
     )
 
 
@@ -143,9 +151,75 @@ def build_mechanism(args: argparse.Namespace) -> Mechanism:
     params: dict[str, Any] = parse_params(args.param)
     if getattr(args, "epsilon", None) is not None:
         params["epsilon"] = check_epsilon(args.epsilon, "--epsilon")
+    domain = getattr(args, "domain", None)
+    if domain is not None and is_typed(domain):
+        mechanism = build_typed_callable(args, params)
+    else:
+        mechanism = _build_registered(args, params)
+    # Fail fast on a broken mechanism (NaN, wrong shape, raising, hanging, ignoring the rng,
+    # too big for memory) before any output directory or work exists.
+    timeout = check_timeout(getattr(args, "unit_timeout", None), "--unit-timeout")
+    preflight(mechanism, timeout=min(timeout or PREFLIGHT_TIMEOUT, PREFLIGHT_TIMEOUT))
+    return mechanism
+
+
+def build_typed_callable(args: argparse.Namespace, params: dict[str, Any]) -> Mechanism:
+    """``module:callable`` with a typed ``--domain``: called with values of their own type.
+
+    The claim is (ε, δ)-DP over the typed domain and its neighbour relation; each
+    ``--pair 'A|B'`` is parsed by the domain (:func:`dpaudit.domains.parse_pair`)
+    and audited beside the domain's own candidate pairs.  ``--dim`` and ``-p`` do
+    not apply (the domain fixes the input's shape).
+    """
+    name = args.mechanism
+    if ":" not in name:
+        raise InvalidArgumentError(
+            "--domain", args.domain, "LOW,HIGH (a typed domain is for a module:callable)"
+        )
+    domain = parse_domain(args.domain, "--domain")
+    if getattr(args, "dim", None) is not None:
+        raise InvalidArgumentError("--dim", args.dim, "no --dim with a typed --domain")
+    extra = sorted(set(params) - {"epsilon"})
+    if extra:
+        raise InvalidArgumentError(
+            "-p", extra[0], "no -p parameters with a typed --domain (it fixes the input)"
+        )
+    delta = check_delta(args.delta if getattr(args, "delta", None) is not None else 0.0, "--delta")
+    claim = PrivacyClaim(
+        Definition.APPROXIMATE if delta > 0 else Definition.PURE,
+        params["epsilon"],
+        domain,
+        delta=delta,
+        neighbouring=_neighbouring(domain),
+    )
+    pairs = tuple(parse_typed_pair(domain, text, "--pair") for text in getattr(args, "pair", []))
+    return FunctionMechanism(
+        epsilon=claim.epsilon, function=resolve_callable(name), claimed=claim, extra_pairs=pairs
+    )
+
+
+def _is_low_high(text: str) -> bool:
+    parts = str(text).split(",")
+    try:
+        return len(parts) == 2 and all(float(p) == float(p) for p in parts)
+    except ValueError:
+        return False
+
+
+def _neighbouring(domain: Any) -> str:
+    if isinstance(domain, Dataset):
+        return f"{domain.neighbours} neighbours in {domain.describe()}"
+    return f"any two inputs of {domain.describe()} (local DP)"
+
+
+def _build_registered(args: argparse.Namespace, params: dict[str, Any]) -> Mechanism:
+    """A registered mechanism (or the ``callable`` adapter) with its ``-p`` parameters."""
     name = args.mechanism
     if ":" in name:
         params["target"], name = name, "callable"
+        domain = getattr(args, "domain", None)
+        if domain is not None and not _is_low_high(domain):
+            raise InvalidArgumentError("--domain", domain, f"LOW,HIGH or a typed domain: {SYNTAX}")
     elif name not in mechanism_names() and (missing := missing_adapter_error(name)):
         raise missing
     cls = mechanism_class(name)
@@ -164,12 +238,7 @@ def build_mechanism(args: argparse.Namespace) -> Mechanism:
                 f"--{option}", value, f"the same value as -p {option}={given}"
             )
         params[option] = value
-    mechanism = make_mechanism(name, **params)
-    # Fail fast on a broken mechanism (NaN, wrong shape, raising, hanging, ignoring the rng,
-    # too big for memory) before any output directory or work exists.
-    timeout = check_timeout(getattr(args, "unit_timeout", None), "--unit-timeout")
-    preflight(mechanism, timeout=min(timeout or PREFLIGHT_TIMEOUT, PREFLIGHT_TIMEOUT))
-    return mechanism
+    return make_mechanism(name, **params)
 
 
 def emit(args: argparse.Namespace, result: Any, render_text: Callable[[Any], str]) -> None:

@@ -249,7 +249,12 @@ def assert_no_violation(
         return _checked(audit_metric(mechanism, word_config, ExecutionConfig(workers=workers)))
     mech = as_mechanism(mechanism, claim)
     train = check_int("train_samples", train_samples or min(samples, DEFAULT_TRAIN_SAMPLES))
-    input_pairs = tuple(InputPair(np.ravel(a), np.ravel(b), "given") for a, b in pairs)
+    if isinstance(mech, FunctionMechanism) and mech.typed:
+        # Typed values (ints, words, datasets...): validated by the domain, shown as indices.
+        mech = dataclasses.replace(mech, extra_pairs=tuple((a, b) for a, b in pairs))
+        input_pairs = tuple(InputPair(*p) for p in mech.given_pairs())
+    else:
+        input_pairs = tuple(InputPair(np.ravel(a), np.ravel(b), "given") for a, b in pairs)
     config = AuditConfig(
         samples=samples,
         final_samples=final,

@@ -10,9 +10,14 @@ generate a small set of structured pairs:
   "one lowered, rest raised", "half raised, half lowered", all raised, all
   lowered, and the "X" pair ``(1..1 0..0, 0..0 1..1)``; values are clipped to
   the domain.  DP-Sniper also uses every pair swapped.
-* **Box patterns**: the same shapes with base = the box's midpoint and the
-  steps reaching its faces, plus the two opposite corners (largest distance in
-  every norm — the worst case of additive-noise mechanisms).
+* **Box patterns** (dpaudit mode; :func:`dpaudit.domains.box_patterns`, the same
+  generator typed real boxes use): the same shapes *placed inside* the box —
+  moving entries going face to face, with still entries at the low face, the
+  midpoint or the high face, and stepping from the midpoint to the faces in both
+  directions (the reflections through the centre).  The opposite corners (largest
+  distance in every norm — the worst case of additive-noise mechanisms) are the
+  "all" shape; DP-Sniper's best ReportNoisyMax1 pair ``(1,1,1,1,1)/(0,2,2,2,2)``
+  is ``(1,0,0,0,0)/(0,1,1,1,1)`` in the unit box.
 * **Unbounded domains** (ADePT clips arbitrary real vectors): a finite box of
   radius ``R = Δ/2`` taken from the sensitivity the claim assumes (the diameter
   its calibration covers), plus the diagonal pair ``±R/√n·1`` (largest L1
@@ -35,6 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpaudit.claims import InputDomain
+from dpaudit.domains import box_patterns
 from dpaudit.errors import DPAuditError, InvalidArgumentError
 from dpaudit.mechanisms.base import Mechanism
 
@@ -117,14 +123,12 @@ def dpsniper_pairs(domain: InputDomain) -> list[InputPair]:
     return dedupe(out, ordered=True)
 
 
-def box_pairs(domain: InputDomain, radius: float | None = None) -> list[InputPair]:
-    """Patterns scaled to the box (or to ``[−radius, radius]`` for an unbounded domain).
+def pattern_box(domain: InputDomain, radius: float | None = None) -> tuple[float, float, float]:
+    """``(low, high, mid)`` of the box patterns are placed in (and the pair search moves in).
 
-    Includes DP-Sniper's literal patterns (clipped), the same shapes around the
-    midpoint with steps to the faces, and the two opposite corners.  For an
-    integer domain values are rounded to integers.
+    The domain's own box, or ``[−radius, radius]`` cut to it when it is unbounded;
+    ``mid`` is rounded down on an integer domain.
     """
-    n = domain.size
     if domain.bounded:
         low, high = float(domain.low), float(domain.high)
     else:
@@ -134,11 +138,25 @@ def box_pairs(domain: InputDomain, radius: float | None = None) -> list[InputPai
     mid = (low + high) / 2.0
     if domain.integer:
         mid = math.floor(mid)
-    pairs = [InputPair(np.full(n, low), np.full(n, high), "box: opposite corners")]
-    pairs += _clip_pairs(statdp_patterns(n, mid, high, low), low, high, "box pattern")
-    pairs += _clip_pairs(
-        statdp_patterns(n, 1.0, 2.0, 0.0), domain.low, domain.high, "dp-sniper pattern"
-    )
+    return low, high, mid
+
+
+def box_pairs(domain: InputDomain, radius: float | None = None) -> list[InputPair]:
+    """StatDP patterns placed inside the box (or ``[−radius, radius]`` if unbounded).
+
+    One pattern generator for typed and plain boxes:
+    :func:`dpaudit.domains.box_patterns` — every shape with its moving entries
+    going face to face (the still ones at the low face, the midpoint or the high
+    face) and stepping from the centre to the faces in both directions (the
+    reflections through the centre).  DP-Sniper's best pairs lie among them, e.g.
+    ``(1,0,0,0,0)/(0,1,1,1,1)`` in the unit box for ReportNoisyMax1.  For an
+    integer domain the midpoint is rounded down.
+    """
+    n = domain.size
+    low, high, mid = pattern_box(domain, radius)
+    pairs = [
+        InputPair(a, b, f"box pattern: {name}") for name, a, b in box_patterns(low, high, n, mid)
+    ]
     if not domain.bounded:
         diag = (high - low) / 2.0 / math.sqrt(n)
         pairs.append(InputPair(np.full(n, -diag), np.full(n, diag), "diagonal ±R/√n·1"))
@@ -185,6 +203,22 @@ def pattern_radius(mechanism: Mechanism) -> float:
     return 1.0
 
 
+def listed_pairs(mechanism: Mechanism) -> list[InputPair] | None:
+    """The neighbouring pairs a mechanism lists itself, or ``None`` when any two inputs are.
+
+    A mechanism whose inputs are not all neighbours (a typed dataset domain shown to
+    the auditor as indices, :class:`dpaudit.adapters.callable.FunctionMechanism`)
+    defines ``neighbouring_pairs()``: the auditor tries those instead of patterns.
+    """
+    hook = getattr(mechanism, "neighbouring_pairs", None)
+    if hook is None:
+        return None
+    listed = hook()
+    if listed is None:
+        return None
+    return [p if isinstance(p, InputPair) else InputPair(p[0], p[1], p[2]) for p in listed]
+
+
 def generate_pairs(
     mechanism: Mechanism,
     *,
@@ -198,8 +232,11 @@ def generate_pairs(
     """
     domain = mechanism.input_domain
     generated: list[InputPair] = []
+    listed = listed_pairs(mechanism)
     if use_patterns:
-        if mode == "dpsniper":
+        if listed is not None:
+            generated = listed
+        elif mode == "dpsniper":
             generated = dpsniper_pairs(domain)
         elif domain.integer and domain.size == 1:
             generated = categorical_pairs(domain)

@@ -24,6 +24,7 @@ import numpy as np
 
 from dpaudit.auditors.blackbox.config import (
     STAGE_FINAL,
+    STAGE_PAIR_SEARCH,
     STAGE_PLAYOFF,
     STAGE_SELECT,
     STAGE_TRAIN,
@@ -38,6 +39,7 @@ from dpaudit.auditors.blackbox.outcome import (
     final_counts,
     no_witness_result,
 )
+from dpaudit.auditors.blackbox.pair_search import propose_pairs, searchable
 from dpaudit.auditors.blackbox.rare import RARE_MIN_HITS, RareSetScore, propose
 from dpaudit.auditors.blackbox.result import AuditResult
 from dpaudit.auditors.blackbox.sampler import Timer
@@ -65,15 +67,102 @@ Stage = Callable[[Shortlist, Budget], Shortlist]
 
 # ================================================================== stages
 def train(state: Shortlist, budget: Budget) -> Shortlist:
-    """Train every family's score on a small sample per input and fix its threshold grid."""
-    mech, cfg, pairs = budget.mechanism, budget.config, budget.pairs
+    """Train every family's score on a small sample per input and fix its threshold grid.
+
+    Then, where :func:`~dpaudit.auditors.blackbox.pair_search.searchable` and the
+    audit generated its pairs, the pair search: ``pair_search_rounds`` rounds of
+    local moves around the best-projecting pairs so far, each trained on outputs of
+    its own round's stage code and appended to ``budget.pairs``.
+    """
+    cfg = budget.config
     n_train = cfg.train_samples or default_train_samples(cfg.samples, cfg.search)
+    combos, tables = _train_pairs(budget, 0, n_train, STAGE_TRAIN)
+    search = cfg.search
+    if search.pair_search and cfg.use_patterns and searchable(budget.mechanism):
+        combos, tables = _search_pairs(budget, combos, tables, n_train)
+    # The families actually trained (``histogram`` only where the outputs were discrete).
+    trained = tuple(f for f in budget.families if any(c.score.family == f for c in combos))
+    return dataclasses.replace(
+        state,
+        families=trained or budget.families,
+        combos=tuple(combos),
+        tables=tuple(tables),
+        compared=sum(t.size for t in tables),  # every candidate is compared on this sample
+        samples={**state.samples, "training": n_train},
+    )
+
+
+def _search_pairs(
+    budget: Budget, combos: list[Combo], tables: list[CandidateTable], n_train: int
+) -> tuple[list[Combo], list[CandidateTable]]:
+    """The pair search's rounds (:mod:`~dpaudit.auditors.blackbox.pair_search`).
+
+    Each round proposes moves of the best pairs so far, trains them on outputs of
+    the round's own stage code (appended to ``budget.pairs``), and keeps a move only
+    when its best set's log-ratio estimate beats its parent's by more than
+    ``pair_search_accept_z`` standard errors.  A kept move can be moved again.
+    """
+    cfg, search = budget.config, budget.config.search
+    rng = np.random.default_rng([cfg.seed, STAGE_PAIR_SEARCH])
+    best = _pair_bests(budget, combos, tables, len(budget.pairs))
+    for r in range(1, search.pair_search_rounds + 1):
+        new = propose_pairs(
+            budget.mechanism,
+            budget.pairs,
+            [b[0] for b in best],
+            search.pair_search_parents,
+            search.pair_search_moves,
+            rng,
+        )
+        if not new:
+            break
+        first = len(budget.pairs)
+        budget.pairs.extend(p for _, p in new)  # later stages index pairs by position
+        more = _train_pairs(budget, first, n_train, STAGE_PAIR_SEARCH + r)
+        mine = _pair_bests(budget, *more, len(budget.pairs))[first:]
+        kept = set()
+        for k, (parent, _) in enumerate(new):
+            (_, est, se), (_, p_est, p_se) = mine[k], best[parent]
+            if est - p_est > search.pair_search_accept_z * math.hypot(se, p_se):
+                kept.add(first + k)
+        dropped = (-math.inf, -math.inf, 0.0)  # never a parent
+        best += [m if first + k in kept else dropped for k, m in enumerate(mine)]
+        keep = [k for k, c in enumerate(more[0]) if c.pair_index in kept]
+        combos = combos + [more[0][k] for k in keep]
+        tables = tables + [more[1][k] for k in keep]
+    return combos, tables
+
+
+def _pair_bests(
+    budget: Budget, combos: list[Combo], tables: list[CandidateTable], n_pairs: int
+) -> list[tuple[float, float, float]]:
+    """Per pair: the best projection of any of its sets on training outputs (the screen's
+    measure), that set's log-ratio estimate and its standard error."""
+    cfg = budget.config
+    compared = sum(t.size for t in tables)
+    best = [(-math.inf, -math.inf, 0.0)] * n_pairs
+    for c, t in zip(combos, tables, strict=True):
+        proj = t.project(cfg.final_samples, budget.alpha_side, budget.delta, compared)
+        j = int(np.argmax(proj)) if proj.size else 0
+        if proj.size and proj[j] > best[c.pair_index][0]:
+            k1, k2 = max(float(t.num[j]), 1.0), max(float(t.den[j]), 1.0)
+            est = math.log(k1 / float(t.n_num[j])) - math.log(k2 / float(t.n_den[j]))
+            best[c.pair_index] = (float(proj[j]), est, t.log_ratio_se(j))
+    return best
+
+
+def _train_pairs(
+    budget: Budget, first: int, n_train: int, stage: int
+) -> tuple[list[Combo], list[CandidateTable]]:
+    """Combinations and training tables of pairs ``first..`` on ``n_train`` outputs per input."""
+    mech, cfg = budget.mechanism, budget.config
+    pairs = budget.pairs[first:]
     inputs = [p.x for p in pairs] + [p.x_prime for p in pairs]
-    data = budget.sampler.outputs(inputs, n_train, STAGE_TRAIN, "training")
+    data = budget.sampler.outputs(inputs, n_train, stage, "training")
     combos: list[Combo] = []
     tables: list[CandidateTable] = []
-    for i, pair in enumerate(pairs):
-        dx, dxp = data[i], data[len(pairs) + i]
+    for i, pair in enumerate(pairs, start=first):
+        dx, dxp = data[i - first], data[len(pairs) + i - first]
         for family in budget.families:
             if family == "likelihood-ratio":
                 score: Score = LikelihoodRatioScore(mech, pair.x, pair.x_prime)
@@ -98,16 +187,7 @@ def train(state: Shortlist, budget: Budget) -> Shortlist:
             combos.append(Combo(i, score, thr))
         if cfg.search.rare_events and mech.output_kind not in ("binary", "categorical"):
             _add_rare(combos, tables, i, dx, dxp)
-    # The families actually trained (``histogram`` only where the outputs were discrete).
-    trained = tuple(f for f in budget.families if any(c.score.family == f for c in combos))
-    return dataclasses.replace(
-        state,
-        families=trained or budget.families,
-        combos=tuple(combos),
-        tables=tuple(tables),
-        compared=sum(t.size for t in tables),  # every candidate is compared on this sample
-        samples={**state.samples, "training": n_train},
-    )
+    return combos, tables
 
 
 def _add_rare(
