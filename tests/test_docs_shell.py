@@ -1,0 +1,113 @@
+"""Every shell example of the documentation and the README runs as written.
+
+Each ```bash / ```console / ```sh block is one test.  Its commands (a line, or
+lines joined by a trailing backslash) run one after the other in a fresh
+temporary directory, through ``bash``, with this interpreter's ``dpaudit`` and
+``python`` first on ``PATH``; each must exit 0, or the status its trailing
+comment names (``# exit 1: violation``).  A block that cannot run in a test
+(installing, a Ray cluster, a run of minutes, a model download) is marked just
+before it::
+
+    <!-- not-run: installs packages -->
+
+and one that runs but takes more than a few seconds is marked
+``<!-- slow: reason -->`` (pytest's ``slow`` marker, left out of
+``-m "not slow"``).  An unmarked block with a command other than ``dpaudit ...``
+or ``python ...`` fails, so nothing a reader is shown is silently unchecked.
+
+Two things differ from the reader's run, both to keep the check short and both
+about time, not about what the command does: a ``--time-budget`` is cut to
+``_BUDGET`` seconds, and a ``dpaudit audit`` that would size itself to the
+default budget (no ``--samples``, no ``--time-budget``) gets ``--time-budget
+_BUDGET``.  A page's Python block marked ``<!-- file: NAME.py -->`` is written
+to ``NAME.py`` first, so ``dpaudit audit mymod:f`` finds the function the page
+defined.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [*sorted((ROOT / "docs").rglob("*.md")), ROOT / "README.md"]
+_SHELL = re.compile(r"(<!-- (not-run|slow): ?(.*?) -->\s*)?```(?:bash|console|sh)\n(.*?)```", re.S)
+_FILE = re.compile(r"<!-- file: ([\w.]+\.py) -->\s*```python\n(.*?)```", re.S)
+_RUNNABLE = re.compile(r"^(dpaudit|python)\s")
+_EXIT = re.compile(r"#\s*exit (\d+)")
+_BUDGET = "5"
+
+
+def _commands(block: str) -> list[tuple[str, int]]:
+    """The block's commands with the exit status each expects (0 unless a comment says)."""
+    joined = re.sub(r"\\\n\s*", " ", block)
+    out = []
+    for line in joined.splitlines():
+        command, _, comment = line.partition(" #") if not line.startswith("#") else ("", "", line)
+        if command.strip():
+            status = _EXIT.search(comment)
+            out.append((command.strip(), int(status.group(1)) if status else 0))
+    return out
+
+
+def _quick(command: str) -> str:
+    """Cut the time a command may spend sizing itself (see the module docstring)."""
+    command = re.sub(r"--time-budget \S+", f"--time-budget {_BUDGET}", command)
+    sized = "--samples" in command or "--time-budget" in command
+    if command.startswith("dpaudit audit ") and not sized:
+        command += f" --time-budget {_BUDGET}"
+    return command
+
+
+def _cases() -> list:
+    cases = []
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        for k, (_, mark, reason, block) in enumerate(_SHELL.findall(text)):
+            name = f"{page.relative_to(ROOT)}#{k + 1}"
+            if mark == "not-run":
+                assert reason.strip(), f"{name}: <!-- not-run: ... --> needs a reason"
+                continue
+            marks = [pytest.mark.slow] if mark == "slow" else []
+            cases.append(pytest.param(page, block, id=name, marks=marks))
+    return cases
+
+
+@pytest.mark.parametrize(("page", "block"), _cases())
+def test_every_shell_example_runs(page: Path, block: str, tmp_path: Path) -> None:
+    for name, code in _FILE.findall(page.read_text(encoding="utf-8")):
+        (tmp_path / name).write_text(code, encoding="utf-8")
+    commands = _commands(block)
+    unrunnable = [c for c, _ in commands if not _RUNNABLE.match(c)]
+    assert not unrunnable, (
+        f"{page.name}: {unrunnable} cannot run in a test; mark the block <!-- not-run: reason -->"
+    )
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in [str(tmp_path), str(ROOT / "src"), env.get("PYTHONPATH", "")] if p
+    )
+    for command, expected in commands:
+        done = subprocess.run(
+            ["bash", "-c", _quick(command)],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == expected, (
+            f"{page.name}: `{command}` exited {done.returncode}, not {expected}:\n"
+            f"{done.stdout[-1500:]}\n{done.stderr[-1500:]}"
+        )
+
+
+def test_markers_are_spelled_right() -> None:
+    """A mistyped marker would leave a block unchecked or unskipped without a word."""
+    for page in PAGES:
+        for marker in re.findall(r"<!-- ?([\w-]+):", page.read_text(encoding="utf-8")):
+            assert marker in {"not-run", "slow", "file"}, f"{page.name}: unknown marker {marker}"
