@@ -18,7 +18,8 @@ or ``python ...`` fails, so nothing a reader is shown is silently unchecked.
 Two things differ from the reader's run, both to keep the check short and both
 about time, not about what the command does: a ``--time-budget`` is cut to
 ``_BUDGET`` seconds, and a ``dpaudit audit`` that would size itself to the
-default budget (no ``--samples``, no ``--time-budget``) gets ``--time-budget
+default budget (no ``--samples``, no ``--time-budget``, no ``--claim``, whose
+audit has fixed default sizes) gets ``--time-budget
 _BUDGET``.  A page's Python block marked ``<!-- file: NAME.py -->`` is written
 to ``NAME.py`` first, so ``dpaudit audit mymod:f`` finds the function the page
 defined.
@@ -39,7 +40,7 @@ PAGES = [*sorted((ROOT / "docs").rglob("*.md")), ROOT / "README.md"]
 _SHELL = re.compile(r"(<!-- (not-run|slow): ?(.*?) -->\s*)?```(?:bash|console|sh)\n(.*?)```", re.S)
 _FILE = re.compile(r"<!-- file: ([\w.]+\.py) -->\s*```python\n(.*?)```", re.S)
 _RUNNABLE = re.compile(r"^(dpaudit|python)\s")
-_EXIT = re.compile(r"#\s*exit (\d+)")
+_EXIT = re.compile(r"^\s*exit (\d+)")
 _BUDGET = "5"
 
 
@@ -58,7 +59,7 @@ def _commands(block: str) -> list[tuple[str, int]]:
 def _quick(command: str) -> str:
     """Cut the time a command may spend sizing itself (see the module docstring)."""
     command = re.sub(r"--time-budget \S+", f"--time-budget {_BUDGET}", command)
-    sized = "--samples" in command or "--time-budget" in command
+    sized = any(flag in command for flag in ("--samples", "--time-budget", "--claim"))
     if command.startswith("dpaudit audit ") and not sized:
         command += f" --time-budget {_BUDGET}"
     return command

@@ -24,14 +24,10 @@ import argparse
 import math
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpaudit import progress
-from dpaudit.auditors.blackbox.auditor import CLASSIFIERS, MODES, AuditConfig, audit
-from dpaudit.auditors.blackbox.config import default_train_samples
-from dpaudit.auditors.blackbox.pairs import parse_pair
-from dpaudit.auditors.core.guard import check_sample_memory
-from dpaudit.auditors.metric.auditor import MetricAuditConfig, audit_metric
+from dpaudit.auditors.blackbox.names import CLASSIFIERS, MODES
 from dpaudit.cli.cmd_audit_profile import add_profile_args, run_profile
 from dpaudit.cli.common import (
     add_mechanism_args,
@@ -52,9 +48,15 @@ from dpaudit.cli.word_args import (
     parse_word_pair,
 )
 from dpaudit.engine.config import ExecutionConfig
-from dpaudit.engine.pilot import plan_sizes
 from dpaudit.errors import InvalidArgumentError
-from dpaudit.serialization import to_jsonable
+
+if TYPE_CHECKING:
+    from dpaudit.auditors.blackbox.config import AuditConfig
+    from dpaudit.auditors.metric.auditor import MetricAuditConfig
+
+# The auditors (and through them every mechanism) are imported inside the
+# functions that run an audit: a command line argparse rejects, or ``--help``,
+# returns without loading them (start-up, benchmarks/startup.py).
 
 
 def register(sub: Any) -> None:
@@ -202,6 +204,9 @@ def _check_common(args: argparse.Namespace, samples: int, final_samples: int) ->
 
 def build_config(args: argparse.Namespace, mechanism: Any) -> AuditConfig:
     """The :class:`AuditConfig` described by the command line (validated)."""
+    from dpaudit.auditors.blackbox.config import AuditConfig
+    from dpaudit.auditors.blackbox.pairs import parse_pair
+
     args.samples = 1_000_000 if args.samples is None else args.samples
     args.final_samples = 10_000_000 if args.final_samples is None else args.final_samples
     _check_common(args, args.samples, args.final_samples)
@@ -286,6 +291,8 @@ def build_word_config(
     ``default_samples`` (the mechanism's, e.g. a slow adapter's) replaces the
     auditor's default (selection, final) sample sizes.
     """
+    from dpaudit.auditors.metric.auditor import MetricAuditConfig
+
     base = MetricAuditConfig()
     default_sel, default_fin = default_samples or (base.samples, base.final_samples)
     samples = default_sel if args.samples is None else args.samples
@@ -356,6 +363,8 @@ def _plan(
         raise InvalidArgumentError(
             "--resume", True, "the --samples and --final-samples the first run printed"
         )
+    from dpaudit.engine.pilot import plan_sizes
+
     budget = DEFAULT_TIME_BUDGET if args.time_budget is None else args.time_budget
     shown, progress.ENABLED = progress.ENABLED, False  # the pilots' own bars would mislead
     try:
@@ -377,6 +386,12 @@ def _pilot_args(args: argparse.Namespace, samples: int, final: int) -> argparse.
 
 def run(args: argparse.Namespace) -> int:
     """Run the audit; exit 1 on a violation with ``--fail-on-violation``."""
+    from dpaudit.auditors.blackbox.auditor import audit
+    from dpaudit.auditors.blackbox.config import default_train_samples
+    from dpaudit.auditors.core.guard import check_sample_memory
+    from dpaudit.auditors.metric.auditor import MetricAuditConfig, audit_metric
+    from dpaudit.serialization import to_jsonable
+
     pilot_execution = ExecutionConfig(workers=args.workers)
     verbose = getattr(args, "verbose", False)
     if args.claim is not None:

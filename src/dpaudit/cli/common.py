@@ -16,20 +16,20 @@ import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from dpaudit.adapters import missing_adapter_error
-from dpaudit.auditors.core.guard import preflight
 from dpaudit.cli.parser import EXIT_OK, EXIT_VIOLATION, integer
-from dpaudit.engine.checkpoint import cli_run
-from dpaudit.engine.executor import BACKENDS, ExecutionConfig
+from dpaudit.engine.config import BACKENDS, ExecutionConfig
 from dpaudit.engine.timeout import DEFAULT_UNIT_TIMEOUT, check_timeout
 from dpaudit.errors import InvalidArgumentError
-from dpaudit.mechanisms import Mechanism, make_mechanism, mechanism_names
-from dpaudit.mechanisms.fingerprint import code_fingerprint
-from dpaudit.mechanisms.registry import mechanism_class, parameter_fields
-from dpaudit.serialization import dumps
 from dpaudit.validation import check_delta, check_epsilon
+
+if TYPE_CHECKING:
+    from dpaudit.mechanisms import Mechanism
+
+# The mechanisms, adapters, checkpointing and serialisation are imported where
+# they are used, not here: a command line that argparse rejects (or ``--help``)
+# then returns without loading them (start-up, benchmarks/startup.py).
 
 #: Longest the preflight waits for a small chunk of outputs (seconds).
 PREFLIGHT_TIMEOUT = 60.0
@@ -140,6 +140,11 @@ def build_mechanism(args: argparse.Namespace) -> Mechanism:
     A name containing ``:`` is a user callable ``module:callable`` (see
     :mod:`dpaudit.adapters.callable`); an adapter whose library is missing names its extra.
     """
+    from dpaudit.adapters import missing_adapter_error
+    from dpaudit.auditors.core.guard import preflight
+    from dpaudit.mechanisms import make_mechanism, mechanism_names
+    from dpaudit.mechanisms.registry import mechanism_class, parameter_fields
+
     params: dict[str, Any] = parse_params(args.param)
     if getattr(args, "epsilon", None) is not None:
         params["epsilon"] = check_epsilon(args.epsilon, "--epsilon")
@@ -174,6 +179,8 @@ def build_mechanism(args: argparse.Namespace) -> Mechanism:
 
 def emit(args: argparse.Namespace, result: Any, render_text: Callable[[Any], str]) -> None:
     """Print ``result`` as one JSON object (``--json``) or as text."""
+    from dpaudit.serialization import dumps
+
     if getattr(args, "json", False):
         sys.stdout.write(dumps(result) + "\n")
     else:
@@ -191,6 +198,9 @@ def run_recorded(
     the run (see :func:`dpaudit.engine.checkpoint.cli_run`); call this after
     every argument has been validated.
     """
+    from dpaudit.engine.checkpoint import cli_run
+    from dpaudit.mechanisms.fingerprint import code_fingerprint
+
     execution = execution_config(args)
     name = getattr(args, "mechanism", None)
     code = code_fingerprint(name) if isinstance(name, str) else None
