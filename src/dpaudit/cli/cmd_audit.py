@@ -49,6 +49,7 @@ from dpaudit.cli.word_args import (
 )
 from dpaudit.engine.config import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError
+from dpaudit.validation import check_epsilon
 
 if TYPE_CHECKING:
     from dpaudit.auditors.blackbox.config import AuditConfig
@@ -386,6 +387,8 @@ def _pilot_args(args: argparse.Namespace, samples: int, final: int) -> argparse.
 
 def run(args: argparse.Namespace) -> int:
     """Run the audit; exit 1 on a violation with ``--fail-on-violation``."""
+    if args.epsilon is not None:  # the commonest typo, refused before the auditors load
+        check_epsilon(args.epsilon, "--epsilon")
     from dpaudit.auditors.blackbox.auditor import audit
     from dpaudit.auditors.blackbox.config import default_train_samples
     from dpaudit.auditors.core.guard import check_sample_memory
