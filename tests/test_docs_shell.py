@@ -46,7 +46,7 @@ _BUDGET = "5"
 
 def _commands(block: str) -> list[tuple[str, int]]:
     """The block's commands with the exit status each expects (0 unless a comment says)."""
-    joined = re.sub(r"\\\n\s*", " ", block)
+    joined = re.sub(r"\s*\\\n\s*", " ", block)
     out = []
     for line in joined.splitlines():
         command, _, comment = line.partition(" #") if not line.startswith("#") else ("", "", line)
@@ -112,3 +112,15 @@ def test_markers_are_spelled_right() -> None:
     for page in PAGES:
         for marker in re.findall(r"<!-- ?([\w-]+):", page.read_text(encoding="utf-8")):
             assert marker in {"not-run", "slow", "file"}, f"{page.name}: unknown marker {marker}"
+
+
+def test_the_checker_reads_commands_exit_statuses_and_marks() -> None:
+    """The parsing itself: joined lines, comments, ``# exit N``, and an install it refuses."""
+    block = "dpaudit audit ome \\\n  --epsilon 1   # exit 1: violation\n# comment\npip install x\n"
+    commands = _commands(block)
+    assert commands == [("dpaudit audit ome --epsilon 1", 1), ("pip install x", 0)]
+    assert [c for c, _ in commands if not _RUNNABLE.match(c)] == ["pip install x"]
+    page = "<!-- not-run: installs -->\n```bash\npip install x\n```\n```sh\ndpaudit --help\n```\n"
+    assert [m[1] for m in _SHELL.findall(page)] == ["not-run", ""]
+    assert _quick("dpaudit audit laplace --epsilon 1").endswith(f"--time-budget {_BUDGET}")
+    assert "--time-budget" not in _quick("dpaudit audit gaussian --epsilon 1 --claim gdp:1")
