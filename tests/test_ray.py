@@ -23,6 +23,9 @@ from _cli import run_cli
 
 ray = pytest.importorskip("ray")
 
+#: Starting a Ray instance and its workers costs seconds per test: left out of the quick subset.
+pytestmark = pytest.mark.slow
+
 from dpaudit.engine import ray_backend  # noqa: E402
 from dpaudit.engine.executor import (  # noqa: E402
     ExecutionConfig,

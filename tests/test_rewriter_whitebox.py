@@ -161,6 +161,7 @@ def test_result_serialises_and_summarises() -> None:
     assert "witness" in res.summary() and res.verdict.value.upper() in res.summary()
 
 
+@pytest.mark.slow  # starts Ray (5 s)
 def test_local_pool_refused_ray_spreads_pairs_bit_identically() -> None:
     import json
 

@@ -29,8 +29,9 @@ from typing import Any
 import numpy as np
 
 from dpaudit import progress
-from dpaudit.auditors.blackbox.auditor import CLASSIFIERS, MODES, AuditConfig, audit
+from dpaudit.auditors.blackbox.auditor import AuditConfig, audit
 from dpaudit.auditors.blackbox.config import default_train_samples
+from dpaudit.auditors.blackbox.names import CLASSIFIERS, MODES
 from dpaudit.auditors.blackbox.pairs import InputPair, parse_pair
 from dpaudit.auditors.core.guard import check_sample_memory, checked_sample, domain_corners
 from dpaudit.auditors.metric.auditor import MetricAuditConfig, audit_metric
@@ -68,6 +69,7 @@ from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.word.base import WordMechanism
 from dpaudit.serialization import to_jsonable
+from dpaudit.validation import check_epsilon
 
 
 def register(sub: Any) -> None:
@@ -216,6 +218,8 @@ def _check_common(args: argparse.Namespace, samples: int, final_samples: int) ->
 
 def build_config(args: argparse.Namespace, mechanism: Any) -> AuditConfig:
     """The :class:`AuditConfig` described by the command line (validated)."""
+    from dpaudit.auditors.blackbox.config import AuditConfig
+
     args.samples = 1_000_000 if args.samples is None else args.samples
     args.final_samples = 10_000_000 if args.final_samples is None else args.final_samples
     _check_common(args, args.samples, args.final_samples)
@@ -303,6 +307,8 @@ def build_word_config(
     ``default_samples`` (the mechanism's, e.g. a slow adapter's) replaces the
     auditor's default (selection, final) sample sizes.
     """
+    from dpaudit.auditors.metric.auditor import MetricAuditConfig
+
     base = MetricAuditConfig()
     default_sel, default_fin = default_samples or (base.samples, base.final_samples)
     samples = default_sel if args.samples is None else args.samples
@@ -384,6 +390,7 @@ def _plan(
         raise InvalidArgumentError(
             "--resume", True, "the --samples and --final-samples the first run printed"
         )
+
     budget = DEFAULT_TIME_BUDGET if args.time_budget is None else args.time_budget
     shown, progress.ENABLED = progress.ENABLED, False  # the pilots' own bars would mislead
     try:
@@ -451,6 +458,10 @@ def _pilot_args(args: argparse.Namespace, samples: int, final: int) -> argparse.
 
 def run(args: argparse.Namespace) -> int:
     """Run the audit; exit 1 on a violation with ``--fail-on-violation``."""
+    if args.epsilon is not None:  # the commonest typo, refused before the auditors load
+        check_epsilon(args.epsilon, "--epsilon")
+    from dpaudit.auditors.metric.auditor import MetricAuditConfig
+
     pilot_execution = ExecutionConfig(workers=args.workers)
     verbose = getattr(args, "verbose", False)
     if args.claim is not None:

@@ -16,13 +16,12 @@ import argparse
 import time
 from typing import TYPE_CHECKING, Any
 
-from dpaudit.auditors.blackbox.pairs import InputPair, check_pair, parse_pair
 from dpaudit.cli.common import build_mechanism, emit_verdict, run_recorded
 from dpaudit.errors import InvalidArgumentError
-from dpaudit.serialization import to_jsonable
 
 if TYPE_CHECKING:  # claims and the auditor need scipy, which the CLI's start-up must not load
     from dpaudit.analysis.claim_text import ParsedClaim
+    from dpaudit.auditors.blackbox.pairs import InputPair
     from dpaudit.auditors.profile import ProfileAuditConfig
     from dpaudit.engine.executor import ExecutionConfig
     from dpaudit.mechanisms.base import Mechanism
@@ -117,6 +116,8 @@ def resolve_claim(text: str, mechanism: Mechanism) -> ParsedClaim:
 
 
 def _pair(args: argparse.Namespace, mechanism: Mechanism) -> InputPair:
+    from dpaudit.auditors.blackbox.pairs import InputPair, check_pair, parse_pair
+
     if args.pair:
         return parse_pair(args.pair[0], mechanism)
     domain = mechanism.input_domain
@@ -206,6 +207,7 @@ def _config(args: argparse.Namespace) -> ProfileAuditConfig:
 def run_profile(args: argparse.Namespace) -> int:
     """Validate everything, run the whole-claim audit, print or store its result."""
     from dpaudit.analysis.claim_text import parse_claim
+    from dpaudit.serialization import to_jsonable
 
     _reject_unused(args)
     if args.claim.strip().lower() != LIBRARY:

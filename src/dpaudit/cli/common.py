@@ -17,7 +17,7 @@ import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from dpaudit.adapters import missing_adapter_error
 from dpaudit.adapters.callable import FunctionMechanism, resolve_callable
@@ -27,14 +27,15 @@ from dpaudit.cli.parser import EXIT_OK, EXIT_VIOLATION, integer
 from dpaudit.domains import SYNTAX, Dataset, is_typed, parse_domain
 from dpaudit.domains import parse_pair as parse_typed_pair
 from dpaudit.engine.checkpoint import cli_run
-from dpaudit.engine.executor import BACKENDS, ExecutionConfig
+from dpaudit.engine.config import BACKENDS, ExecutionConfig
 from dpaudit.engine.timeout import DEFAULT_UNIT_TIMEOUT, check_timeout
 from dpaudit.errors import InvalidArgumentError
-from dpaudit.mechanisms import Mechanism, make_mechanism, mechanism_names
-from dpaudit.mechanisms.fingerprint import code_fingerprint
+from dpaudit.mechanisms import make_mechanism, mechanism_names
 from dpaudit.mechanisms.registry import mechanism_class, parameter_fields
-from dpaudit.serialization import dumps
 from dpaudit.validation import check_delta, check_epsilon
+
+if TYPE_CHECKING:
+    from dpaudit.mechanisms import Mechanism
 
 #: Longest the preflight waits for a small chunk of outputs (seconds).
 PREFLIGHT_TIMEOUT = 60.0
@@ -148,6 +149,7 @@ def build_mechanism(args: argparse.Namespace) -> Mechanism:
     A name containing ``:`` is a user callable ``module:callable`` (see
     :mod:`dpaudit.adapters.callable`); an adapter whose library is missing names its extra.
     """
+
     params: dict[str, Any] = parse_params(args.param)
     if getattr(args, "epsilon", None) is not None:
         params["epsilon"] = check_epsilon(args.epsilon, "--epsilon")
@@ -243,6 +245,8 @@ def _build_registered(args: argparse.Namespace, params: dict[str, Any]) -> Mecha
 
 def emit(args: argparse.Namespace, result: Any, render_text: Callable[[Any], str]) -> None:
     """Print ``result`` as one JSON object (``--json``) or as text."""
+    from dpaudit.serialization import dumps
+
     if getattr(args, "json", False):
         sys.stdout.write(dumps(result) + "\n")
     else:
@@ -260,6 +264,8 @@ def run_recorded(
     the run (see :func:`dpaudit.engine.checkpoint.cli_run`); call this after
     every argument has been validated.
     """
+    from dpaudit.mechanisms.fingerprint import code_fingerprint
+
     execution = execution_config(args)
     name = getattr(args, "mechanism", None)
     code = code_fingerprint(name) if isinstance(name, str) else None

@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpaudit.analysis.word_embedding import DEFAULT_VOCABULARY_SIZE, resolve_embedding
 from dpaudit.cli.parser import integer
 from dpaudit.errors import InvalidArgumentError
-from dpaudit.mechanisms.registry import make_word_mechanism, mechanism_names
-from dpaudit.mechanisms.word.base import WordMechanism
+
+if TYPE_CHECKING:
+    from dpaudit.mechanisms.word.base import WordMechanism
+
+# The mechanisms' registry is imported where it is used: building the parser
+# must not load every mechanism (start-up of an argument error).
 
 
 def add_word_args(parser: argparse.ArgumentParser) -> None:
@@ -49,11 +53,16 @@ def _adapter_factory(name: str) -> Any:
 
 def is_word_mechanism(name: str) -> bool:
     """Whether ``name`` is a registered word-level mechanism or a word adapter (``mldp:NAME``)."""
+    from dpaudit.mechanisms.registry import mechanism_names
+
     return name in mechanism_names("word") or _adapter_factory(name) is not None
 
 
 def build_word_mechanism(args: argparse.Namespace, params: dict[str, Any]) -> WordMechanism:
     """The word mechanism named on the command line (``--delta``/``--domain`` rejected)."""
+    from dpaudit.mechanisms.registry import make_word_mechanism
+    from dpaudit.mechanisms.word.base import WordMechanism
+
     for option in ("delta", "domain"):
         if getattr(args, option, None) is not None:
             raise InvalidArgumentError(

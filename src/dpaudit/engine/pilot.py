@@ -4,20 +4,28 @@ A default audit must finish: 10⁷ final samples take seconds for a scalar
 Laplace mechanism and hours for a nearest-word mechanism or a library that
 costs a millisecond per output.  Speed tables measured on another CPU do not
 transfer, so the sizes come from the machine at hand: after one small
-warm-up run (imports, worker start), the audit itself is run three times at
-small sizes and its wall time fitted by
+warm-up run (imports, worker start), the audit itself is run at growing sizes
+(``s₀``, ``4s₀``, then each the largest predicted to take 1/:data:`PILOT_SHARE`
+of the budget left; ``f = ratio·s`` final samples), and the wall time ``T(s)``
+is extrapolated along the secant of the two largest pilots,
 
-    T(s, f) ≈ c₀ + c_s·s + c_f·f
+    T(s) ≈ c₀ + c·s    (c the secant's slope, c₀ its intercept).
 
-(``s`` selection samples and ``f`` final samples per input; ``c₀`` covers
-start-up and classifier training, which grow slowly with the sizes).  The
-largest ``s`` with ``f = ratio·s`` that fits the budget is then chosen.  The
-pilots use their own seeds' work, so they cost time but no confidence: the
-real audit runs afresh at the chosen sizes.
+Why a ladder and not a fit at small sizes: an audit's cost is concave in its
+size — classifier training grows with the sizes only up to
+``SearchConfig.train_floor`` outputs, worker start and the pairs' screening
+are paid once — so slopes measured between pilots of 2 000 and 16 000 samples
+charge those costs to every sample and overestimate a fast mechanism's time
+tenfold (30 s estimated, 3.6 s taken, for a scalar user function).  The secant
+of the largest pilots is the closest the budget allows; concavity keeps its
+error on the safe side (the run ends before the budget).
 
-The fit is an estimate; the result states it, and an explicit size on the
-command line always wins.  The pilots' wall times include the machine's load
-at that moment, which is also what the real run will meet.
+The budget covers the pilots too: the sizes fit what is left of it after
+them.  The pilots use their own seeds' work, so they cost time but no
+confidence: the real audit runs afresh at the chosen sizes.  The fit is an
+estimate; the result states it, and an explicit size on the command line
+always wins.  The pilots' wall times include the machine's load at that
+moment, which is also what the real run will meet.
 """
 
 from __future__ import annotations
@@ -28,21 +36,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from dpaudit.errors import InvalidArgumentError
 
-#: Selection samples of the smallest pilot; the two others multiply one size by SPREAD.
+#: Selection samples of the smallest pilot; each further one is GROWTH times larger.
 PILOT_SAMPLES = 2_000
-#: How much larger the second and third pilots are in one size: wide, so that the slopes
-#: stand out of the timing noise.
-SPREAD = 8
+#: Size ratio of consecutive pilots: wide, so that the slope stands out of the timing noise.
+GROWTH = 4
 #: Final samples per selection sample, as in the defaults (1e6 / 1e7).
 FINAL_RATIO = 10
 #: Never plan fewer selection samples than this: smaller audits cannot show anything.
 MIN_SAMPLES = 1_000
-#: When the first pilot alone takes more than 1/this of the budget, no further pilots run.
-SLOW_PILOT_SHARE = 15
+#: No pilot is started that is predicted to take more than 1/this of the budget left; a first
+#: pilot that took that long is the only one (a slow mechanism).  The pilots then cost about a
+#: third of the budget when the cost grows linearly, leaving the audit the rest.
+PILOT_SHARE = 4
 
 
 @dataclass(frozen=True)
@@ -50,10 +57,12 @@ class SizePlan:
     """The sizes chosen for a budget and the timing model behind them.
 
     ``samples``/``final_samples``: per input; ``estimated_seconds``: the model's
-    prediction for them; ``fixed_seconds``, ``seconds_per_sample`` and
-    ``seconds_per_final_sample``: the fitted ``c₀``, ``c_s`` and ``c_f``;
-    ``pilot_seconds``: what the three pilots cost; ``fits``: False when even
-    the smallest audit (:data:`MIN_SAMPLES`) is predicted to exceed the budget.
+    prediction for the audit at these sizes, pilots not included;
+    ``fixed_seconds`` and ``seconds_per_sample``: the secant's ``c₀`` and ``c``
+    (per selection sample with its ``ratio`` final samples); ``pilot_seconds``:
+    what the warm-up and the pilots cost (taken from the budget); ``pilots``:
+    their ``(samples, seconds)``; ``fits``: False when even the smallest audit
+    (:data:`MIN_SAMPLES`) is predicted to exceed what is left of the budget.
     """
 
     samples: int
@@ -62,19 +71,20 @@ class SizePlan:
     budget_seconds: float
     fixed_seconds: float
     seconds_per_sample: float
-    seconds_per_final_sample: float
     pilot_seconds: float
+    pilots: tuple[tuple[int, float], ...]
     fits: bool
 
     def describe(self) -> str:
         """One line for the terminal, e.g. "sizes 40 000 / 400 000 per input: about 95 s"."""
         head = (
             f"sizes {self.samples:,} / {self.final_samples:,} per input (selection / final), "
-            f"estimated {self.estimated_seconds:.0f} s for a budget of {self.budget_seconds:.0f} s"
+            f"estimated {self.estimated_seconds:.0f} s + {self.pilot_seconds:.1f} s of timed "
+            f"pilot runs for a budget of {self.budget_seconds:.0f} s"
         )
         if not self.fits:
             head += " — the smallest useful audit does not fit; it runs anyway at these sizes"
-        return head + f" (from {self.pilot_seconds:.1f} s of timed pilot runs)"
+        return head
 
 
 def _timed(run: Callable[[int, int], Any], samples: int, final: int) -> float:
@@ -83,18 +93,49 @@ def _timed(run: Callable[[int, int], Any], samples: int, final: int) -> float:
     return time.perf_counter() - t0
 
 
-def fit_cost(points: list[tuple[int, int, float]]) -> tuple[float, float, float]:
-    """Least-squares ``(c₀, c_s, c_f) ≥ 0`` of ``T ≈ c₀ + c_s·s + c_f·f`` from (s, f, T) points."""
-    a = np.array([[1.0, s, f] for s, f, _ in points])
-    t = np.array([p[2] for p in points])
-    coef, *_ = np.linalg.lstsq(a, t, rcond=None)
-    c0, cs, cf = (max(float(c), 0.0) for c in coef)
-    if cs == 0.0 and cf == 0.0:
-        # Timing noise hid the slope: charge the spread of the times to the largest
-        # difference in sizes (an upper bound on a slope the noise could hide).
-        spread = float(np.max(t) - np.min(t)) / max(float(np.ptp(a[:, 1] + a[:, 2])), 1.0)
-        cs = cf = max(spread, 1e-9)
-    return c0, cs, cf
+def secant(points: list[tuple[int, float]]) -> tuple[float, float]:
+    """``(c₀, c) ≥ 0`` of the line through the two largest ``(size, seconds)`` pilots.
+
+    One pilot, or a slope that timing noise made negative or zero: the largest
+    pilot's time is charged to its size alone (``c₀ = 0``), which overestimates
+    the cost of any larger run, so the plan stays within the budget.
+    """
+    (s1, t1), (s2, t2) = (points[0], points[0]) if len(points) < 2 else points[-2:]
+    slope = (t2 - t1) / (s2 - s1) if s2 > s1 else 0.0
+    if slope <= 0.0:
+        return 0.0, max(t2, 1e-9) / s2
+    return max(t2 - slope * s2, 0.0), slope
+
+
+def _ladder(
+    run: Callable[[int, int], Any], budget: float, s0: int, ratio: int, max_samples: int
+) -> list[tuple[int, float]]:
+    """Pilots of growing size, each as large as 1/PILOT_SHARE of the budget left allows.
+
+    The second pilot is ``GROWTH·s0`` (one pilot cannot tell fixed cost from
+    slope); each later one is the largest the secant predicts to take
+    ``1/PILOT_SHARE`` of what is left.  The ladder stops when that is less than
+    twice the last size, or when even ``max_samples`` is predicted to take at
+    most half of what is left (it will be planned; no need to look closer).
+    """
+    started = time.perf_counter()
+    points = [(s0, _timed(run, s0, ratio * s0))]
+    while points[-1][0] < max_samples:
+        left = budget - (time.perf_counter() - started)
+        if len(points) == 1:
+            if points[0][1] > left / PILOT_SHARE:
+                break  # slow: the first pilot is all the budget allows to look at
+            size = GROWTH * s0
+        else:
+            c0, slope = secant(points)
+            if c0 + slope * max_samples <= left / 2:
+                break
+            size = int((left / PILOT_SHARE - c0) / slope)
+        size = min(size, max_samples)
+        if size < 2 * points[-1][0]:
+            break
+        points.append((size, _timed(run, size, ratio * size)))
+    return points
 
 
 def plan_sizes(
@@ -105,7 +146,7 @@ def plan_sizes(
     ratio: int = FINAL_RATIO,
     max_samples: int = 1_000_000,
 ) -> SizePlan:
-    """Time ``run(samples, final_samples)`` three times and size the real run to the budget.
+    """Time ``run(samples, final_samples)`` at growing sizes and size the real run to the budget.
 
     ``run`` performs a complete audit at the given sizes (its result is
     discarded).  ``max_samples`` caps the selection size (the defaults'
@@ -113,30 +154,24 @@ def plan_sizes(
     """
     if not budget_seconds > 0 or not math.isfinite(budget_seconds):
         raise InvalidArgumentError("time_budget", budget_seconds, "a number of seconds > 0")
-    s0, f0 = pilot_samples, pilot_samples * ratio
-    warm = _timed(run, max(s0 // 4, 1), max(f0 // 4, 1))  # imports, pool start: not a size cost
-    points = [(s0, f0, _timed(run, s0, f0))]
-    if points[0][2] > budget_seconds / SLOW_PILOT_SHARE:
-        # A slow mechanism: two larger pilots would eat the budget.  Charge the first
-        # pilot's time to the sizes alone (an overestimate: c₀ is counted per sample).
-        c0, cs, cf = 0.0, points[0][2] / (s0 + f0), points[0][2] / (s0 + f0)
-    else:
-        points += [(s, f, _timed(run, s, f)) for s, f in [(SPREAD * s0, f0), (s0, SPREAD * f0)]]
-        c0, cs, cf = fit_cost(points)
-    per_sample = cs + ratio * cf
-    best = (budget_seconds - c0) / per_sample if per_sample > 0 else max_samples
-    samples = int(min(max(best, MIN_SAMPLES), max_samples))
-    samples = _round_down(samples)
-    estimate = c0 + per_sample * samples
+    started = time.perf_counter()
+    s0 = min(pilot_samples, max_samples)
+    _timed(run, max(s0 // 4, 1), max(ratio * s0 // 4, 1))  # imports, pool start: not a size cost
+    points = _ladder(run, budget_seconds, s0, ratio, max_samples)
+    spent = time.perf_counter() - started
+    c0, slope = secant(points)
+    left = budget_seconds - spent
+    best = (left - c0) / slope
+    samples = _round_down(int(min(max(best, MIN_SAMPLES), max_samples)))
     return SizePlan(
         samples=samples,
         final_samples=samples * ratio,
-        estimated_seconds=estimate,
+        estimated_seconds=c0 + slope * samples,
         budget_seconds=float(budget_seconds),
         fixed_seconds=c0,
-        seconds_per_sample=cs,
-        seconds_per_final_sample=cf,
-        pilot_seconds=warm + sum(p[2] for p in points),
+        seconds_per_sample=slope,
+        pilot_seconds=spent,
+        pilots=tuple(points),
         fits=best >= MIN_SAMPLES,
     )
 
@@ -156,8 +191,8 @@ GROW = 4
 #: Seconds the estimate's pilots may take together (a pilot predicted to exceed it is skipped).
 ESTIMATE_PILOT_SECONDS = 5.0
 #: Share of the upper estimate (all time charged to the sizes) that pilots may cost beyond
-#: ESTIMATE_PILOT_SECONDS.
-PILOT_SHARE = 0.05
+#: ESTIMATE_PILOT_SECONDS (the time-budget planner's PILOT_SHARE above is another rule).
+ESTIMATE_PILOT_SHARE = 0.05
 #: Print an estimate only for runs whose sampling alone is predicted to take longer than this.
 SLOW_RUN_SECONDS = 10.0
 
@@ -214,7 +249,7 @@ def estimate_duration(
     After a warm-up at a quarter of ``start`` (imports, worker start), pilots at
     ``start``, ``GROW·start``, … selection samples (final samples in the
     requested ratio) run while the next one is predicted to fit ``pilot_seconds``
-    (or :data:`PILOT_SHARE` of the upper estimate) and stays below a quarter of
+    (or :data:`ESTIMATE_PILOT_SHARE` of the upper estimate) and stays below a quarter of
     the request.  The last two are fitted by
     ``T ≈ c₀ + c·s`` along the ray.  With one pilot only (a slow mechanism) its
     whole time is charged to the sizes: an upper estimate.  ``None`` when the
@@ -231,10 +266,10 @@ def estimate_duration(
     warm = _timed(run, max(start // 4, 1), max(1, round(ratio * start / 4)))
     points = [pilot(start)]
     spent = warm + points[0][1]
-    # A pilot is worth its time while it costs at most ``pilot_seconds`` or PILOT_SHARE of
+    # A pilot is worth its time while it costs at most ``pilot_seconds`` or ESTIMATE_PILOT_SHARE of
     # the first pilot's upper estimate (a slow run can afford one more pilot, which
     # separates c₀ from the per-sample cost; further ones only within pilot_seconds).
-    share = PILOT_SHARE * points[0][1] * samples / points[0][0]
+    share = ESTIMATE_PILOT_SHARE * points[0][1] * samples / points[0][0]
     while (
         spent + GROW * points[-1][1] * 1.5
         <= (max(pilot_seconds, share) if len(points) == 1 else pilot_seconds)

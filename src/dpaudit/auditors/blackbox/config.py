@@ -10,13 +10,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from dpaudit.auditors.blackbox.names import CLASSIFIERS, MODES
 from dpaudit.auditors.blackbox.pairs import InputPair
 from dpaudit.engine.timeout import check_timeout
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.validation import check_int, check_probability_open, check_seed
-
-MODES = ("dpaudit", "dpsniper")
-CLASSIFIERS = ("auto", "likelihood-ratio", "logistic", "mlp", "split", "histogram")
 
 #: DP-Sniper's defaults (Bichsel et al. 2021, §6.1): c, n = n_train = n_check, n_final, confidence.
 DPSNIPER_TARGET_MASS = 0.01
