@@ -130,8 +130,44 @@ def diffprivlib_mechanisms() -> Any:
     return import_diffprivlib().mechanisms
 
 
+class _LibraryBox:
+    """What the Laplace and Gaussian adapters share: the library object and the claim it makes.
+
+    A subclass names its library class (:meth:`_library_class`) and the norm its
+    sensitivity is measured in (:attr:`_NORM`); the claim is read back from the
+    constructed object, so it is the library's, not a re-derivation.
+    """
+
+    _NORM: ClassVar[str]
+
+    def _library_class(self) -> Any:
+        raise NotImplementedError
+
+    def library_mechanism(self, random_state: Any = None, *, sampling: bool = False) -> Any:
+        """The diffprivlib object: the claimed one, or (``sampling``) the one called."""
+        sensitivity = self.sensitivity / (self.noise_divisor if sampling else 1.0)  # type: ignore[attr-defined]
+        return self._library_class()(
+            epsilon=self.epsilon,  # type: ignore[attr-defined]
+            delta=self.delta,  # type: ignore[attr-defined]
+            sensitivity=sensitivity,
+            random_state=random_state,
+        )
+
+    @property
+    def claim(self) -> PrivacyClaim:
+        lib = self.library_mechanism()
+        return box_claim(
+            float(lib.epsilon),
+            self.dim,  # type: ignore[attr-defined]
+            self.domain,  # type: ignore[attr-defined]
+            delta=float(lib.delta),
+            sensitivity=float(lib.sensitivity),
+            sensitivity_norm=self._NORM,
+        )
+
+
 @dataclass(frozen=True)
-class DiffprivlibLaplace(Mechanism):
+class DiffprivlibLaplace(_LibraryBox, Mechanism):
     """diffprivlib ``Laplace`` applied to each coordinate of ``[low, high]^dim``."""
 
     name: ClassVar[str] = "diffprivlib-laplace"
@@ -165,27 +201,10 @@ class DiffprivlibLaplace(Mechanism):
         low, high = self.domain
         return self.dim * (high - low)
 
-    def library_mechanism(self, random_state: Any = None, *, sampling: bool = False) -> Any:
-        """A diffprivlib ``Laplace`` object: the claimed one, or (``sampling``) the one called."""
-        sensitivity = self.sensitivity / (self.noise_divisor if sampling else 1.0)
-        return diffprivlib_mechanisms().Laplace(
-            epsilon=self.epsilon,
-            delta=self.delta,
-            sensitivity=sensitivity,
-            random_state=random_state,
-        )
+    _NORM: ClassVar[str] = "L1"
 
-    @property
-    def claim(self) -> PrivacyClaim:
-        lib = self.library_mechanism()
-        return box_claim(
-            float(lib.epsilon),
-            self.dim,
-            self.domain,
-            delta=float(lib.delta),
-            sensitivity=float(lib.sensitivity),
-            sensitivity_norm="L1",
-        )
+    def _library_class(self) -> Any:
+        return diffprivlib_mechanisms().Laplace
 
     @property
     def output_shape(self) -> tuple[int, ...]:
@@ -204,7 +223,7 @@ GAUSSIAN_CLASSES = {"analytic": "GaussianAnalytic", "classic": "Gaussian"}
 
 
 @dataclass(frozen=True)
-class DiffprivlibGaussian(Mechanism):
+class DiffprivlibGaussian(_LibraryBox, Mechanism):
     """diffprivlib ``GaussianAnalytic`` or ``Gaussian`` applied to each coordinate."""
 
     name: ClassVar[str] = "diffprivlib-gaussian"
@@ -250,28 +269,10 @@ class DiffprivlibGaussian(Mechanism):
         low, high = self.domain
         return float(np.sqrt(self.dim) * (high - low))
 
-    def library_mechanism(self, random_state: Any = None, *, sampling: bool = False) -> Any:
-        """The diffprivlib object: the claimed one, or (``sampling``) the one called."""
-        cls = getattr(diffprivlib_mechanisms(), GAUSSIAN_CLASSES[self.calibration])
-        sensitivity = self.sensitivity / (self.noise_divisor if sampling else 1.0)
-        return cls(
-            epsilon=self.epsilon,
-            delta=self.delta,
-            sensitivity=sensitivity,
-            random_state=random_state,
-        )
+    _NORM: ClassVar[str] = "L2"
 
-    @property
-    def claim(self) -> PrivacyClaim:
-        lib = self.library_mechanism()
-        return box_claim(
-            float(lib.epsilon),
-            self.dim,
-            self.domain,
-            delta=float(lib.delta),
-            sensitivity=float(lib.sensitivity),
-            sensitivity_norm="L2",
-        )
+    def _library_class(self) -> Any:
+        return getattr(diffprivlib_mechanisms(), GAUSSIAN_CLASSES[self.calibration])
 
     @property
     def calibrated_sigma(self) -> float:
