@@ -24,6 +24,7 @@ MLDP_PYTHON = ROOT / ".venv-mldp" / "bin" / "python"
 CREATE = "python3 -m venv .venv-mldp && .venv-mldp/bin/pip install -e '.[mldp,test]'"
 
 
+@pytest.mark.slow  # runs another environment's test file by subprocess
 def test_mldp_adapter_tests_in_their_environment() -> None:
     if Path(sys.prefix).resolve() == (ROOT / ".venv-mldp").resolve():
         pytest.skip("already in .venv-mldp: tests/test_adapter_mldp.py runs here directly")

@@ -23,6 +23,7 @@ CREATE = (
 )
 
 
+@pytest.mark.slow  # runs another environment's test file by subprocess
 def test_released_package_tests_in_their_environment() -> None:
     if Path(sys.prefix).resolve() == (ROOT / ".venv-released").resolve():
         pytest.skip("already in .venv-released: tests/test_adapter_released_lm.py runs here")
