@@ -165,6 +165,18 @@ class _LibraryBox:
             sensitivity_norm=self._NORM,
         )
 
+    @property
+    def output_shape(self) -> tuple[int, ...]:
+        return (self.dim,)  # type: ignore[attr-defined]
+
+    def _sample(self, x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+        """Each coordinate through the library's own ``randomise``, seeded from ``rng``."""
+        state = library_random_state(rng)
+        randomise = self.library_mechanism(state, sampling=True).randomise
+        values = np.tile(x.astype(np.float64).ravel(), n).tolist()
+        out = np.fromiter(map(randomise, values), dtype=np.float64, count=len(values))
+        return out.reshape(n, self.dim)  # type: ignore[attr-defined]
+
 
 @dataclass(frozen=True)
 class DiffprivlibLaplace(_LibraryBox, Mechanism):
@@ -205,17 +217,6 @@ class DiffprivlibLaplace(_LibraryBox, Mechanism):
 
     def _library_class(self) -> Any:
         return diffprivlib_mechanisms().Laplace
-
-    @property
-    def output_shape(self) -> tuple[int, ...]:
-        return (self.dim,)
-
-    def _sample(self, x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
-        state = library_random_state(rng)
-        randomise = self.library_mechanism(state, sampling=True).randomise
-        values = np.tile(x.astype(np.float64).ravel(), n).tolist()
-        out = np.fromiter(map(randomise, values), dtype=np.float64, count=len(values))
-        return out.reshape(n, self.dim)
 
 
 #: diffprivlib Gaussian classes by calibration.
@@ -297,17 +298,6 @@ class DiffprivlibGaussian(_LibraryBox, Mechanism):
             f"sensitivity={lib.sensitivity:g}): Gaussian noise of σ = {self.calibrated_sigma:.6g} "
             f"({self.calibration} calibration) is Δ/σ-GDP"
         )
-
-    @property
-    def output_shape(self) -> tuple[int, ...]:
-        return (self.dim,)
-
-    def _sample(self, x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
-        state = library_random_state(rng)
-        randomise = self.library_mechanism(state, sampling=True).randomise
-        values = np.tile(x.astype(np.float64).ravel(), n).tolist()
-        out = np.fromiter(map(randomise, values), dtype=np.float64, count=len(values))
-        return out.reshape(n, self.dim)
 
 
 if library_available("diffprivlib"):
