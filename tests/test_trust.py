@@ -135,7 +135,7 @@ def test_every_auditor_makes_the_trust_call_exactly_once(trust_calls: list[str])
     laplace = make_mechanism("laplace", epsilon=1.0)
     audit(laplace, AuditConfig(samples=4000, final_samples=4000), ONE)
     assert len(trust_calls) == 1
-    sanity_check(make_mechanism("laplace", epsilon=1.0, dim=4), 2000, config=ONE)
+    sanity_check(make_mechanism("laplace", epsilon=1.0, dim=4), 2000, execution=ONE)
     assert len(trust_calls) == 2
     vocab = _synthetic_vocabulary()
     words = make_word_mechanism("santext", vocab, epsilon=3.0)

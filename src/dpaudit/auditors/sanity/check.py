@@ -492,14 +492,14 @@ def sanity_check(
     confidence: float = 0.95,
     tie_rule: str = "half-even",
     path: str = "auto",
-    config: ExecutionConfig | None = None,
+    execution: ExecutionConfig | None = None,
 ) -> SanityCheckResult:
     """Run the ACL 2022 reconstruction sanity check on ``mech`` with ``runs`` runs per input.
 
     ``path``: ``auto`` (fused when the mechanism is additive and its declared
-    transform agrees with its sampler), ``fused`` or ``generic``.  ``config``
-    chooses the executor (backend, workers).  The mechanism's randomness is
-    probed and the declared transform tested first, in one call
+    transform agrees with its sampler), ``fused`` or ``generic``.  ``execution``
+    chooses the executor (backend, workers), as in the other auditors.  The
+    mechanism's randomness is probed and the declared transform tested first, in one call
     (:func:`dpaudit.auditors.core.trust.establish_trust`): a fixed seed raises
     :class:`~dpaudit.errors.MechanismError`; an unseedable source gives
     ``reproducible = False`` and a note; a contradicted transform is a finding,
@@ -518,6 +518,6 @@ def sanity_check(
         mech, runs, seed=seed, confidence=confidence, tie_rule=tie_rule, path=path, trust=trust
     )
     start = time.perf_counter()
-    results = run_units(run_sanity_unit, plan.units, config, desc=f"sanity-check {mech.name}")
+    results = run_units(run_sanity_unit, plan.units, execution, desc=f"sanity-check {mech.name}")
     result = finish_sanity_check(plan, results, time.perf_counter() - start)
     return trust.apply(result)
