@@ -245,7 +245,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", default=str(HERE / "results" / "ablation.json"))
     parser.add_argument("--append", action="store_true", help="keep the file's other rows")
     parser.add_argument("--no-share", action="store_true", help="rerun every stage per variant")
+    parser.add_argument("--table", help="only write the markdown of --json's rows to this file")
     args = parser.parse_args(argv)
+    if args.table:
+        Path(args.table).write_text(markdown(json.loads(Path(args.json).read_text())) + "\n")
+        return 0
     progress.ENABLED = False
     samples, final = DPSNIPER_SAMPLES // args.scale, DPSNIPER_FINAL_SAMPLES // args.scale
     ex = ExecutionConfig(workers=args.workers)
@@ -280,21 +284,50 @@ def _key(row: dict[str, Any]) -> tuple[str, str, int, int]:
     return (row["case"], row["variant"], row["samples"], row["seeds"])
 
 
+def _cell(r: dict[str, Any]) -> str:
+    return (
+        f"{r['epsilon_lcb_min']:.4f} / {r['epsilon_lcb_median']:.4f} / {r['epsilon_lcb_max']:.4f}"
+    )
+
+
 def markdown(out: dict[str, Any]) -> str:
-    """The bound table (min / median / max per case and variant) and the full variant's costs."""
-    lines = ["| case | variant | ε_lcb min / median / max | K per seed |", "|---|---|---|---|"]
+    """Bounds per case (min / median / max over seeds, one column per variant) and costs.
+
+    A variant's cell also gives its median minus ``full``'s; "spread" is ``full``'s
+    max − min over seeds, the seed noise a stage's effect is judged against.
+    """
+    groups: dict[tuple[str, int, int], dict[str, dict[str, Any]]] = {}
     for r in out["rows"]:
-        lo, med, hi = r["epsilon_lcb_min"], r["epsilon_lcb_median"], r["epsilon_lcb_max"]
-        ks = ",".join(map(str, r["final_candidates"]))
-        lines.append(f"| {r['case']} | {r['variant']} | {lo:.4f} / {med:.4f} / {hi:.4f} | {ks} |")
-    lines += ["", "| case | stage | outputs drawn | CPU s | numpy draw s |"]
-    lines.append("|---|---|---|---|---|")
+        groups.setdefault((r["case"], r["samples"], r["seeds"]), {})[r["variant"]] = r
+    variants = [v for v in VARIANTS if any(v in g for g in groups.values())]
+    head = ["case", "samples / final", "seeds", "spread (full)", *variants]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for (case, samples, seeds), g in groups.items():
+        full = g.get("full")
+        spread = f"{full['epsilon_lcb_max'] - full['epsilon_lcb_min']:.4f}" if full else ""
+        cells = []
+        for v in variants:
+            if v not in g:
+                cells.append("")
+            elif v == "full" or full is None:
+                cells.append(_cell(g[v]))
+            else:
+                diff = g[v]["epsilon_lcb_median"] - full["epsilon_lcb_median"]
+                cells.append(f"{_cell(g[v])} ({diff:+.4f})")
+        final = next(iter(g.values()))["final_samples"]
+        row = [case, f"{samples:,} / {final:,}", str(seeds), spread, *cells]
+        lines.append("| " + " | ".join(row) + " |")
+    lines += ["", "| case | samples | stage | outputs drawn | CPU s | numpy draw s | ratio |"]
+    lines.append("|---|---|---|---|---|---|---|")
     for r in out["rows"]:
         if r["variant"] != "full":
             continue
         for st, c in r["stage_cpu_s_median"].items():
             n, d = r["stage_outputs_drawn"][st], r["stage_numpy_draw_s"][st]
-            lines.append(f"| {r['case']} | {st} | {n:,} | {c:.2f} | {d:.2f} |")
+            ratio = f"{c / d:.1f}×" if d > 0 else ""
+            lines.append(
+                f"| {r['case']} | {r['samples']:,} | {st} | {n:,} | {c:.2f} | {d:.2f} | {ratio} |"
+            )
     return "\n".join(lines)
 
 
