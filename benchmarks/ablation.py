@@ -17,7 +17,8 @@ Variants (:class:`dpaudit.auditors.blackbox.config.SearchConfig` switches):
 then get all of ``samples``), ``no-playoff`` (``playoff_groups=0``),
 ``no-runners-up`` (``playoff_tie_z=-inf``), ``no-ladder`` (``ladder_rungs=0``),
 ``no-fixed-mass`` (``fixed_mass=False``), ``no-extra-leaders`` (``validate_extra=0``),
-``narrow-screen`` (``screen_pairs=4``).
+``narrow-screen`` (``screen_pairs=4``), ``lean`` (no fixed-mass sets, no extra
+leaders), ``lean-no-validate`` (``lean`` without validation).
 
 Per (case, variant) the row gives min / median / max ε_lcb over seeds 0..S−1 (never
 the best seed), ``K`` per seed, and per stage the outputs drawn, this process's
@@ -67,6 +68,9 @@ VARIANTS: dict[str, SearchConfig] = {
     "no-fixed-mass": SearchConfig(fixed_mass=False),
     "no-extra-leaders": SearchConfig(validate_extra=0.0),
     "narrow-screen": SearchConfig(screen_pairs=4),
+    # The three stages under suspicion off together (what removing them leaves).
+    "lean": SearchConfig(fixed_mass=False, validate_extra=0.0),
+    "lean-no-validate": SearchConfig(fixed_mass=False, validate_extra=0.0, validate=False),
 }
 #: The cases of the first measurement (``--only`` default).  ``--only suite`` adds every
 #: other row of ``dpsniper_suite.py`` (``truncated_geometric_true`` is
