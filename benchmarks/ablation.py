@@ -7,18 +7,19 @@ Usage (from the repository root)::
 
 Cases: black-box Laplace ε = 0.1 on inputs 0 and 1 (``audit_laplace:laplace_eps01``,
 the pattern generator's pairs, as ``benchmarks/audit_laplace.py``'s ``bb-laplace``)
-and DP-Sniper suite rows (``dpsniper_suite.py``: DP-Sniper's pairs, black-box):
-ReportNoisyMax1, SVT1 and the truncated geometric mechanism (discrete outputs).
-Sizes are DP-Sniper's (10.7M per selection estimate, 200M final, confidence 0.9)
-divided by ``--scale``.
+and the rows of DP-Sniper's suite (``dpsniper_suite.py``: DP-Sniper's pairs,
+black-box); ``--only`` takes names or ``suite`` (all of them).  Sizes are
+DP-Sniper's (10.7M per selection estimate, 200M final, confidence 0.9) divided
+by ``--scale``.
 
 Variants (:class:`dpaudit.auditors.blackbox.config.SearchConfig` switches):
 ``full`` (defaults), ``no-validate`` (leaders ranked on the ranking counts, which
 then get all of ``samples``), ``no-playoff`` (``playoff_groups=0``),
 ``no-runners-up`` (``playoff_tie_z=-inf``), ``no-ladder`` (``ladder_rungs=0``),
-``no-fixed-mass`` (``fixed_mass=False``), ``no-extra-leaders`` (``validate_extra=0``),
-``narrow-screen`` (``screen_pairs=4``), ``lean`` (no fixed-mass sets, no extra
-leaders), ``lean-no-validate`` (``lean`` without validation).
+``narrow-screen`` (``screen_pairs=4``).  Two stages of ``rank`` were measured and
+removed (DP-Sniper's fixed-mass sets and a second group of "extra" leaders); the
+rows of their variants in ``results/ablation.json`` came from this file at commit
+``85a66c6``, which still had them (``benchmarks/README.md``, "Search ablation").
 
 Per (case, variant) the row gives min / median / max ε_lcb over seeds 0..S−1 (never
 the best seed), ``K`` per seed, and per stage the outputs drawn, this process's
@@ -65,12 +66,7 @@ VARIANTS: dict[str, SearchConfig] = {
     "no-playoff": SearchConfig(playoff_groups=0),
     "no-runners-up": SearchConfig(playoff_tie_z=-math.inf),
     "no-ladder": SearchConfig(ladder_rungs=0),
-    "no-fixed-mass": SearchConfig(fixed_mass=False),
-    "no-extra-leaders": SearchConfig(validate_extra=0.0),
     "narrow-screen": SearchConfig(screen_pairs=4),
-    # The three stages under suspicion off together (what removing them leaves).
-    "lean": SearchConfig(fixed_mass=False, validate_extra=0.0),
-    "lean-no-validate": SearchConfig(fixed_mass=False, validate_extra=0.0, validate=False),
 }
 #: The cases of the first measurement (``--only`` default).  ``--only suite`` adds every
 #: other row of ``dpsniper_suite.py`` (``truncated_geometric_true`` is
@@ -303,7 +299,10 @@ def markdown(out: dict[str, Any]) -> str:
     groups: dict[tuple[str, int, int], dict[str, dict[str, Any]]] = {}
     for r in out["rows"]:
         groups.setdefault((r["case"], r["samples"], r["seeds"]), {})[r["variant"]] = r
-    variants = [v for v in VARIANTS if any(v in g for g in groups.values())]
+    # Rows of variants since removed (their switches went with their stages) keep a column.
+    seen = [r["variant"] for r in out["rows"]]
+    variants = [v for v in VARIANTS if v in seen]
+    variants += [v for v in dict.fromkeys(seen) if v not in VARIANTS]
     head = ["case", "samples / final", "seeds", "spread (full)", *variants]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for (case, samples, seeds), g in groups.items():

@@ -41,7 +41,6 @@ def test_stage_list_follows_the_switches() -> None:
         ("screen_pairs", 0),
         ("rank_share", 1.0),
         ("validate_top", 0),
-        ("validate_extra", 1.5),
         ("playoff_groups", -1),
         ("playoff_samples", 0),
         ("playoff_tie_z", math.nan),
@@ -82,6 +81,8 @@ def test_every_stage_returns_a_smaller_shortlist() -> None:
     for (_, c0, p0), (name, c1, p1) in itertools.pairwise(sizes):
         assert c1 <= c0 and p1 <= p0, name
     assert 0 < len(state.ranked) <= sizes[2][2]
+    # rank keeps the ``validate_top`` leaders under the margin for every candidate, no more.
+    assert sizes[2][2] <= max(SMALL.search.validate_top, SMALL.best_candidates)
 
 
 def test_timer_tallies_the_outputs_each_stage_draws() -> None:
@@ -103,7 +104,6 @@ def test_timer_tallies_the_outputs_each_stage_draws() -> None:
         SearchConfig(validate=False),
         SearchConfig(playoff_groups=0),
         SearchConfig(ladder_rungs=0),
-        SearchConfig(fixed_mass=False, validate_extra=0.0),
         SearchConfig(screen_pairs=1),
     ],
 )

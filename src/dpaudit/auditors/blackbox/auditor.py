@@ -44,9 +44,7 @@ every size and switch below is a field of
      would show, and every set pays for the width of its final interval
      (large-mass sets win at equal ratio; small-mass sets, which DP-Sniper's
      fixed ``c`` cannot reach, win when their ratio is really larger);
-  3. *validation* (``validate``): the ``validate_top`` leaders
-     (and half as many more, the best under the margin for the leaders alone,
-     so that an effect the full margin hides at small sizes keeps a chance) are
+  3. *validation* (``validate``): the ``validate_top`` leaders are
      re-estimated on the other half and ranked again, with the margin for
      that many;
   3b. *playoff* (``playoff``): the best candidate of each of the

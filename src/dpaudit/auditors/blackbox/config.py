@@ -53,14 +53,6 @@ class SearchConfig:
     #: validation (16; at least ``best_candidates``).  Enough for every DP-Sniper-suite
     #: winner to be among them at 1M samples.
     validate_top: int = 16
-    #: Rank: a second group of leaders, ``validate_top · this`` many (½), the best under
-    #: the margin for the leaders alone, so that an effect the full margin hides at small
-    #: sizes keeps a chance.  0 switches them off.
-    validate_extra: float = 0.5
-    #: Rank: also pass DP-Sniper's fixed-mass sets (denominator rate nearest
-    #: ``AuditConfig.target_mass``), chosen without the numerator's counts, so no
-    #: winner's curse favours them (an effect spread thinly over many outputs).
-    fixed_mass: bool = True
     #: Validate: re-rank the leaders on fresh counts (the other share of ``samples``);
     #: a lucky count on the ranking half does not repeat there.  Off: the leaders are
     #: ranked on the ranking counts themselves.
@@ -119,8 +111,6 @@ class SearchConfig:
         check_int("screen_pairs", self.screen_pairs, minimum=1)
         check_probability_open("rank_share", self.rank_share)
         check_int("validate_top", self.validate_top, minimum=1)
-        if not (0.0 <= self.validate_extra <= 1.0):
-            raise InvalidArgumentError("validate_extra", self.validate_extra, "a number in [0, 1]")
         check_int("playoff_groups", self.playoff_groups, minimum=0)
         if self.playoff_samples is not None:
             check_int("playoff_samples", self.playoff_samples, minimum=1)

@@ -231,31 +231,20 @@ def screen(state: Shortlist, budget: Budget) -> Shortlist:
 def rank(state: Shortlist, budget: Budget) -> Shortlist:
     """Count every set of the kept combinations on fresh outputs and keep the leaders.
 
-    Leaders: the best under the margin for every candidate ranked and, so that an
-    effect that margin hides at small sample sizes still gets its chance, the best
-    under the margin for the leaders alone; and DP-Sniper's fixed-mass sets.
+    Leaders: the ``validate_top`` best under the margin for every candidate ranked.
     """
     cfg, search = budget.config, budget.config.search
     everything = list(range(len(state.combos)))
     counted = count_combos(budget, state.combos, everything, budget.n_rank, STAGE_SELECT, "ranking")
     tables = tuple(counted[k] for k in everything)
     top = max(search.validate_top, cfg.best_candidates)
-    passes = [(sum(t.size for t in tables), top)]
-    if int(top * search.validate_extra) > 0:
-        passes.append((top, int(top * search.validate_extra)))
-    chosen: set[tuple[int, int]] = set()
-    for compared, count in passes:
-        scored: list[tuple[float, int, int]] = []
-        for k, t in enumerate(tables):
-            proj = t.project(cfg.final_samples, budget.alpha_side, budget.delta, compared)
-            scored += [(float(proj[j]), k, j) for j in t.leaders(proj, count)]
-        scored.sort(key=lambda v: -v[0])
-        chosen.update((k, j) for _, k, j in scored[:count])
-    if search.fixed_mass:
-        # Chosen without the numerator's counts: they need no margin to get through.
-        for k, t in enumerate(tables):
-            chosen.update((k, j) for j in t.at_mass(cfg.target_mass))
-    pool = tuple(sorted(chosen))
+    compared = sum(t.size for t in tables)
+    scored: list[tuple[float, int, int]] = []
+    for k, t in enumerate(tables):
+        proj = t.project(cfg.final_samples, budget.alpha_side, budget.delta, compared)
+        scored += [(float(proj[j]), k, j) for j in t.leaders(proj, top)]
+    scored.sort(key=lambda v: -v[0])
+    pool = tuple(sorted({(k, j) for _, k, j in scored[:top]}))
     return dataclasses.replace(
         state,
         tables=tables,
