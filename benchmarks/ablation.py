@@ -13,11 +13,11 @@ DP-Sniper's (10.7M per selection estimate, 200M final, confidence 0.9) divided
 by ``--scale``.
 
 Variants (:class:`dpaudit.auditors.blackbox.config.SearchConfig` switches):
-``full`` (defaults), ``no-validate`` (leaders ranked on the ranking counts, which
-then get all of ``samples``), ``no-playoff`` (``playoff_groups=0``),
+``full`` (defaults), ``no-playoff`` (``playoff_groups=0``),
 ``no-runners-up`` (``playoff_tie_z=-inf``), ``no-ladder`` (``ladder_rungs=0``),
-``narrow-screen`` (``screen_pairs=4``).  Two stages of ``rank`` were measured and
-removed (DP-Sniper's fixed-mass sets and a second group of "extra" leaders); the
+``narrow-screen`` (``screen_pairs=4``).  Three stages were measured and removed
+(``validate``: the leaders re-ranked on a fresh half of ``samples``; and in
+``rank``, DP-Sniper's fixed-mass sets and a second group of "extra" leaders); the
 rows of their variants in ``results/ablation.json`` came from this file at commit
 ``85a66c6``, which still had them (``benchmarks/README.md``, "Search ablation").
 
@@ -62,7 +62,6 @@ sys.path.insert(0, str(HERE))  # audit_laplace, dpsniper_mechanisms, dpsniper_su
 
 VARIANTS: dict[str, SearchConfig] = {
     "full": SearchConfig(),
-    "no-validate": SearchConfig(validate=False),
     "no-playoff": SearchConfig(playoff_groups=0),
     "no-runners-up": SearchConfig(playoff_tie_z=-math.inf),
     "no-ladder": SearchConfig(ladder_rungs=0),

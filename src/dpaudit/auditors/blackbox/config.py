@@ -46,20 +46,14 @@ class SearchConfig:
     #: judge them, and each input is sampled once for all kept scores that use it, so a
     #: wide screen costs scoring, not sampling.
     screen_pairs: int = 32
-    #: Rank: the share of ``samples`` per input the ranking counts on (½); validation
-    #: gets the rest.  Without validation the ranking gets all of ``samples``.
-    rank_share: float = 0.5
-    #: Rank: the leaders (under the margin for every candidate ranked) passed to
-    #: validation (16; at least ``best_candidates``).  Enough for every DP-Sniper-suite
-    #: winner to be among them at 1M samples.
-    validate_top: int = 16
-    #: Validate: re-rank the leaders on fresh counts (the other share of ``samples``);
-    #: a lucky count on the ranking half does not repeat there.  Off: the leaders are
-    #: ranked on the ranking counts themselves.
-    validate: bool = True
+    #: Rank: the leaders (under the margin for every candidate ranked, on ``samples``
+    #: fresh outputs per input) kept for the playoff and the final stage (16; at least
+    #: ``best_candidates``).  Enough for every DP-Sniper-suite winner to be among them
+    #: at 1M samples.
+    rank_top: int = 16
     #: Playoff: how many distinct (pair, orientation) groups, best first after
-    #: validation, have their scores counted on more fresh outputs (3; ReportNoisyMax1's
-    #: two best pairs differ by less than the validation noise).  0 or 1: no playoff.
+    #: ranking, have their scores counted on more fresh outputs (3; ReportNoisyMax1's
+    #: two best pairs differ by less than the ranking noise).  0 or 1: no playoff.
     playoff_groups: int = 3
     #: Playoff: outputs per input it counts (``None``: ``samples``).
     playoff_samples: int | None = None
@@ -109,8 +103,7 @@ class SearchConfig:
         check_int("train_floor", self.train_floor, minimum=1)
         check_int("train_fraction", self.train_fraction, minimum=1)
         check_int("screen_pairs", self.screen_pairs, minimum=1)
-        check_probability_open("rank_share", self.rank_share)
-        check_int("validate_top", self.validate_top, minimum=1)
+        check_int("rank_top", self.rank_top, minimum=1)
         check_int("playoff_groups", self.playoff_groups, minimum=0)
         if self.playoff_samples is not None:
             check_int("playoff_samples", self.playoff_samples, minimum=1)
@@ -149,7 +142,8 @@ def default_train_samples(samples: int, search: SearchConfig = DEFAULT_SEARCH) -
 
 
 # Stage codes at the head of every work-unit key: the streams never overlap.
-STAGE_TRAIN, STAGE_SELECT, STAGE_FINAL, STAGE_VALIDATE, STAGE_PLAYOFF = 1, 2, 3, 4, 5
+#: (4 was a validation stage's, removed; the codes of the others stay, and so do their samples.)
+STAGE_TRAIN, STAGE_SELECT, STAGE_FINAL, STAGE_PLAYOFF = 1, 2, 3, 5
 STAGE_SNIPER_TRAIN, STAGE_SNIPER_CHECK, STAGE_SNIPER_FINAL = 11, 12, 13
 #: The pair search's training outputs of round r use stage code STAGE_PAIR_SEARCH + r (r ≤ 9).
 STAGE_PAIR_SEARCH = 20
