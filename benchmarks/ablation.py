@@ -15,9 +15,9 @@ by ``--scale``.
 Variants (:class:`dpaudit.auditors.blackbox.config.SearchConfig` switches):
 ``full`` (defaults), ``no-playoff`` (``playoff_groups=0``),
 ``no-runners-up`` (``playoff_tie_z=-inf``), ``no-ladder`` (``ladder_rungs=0``),
-``narrow-screen`` (``screen_pairs=4``).  Three stages were measured and removed
-(``validate``: the leaders re-ranked on a fresh half of ``samples``; and in
-``rank``, DP-Sniper's fixed-mass sets and a second group of "extra" leaders); the
+``narrow-screen`` (``screen_pairs=4``), ``no-extra-leaders`` (``rank_extra=0``).
+Two stages were measured and removed (``validate``: the leaders re-ranked on a
+fresh half of ``samples``; and in ``rank``, DP-Sniper's fixed-mass sets); the
 rows of their variants in ``results/ablation.json`` came from this file at commit
 ``85a66c6``, which still had them (``benchmarks/README.md``, "Search ablation").
 
@@ -66,6 +66,7 @@ VARIANTS: dict[str, SearchConfig] = {
     "no-runners-up": SearchConfig(playoff_tie_z=-math.inf),
     "no-ladder": SearchConfig(ladder_rungs=0),
     "narrow-screen": SearchConfig(screen_pairs=4),
+    "no-extra-leaders": SearchConfig(rank_extra=0.0),
 }
 #: The cases of the first measurement (``--only`` default).  ``--only suite`` adds every
 #: other row of ``dpsniper_suite.py`` (``truncated_geometric_true`` is

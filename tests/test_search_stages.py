@@ -40,6 +40,7 @@ def test_stage_list_follows_the_switches() -> None:
         ("train_floor", 0),
         ("screen_pairs", 0),
         ("rank_top", 0),
+        ("rank_extra", 1.5),
         ("playoff_groups", -1),
         ("playoff_samples", 0),
         ("playoff_tie_z", math.nan),
@@ -80,8 +81,10 @@ def test_every_stage_returns_a_smaller_shortlist() -> None:
     for (_, c0, p0), (name, c1, p1) in itertools.pairwise(sizes):
         assert c1 <= c0 and p1 <= p0, name
     assert 0 < len(state.ranked) <= sizes[2][2]
-    # rank keeps the ``rank_top`` leaders under the margin for every candidate, no more.
-    assert sizes[2][2] <= max(SMALL.search.rank_top, SMALL.best_candidates)
+    # rank keeps the ``rank_top`` leaders under the margin for every candidate and
+    # ``rank_top · rank_extra`` under the margin for those alone, no more.
+    top = max(SMALL.search.rank_top, SMALL.best_candidates)
+    assert sizes[2][2] <= top + int(top * SMALL.search.rank_extra)
 
 
 def test_timer_tallies_the_outputs_each_stage_draws() -> None:
@@ -102,6 +105,7 @@ def test_timer_tallies_the_outputs_each_stage_draws() -> None:
     [
         SearchConfig(playoff_groups=0),
         SearchConfig(ladder_rungs=0),
+        SearchConfig(rank_extra=0.0),
         SearchConfig(screen_pairs=1),
     ],
 )

@@ -44,7 +44,9 @@ every size and switch below is a field of
      would show, and every set pays for the width of its final interval
      (large-mass sets win at equal ratio; small-mass sets, which DP-Sniper's
      fixed ``c`` cannot reach, win when their ratio is really larger); the
-     ``rank_top`` leaders go on;
+     ``rank_top`` leaders go on, and half as many more, the best under the
+     margin for the leaders alone, so that an effect the full margin hides at
+     small sizes keeps a chance;
   3. *playoff* (``playoff``): the best candidate of each of the
      ``playoff_groups`` best (pair, orientation)
      groups has its score counted on ``samples`` more fresh outputs per input,

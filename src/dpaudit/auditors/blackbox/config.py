@@ -51,6 +51,12 @@ class SearchConfig:
     #: ``best_candidates``).  Enough for every DP-Sniper-suite winner to be among them
     #: at 1M samples.
     rank_top: int = 16
+    #: Rank: a second group of leaders, ``rank_top · this`` many (½), the best under the
+    #: margin for the ``rank_top`` leaders alone, so that an effect the full margin hides
+    #: at small sizes keeps a chance.  Measured (``benchmarks/README.md``, "Search
+    #: ablation"): switched off, DP-Sniper's ReportNoisyMax4 at 1/100 of its sizes fell
+    #: on every seed, median 0.889 → 0.751 (spread over 3 seeds 0.065).  0: off.
+    rank_extra: float = 0.5
     #: Playoff: how many distinct (pair, orientation) groups, best first after
     #: ranking, have their scores counted on more fresh outputs (3; ReportNoisyMax1's
     #: two best pairs differ by less than the ranking noise).  0 or 1: no playoff.
@@ -104,6 +110,8 @@ class SearchConfig:
         check_int("train_fraction", self.train_fraction, minimum=1)
         check_int("screen_pairs", self.screen_pairs, minimum=1)
         check_int("rank_top", self.rank_top, minimum=1)
+        if not (0.0 <= self.rank_extra <= 1.0):
+            raise InvalidArgumentError("rank_extra", self.rank_extra, "a number in [0, 1]")
         check_int("playoff_groups", self.playoff_groups, minimum=0)
         if self.playoff_samples is not None:
             check_int("playoff_samples", self.playoff_samples, minimum=1)

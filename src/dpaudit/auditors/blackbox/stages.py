@@ -230,21 +230,28 @@ def screen(state: Shortlist, budget: Budget) -> Shortlist:
 def rank(state: Shortlist, budget: Budget) -> Shortlist:
     """Count every set of the kept combinations on fresh outputs and keep the leaders.
 
-    Leaders: the ``rank_top`` best under the margin for every candidate ranked, on
-    ``samples`` fresh outputs per input.
+    Leaders, on ``samples`` fresh outputs per input: the ``rank_top`` best under the
+    margin for every candidate ranked and, so that an effect that margin hides at
+    small sample sizes still gets its chance, the ``rank_top · rank_extra`` best
+    under the margin for those leaders alone (``SearchConfig.rank_extra``).
     """
     cfg, search = budget.config, budget.config.search
     everything = list(range(len(state.combos)))
     counted = count_combos(budget, state.combos, everything, cfg.samples, STAGE_SELECT, "ranking")
     tables = tuple(counted[k] for k in everything)
     top = max(search.rank_top, cfg.best_candidates)
-    compared = sum(t.size for t in tables)
-    scored: list[tuple[float, int, int]] = []
-    for k, t in enumerate(tables):
-        proj = t.project(cfg.final_samples, budget.alpha_side, budget.delta, compared)
-        scored += [(float(proj[j]), k, j) for j in t.leaders(proj, top)]
-    scored.sort(key=lambda v: -v[0])
-    pool = tuple(sorted({(k, j) for _, k, j in scored[:top]}))
+    passes = [(sum(t.size for t in tables), top)]
+    if int(top * search.rank_extra) > 0:
+        passes.append((top, int(top * search.rank_extra)))
+    chosen: set[tuple[int, int]] = set()
+    for compared, count in passes:
+        scored: list[tuple[float, int, int]] = []
+        for k, t in enumerate(tables):
+            proj = t.project(cfg.final_samples, budget.alpha_side, budget.delta, compared)
+            scored += [(float(proj[j]), k, j) for j in t.leaders(proj, count)]
+        scored.sort(key=lambda v: -v[0])
+        chosen.update((k, j) for _, k, j in scored[:count])
+    pool = tuple(sorted(chosen))
     return dataclasses.replace(
         state,
         tables=tables,
