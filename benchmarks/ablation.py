@@ -2,8 +2,9 @@
 
 Usage (from the repository root)::
 
-    .venv/bin/python benchmarks/ablation.py [--scale 100] [--seeds 3] [--only CASE,...]
-        [--variants NAME,...] [--workers 1] [--json benchmarks/results/ablation.json]
+    .venv/bin/python benchmarks/ablation.py [--scale 100] [--seeds 3] [--first-seed 0]
+        [--only CASE,...|suite] [--variants NAME,...] [--workers 1]
+        [--json benchmarks/results/ablation.json] [--append] [--no-share] [--table FILE]
 
 Cases: black-box Laplace ε = 0.1 on inputs 0 and 1 (``audit_laplace:laplace_eps01``,
 the pattern generator's pairs, as ``benchmarks/audit_laplace.py``'s ``bb-laplace``)
@@ -21,7 +22,7 @@ fresh half of ``samples``; and in ``rank``, DP-Sniper's fixed-mass sets); the
 rows of their variants in ``results/ablation.json`` came from this file at commit
 ``85a66c6``, which still had them (``benchmarks/README.md``, "Search ablation").
 
-Per (case, variant) the row gives min / median / max ε_lcb over seeds 0..S−1 (never
+Per (case, variant) the row gives min / median / max ε_lcb over seeds F..F+S−1 (never
 the best seed), ``K`` per seed, and per stage the outputs drawn, this process's
 CPU seconds (median over seeds; ``--workers 1`` runs every work unit in-process)
 and the CPU seconds numpy needs *only to draw* as many outputs of the same
@@ -173,9 +174,14 @@ def draw_seconds_per_output(s: Setup, n: int = 1 << 21, chunk: int = 1 << 16) ->
 
 
 def run(
-    s: Setup, variant: str, samples: int, final: int, seeds: int, ex: ExecutionConfig
+    s: Setup,
+    variant: str,
+    samples: int,
+    final: int,
+    seeds: range,
+    ex: ExecutionConfig,
 ) -> dict[str, Any]:
-    """Audit ``s`` under ``variant`` for seeds 0..seeds−1; min / median / max and stage costs."""
+    """Audit ``s`` under ``variant`` for ``seeds``; min / median / max and stage costs."""
     cfg = AuditConfig(
         samples,
         final,
@@ -185,7 +191,7 @@ def run(
         search=VARIANTS[variant],
     )
     bounds, ks, cpu, drawn, walls = [], [], [], [], []
-    for seed in range(seeds):
+    for seed in seeds:
         timer = Timer()
         t0 = time.perf_counter()
         r = audit(s.mechanism, dataclasses.replace(cfg, seed=seed), ex, timer=timer)
@@ -212,7 +218,8 @@ def run(
         "final_samples": final,
         "confidence": DPSNIPER_CONFIDENCE,
         "claimed_epsilon": s.claimed,
-        "seeds": seeds,
+        "seeds": len(seeds),
+        "first_seed": seeds.start,
         "epsilon_lcb": bounds,
         "epsilon_lcb_min": min(bounds),
         "epsilon_lcb_median": statistics.median(bounds),
@@ -239,6 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--scale", type=int, default=100, help="divide DP-Sniper's sizes by")
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--first-seed", type=int, default=0, help="seeds F..F+S−1")
     parser.add_argument("--only", default=",".join(CASES), help="case names, or 'suite'")
     parser.add_argument("--variants", default=",".join(VARIANTS))
     parser.add_argument("--workers", type=int, default=1)
@@ -268,20 +276,21 @@ def main(argv: list[str] | None = None) -> int:
         out["draw_s_per_output"][name] = per_output
         with contextlib.nullcontext() if args.no_share else SharedStages():
             for variant in variants:
-                row = run(s, variant, samples, final, args.seeds, ex)
+                seeds = range(args.first_seed, args.first_seed + args.seeds)
+                row = run(s, variant, samples, final, seeds, ex)
                 row["shared_stages"] = not args.no_share and variant != "full"
                 row["stage_numpy_draw_s"] = {
                     st: n * per_output for st, n in row["stage_outputs_drawn"].items()
                 }
-                same = (name, variant, samples, args.seeds)
+                same = _key(row)
                 out["rows"] = [r for r in out["rows"] if _key(r) != same] + [row]
                 path.write_text(json.dumps(out, indent=1) + "\n")
     print(markdown(out))
     return 0
 
 
-def _key(row: dict[str, Any]) -> tuple[str, str, int, int]:
-    return (row["case"], row["variant"], row["samples"], row["seeds"])
+def _key(row: dict[str, Any]) -> tuple[str, str, int, int, int]:
+    return (row["case"], row["variant"], row["samples"], row["seeds"], row.get("first_seed", 0))
 
 
 def _cell(r: dict[str, Any]) -> str:
