@@ -300,35 +300,28 @@ def _cell(r: dict[str, Any]) -> str:
 
 
 def markdown(out: dict[str, Any]) -> str:
-    """Bounds per case (min / median / max over seeds, one column per variant) and costs.
+    """Bounds per case and variant (min / median / max over seeds) and the stage costs.
 
-    A variant's cell also gives its median minus ``full``'s; "spread" is ``full``'s
-    max − min over seeds, the seed noise a stage's effect is judged against.
+    "Δ median" is the variant's median minus its base's at the same sizes: ``full``'s,
+    or for a variant named ``"BASE, switch"`` (a switch of another code, merged rows)
+    ``BASE``'s; "spread" is the base's max − min over seeds, the seed noise a stage's
+    effect is judged against.
     """
-    groups: dict[tuple[str, int, int], dict[str, dict[str, Any]]] = {}
+    rows = {(r["case"], r["samples"], r["variant"]): r for r in out["rows"]}
+    head = "| case | samples / final | variant | seeds | ε_lcb min / median / max | Δ median "
+    lines = [head + "| spread (base) | K per seed |", "|---|---|---|---|---|---|---|---|"]
     for r in out["rows"]:
-        groups.setdefault((r["case"], r["samples"], r["seeds"]), {})[r["variant"]] = r
-    # Rows of variants since removed (their switches went with their stages) keep a column.
-    seen = [r["variant"] for r in out["rows"]]
-    variants = [v for v in VARIANTS if v in seen]
-    variants += [v for v in dict.fromkeys(seen) if v not in VARIANTS]
-    head = ["case", "samples / final", "seeds", "spread (full)", *variants]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for (case, samples, seeds), g in groups.items():
-        full = g.get("full")
-        spread = f"{full['epsilon_lcb_max'] - full['epsilon_lcb_min']:.4f}" if full else ""
-        cells = []
-        for v in variants:
-            if v not in g:
-                cells.append("")
-            elif v == "full" or full is None:
-                cells.append(_cell(g[v]))
-            else:
-                diff = g[v]["epsilon_lcb_median"] - full["epsilon_lcb_median"]
-                cells.append(f"{_cell(g[v])} ({diff:+.4f})")
-        final = next(iter(g.values()))["final_samples"]
-        row = [case, f"{samples:,} / {final:,}", str(seeds), spread, *cells]
-        lines.append("| " + " | ".join(row) + " |")
+        base = r["variant"].split(", ")[0] if ", " in r["variant"] else "full"
+        f = rows.get((r["case"], r["samples"], base))
+        diff = f"{r['epsilon_lcb_median'] - f['epsilon_lcb_median']:+.4f}" if f else ""
+        spread = f"{f['epsilon_lcb_max'] - f['epsilon_lcb_min']:.4f}" if f else ""
+        seeds = f"{r.get('first_seed', 0)}–{r.get('first_seed', 0) + r['seeds'] - 1}"
+        ks = ",".join(map(str, r["final_candidates"]))
+        size = f"{r['samples']:,} / {r['final_samples']:,}"
+        lines.append(
+            f"| {r['case']} | {size} | {r['variant']} | {seeds} | {_cell(r)} | {diff} "
+            f"| {spread} | {ks} |"
+        )
     lines += ["", "| case | samples | stage | outputs drawn | CPU s | numpy draw s | ratio |"]
     lines.append("|---|---|---|---|---|---|---|")
     for r in out["rows"]:
