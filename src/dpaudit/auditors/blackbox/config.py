@@ -63,17 +63,24 @@ class SearchConfig:
     #: Playoff: how many distinct (pair, orientation) groups, best first after
     #: ranking, have their scores counted on more fresh outputs (3; ReportNoisyMax1's
     #: two best pairs differ by less than the ranking noise).  0 or 1: no playoff.
+    #: Measured: switched off, SVT1 at 1/20 of DP-Sniper's sizes lost 0.0166 of median
+    #: bound (spread over 3 seeds 0.0218); at 1/100 ReportNoisyMax1, ReportNoisyMax4 and
+    #: the truncated geometric lost none.  Not yet shown beyond seed noise on any row.
     playoff_groups: int = 3
     #: Playoff: outputs per input it counts (``None``: ``samples``).
     playoff_samples: int | None = None
     #: Playoff: a group whose log-ratio estimate on the playoff counts is within this many
     #: standard errors of the leader's is too close to call, and its best set goes to the
     #: final stage too (1.0; SVT1/SVT2: two pairs 0.0007 apart, noise ≈ 0.004).
-    #: ``-inf``: never.
+    #: Measured: switched off, ReportNoisyMax1 at 1/20 size lost 0.0007 of median bound
+    #: (spread 0.0021); at 1/100 ReportNoisyMax1, ReportNoisyMax4 and the truncated
+    #: geometric lost none.  Not yet shown beyond seed noise on any row.  ``-inf``: never.
     playoff_tie_z: float = 1.0
     #: Ladder: at most this many smaller sets of the winner's kind, at denominator masses
     #: ``m/ladder_step^j``, re-estimated beside it on the final samples (3; 20 coordinates
-    #: of Laplace, where the ratio keeps growing into the tail).  0: no ladder.
+    #: of Laplace, where the ratio keeps growing into the tail).  Measured: switched off,
+    #: ReportNoisyMax4 at 1/100 of DP-Sniper's sizes fell on every seed, median
+    #: 0.912 → 0.482 (spread over 3 seeds 0.185).  0: no ladder.
     ladder_rungs: int = 3
     #: Ladder: the mass ratio between rungs (√10: three rungs span a factor ≈ 30).
     ladder_step: float = math.sqrt(10.0)
