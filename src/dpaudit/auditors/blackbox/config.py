@@ -75,17 +75,16 @@ class SearchConfig:
     #: Playoff: how many distinct (pair, orientation) groups, best first after
     #: validation, have their scores counted on more fresh outputs (3; ReportNoisyMax1's
     #: two best pairs differ by less than the validation noise).  0 or 1: no playoff.
-    #: Measured at 1/20: SVT1 0.0771 → 0.0605 (spread 0.0218), not beyond the spread;
-    #: at 1/100 (search without ``validate`` and ``fixed_mass``) ReportNoisyMax1,
-    #: ReportNoisyMax4 and the truncated geometric lost nothing.
+    #: Measured at 1/20: the truncated geometric 0.1168 → 0.1162, lower on 2 of 3 seeds
+    #: (spread 0.0004); SVT1 0.0771 → 0.0605, within its spread 0.0218.
     playoff_groups: int = 3
     #: Playoff: outputs per input it counts (``None``: ``samples``).
     playoff_samples: int | None = None
     #: Playoff: a group whose log-ratio estimate on the playoff counts is within this many
     #: standard errors of the leader's is too close to call, and its best set goes to the
     #: final stage too (1.0; SVT1/SVT2: two pairs 0.0007 apart, noise ≈ 0.004).
-    #: Measured at 1/20: ReportNoisyMax1 0.0913 → 0.0906 (spread 0.0021), not beyond
-    #: the spread; nothing lost at 1/100 (as for the playoff).  ``-inf``: never.
+    #: Measured at 1/20: ReportNoisyMax1 0.0913 → 0.0906, within its spread 0.0021;
+    #: not yet shown beyond seed noise on any row (4 rows measured).  ``-inf``: never.
     playoff_tie_z: float = 1.0
     #: Ladder: at most this many smaller sets of the winner's kind, at denominator masses
     #: ``m/ladder_step^j``, re-estimated beside it on the final samples (3; 20 coordinates
