@@ -70,7 +70,7 @@ class SearchConfig:
     #: a lucky count on the ranking half does not repeat there.  Off: the leaders are
     #: ranked on the ranking counts themselves.  Measured: Rappor 0.2751 → 0.2527, lower
     #: on every seed (spread 0.0082).  It also costs: NumericalSVT 0.0000 → 0.0255
-    #: without it, higher on every seed (half of ``samples`` per ranking is too few there).
+    #: without it, higher on every seed.
     validate: bool = True
     #: Playoff: how many distinct (pair, orientation) groups, best first after
     #: validation, have their scores counted on more fresh outputs (3; ReportNoisyMax1's
@@ -84,7 +84,7 @@ class SearchConfig:
     #: standard errors of the leader's is too close to call, and its best set goes to the
     #: final stage too (1.0; SVT1/SVT2: two pairs 0.0007 apart, noise ≈ 0.004).
     #: Measured at 1/20: ReportNoisyMax1 0.0913 → 0.0906, within its spread 0.0021;
-    #: not yet shown beyond seed noise on any row (4 rows measured).  ``-inf``: never.
+    #: not yet shown beyond seed noise on any row (5 rows measured).  ``-inf``: never.
     playoff_tie_z: float = 1.0
     #: Ladder: at most this many smaller sets of the winner's kind, at denominator masses
     #: ``m/ladder_step^j``, re-estimated beside it on the final samples (3; 20 coordinates
