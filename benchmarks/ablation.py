@@ -115,7 +115,7 @@ class SharedStages:
     combinations, sample size and stage, depend only on the seed (and ``screen_pairs``)
     and not on the switches of later stages.  Running them once per seed and case
     therefore gives every variant exactly the bound its own uncomputed run would
-    (``--no-share`` reruns everything; checked equal on rnm1 / SVT1, see the README),
+    (``--no-share`` reruns everything; checked equal on rnm1 and bb-laplace, see the README),
     at the cost of only the stages that differ.  Stage CPU seconds are read from the
     ``full`` variant, which runs first and computes everything itself.
     """
@@ -294,10 +294,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _key(row: dict[str, Any]) -> tuple[str, str, int, int, int]:
+    """What makes two rows the same measurement (``--append`` replaces it)."""
     return (row["case"], row["variant"], row["samples"], row["seeds"], row.get("first_seed", 0))
 
 
 def _cell(r: dict[str, Any]) -> str:
+    """``min / median / max`` of a row's bounds."""
     return (
         f"{r['epsilon_lcb_min']:.4f} / {r['epsilon_lcb_median']:.4f} / {r['epsilon_lcb_max']:.4f}"
     )
