@@ -14,12 +14,14 @@ DP-Sniper's (10.7M per selection estimate, 200M final, confidence 0.9) divided
 by ``--scale``.
 
 Variants (:class:`dpaudit.auditors.blackbox.config.SearchConfig` switches):
-``full`` (defaults), ``no-validate`` (leaders ranked on the ranking counts, which
-then get all of ``samples``), ``no-playoff`` (``playoff_groups=0``),
-``no-runners-up`` (``playoff_tie_z=-inf``), ``no-ladder`` (``ladder_rungs=0``),
-``no-fixed-mass`` (``fixed_mass=False``), ``no-extra-leaders`` (``validate_extra=0``),
-``narrow-screen`` (``screen_pairs=4``), ``lean`` (no fixed-mass sets, no extra
-leaders) and ``lean-no-validate`` (``lean`` without validation).
+``full`` (defaults), ``no-playoff`` (``playoff_groups=0``), ``no-runners-up``
+(``playoff_tie_z=-inf``), ``no-ladder`` (``ladder_rungs=0``), ``no-extra-leaders``
+(``rank_extra=0``), ``narrow-screen`` (``screen_pairs=4``).  Two stages were
+measured and removed: ``validate`` (the leaders re-ranked on a fresh half of
+``samples``) and DP-Sniper's fixed-mass sets in ``rank``; the rows of their
+variants (``no-validate``, ``no-fixed-mass``, ``lean``: fixed-mass sets and extra
+leaders off, ``lean-no-validate``) in ``results/ablation.json`` came from this
+file at commit 85a66c6 on main's search (``benchmarks/README.md``, "Search ablation").
 
 Per (case, variant) the row gives min / median / max ε_lcb over seeds F..F+S−1 (never
 the best seed), ``K`` per seed, and per stage the outputs drawn, this process's
@@ -62,16 +64,11 @@ sys.path.insert(0, str(HERE))  # audit_laplace, dpsniper_mechanisms, dpsniper_su
 
 VARIANTS: dict[str, SearchConfig] = {
     "full": SearchConfig(),
-    "no-validate": SearchConfig(validate=False),
     "no-playoff": SearchConfig(playoff_groups=0),
     "no-runners-up": SearchConfig(playoff_tie_z=-math.inf),
     "no-ladder": SearchConfig(ladder_rungs=0),
-    "no-fixed-mass": SearchConfig(fixed_mass=False),
-    "no-extra-leaders": SearchConfig(validate_extra=0.0),
+    "no-extra-leaders": SearchConfig(rank_extra=0.0),
     "narrow-screen": SearchConfig(screen_pairs=4),
-    # The three stages first under suspicion off together.
-    "lean": SearchConfig(fixed_mass=False, validate_extra=0.0),
-    "lean-no-validate": SearchConfig(fixed_mass=False, validate_extra=0.0, validate=False),
 }
 #: The cases of the first measurement (``--only`` default).  ``--only suite`` adds every
 #: other row of ``dpsniper_suite.py`` (``truncated_geometric_true`` is
