@@ -29,9 +29,13 @@ SMALL = AuditConfig(samples=20_000, final_samples=40_000, train_samples=10_000, 
 
 def test_stage_list_follows_the_switches() -> None:
     assert [n for n, _ in stages_for(SearchConfig())] == list(STAGES)
-    assert list(STAGES) == ["train", "screen", "rank", "validate", "playoff", "ladder"]
-    off = SearchConfig(validate=False, playoff_groups=0, ladder_rungs=0)
+    assert list(STAGES) == [
+        "train", "screen", "rare-scan", "rank", "validate", "playoff", "ladder"
+    ]  # fmt: skip
+    off = SearchConfig(validate=False, playoff_groups=0, ladder_rungs=0, rare_scan_pairs=0)
     assert [n for n, _ in stages_for(off)] == ["train", "screen", "rank"]
+    no_rare = SearchConfig(rare_events=False)
+    assert "rare-scan" not in [n for n, _ in stages_for(no_rare)]
 
 
 @pytest.mark.parametrize(
@@ -43,6 +47,8 @@ def test_stage_list_follows_the_switches() -> None:
         ("validate_top", 0),
         ("validate_extra", 1.5),
         ("playoff_groups", -1),
+        ("rare_scan_pairs", -1),
+        ("rare_scan_values", 0),
         ("playoff_samples", 0),
         ("playoff_tie_z", math.nan),
         ("ladder_rungs", -1),
