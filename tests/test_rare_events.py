@@ -95,6 +95,30 @@ def test_correct_laplace_not_flagged_with_the_proposer_on(seed: int) -> None:
     assert not math.isnan(r.epsilon_lower_bound)
 
 
+#: Training too small to see a 5·10⁻⁵ leak (≈ 1 hit in 20 000), ``samples`` large enough
+#: for the second look (≈ 20 hits in 400 000; ≥ 5 needed) and the ranking (≈ 10 of ≥ 3).
+SCAN = AuditConfig(samples=400_000, final_samples=2_000_000, train_samples=20_000)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_rare_scan_sees_a_leak_training_is_too_small_for(seed: int) -> None:
+    # 2·10⁶ final outputs see ≈ 100 leaked values under x, none under x': ε_lcb ≈ ln 9 ≈ 2.2.
+    mech = LeakyLaplace(epsilon=1.0, leak=5e-5)
+    r = audit(mech, dataclasses.replace(SCAN, seed=seed), ONE)
+    assert r.epsilon_lower_bound > 1.5, r.epsilon_lower_bound
+    assert r.samples["rare scan"] == 400_000
+    no_scan = dataclasses.replace(SCAN, seed=seed, search=SearchConfig(rare_scan_pairs=0))
+    assert audit(mech, no_scan, ONE).epsilon_lower_bound < 1.0
+
+
+def test_the_rare_scan_leaves_a_correct_mechanism_alone() -> None:
+    # Nothing found: the audit is the one without the stage, bound for bound.
+    mech = LeakyLaplace(epsilon=1.0, leak=0.0)
+    on = audit(mech, SCAN, ONE)
+    off = audit(mech, dataclasses.replace(SCAN, search=SearchConfig(rare_scan_pairs=0)), ONE)
+    assert on.epsilon_lower_bound == off.epsilon_lower_bound <= 1.0
+
+
 def test_the_rare_set_score_is_one_of_the_score_types() -> None:
     """``Score`` names ``RareSetScore`` (no duck typing behind a ``type: ignore``)."""
     import typing

@@ -29,9 +29,11 @@ SMALL = AuditConfig(samples=20_000, final_samples=40_000, train_samples=10_000, 
 
 def test_stage_list_follows_the_switches() -> None:
     assert [n for n, _ in stages_for(SearchConfig())] == list(STAGES)
-    assert list(STAGES) == ["train", "screen", "rank", "playoff", "ladder"]
-    off = SearchConfig(playoff_groups=0, ladder_rungs=0)
+    assert list(STAGES) == ["train", "screen", "rare-scan", "rank", "playoff", "ladder"]
+    off = SearchConfig(playoff_groups=0, ladder_rungs=0, rare_scan_pairs=0)
     assert [n for n, _ in stages_for(off)] == ["train", "screen", "rank"]
+    no_rare = SearchConfig(rare_events=False)
+    assert "rare-scan" not in [n for n, _ in stages_for(no_rare)]
 
 
 @pytest.mark.parametrize(
@@ -42,6 +44,8 @@ def test_stage_list_follows_the_switches() -> None:
         ("rank_top", 0),
         ("rank_extra", 1.5),
         ("playoff_groups", -1),
+        ("rare_scan_pairs", -1),
+        ("rare_scan_values", 0),
         ("playoff_samples", 0),
         ("playoff_tie_z", math.nan),
         ("ladder_rungs", -1),
@@ -78,13 +82,17 @@ def test_every_stage_returns_a_smaller_shortlist() -> None:
         pool = len(state.pool) if state.pool is not None else sum(t.size for t in state.tables)
         sizes.append((name, len(state.combos), pool))
     assert sizes[0][1] == 2 * len(budget.pairs)  # train: every (pair, family)
-    for (_, c0, p0), (name, c1, p1) in itertools.pairwise(sizes):
+    # The rare scan may only add rare-event scores (none on a correct Laplace): skip it.
+    assert [n for n, *_ in sizes][2] == "rare-scan" and sizes[2][1:] == sizes[1][1:]
+    shrinking = [s for s in sizes if s[0] != "rare-scan"]
+    for (_, c0, p0), (name, c1, p1) in itertools.pairwise(shrinking):
         assert c1 <= c0 and p1 <= p0, name
-    assert 0 < len(state.ranked) <= sizes[2][2]
+    ranked = dict((n, p) for n, _, p in sizes)["rank"]
+    assert 0 < len(state.ranked) <= ranked
     # rank keeps the ``rank_top`` leaders under the margin for every candidate and
     # ``rank_top · rank_extra`` under the margin for those alone, no more.
     top = max(SMALL.search.rank_top, SMALL.best_candidates)
-    assert sizes[2][2] <= top + int(top * SMALL.search.rank_extra)
+    assert ranked <= top + int(top * SMALL.search.rank_extra)
 
 
 def test_timer_tallies_the_outputs_each_stage_draws() -> None:

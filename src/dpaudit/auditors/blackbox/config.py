@@ -94,6 +94,14 @@ class SearchConfig:
     #: ``rare`` score per pair (:mod:`dpaudit.auditors.blackbox.rare`).  It adds a score
     #: only where it finds a cluster; the ranking weighs it like any other.
     rare_events: bool = True
+    #: Rare events, second look (stage ``rare-scan``): the ``rare_scan_pairs`` best
+    #: screened pairs without a rare set from training are drawn again, ``min(samples,
+    #: rare_scan_values / (2·pairs·output size))`` outputs per input, and searched for
+    #: the same clusters.  Training's 131 072 outputs show a leak of probability q only
+    #: when q ≳ 4·10⁻⁵ (≥ 5 hits); 10⁶ outputs show q ≳ 10⁻⁵.  The values are held in
+    #: memory at once (float64 rows plus their counts): 2²³ values ≈ 128 MB.
+    rare_scan_pairs: int = 4
+    rare_scan_values: int = 1 << 23
     #: Pair search (:mod:`dpaudit.auditors.blackbox.pair_search`): after training the
     #: pattern pairs, propose local moves around the best of them for a few rounds
     #: and train those too; all go on to the screen.  Only where the audit generates
@@ -132,6 +140,8 @@ class SearchConfig:
         if math.isnan(self.playoff_tie_z) or self.playoff_tie_z == math.inf:
             raise InvalidArgumentError("playoff_tie_z", self.playoff_tie_z, "a number or -inf")
         check_int("ladder_rungs", self.ladder_rungs, minimum=0)
+        check_int("rare_scan_pairs", self.rare_scan_pairs, minimum=0)
+        check_int("rare_scan_values", self.rare_scan_values, minimum=1)
         if not (math.isfinite(self.ladder_step) and self.ladder_step > 1.0):
             raise InvalidArgumentError("ladder_step", self.ladder_step, "a number > 1")
         check_int("pair_search_rounds", self.pair_search_rounds, minimum=0, maximum=9)
@@ -166,6 +176,7 @@ def default_train_samples(samples: int, search: SearchConfig = DEFAULT_SEARCH) -
 # Stage codes at the head of every work-unit key: the streams never overlap.
 #: (4 was a validation stage's, removed; the codes of the others stay, and so do their samples.)
 STAGE_TRAIN, STAGE_SELECT, STAGE_FINAL, STAGE_PLAYOFF = 1, 2, 3, 5
+STAGE_RARE_SCAN = 6
 STAGE_SNIPER_TRAIN, STAGE_SNIPER_CHECK, STAGE_SNIPER_FINAL = 11, 12, 13
 #: The pair search's training outputs of round r use stage code STAGE_PAIR_SEARCH + r (r ≤ 9).
 STAGE_PAIR_SEARCH = 20

@@ -5,8 +5,9 @@ Every stage has one contract: it takes a
 combinations and sets still in, with their counts) and a
 :class:`~dpaudit.auditors.blackbox.shortlist.Budget` (what it may sample) and
 returns a smaller shortlist.  :func:`search` runs :func:`stages_for` in order —
-``train``, ``screen``, ``rank``, then the optional ``playoff`` and ``ladder``
-(switched by :class:`~dpaudit.auditors.blackbox.config.SearchConfig`) — and
+``train``, ``screen``, the optional ``rare-scan``, ``rank``, then the optional
+``playoff`` and ``ladder`` (switched by
+:class:`~dpaudit.auditors.blackbox.config.SearchConfig`) — and
 :func:`certify_proposals` hands the sets the last stage left to
 :func:`dpaudit.auditors.core.certify.certify`, on fresh final samples.  What each
 stage does and why: :mod:`dpaudit.auditors.blackbox.auditor`'s docstring.  Every
@@ -26,6 +27,7 @@ from dpaudit.auditors.blackbox.config import (
     STAGE_FINAL,
     STAGE_PAIR_SEARCH,
     STAGE_PLAYOFF,
+    STAGE_RARE_SCAN,
     STAGE_SELECT,
     STAGE_TRAIN,
     SearchConfig,
@@ -227,6 +229,40 @@ def screen(state: Shortlist, budget: Budget) -> Shortlist:
     )
 
 
+def scan_rare(state: Shortlist, budget: Budget) -> Shortlist:
+    """Look for rare events again, on many more outputs of the best screened pairs.
+
+    Training outputs see a leak of probability q only when about 5 of them hit it;
+    here the ``rare_scan_pairs`` best screened pairs that training found no rare set
+    for get up to ``samples`` fresh outputs per input (within ``rare_scan_values``),
+    searched by the same rule (:func:`~dpaudit.auditors.blackbox.rare.propose`).  A
+    found set joins the combinations as one more ``rare`` score; like everything
+    before the final stage it only proposes: the ranking counts confirm it and fresh
+    final counts certify it.  Adds combinations rather than removing them.
+    """
+    cfg, mech, search = budget.config, budget.mechanism, budget.config.search
+    if mech.output_kind in ("binary", "categorical"):
+        return state  # discrete outputs: the histogram family reads every outcome
+    have = {c.pair_index for c in state.combos if isinstance(c.score, RareSetScore)}
+    pairs = list(dict.fromkeys(c.pair_index for c in state.combos if c.pair_index not in have))
+    pairs = pairs[: search.rare_scan_pairs]
+    size = max(1, math.prod(mech.output_shape))
+    n = min(cfg.samples, search.rare_scan_values // max(1, 2 * len(pairs) * size))
+    if not pairs or n <= state.samples.get("training", 0):
+        return state
+    inputs = [budget.pairs[i].x for i in pairs] + [budget.pairs[i].x_prime for i in pairs]
+    data = budget.sampler.outputs(inputs, n, STAGE_RARE_SCAN, "rare-event scan")
+    combos, tables = list(state.combos), list(state.tables)
+    for k, i in enumerate(pairs):
+        _add_rare(combos, tables, i, data[k], data[len(pairs) + k])
+    return dataclasses.replace(
+        state,
+        combos=tuple(combos),
+        tables=tuple(tables),
+        samples={**state.samples, "rare scan": n},
+    )
+
+
 def rank(state: Shortlist, budget: Budget) -> Shortlist:
     """Count every set of the kept combinations on fresh outputs and keep the leaders.
 
@@ -384,6 +420,7 @@ def ladder(state: Shortlist, budget: Budget) -> Shortlist:
 STAGES: dict[str, Stage] = {
     "train": train,
     "screen": screen,
+    "rare-scan": scan_rare,
     "rank": rank,
     "playoff": playoff,
     "ladder": ladder,
@@ -393,6 +430,7 @@ STAGES: dict[str, Stage] = {
 def stages_for(search: SearchConfig) -> list[tuple[str, Stage]]:
     """The named stages ``search`` switches on, in order (train, screen and rank always)."""
     off = {
+        "rare-scan": not search.rare_events or search.rare_scan_pairs == 0,
         "playoff": search.playoff_groups < 2,
         "ladder": search.ladder_rungs == 0,
     }
