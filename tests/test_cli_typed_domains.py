@@ -85,7 +85,8 @@ def test_categories_with_a_given_pair_are_not_flagged(
     assert "given: index 0 = 'a', 1 = 'c'" in w["pair_origin"]
     assert {w["x"], w["x_prime"]} == {"a", "c"}
     assert sorted([w["x_encoded"], w["x_prime_encoded"]]) == [[0.0], [1.0]]
-    assert [w["x"], w["x_prime"]] == [["a", "c"][int(w[k][0])] for k in ("x_encoded", "x_prime_encoded")]
+    decoded = [["a", "c"][int(w[k][0])] for k in ("x_encoded", "x_prime_encoded")]
+    assert [w["x"], w["x_prime"]] == decoded
 
 
 def test_dataset_domain_with_a_given_pair(capsys: pytest.CaptureFixture[str], module: Path) -> None:

@@ -131,13 +131,13 @@ def test_search_config_rejects_bad_values(field: str) -> None:
 
 
 # ------------------------------------------------------------------ the CLI switch
-CLI_MODULE = '''
+CLI_MODULE = """
 import numpy as np
 
 
 def signed_sum(x, n, rng):
     return (x[0] + x[1] - x[2] + rng.laplace(0.0, 1.0, size=n)).reshape(n, 1)
-'''
+"""
 CLI_FAST = ["--samples", "4000", "--final-samples", "8000", "--train-samples", "4000"]
 
 
