@@ -128,6 +128,18 @@ def test_search_config_rejects_bad_values(field: str) -> None:
         SearchConfig(**{field: -1})
     with pytest.raises(InvalidArgumentError, match="pair_search_accept_z"):
         SearchConfig(pair_search_accept_z=float("nan"))
+    with pytest.raises(InvalidArgumentError, match="pair_search_false_keep"):
+        SearchConfig(pair_search_false_keep=0.0)
+
+
+def test_acceptance_is_bonferroni_over_the_rounds_moves() -> None:
+    from statistics import NormalDist
+
+    search = SearchConfig()
+    # 8 moves a round (2 parents × 4): a null move passes with probability 0.1/8.
+    assert search.pair_search_z(8) == pytest.approx(NormalDist().inv_cdf(1 - 0.1 / 8))
+    assert 2.2 < search.pair_search_z(8) < search.pair_search_z(16)
+    assert SearchConfig(pair_search_accept_z=1.0).pair_search_z(8) == 1.0
 
 
 # ------------------------------------------------------------------ the CLI switch

@@ -100,7 +100,8 @@ def _search_pairs(
     Each round proposes moves of the best pairs so far, trains them on outputs of
     the round's own stage code (appended to ``budget.pairs``), and keeps a move only
     when its best set's log-ratio estimate beats its parent's by more than
-    ``pair_search_accept_z`` standard errors.  A kept move can be moved again.
+    :meth:`~dpaudit.auditors.blackbox.config.SearchConfig.pair_search_z` standard
+    errors (Bonferroni over the round's moves).  A kept move can be moved again.
     """
     cfg, search = budget.config, budget.config.search
     rng = np.random.default_rng([cfg.seed, STAGE_PAIR_SEARCH])
@@ -121,9 +122,10 @@ def _search_pairs(
         more = _train_pairs(budget, first, n_train, STAGE_PAIR_SEARCH + r)
         mine = _pair_bests(budget, *more, len(budget.pairs))[first:]
         kept = set()
+        z = search.pair_search_z(len(new))
         for k, (parent, _) in enumerate(new):
             (_, est, se), (_, p_est, p_se) = mine[k], best[parent]
-            if est - p_est > search.pair_search_accept_z * math.hypot(se, p_se):
+            if est - p_est > z * math.hypot(se, p_se):
                 kept.add(first + k)
         dropped = (-math.inf, -math.inf, 0.0)  # never a parent
         best += [m if first + k in kept else dropped for k, m in enumerate(mine)]
