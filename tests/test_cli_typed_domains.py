@@ -66,6 +66,10 @@ def test_int_domain_calls_with_ints_and_flags_a_support_shift(
     )
     assert code == 0, err
     assert data["violation"] and data["epsilon_lower_bound"] > 1
+    w = data["witness"]
+    # The witness names the user's integers, the encoding beside them.
+    assert all(type(v) is int and 0 <= v <= 10 for v in (w["x"], w["x_prime"])), w
+    assert len(w["x_encoded"]) == 1 and "indices" in w["input_encoding"]
 
 
 def test_categories_with_a_given_pair_are_not_flagged(
@@ -77,7 +81,12 @@ def test_categories_with_a_given_pair_are_not_flagged(
     )  # fmt: skip
     assert code == 0, err
     assert not data["violation"]
-    assert "given: index 0 = 'a', 1 = 'c'" in data["witness"]["pair_origin"]
+    w = data["witness"]
+    assert "given: index 0 = 'a', 1 = 'c'" in w["pair_origin"]
+    assert {w["x"], w["x_prime"]} == {"a", "c"}
+    assert sorted([w["x_encoded"], w["x_prime_encoded"]]) == [[0.0], [1.0]]
+    decoded = [["a", "c"][int(w[k][0])] for k in ("x_encoded", "x_prime_encoded")]
+    assert [w["x"], w["x_prime"]] == decoded
 
 
 def test_dataset_domain_with_a_given_pair(capsys: pytest.CaptureFixture[str], module: Path) -> None:
@@ -88,6 +97,21 @@ def test_dataset_domain_with_a_given_pair(capsys: pytest.CaptureFixture[str], mo
     )  # fmt: skip
     assert code == 0, err
     assert data["violation"] and data["epsilon_lower_bound"] > 5
+    assert sorted([data["witness"]["x"], data["witness"]["x_prime"]]) == [[1, 2], [1, 2, 100]]
+
+
+def test_typed_witness_text_shows_the_users_values(
+    capsys: pytest.CaptureFixture[str], module: Path
+) -> None:
+    code, out, err = run_cli_quiet(
+        capsys, "audit", "typed_mod:krr", "--epsilon", "1", "--domain", "cat:a,b,c",
+        "--pair", "a|c", "--no-patterns", "-v", *FAST[:-1],
+    )  # fmt: skip
+    assert code == 0, err
+    line = next(ln for ln in out.splitlines() if ln.startswith("witness:"))
+    assert line.startswith(("witness: x = 'a', x′ = 'c'", "witness: x = 'c', x′ = 'a'")), line
+    assert "inputs: x and x' are values of" in out
+    assert "where a = x and b = x′" in out or "where a = x′ and b = x" in out
 
 
 @pytest.mark.parametrize(

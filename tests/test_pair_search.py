@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import json
+from pathlib import Path
 
 import numpy as np
 import pytest
+from _cli import run_cli_quiet
 
 from dpaudit import progress
 from dpaudit.auditors.blackbox.auditor import AuditConfig, SearchConfig, audit
@@ -125,3 +128,63 @@ def test_search_config_rejects_bad_values(field: str) -> None:
         SearchConfig(**{field: -1})
     with pytest.raises(InvalidArgumentError, match="pair_search_accept_z"):
         SearchConfig(pair_search_accept_z=float("nan"))
+    with pytest.raises(InvalidArgumentError, match="pair_search_false_keep"):
+        SearchConfig(pair_search_false_keep=0.0)
+
+
+def test_acceptance_is_bonferroni_over_the_rounds_moves() -> None:
+    from statistics import NormalDist
+
+    search = SearchConfig()
+    # 8 moves a round (2 parents × 4): a null move passes with probability 0.1/8.
+    assert search.pair_search_z(8) == pytest.approx(NormalDist().inv_cdf(1 - 0.1 / 8))
+    assert 2.2 < search.pair_search_z(8) < search.pair_search_z(16)
+    assert SearchConfig(pair_search_accept_z=1.0).pair_search_z(8) == 1.0
+
+
+# ------------------------------------------------------------------ the CLI switch
+CLI_MODULE = """
+import numpy as np
+
+
+def signed_sum(x, n, rng):
+    return (x[0] + x[1] - x[2] + rng.laplace(0.0, 1.0, size=n)).reshape(n, 1)
+"""
+CLI_FAST = ["--samples", "4000", "--final-samples", "8000", "--train-samples", "4000"]
+
+
+@pytest.fixture
+def cli_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "search_mod.py").write_text(CLI_MODULE)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return tmp_path
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    head = ["audit", "search_mod:signed_sum", "--epsilon", "1.5", "--domain", "0,1", "--dim", "3"]
+    return run_cli_quiet(capsys, *head, *argv)
+
+
+def test_cli_no_pair_search_tries_only_the_patterns(
+    capsys: pytest.CaptureFixture[str], cli_module: Path
+) -> None:
+    runs = {}
+    for flag in ("--pair-search", "--no-pair-search"):
+        code, out, err = _cli(capsys, flag, *CLI_FAST, "--classifier", "logistic", "--json")
+        assert code == 0, err
+        runs[flag] = json.loads(out)["pairs_tried"]
+    patterns = len(generate_pairs(_mech()))  # the deduplicated patterns
+    assert runs["--no-pair-search"] == patterns < runs["--pair-search"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "other"),
+    [(["--mode", "dpsniper"], "--mode dpsniper"), (["--claim", "gdp:1"], "--claim")],
+)
+def test_cli_no_pair_search_refused_where_nothing_searches(
+    capsys: pytest.CaptureFixture[str], cli_module: Path, extra: list[str], other: str
+) -> None:
+    code, out, err = _cli(capsys, "--no-pair-search", *extra, *CLI_FAST)
+    assert code == 2 and out == ""
+    assert "--no-pair-search" in err and other in err, err

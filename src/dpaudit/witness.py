@@ -35,6 +35,7 @@ __all__ = [
     "WitnessKind",
     "WitnessSeeds",
     "format_input",
+    "format_value",
 ]
 
 
@@ -170,6 +171,12 @@ def format_input(x: tuple[float, ...] | str) -> str:
     return f"({head}{', …' if len(x) > 4 else ''})" + (f" [n={len(x)}]" if len(x) > 4 else "")
 
 
+def format_value(value: Any, limit: int = 60) -> str:
+    """A typed input (an int, a category, a dataset, ...) as its ``repr``, cut to ``limit``."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 @dataclass(frozen=True)
 class Witness:
     """Evidence that ``ε ≥ epsilon_lower_bound`` for the mechanism it was computed on.
@@ -181,6 +188,13 @@ class Witness:
     ``Pr[M(x') ∈ S]`` (upper bound); ``epsilon_estimate`` is their plain
     log-ratio.  ``attack`` (black-box only) details the threshold attack and
     ``seeds`` where the samples came from.  Fields a source lacks are None.
+
+    A mechanism with a typed input domain (integers, categories, datasets, ...) is
+    audited through an encoding of its inputs as numbers: ``x``/``x_prime`` are then
+    the encoded inputs the attack and the seeds refer to, ``values`` the user's own
+    ``(x, x')`` they stand for, and ``input_encoding`` the rule in words.  The text
+    and the JSON show the user's values as ``x``/``x_prime`` (the encoded inputs as
+    ``x_encoded``/``x_prime_encoded``).
     """
 
     kind: WitnessKind
@@ -195,6 +209,8 @@ class Witness:
     epsilon_estimate: float | None = None
     attack: ThresholdAttack | None = None
     seeds: WitnessSeeds | None = None
+    values: tuple[Any, Any] | None = None
+    input_encoding: str = ""
 
     def __post_init__(self) -> None:
         # Normalise numpy scalars/arrays to plain tuples of floats (hashable, JSON-ready);
@@ -213,7 +229,8 @@ class Witness:
         """One line: the pair, the event and what it proves (no classifier state)."""
         eps = "∞" if math.isinf(self.epsilon_lower_bound) else f"{self.epsilon_lower_bound:.4g}"
         level = "exactly" if self.confidence is None else f"at confidence {self.confidence:g}"
-        pair = f"x = {format_input(self.x)}, x' = {format_input(self.x_prime)}"
+        a, b = self.shown_inputs()
+        pair = f"x = {a}, x' = {b}"
         if self.pair_origin:
             pair += f" ({self.pair_origin})"
         if self.p1 is None or self.p2 is None:
@@ -223,11 +240,19 @@ class Witness:
             f"Pr[M(x') ∈ S] {self.p2.describe()}; ε ≥ {eps} {level}"
         )
 
+    def shown_inputs(self) -> tuple[str, str]:
+        """``x`` and ``x'`` as a reader should see them: the user's values when typed."""
+        if self.values is not None:
+            return format_value(self.values[0]), format_value(self.values[1])
+        return format_input(self.x), format_input(self.x_prime)
+
     def summary(self) -> dict[str, Any]:
         """Short ``label → value`` lines for a report (what :func:`describe` says, itemised)."""
         out: dict[str, Any] = {"kind": self.kind.value}
         for key, v in (("x", self.x), ("x_prime", self.x_prime)):
             out[key] = v if isinstance(v, str) else list(v) if len(v) <= 8 else format_input(v)
+        if self.values is not None:
+            out["x"], out["x_prime"] = self.shown_inputs()
         if self.pair_origin:
             out["pair"] = self.pair_origin
         if self.attack is not None:
@@ -253,6 +278,10 @@ class Witness:
             "x": self.x if isinstance(self.x, str) else list(self.x),
             "x_prime": self.x_prime if isinstance(self.x_prime, str) else list(self.x_prime),
         }
+        if self.values is not None:
+            out["x_encoded"], out["x_prime_encoded"] = out["x"], out["x_prime"]
+            out["x"], out["x_prime"] = self.values
+            out["input_encoding"] = self.input_encoding
         if self.pair_origin:
             out["pair_origin"] = self.pair_origin
         out["event"] = self.event

@@ -343,6 +343,28 @@ class FunctionMechanism(Mechanism):
         i, j = self._index_of(a), self._index_of(b)
         return ((float(i),), (float(j),), f"{origin}index {i} = {_short(a)}, {j} = {_short(b)}")
 
+    def input_value(self, x: Any) -> Any:
+        """Typed domains: the user's value an index input ``(i,)`` stands for; else ``None``.
+
+        Read by the black-box witness so that it shows ``x`` and ``x'`` as the user's
+        values (:func:`dpaudit.auditors.blackbox.outcome.typed_inputs`).
+        """
+        if not self.typed:
+            return None
+        return copy.deepcopy(self.index_points()[int(np.ravel(x)[0])])
+
+    @property
+    def input_encoding(self) -> str:
+        """The rule between the user's inputs and the numbers the auditor sampled (typed only)."""
+        if not self.typed:
+            return ""
+        dom = self.claimed.domain  # type: ignore[union-attr]
+        return (
+            f"x and x' are values of {dom.describe()}; the auditor sampled them as indices "
+            f"(x_encoded = [i]) into its {len(self.index_points())} points: the user's --pair "
+            "values first, then the domain's candidate pairs' values (or its own points), in order"
+        )
+
     def given_pairs(self) -> tuple[IndexPair, ...]:
         """The user's typed pairs as index pairs ``(x, x', origin)`` (for ``AuditConfig.pairs``,
         wrapped in :class:`~dpaudit.auditors.blackbox.pairs.InputPair`)."""

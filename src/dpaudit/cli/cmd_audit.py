@@ -70,6 +70,7 @@ from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.word.base import WordMechanism
 from dpaudit.serialization import to_jsonable
 from dpaudit.validation import check_epsilon
+from dpaudit.witness import format_value
 
 
 def register(sub: Any) -> None:
@@ -193,6 +194,14 @@ def _add_pair_args(p: argparse.ArgumentParser) -> None:
         help="try only the --pair pairs, not the generated patterns",
     )
     p.add_argument(
+        "--pair-search",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="black-box audits of a box: after the patterns, search single-entry moves around "
+        "the best-looking pairs on training outputs of their own (default on; costs no "
+        "confidence; off by itself with --no-patterns)",
+    )
+    p.add_argument(
         "--max-pairs",
         type=integer,
         default=16,
@@ -218,7 +227,7 @@ def _check_common(args: argparse.Namespace, samples: int, final_samples: int) ->
 
 def build_config(args: argparse.Namespace, mechanism: Any) -> AuditConfig:
     """The :class:`AuditConfig` described by the command line (validated)."""
-    from dpaudit.auditors.blackbox.config import AuditConfig
+    from dpaudit.auditors.blackbox.config import AuditConfig, SearchConfig
 
     args.samples = 1_000_000 if args.samples is None else args.samples
     args.final_samples = 10_000_000 if args.final_samples is None else args.final_samples
@@ -246,6 +255,7 @@ def build_config(args: argparse.Namespace, mechanism: Any) -> AuditConfig:
         best_candidates=args.final_candidates,
         pairs=pairs,
         use_patterns=not args.no_patterns,
+        search=SearchConfig(pair_search=args.pair_search),
         seed=args.seed,
         unit_timeout=getattr(args, "unit_timeout", None),
     )
@@ -283,16 +293,21 @@ def _witness_lines(w: dict[str, Any], verbose: bool) -> list[str]:
     """The witness: the pair, the set S and the two estimates whose bounds give ε_lcb."""
     a = w["attack"]
     p1, p2 = w["p1"], w["p2"]
+    typed = "input_encoding" in w  # a typed domain: x, x′ are the user's values
+    x, xp = (format_value(w["x"]), format_value(w["x_prime"])) if typed else (w["x"], w["x_prime"])
     lines = [
-        f"witness: x = {w['x']}, x′ = {w['x_prime']}  ({w['pair_origin']})",
+        f"witness: x = {x}, x′ = {xp}  ({w['pair_origin']})",
         f"  S = {{y : {a['set']}}}  (attack: {a['family']})",
         f"  Pr[M(x) ∈ S]  ≈ {p1['estimate']:.6g} ({p1['hits']} of {p1['samples']} outputs), "
         f"at least {p1['bound']:.6g}",
         f"  Pr[M(x′) ∈ S] ≈ {p2['estimate']:.6g} ({p2['hits']} of {p2['samples']} outputs), "
         f"at most {p2['bound']:.6g}",
     ]
+    if verbose and typed:
+        lines.append(f"  inputs: {w['input_encoding']}")
     if verbose:
-        names = {tuple(w["x"]): "x", tuple(w["x_prime"]): "x′"}
+        enc = ("x_encoded", "x_prime_encoded") if typed else ("x", "x_prime")
+        names = {tuple(w[enc[0]]): "x", tuple(w[enc[1]]): "x′"}
         a_name = names.get(tuple(a["score_inputs"][0]), str(a["score_inputs"][0]))
         b_name = names.get(tuple(a["score_inputs"][1]), str(a["score_inputs"][1]))
         lines.append(f"  score(y) = {a['score']}, where a = {a_name} and b = {b_name}")
@@ -456,6 +471,30 @@ def _pilot_args(args: argparse.Namespace, samples: int, final: int) -> argparse.
     return argparse.Namespace(**{**vars(args), "samples": samples, "final_samples": final})
 
 
+def _check_pair_search(args: argparse.Namespace) -> None:
+    """``--no-pair-search`` only where there is a pair search to switch off.
+
+    The word audit picks its pairs from the embedding, ``--claim`` audits one pair,
+    and dpsniper mode keeps DP-Sniper's fixed patterns: a switch that would change
+    nothing there is refused rather than silently ignored.
+    """
+    if args.pair_search:
+        return
+    other = (
+        "--claim"
+        if args.claim is not None
+        else "a word mechanism"
+        if is_word_mechanism(args.mechanism)
+        else "--mode dpsniper"
+        if args.mode == "dpsniper"
+        else None
+    )
+    if other is not None:
+        raise InvalidArgumentError(
+            "--no-pair-search", True, f"a dpaudit-mode black-box audit, not with {other}"
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the audit; exit 1 on a violation with ``--fail-on-violation``."""
     if args.epsilon is not None:  # the commonest typo, refused before the auditors load
@@ -464,6 +503,7 @@ def run(args: argparse.Namespace) -> int:
 
     pilot_execution = ExecutionConfig(workers=args.workers)
     verbose = getattr(args, "verbose", False)
+    _check_pair_search(args)
     if args.claim is not None:
         if is_word_mechanism(args.mechanism):
             raise InvalidArgumentError(

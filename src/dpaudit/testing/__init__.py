@@ -102,8 +102,9 @@ def describe_violation(result: AuditResult | MetricAuditResult) -> str:
     lines = [result.verdict, f"claim: {result.claim}"]
     w = result.witness
     if w is not None:
+        x, xp = w.shown_inputs() if w.values is not None else (list(w.x), list(w.x_prime))
         lines += [
-            f"witness: x = {list(w.x)}, x' = {list(w.x_prime)} ({w.pair_origin})",
+            f"witness: x = {x}, x' = {xp} ({w.pair_origin})",
             f"  S = {{y : {w.event}}}" + (f" ({w.attack.family})" if w.attack else ""),
             f"  Pr[M(x) ∈ S] ≥ {w.p1.bound:.6g} ({w.p1.hits}/{w.p1.samples}), "
             f"Pr[M(x') ∈ S] ≤ {w.p2.bound:.6g} ({w.p2.hits}/{w.p2.samples})",

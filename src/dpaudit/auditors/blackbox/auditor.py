@@ -32,7 +32,10 @@ every size and switch below is a field of
      (default 32) (pair, score) combinations go on (stage ``screen``) — the
      training sample is too small to judge them (its margin covers every
      candidate of every combination), and each input is sampled once for all
-     the scores that use it, so a wide screen costs scoring, not sampling;
+     the scores that use it, so a wide screen costs scoring, not sampling; but
+     those whose best set projects no bound at all on training only fill it up
+     to :data:`~dpaudit.auditors.blackbox.stages.SCREEN_MIN` (8), since each
+     one widens the ranking's multiplicity margin;
   2. *ranking* (``rank``): every candidate — pair × attack family × threshold ×
      tail (``>``/``<``) × tie handling (``>``/``≥``) × orientation (``x`` over
      ``x'`` or the reverse) — is counted on ``samples`` fresh outputs

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from statistics import NormalDist
 
 from dpaudit.auditors.blackbox.names import CLASSIFIERS, MODES
 from dpaudit.auditors.blackbox.pairs import InputPair
@@ -121,11 +122,17 @@ class SearchConfig:
     pair_search_moves: int = 4
     #: Pair search: a move goes on to the screen (and may be moved again) only when the
     #: log-ratio estimate of its best set on training outputs beats its parent's by more
-    #: than this many standard errors (1.0).  Moves that merely tie their parent — halves
-    #: of a corner pair, mirror copies — would only add near-copies to the ranking, each a
-    #: fresh chance for a lucky count: at 1/100 of DP-Sniper's sizes, keeping every move
-    #: lowered ReportNoisyMax3's median from 0.230 (patterns alone) to 0.218.
-    pair_search_accept_z: float = 1.0
+    #: than ``z`` standard errors, ``z = Φ⁻¹(1 − pair_search_false_keep / m)`` for the
+    #: round's ``m`` moves: a Bonferroni bound, so that a round keeps a move no better
+    #: than its parent with probability ≤ 0.1 (z ≈ 2.24 for 8 moves).  Each near-copy
+    #: kept is one more chance for a lucky count in the ranking (the winner's curse): at
+    #: 1/100 of DP-Sniper's sizes a fixed z = 1 kept about two lucky moves per round on
+    #: SparseVectorTechnique4, which then won the ranking and certified 0.097 where the
+    #: patterns' own winner certifies ≈ 0.13.
+    pair_search_false_keep: float = 0.1
+    #: Pair search: a fixed ``z`` instead of the Bonferroni one (``None``: Bonferroni;
+    #: ``-inf``: keep every move).
+    pair_search_accept_z: float | None = None
 
     def __post_init__(self) -> None:
         check_int("train_floor", self.train_floor, minimum=1)
@@ -147,10 +154,16 @@ class SearchConfig:
         check_int("pair_search_rounds", self.pair_search_rounds, minimum=0, maximum=9)
         check_int("pair_search_parents", self.pair_search_parents, minimum=1)
         check_int("pair_search_moves", self.pair_search_moves, minimum=1)
-        if math.isnan(self.pair_search_accept_z) or self.pair_search_accept_z == math.inf:
-            raise InvalidArgumentError(
-                "pair_search_accept_z", self.pair_search_accept_z, "a number or -inf"
-            )
+        check_probability_open("pair_search_false_keep", self.pair_search_false_keep)
+        z = self.pair_search_accept_z
+        if z is not None and (math.isnan(z) or z == math.inf):
+            raise InvalidArgumentError("pair_search_accept_z", z, "None, a number or -inf")
+
+    def pair_search_z(self, moves: int) -> float:
+        """Standard errors by which a move must beat its parent, in a round of ``moves``."""
+        if self.pair_search_accept_z is not None:
+            return self.pair_search_accept_z
+        return NormalDist().inv_cdf(1.0 - self.pair_search_false_keep / max(moves, 1))
 
 
 #: The defaults of :class:`SearchConfig`.

@@ -7,6 +7,7 @@ result :class:`dpaudit.auditors.blackbox.result.AuditResult`.  Imports nothing a
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from dpaudit.auditors.blackbox.config import AuditConfig
 from dpaudit.auditors.blackbox.counting import UnitCounts
@@ -38,6 +39,20 @@ def final_counts(
     return FinalCounts(hits(num_counts), num_counts.n, hits(den_counts), den_counts.n)
 
 
+def typed_inputs(mech: Mechanism, x: tuple[float, ...], xp: tuple[float, ...]) -> dict[str, Any]:
+    """The witness fields naming the user's own inputs, for a mechanism whose inputs are encoded.
+
+    A mechanism audited through an encoding of a typed domain (``input_value``, e.g.
+    :class:`dpaudit.adapters.callable.FunctionMechanism` on ``--domain int:0..10``)
+    gives the value each encoded input stands for and the rule; others give nothing.
+    """
+    decode = getattr(mech, "input_value", None)
+    values = None if decode is None else (decode(x), decode(xp))
+    if values is None or values[0] is None:
+        return {}
+    return {"values": values, "input_encoding": getattr(mech, "input_encoding", "")}
+
+
 def build_witness(
     mech: Mechanism,
     pair: InputPair,
@@ -67,6 +82,7 @@ def build_witness(
     )
     p1, p2 = cert.p1, cert.p2
     return Witness(
+        **typed_inputs(mech, x, xp),
         kind=WitnessKind.BLACK_BOX,
         x=x,
         x_prime=xp,

@@ -11,11 +11,15 @@ screen's measure) each get ``moves`` single-entry moves inside the box
 (:func:`local_moves`: flip an entry's step, stop it, start it face to face,
 shift a still entry, or halve a step), and the new pairs are trained on
 training outputs of their own.  A move joins the other pairs only when its best
-set's log-ratio estimate beats its parent's by more than ``pair_search_accept_z``
-standard errors (both on training outputs): a move that merely ties its parent
-(a half step of a corner pair, a mirror copy) would add a near-copy of a pair to
-the ranking, one more chance for a lucky count there (the winner's curse), which
-cost ReportNoisyMax3 0.01 at 1/100 of DP-Sniper's sizes when every move was kept.
+set's log-ratio estimate beats its parent's by more than ``z`` standard errors
+(both on training outputs), ``z`` Bonferroni-corrected for the round's moves
+(:meth:`~dpaudit.auditors.blackbox.config.SearchConfig.pair_search_z`: a round
+keeps a move no better than its parent with probability ≤ 0.1).  A move that
+merely ties its parent (a half step of a corner pair, a mirror copy) would add a
+near-copy of a pair to the ranking, one more chance for a lucky count there (the
+winner's curse): keeping every move cost ReportNoisyMax3 0.01 at 1/100 of
+DP-Sniper's sizes, and a fixed z = 1 let about two lucky moves a round through on
+SparseVectorTechnique4, whose winner then certified 0.097 instead of ≈ 0.13.
 
 **It costs no confidence.**  Every estimate it uses comes from training outputs
 (stage codes :data:`~dpaudit.auditors.blackbox.config.STAGE_PAIR_SEARCH` + round,
