@@ -19,8 +19,8 @@ from typing import Any, cast
 
 from dpaudit.auditors.blackbox.auditor import audit as audit_blackbox
 from dpaudit.auditors.blackbox.config import AuditConfig
-from dpaudit.auditors.blackbox.result import AuditResult
-from dpaudit.auditors.metric.auditor import MetricAuditConfig, MetricAuditResult, audit_metric
+from dpaudit.auditors.core.result import AuditResult
+from dpaudit.auditors.metric.auditor import MetricAuditConfig, audit_metric
 from dpaudit.claims import MetricClaim, PrivacyClaim
 from dpaudit.engine.config import ExecutionConfig
 from dpaudit.errors import InvalidTypeError
@@ -37,7 +37,7 @@ def audit(
     *,
     config: AuditConfig | MetricAuditConfig | None = None,
     execution: ExecutionConfig | None = None,
-) -> AuditResult | MetricAuditResult:
+) -> AuditResult:
     """Audit ``mechanism`` against ``claim`` and return the typed result with its witness.
 
     ``mechanism``: a registered or user :class:`~dpaudit.mechanisms.base.Mechanism`,

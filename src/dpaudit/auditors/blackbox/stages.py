@@ -41,7 +41,7 @@ from dpaudit.auditors.blackbox.outcome import (
 )
 from dpaudit.auditors.blackbox.pair_search import propose_pairs, searchable
 from dpaudit.auditors.blackbox.rare import RARE_MIN_HITS, RareSetScore, propose
-from dpaudit.auditors.blackbox.result import AuditResult
+from dpaudit.auditors.core.result import AuditResult
 from dpaudit.auditors.blackbox.sampler import Timer
 from dpaudit.auditors.blackbox.scores import (
     LikelihoodRatioScore,

@@ -54,6 +54,7 @@ import numpy as np
 
 from dpaudit.auditors.core.certify import FinalCounts, certify_one, split_error, verdict_for
 from dpaudit.auditors.core.projection import projected_bound
+from dpaudit.auditors.core.result import AuditorKind, AuditResult
 from dpaudit.auditors.metric.exact import exact_beside, exact_notes
 from dpaudit.auditors.metric.pairs import WordPair, search_pairs
 from dpaudit.auditors.metric.power import PairPower, pair_power, resolution_mass
@@ -62,9 +63,11 @@ from dpaudit.auditors.metric.result import (
     NO_VIOLATION,
     OUTSIDE,
     VIOLATION,
-    MetricAuditResult,
+    MetricDetail,
     PairResult,
     fmt_value,
+    overall_verdict,
+    pair_witness,
 )
 from dpaudit.auditors.metric.sampling import check_word_randomness, count_words
 from dpaudit.engine.config import ExecutionConfig
@@ -130,11 +133,13 @@ def audit_metric(
     mechanism: WordMechanism,
     config: MetricAuditConfig | None = None,
     execution: ExecutionConfig | None = None,
-) -> MetricAuditResult:
+) -> AuditResult:
     """Audit ``mechanism``'s metric-DP claim pair by pair (see the module docstring).
 
-    Returns a :class:`MetricAuditResult` whose per-pair statements hold jointly
-    with probability ≥ ``config.confidence``.
+    Returns an :class:`~dpaudit.auditors.core.result.AuditResult` whose
+    :class:`~dpaudit.auditors.metric.result.MetricDetail` holds the per-pair
+    statements, jointly true with probability ≥ ``config.confidence``; its
+    bound and witness are the worst pair's.
     """
     if not isinstance(mechanism, WordMechanism):
         raise InvalidArgumentError("mechanism", mechanism, "a WordMechanism")
@@ -180,18 +185,21 @@ def audit_metric(
         for p, d, s, m, loss in zip(pairs, distances, chosen, masses, exact.losses, strict=True)
     ]
     results.sort(key=_rank_key)
-    violation = any(r.verdict == VIOLATION for r in results)
     timing["total"] = round(time.perf_counter() - t0, 4)
-    return MetricAuditResult(
+    worst = results[0] if results else None
+    return AuditResult(
+        kind=AuditorKind.METRIC,
         mechanism=mechanism.spec(),
         claim=claim.describe(),
-        epsilon=claim.epsilon,
+        claimed_epsilon=claim.epsilon,
+        claimed_delta=0.0,
+        epsilon_lower_bound=0.0 if worst is None else worst.epsilon_lower_bound,
         confidence=config.confidence,
-        violation=violation,
-        verdict=_overall(results, config.confidence, config.power_ratio),
-        pairs=tuple(results),
+        verdict=overall_verdict(tuple(results)),
+        verdict_text=_overall(results, config.confidence, config.power_ratio),
+        witness=None if worst is None else pair_witness(worst, config.confidence),
+        detail=MetricDetail(tuple(results), K, exact.law_check),
         samples={"selection": config.samples, "final": config.final_samples},
-        candidates_final=K,
         confidence_statement=_statement(config, K, alpha_side),
         seed=config.seed,
         timing=timing,
@@ -201,7 +209,6 @@ def audit_metric(
         + exact_notes([(r.w, r.w_prime, r.allowed_loss, r.exact_loss, r.verdict) for r in results])
         + ((randomness.warning,) if randomness.warning else ()),
         reproducible=randomness.reproducible,
-        law_check=exact.law_check,
     )
 
 
