@@ -34,8 +34,8 @@ from dpaudit.auditors.blackbox.config import default_train_samples
 from dpaudit.auditors.blackbox.names import CLASSIFIERS, MODES
 from dpaudit.auditors.blackbox.pairs import InputPair, parse_pair
 from dpaudit.auditors.core.guard import check_sample_memory, checked_sample, domain_corners
-from dpaudit.auditors.metric.auditor import MetricAuditConfig, audit_metric
 from dpaudit.auditors.core.result import AuditResult
+from dpaudit.auditors.metric.auditor import MetricAuditConfig, audit_metric
 from dpaudit.auditors.metric.sampling import sample_word_codes
 from dpaudit.cli.cmd_audit_profile import add_profile_args, run_profile
 from dpaudit.cli.common import (

@@ -38,6 +38,7 @@ import numpy as np
 from dpaudit.adapters._support import library_available
 from dpaudit.adapters.mldp import MLDPMechanism
 from dpaudit.analysis.word_embedding import glove_embedding
+from dpaudit.auditors.core.result import AuditResult
 from dpaudit.auditors.metric.auditor import (
     INCONCLUSIVE,
     OUTSIDE,
@@ -46,7 +47,6 @@ from dpaudit.auditors.metric.auditor import (
     PairResult,
     audit_metric,
 )
-from dpaudit.auditors.core.result import AuditResult
 from dpaudit.auditors.metric.result import power_clause
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.registry import make_word_mechanism
@@ -148,7 +148,9 @@ def compute(run: FigureRun) -> FigureResult:
             label = f"mldp:{name}" if source == "mldp" else name
             for p in result.detail.pairs:
                 # The audit's exact loss (law checked against the sampler); else computed here.
-                exact = p.exact_loss if result.detail.law_check else _exact_loss(mech, p.w, p.w_prime)
+                exact = (
+                    p.exact_loss if result.detail.law_check else _exact_loss(mech, p.w, p.w_prime)
+                )
                 rows.append(_row(label, eps, p, exact, result))
             audits.append(_audit_record(label, mech, eps, result))
             run.progress.advance()

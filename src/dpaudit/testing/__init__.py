@@ -60,8 +60,8 @@ import numpy as np
 from dpaudit.adapters.callable import FunctionMechanism
 from dpaudit.auditors.blackbox.auditor import AuditConfig, audit
 from dpaudit.auditors.blackbox.pairs import InputPair
-from dpaudit.auditors.metric.auditor import MetricAuditConfig, audit_metric
 from dpaudit.auditors.core.result import AuditorKind, AuditResult
+from dpaudit.auditors.metric.auditor import MetricAuditConfig, audit_metric
 from dpaudit.claims import PrivacyClaim
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidTypeError

@@ -115,13 +115,13 @@ from dpaudit.auditors.blackbox.config import (
 )
 from dpaudit.auditors.blackbox.dpsniper import audit_dpsniper
 from dpaudit.auditors.blackbox.pairs import InputPair, check_pair, generate_pairs
-from dpaudit.auditors.core.result import AuditResult
 from dpaudit.auditors.blackbox.sampler import Sampler, Timer
 from dpaudit.auditors.blackbox.selection import projected_bound
 from dpaudit.auditors.blackbox.shortlist import Budget
 from dpaudit.auditors.blackbox.stages import search
 from dpaudit.auditors.core.certify import split_error
 from dpaudit.auditors.core.declarations import check_foreign_code
+from dpaudit.auditors.core.result import AuditResult
 from dpaudit.claims import Definition
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError
