@@ -464,7 +464,7 @@ r = sanity_check(mech, runs, seed=5, config=config)
 t2 = time.perf_counter()
 shutdown_ray()
 print(json.dumps({"start_s": t1 - t0, "run_s": t2 - t1, "total_s": t2 - t0,
-                  "counts": r.counts, "bound": r.epsilon_lower_bound}))
+                  "counts": r.detail.counts, "bound": r.epsilon_lower_bound}))
 """
 )
 

@@ -281,7 +281,7 @@ def test_correct_mechanisms_are_not_flagged_across_20_seeds(
         )
         r = audit(mech, cfg, ONE)
         assert not r.violation, (seed, r.verdict)
-        assert r.verdict.startswith("no violation found")
+        assert r.verdict_text.startswith("no violation found")
         bounds.append(r.epsilon_lower_bound)
     # Not vacuous: the audit finds most of the true ε (1 for the pure mechanisms).
     if name != "gaussian":
@@ -307,7 +307,7 @@ def test_flawed_mechanisms_are_flagged(
     cfg = AuditConfig(samples=50_000, final_samples=500_000, classifier=classifier, seed=3)
     r = audit(mech, cfg, ONE)
     assert r.violation, r.verdict
-    assert r.verdict.startswith("violation: ε ≥")
+    assert r.verdict_text.startswith("violation: ε ≥")
     assert r.epsilon_lower_bound >= at_least
     truth = mech.truth()
     if truth is not None:  # a valid lower bound never exceeds the exact ε

@@ -132,9 +132,12 @@ class AuditResult:
         """The JSON form (strict JSON types; ``inf``/``nan`` as strings), ``kind`` first.
 
         The one serialisation of every audit result: the CLI's ``--json`` and
-        ``--out`` write it, :meth:`from_dict` reads it back.
+        ``--out`` write it, :meth:`from_dict` reads it back.  ``violation`` is
+        added (derived from ``verdict``).
         """
-        return {f.name: to_jsonable(getattr(self, f.name)) for f in fields(self)}
+        out = {f.name: to_jsonable(getattr(self, f.name)) for f in fields(self)}
+        # Derived, for readers of the JSON (from_dict ignores it: the verdict says it).
+        return {**out, "violation": self.violation}
 
     def to_json(self, indent: int | None = 2) -> str:
         """:meth:`to_dict` as a JSON string."""
