@@ -20,11 +20,11 @@ def test_audit_json_has_the_documented_keys(capsys: pytest.CaptureFixture[str]) 
         "confidence",
         "violation",
         "witness",
-        "mode",
         "samples",
         "timing",
     ):
         assert key in data
+    assert data["kind"] == "blackbox" and data["detail"]["mode"] == "dpaudit"
     assert data["claimed_epsilon"] == 1.0 and data["confidence"] == 0.95
     assert data["violation"] is False
     w = data["witness"]

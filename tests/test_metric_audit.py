@@ -56,9 +56,9 @@ class HalfClaimSanText(SanText):
 def test_correct_mechanisms_are_never_flagged(name: str, params: dict, seed: int) -> None:
     mech = make_word_mechanism(name, synthetic(seed=seed), epsilon=3.0, **params)
     res = audit_metric(mech, MetricAuditConfig(seed=seed, **SMALL), ONE)
-    assert not res.violation, res.verdict
+    assert not res.violation, res.verdict_text
     assert all(p.verdict != VIOLATION for p in res.detail.pairs)
-    assert "pass" not in res.verdict.replace("not a pass", "")
+    assert "pass" not in res.verdict_text.replace("not a pass", "")
 
 
 def test_miscalibrated_variant_is_flagged_with_its_witness() -> None:
@@ -107,7 +107,7 @@ def test_no_violation_found_when_the_sample_suffices() -> None:
         assert p.resolution_mass is not None and p.resolution_mass > 0.02
         assert p.allowed_loss < p.detectable_loss <= 2 * p.allowed_loss
         assert "could flag a loss ≥" in p.describe()
-    assert "would have been flagged" in res.verdict
+    assert "would have been flagged" in res.verdict_text
 
 
 def test_out_of_vocabulary_inputs_are_reported_outside_the_claim() -> None:
@@ -139,12 +139,12 @@ def test_bit_identical_for_any_worker_count_and_json() -> None:
     cfg = MetricAuditConfig(samples=5_000, final_samples=300_000, max_pairs=3, seed=7)
     a = audit_metric(mech, cfg, ONE)
     b = audit_metric(mech, cfg, ExecutionConfig(workers=2))
-    assert [(p.w, p.w_prime, p.p1.hits, p.p2.hits) for p in a.pairs] == [
-        (p.w, p.w_prime, p.p1.hits, p.p2.hits) for p in b.pairs
+    assert [(p.w, p.w_prime, p.p1.hits, p.p2.hits) for p in a.detail.pairs] == [
+        (p.w, p.w_prime, p.p1.hits, p.p2.hits) for p in b.detail.pairs
     ]
     data = json.loads(dumps(a))
-    assert data["kind"] == "metric-audit" and len(data["pairs"]) == 3
-    assert data["worst"]["w"] == a.pairs[0].w
+    assert data["kind"] == "metric" and len(data["detail"]["pairs"]) == 3
+    assert data["detail"]["pairs"][0]["w"] == a.detail.worst.w
 
 
 def test_config_is_checked() -> None:
@@ -265,7 +265,7 @@ def test_a_global_rng_word_mechanism_is_seeded_per_unit() -> None:
     mech = GlobalRngSanText(3.0, synthetic())
     one = audit_metric(mech, MetricAuditConfig(seed=4, **FOREIGN), ONE)
     two = audit_metric(mech, MetricAuditConfig(seed=4, **FOREIGN), ExecutionConfig(workers=2))
-    assert dumps(one.pairs) == dumps(two.pairs)
+    assert dumps(one.detail.pairs) == dumps(two.detail.pairs)
     assert one.reproducible and not one.violation
     state = np.random.get_state()[1].copy()
     audit_metric(mech, MetricAuditConfig(seed=5, **FOREIGN), ONE)
@@ -345,7 +345,7 @@ def test_the_old_rule_would_have_passed_the_rare_violation() -> None:
     cfg = MetricAuditConfig(
         samples=2000, final_samples=20_000, seed=1, search=False, pairs=(("w70", "w71"),)
     )
-    (p,) = audit_metric(mech, cfg, ONE).pairs
+    (p,) = audit_metric(mech, cfg, ONE).detail.pairs
     old = math.log(1 / p.p1.bound_error) * math.exp(p.allowed_loss) / (p.p1.hits / 20_000)
     assert old < cfg.final_samples and p.verdict == INCONCLUSIVE
 
@@ -378,7 +378,7 @@ def test_exact_losses_sit_beside_certified_bounds() -> None:
         if p.verdict == VIOLATION:  # a certified bound never exceeds the truth (here: α = 0.05)
             assert p.exact_loss >= p.epsilon_lower_bound
     data = json.loads(dumps(res))
-    assert data["law_check"]["alpha"] == pytest.approx(1e-3)
+    assert data["detail"]["law_check"]["alpha"] == pytest.approx(1e-3)
     assert "exact_loss" in data["pairs"][0]
 
 

@@ -76,17 +76,18 @@ def detail_type(kind: AuditorKind | str) -> type:
 class AuditResult:
     """Outcome of one audit of one claim: bound, verdict, witness, trust notes and the detail.
 
-    ``epsilon_lower_bound`` holds with probability ≥ ``confidence`` (one-sided:
-    a result without a violation never shows that a mechanism is private).
-    For a metric claim it is the worst pair's bound, to be read against that
-    pair's allowed loss ``ε·d`` (``detail.worst``); for a profile audit it is
-    the bound on ε at the claim's δ is not defined, so it is the largest
-    certified ``ε(α)/α``-free quantity the auditor names in its detail (see
-    :mod:`dpaudit.auditors.profile.result`).  ``verdict_text`` states the
-    verdict in words, as the auditor phrased it; ``verdict`` is its type.
-    ``samples``: outputs drawn per input, by stage; ``timing``: wall seconds by
-    stage (``total`` always).  ``power`` (no violation only): what the audit
-    could have seen (:func:`dpaudit.auditors.core.power.power_summary`).
+    ``epsilon_lower_bound`` holds with probability ≥ ``confidence`` and is
+    never negative (one-sided: a result without a violation never shows that
+    a mechanism is private).  What it bounds depends on the claim: for a
+    metric claim it is the worst pair's bound, to be read against that pair's
+    allowed loss ``ε·d`` (``detail.worst``); for a profile audit, whose verdict
+    judges the whole claim, it is the best certified set's bound on ε at the
+    claim's δ, and ``claimed_epsilon`` is NaN for a claim without an ε (GDP,
+    RDP, zCDP).  ``verdict`` is the outcome, typed; ``verdict_text`` states it
+    in words as the auditor phrased it.  ``samples``: outputs drawn per input,
+    by stage; ``timing``: wall seconds (``total`` always).  ``power`` (black
+    box, no violation): what the audit could have seen
+    (:func:`dpaudit.auditors.core.power.power_summary`).
     """
 
     kind: AuditorKind

@@ -186,29 +186,45 @@ def audit_metric(
     ]
     results.sort(key=_rank_key)
     timing["total"] = round(time.perf_counter() - t0, 4)
-    worst = results[0] if results else None
-    return AuditResult(
-        kind=AuditorKind.METRIC,
-        mechanism=mechanism.spec(),
-        claim=claim.describe(),
-        claimed_epsilon=claim.epsilon,
-        claimed_delta=0.0,
-        epsilon_lower_bound=0.0 if worst is None else worst.epsilon_lower_bound,
-        confidence=config.confidence,
-        verdict=overall_verdict(tuple(results)),
-        verdict_text=_overall(results, config.confidence, config.power_ratio),
-        witness=None if worst is None else pair_witness(worst, config.confidence),
-        detail=MetricDetail(tuple(results), K, exact.law_check),
-        samples={"selection": config.samples, "final": config.final_samples},
-        confidence_statement=_statement(config, K, alpha_side),
-        seed=config.seed,
-        timing=timing,
-        notes=_notes(results)
+    notes = (
+        _notes(results)
         + _unseen_note(results, config.samples)
         + exact.notes
         + exact_notes([(r.w, r.w_prime, r.allowed_loss, r.exact_loss, r.verdict) for r in results])
-        + ((randomness.warning,) if randomness.warning else ()),
-        reproducible=randomness.reproducible,
+        + ((randomness.warning,) if randomness.warning else ())
+    )
+    detail = MetricDetail(tuple(results), K, exact.law_check)
+    result = _result(mechanism, config, detail, _statement(config, K, alpha_side), timing, notes)
+    return dataclasses.replace(result, reproducible=randomness.reproducible)
+
+
+def _result(
+    mechanism: WordMechanism,
+    config: MetricAuditConfig,
+    detail: MetricDetail,
+    statement: str,
+    timing: dict[str, float],
+    notes: tuple[str, ...],
+) -> AuditResult:
+    """The shared result: the worst pair's bound and witness, the verdict over all pairs."""
+    worst = detail.worst
+    return AuditResult(
+        kind=AuditorKind.METRIC,
+        mechanism=mechanism.spec(),
+        claim=mechanism.claim.describe(),
+        claimed_epsilon=mechanism.claim.epsilon,
+        claimed_delta=0.0,
+        epsilon_lower_bound=0.0 if worst is None else worst.epsilon_lower_bound,
+        confidence=config.confidence,
+        verdict=overall_verdict(detail.pairs),
+        verdict_text=_overall(list(detail.pairs), config.confidence, config.power_ratio),
+        witness=None if worst is None else pair_witness(worst, config.confidence),
+        detail=detail,
+        samples={"selection": config.samples, "final": config.final_samples},
+        confidence_statement=statement,
+        seed=config.seed,
+        timing=timing,
+        notes=notes,
     )
 
 
