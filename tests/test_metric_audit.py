@@ -379,7 +379,7 @@ def test_exact_losses_sit_beside_certified_bounds() -> None:
             assert p.exact_loss >= p.epsilon_lower_bound
     data = json.loads(dumps(res))
     assert data["detail"]["law_check"]["alpha"] == pytest.approx(1e-3)
-    assert "exact_loss" in data["pairs"][0]
+    assert "exact_loss" in data["detail"]["pairs"][0]
 
 
 def test_a_declared_law_that_does_not_match_the_sampler_is_a_finding() -> None:
