@@ -230,7 +230,8 @@ def test_final_sets_of_one_pair_share_samples_and_split_the_error() -> None:
     w = r.witness
     assert w is not None and not r.violation
     assert r.detail.certified_proposals >= 2  # seed 1: the winner and 2 rungs
-    assert w.p1.bound_error == pytest.approx((1 - cfg.confidence) / (2 * r.detail.certified_proposals))
+    k = r.detail.certified_proposals
+    assert w.p1.bound_error == pytest.approx((1 - cfg.confidence) / (2 * k))
     assert w.seeds is not None
     # One job per input of the pair: x's outputs at index 0, x''s at 1, whichever is p1's.
     num = 0 if w.x == pair.x else 1
