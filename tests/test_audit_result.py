@@ -71,7 +71,7 @@ def test_blackbox_round_trip_is_exact() -> None:
 
 
 def test_sanity_round_trip_is_exact_with_an_infinite_loss() -> None:
-    r = sanity_check(make_mechanism("dptext", epsilon=1.0, dim=4), 2_000, config=ONE)
+    r = sanity_check(make_mechanism("dptext", epsilon=1.0, dim=4), 2_000, execution=ONE)
     assert isinstance(r.detail, SanityDetail) and r.detail.empirical_loss == math.inf
     data = r.to_dict()
     assert data["detail"]["empirical_loss"] == "inf" and data["kind"] == "sanity"
@@ -141,7 +141,7 @@ def test_rewriter_round_trip_is_exact_with_infinities() -> None:
 
 
 def test_trust_notes_and_findings_round_trip() -> None:
-    r = sanity_check(make_mechanism("laplace", epsilon=1.0, dim=2), 1_000, config=ONE)
+    r = sanity_check(make_mechanism("laplace", epsilon=1.0, dim=2), 1_000, execution=ONE)
     finding = DeclarationFinding("noise_from_uniform", "laplace", "mismatch", "KS 0.3", 1e-6)
     noted = dataclasses.replace(
         r, declaration_findings=(finding,), notes=("n",), reproducible=False

@@ -120,8 +120,8 @@ from dpaudit.auditors.blackbox.selection import projected_bound
 from dpaudit.auditors.blackbox.shortlist import Budget
 from dpaudit.auditors.blackbox.stages import search
 from dpaudit.auditors.core.certify import split_error
-from dpaudit.auditors.core.declarations import check_foreign_code
 from dpaudit.auditors.core.result import AuditResult
+from dpaudit.auditors.core.trust import establish_trust
 from dpaudit.claims import Definition
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError
@@ -172,9 +172,9 @@ def audit(
     )
     families = _families(mechanism, config)
     timer = timer or Timer()
-    # Foreign-code checks (trust team): a fixed seed raises; an unseedable source and
-    # declarations the sampler contradicts are reported in the result.
-    trust = check_foreign_code(mechanism, seed=config.seed)
+    # The one trust call: a fixed seed raises; an unseedable source and declarations
+    # the sampler contradicts are reported in the result.
+    trust = establish_trust(mechanism, seed=config.seed)
     if config.mode == "dpsniper":
         result = audit_dpsniper(mechanism, config, execution, pairs, families, timer)
     else:

@@ -38,6 +38,7 @@ import numpy as np
 
 from dpaudit.auditors.core.certify import FinalCounts, certify, split_error
 from dpaudit.auditors.core.result import AuditorKind, AuditResult
+from dpaudit.auditors.core.trust import establish_trust
 from dpaudit.auditors.profile.bounds import (
     ceiling,
     gdp_bound,
@@ -165,6 +166,9 @@ def audit_profile(
     if not callable(score):
         raise InvalidTypeError("score", score, "a callable outputs -> one number per output")
     a, b = mechanism.validate_pair(x, x_prime)
+    # The one trust call: the sets come from samples and are certified on fresh ones,
+    # so no declaration is relied on; only the randomness is probed.
+    trust = establish_trust(mechanism, seed=cfg.seed, probe=a, declarations=())
     xs, xps = tuple(a.ravel().tolist()), tuple(b.ravel().tolist())
     eps = cfg.epsilon_grid()
     n = cfg.final_samples
@@ -198,7 +202,7 @@ def audit_profile(
     findings = findings_for(claim, fields, verdict)
     del fields["final_samples"], fields["confidence"]  # the result's own fields
     detail = ProfileDetail(**fields, findings=findings)
-    return _result(mechanism, claim, detail, cfg, verdict, time.perf_counter() - start)
+    return trust.apply(_result(mechanism, claim, detail, cfg, verdict, time.perf_counter() - start))
 
 
 def _result(
