@@ -354,7 +354,7 @@ runs = int(sys.argv[1])
 t = time.perf_counter()
 if runs:
     sanity_check(make_mechanism("laplace", epsilon=1.0, dim=128), runs, seed=1,
-                 config=ExecutionConfig(workers=1))
+                 execution=ExecutionConfig(workers=1))
 me, kids = peak_mib()
 print(json.dumps({"rss_mib": me, "seconds": time.perf_counter() - t}))
 """
