@@ -198,7 +198,7 @@ def run(
         r = audit(s.mechanism, dataclasses.replace(cfg, seed=seed), ex, timer=timer)
         walls.append(time.perf_counter() - t0)
         bounds.append(float(r.epsilon_lower_bound))
-        ks.append(r.final_candidates)
+        ks.append(r.detail.certified_proposals)
         cpu.append(dict(timer.cpu))
         drawn.append(dict(timer.drawn))
         print(

@@ -49,7 +49,7 @@ def run_case(mech: GaussianMechanism, n: int, seeds: int, workers: int) -> dict:
         t0 = time.perf_counter()
         r = audit_profile(mech, 0.0, 1.0, score, GaussianDP(mu), cfg)
         walls.append(time.perf_counter() - t0)
-        ratios.append(r.mu_lower_bound / mu)
+        ratios.append(r.detail.mu_lower_bound / mu)
         alarms += r.violation
     return {
         "mu": mu,

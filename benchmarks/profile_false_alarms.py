@@ -130,7 +130,7 @@ def gaussian_seed(args, seed: int) -> dict:
         r = audit_profile(mech, 0.0, 1.0, score, claim, _config(args, seed, False))
         out[name] = r.violation
         if name == "gdp":  # the certified μ (the same sets serve every claim of one seed)
-            out["whole_mu"] = r.mu_lower_bound / mu
+            out["whole_mu"] = r.detail.mu_lower_bound / mu
     point = audit_profile(mech, 0.0, 1.0, score, claims["gdp"], _config(args, seed, True))
     out["point_mu"] = implied_mu(epsilon_bound(point, DELTA), DELTA) / mu
     out["point_violation"] = point.violation

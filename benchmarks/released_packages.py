@@ -55,7 +55,7 @@ def _dpmlm_rows(model_dir: Path, args: argparse.Namespace) -> list[dict[str, Any
             RewriterAuditConfig(samples=args.samples, final_samples=args.final_samples),
             sampler=package.sampler,
         )  # fmt: skip
-        for p in white.pairs:
+        for p in white.detail.pairs:
             rows.append({
                 "package": package.name, "epsilon": epsilon, "pair": p.origin,
                 "x": p.x, "x_prime": p.x_prime,
@@ -67,9 +67,9 @@ def _dpmlm_rows(model_dir: Path, args: argparse.Namespace) -> list[dict[str, Any
             })  # fmt: skip
         rows.append({
             "package": package.name, "epsilon": epsilon, "pair": "all (certified, black box)",
-            "white_box_verdict": white.exact_verdict.value,
+            "white_box_verdict": white.detail.exact_verdict.value,
             "certified_verdict": white.verdict.value,
-            "certified_lower_bound": white.lower_bound, "ceiling": white.ceiling,
+            "certified_lower_bound": white.detail.lower_bound, "ceiling": white.detail.ceiling,
             "witness": white.witness.describe(), "seconds": time.perf_counter() - start,
         })  # fmt: skip
     return rows
@@ -93,9 +93,9 @@ def _privfill_rows(bart_dir: Path, args: argparse.Namespace) -> list[dict[str, A
         rows.append({
             "package": package.name, "epsilon": 10.0, "pair": "all (certified, black box)",
             "certified_verdict": result.verdict.value,
-            "certified_lower_bound": result.lower_bound, "ceiling": result.ceiling,
+            "certified_lower_bound": result.detail.lower_bound, "ceiling": result.detail.ceiling,
             "allowed": package.claim.allowed_loss(units),
-            "checks": [f for c in result.checks for f in c.findings()],
+            "checks": [f for c in result.detail.checks for f in c.findings()],
             "witness": result.witness.describe(), "seconds": time.perf_counter() - start,
         })  # fmt: skip
     return rows

@@ -273,7 +273,7 @@ def _sanity_runs_for(seconds: float, n: int = 128) -> int:
     mech = make_mechanism("laplace", epsilon=1.0, dim=n)
     probe_runs = 1_000_000
     t = time.process_time()  # CPU, not wall: the sizing must not depend on the machine's load
-    sanity_check(mech, probe_runs, seed=1, config=ExecutionConfig(workers=1))
+    sanity_check(mech, probe_runs, seed=1, execution=ExecutionConfig(workers=1))
     per_run = (time.process_time() - t) / probe_runs
     return max(probe_runs, int(seconds / per_run))
 
@@ -354,7 +354,7 @@ runs = int(sys.argv[1])
 t = time.perf_counter()
 if runs:
     sanity_check(make_mechanism("laplace", epsilon=1.0, dim=128), runs, seed=1,
-                 config=ExecutionConfig(workers=1))
+                 execution=ExecutionConfig(workers=1))
 me, kids = peak_mib()
 print(json.dumps({"rss_mib": me, "seconds": time.perf_counter() - t}))
 """
@@ -460,11 +460,11 @@ config = ExecutionConfig(backend=backend, workers=2)
 t0 = time.perf_counter()
 prepare_backend(config)
 t1 = time.perf_counter()
-r = sanity_check(mech, runs, seed=5, config=config)
+r = sanity_check(mech, runs, seed=5, execution=config)
 t2 = time.perf_counter()
 shutdown_ray()
 print(json.dumps({"start_s": t1 - t0, "run_s": t2 - t1, "total_s": t2 - t0,
-                  "counts": r.counts, "bound": r.epsilon_lower_bound}))
+                  "counts": r.detail.counts, "bound": r.epsilon_lower_bound}))
 """
 )
 

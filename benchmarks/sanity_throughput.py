@@ -104,9 +104,9 @@ def throughput(name: str, n: int, coords: float, path: str) -> tuple[float, floa
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     # Count only coordinates that were sampled: an input whose per-coordinate decision
     # is constant (DPText on 1^n: noise >= 0, every coordinate rounds to 1) costs nothing.
-    probs = result.coordinate_probability or (0.5, 0.5)
+    probs = result.detail.coordinate_probability or (0.5, 0.5)
     sampled = sum(1 for p in probs if 0.0 < p < 1.0)
-    total = sampled * runs * result.output_dim
+    total = sampled * runs * result.detail.output_dim
     return total / cpu, total / wall, runs
 
 

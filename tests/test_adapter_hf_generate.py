@@ -62,7 +62,7 @@ def test_real_sampler_matches_the_decoding_read_from_the_call(model, call) -> No
     res = audit_rewriter(
         rr.declared, [(X, "the film was bad", "one word")], cfg, sampler=rr.sample_ids
     )
-    assert res.declaration_matches, res.pairs[0].fidelity.describe()
+    assert res.detail.declaration_matches, res.detail.pairs[0].fidelity.describe()
 
 
 def test_paper_decoding_is_refuted_by_a_sampler_with_hf_default_top_k(model) -> None:
@@ -77,7 +77,7 @@ def test_paper_decoding_is_refuted_by_a_sampler_with_hf_default_top_k(model) -> 
     res = audit_rewriter(
         rr.claimed, [(X, "the film was bad", "one word")], cfg, sampler=rr.sample_ids
     )
-    assert not res.declaration_matches
+    assert not res.detail.declaration_matches
 
 
 def test_input_length_cap_gives_an_infinite_exact_loss(model) -> None:
@@ -85,9 +85,11 @@ def test_input_length_cap_gives_an_infinite_exact_loss(model) -> None:
     assert rr.declared.length_cap(X_LONG) > rr.declared.length_cap(X)
     cfg = RewriterAuditConfig(samples=60, final_samples=30, seed=0)
     res = audit_rewriter(rr.declared, [(X_LONG, X, "length")], cfg, sampler=rr.sample_ids)
-    forward = res.pairs[0].forward  # rewrites of the long document scored against the short one
+    forward = res.detail.pairs[
+        0
+    ].forward  # rewrites of the long document scored against the short one
     assert forward.max_token_loss == math.inf
-    assert res.exact_verdict.value == "violation"
+    assert res.detail.exact_verdict.value == "violation"
 
 
 def test_sampling_is_reproducible_from_the_seed(model) -> None:

@@ -207,7 +207,7 @@ def test_syntf_violates_plain_dp_with_a_witness() -> None:
     pairs = (("food", "good"),)
     cfg = MetricAuditConfig(samples=300, final_samples=300, pairs=pairs, search=False)
     result = audit_metric(mech, cfg)
-    worst = result.worst
+    worst = result.detail.worst
     assert worst is not None and worst.verdict == VIOLATION
     assert worst.distance == 1.0 and worst.epsilon_lower_bound > 1.0
     assert worst.p2.hits == 0  # the witness set is never produced by the other word

@@ -96,12 +96,12 @@ def test_dpmlm_package_white_box(dpmlm10):
     pairs = neighbour_pairs(DOC, ("one_word", "stopword"))
     config = RewriterAuditConfig(samples=100, final_samples=200, seed=3)
     result = audit_rewriter(dpmlm10.declared, pairs, config, sampler=dpmlm10.sampler)
-    assert all(p.fidelity.matches for p in result.pairs)
-    one_word, stopword = result.pairs
+    assert all(p.fidelity.matches for p in result.detail.pairs)
+    one_word, stopword = result.detail.pairs
     assert math.isinf(stopword.forward.max_token_loss)
     # A content word's replacement is the clipped exponential mechanism: within ε.
     assert one_word.forward.max_token_loss <= 10.0 + 1e-6
-    assert result.exact_verdict is Verdict.VIOLATION
+    assert result.detail.exact_verdict is Verdict.VIOLATION
 
 
 def test_dpmlm_package_copies_case(masked_dir):
@@ -109,8 +109,8 @@ def test_dpmlm_package_copies_case(masked_dir):
     pairs = [("Anna saw the doctor", "anna saw the doctor", "case")]
     config = RewriterAuditConfig(samples=50, final_samples=100, seed=1)
     result = audit_rewriter(package.declared, pairs, config, sampler=package.sampler)
-    assert result.pairs[0].fidelity.matches
-    assert math.isinf(result.pairs[0].forward.max_token_loss)
+    assert result.detail.pairs[0].fidelity.matches
+    assert math.isinf(result.detail.pairs[0].forward.max_token_loss)
     rewrites = package.sampler(pairs[0][0], 10, np.random.default_rng(0))
     assert all(y.split()[0][0].isupper() for y in rewrites)
 
@@ -128,7 +128,7 @@ def test_privfill_dp_prompt_runs_black_box(bart_dir):
     )
     # 40 rewrites certify at most ln(40)-ish; the claim allows 64·ε: nothing can be shown.
     assert result.verdict is not Verdict.VIOLATION
-    assert result.ceiling < package.claim.allowed_loss(package.max_units(two))
+    assert result.detail.ceiling < package.claim.allowed_loss(package.max_units(two))
 
 
 def test_privfill_dp_bart_claim_and_seeding(bart_dir):

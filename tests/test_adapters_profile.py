@@ -88,12 +88,12 @@ def test_opendp_gaussian_is_not_flagged_and_a_miscalibrated_one_is() -> None:
     needs("opendp")
     good = make_mechanism("opendp-gaussian", epsilon=1.0, delta=1e-5)
     ok = _audit(good, good.profile_claim, 2_000, 20_000, confidence=0.999)
-    assert ok.verdict is not Verdict.VIOLATION, ok.findings
+    assert ok.verdict is not Verdict.VIOLATION, ok.detail.findings
     # Four times less noise, same claim: true μ ≈ 0.99 against the claimed ρ ≈ 0.031 (μ ≈ 0.25).
     bad = make_mechanism("opendp-gaussian", epsilon=1.0, delta=1e-5, noise_divisor=4.0)
     flagged = _audit(bad, bad.profile_claim, 1_000, 5_000, confidence=0.999)
     assert flagged.verdict is Verdict.VIOLATION
-    assert flagged.rho_lower_bound > bad.profile_claim.rho
+    assert flagged.detail.rho_lower_bound > bad.profile_claim.rho
 
 
 def test_opendp_laplace_library_claim_is_pure_dp() -> None:
@@ -135,8 +135,8 @@ def test_diffprivlib_gaussian_is_not_flagged_under_its_claims(calibration: str) 
     stated = ApproxDP(mech.claim.epsilon, mech.claim.delta)
     for claim in (mech.profile_claim, stated):
         r = _audit(mech, claim, 10_000, 100_000, seed=3)
-        assert r.verdict is not Verdict.VIOLATION, (claim, r.findings)
-        assert r.mu_lower_bound <= mech.profile_claim.mu
+        assert r.verdict is not Verdict.VIOLATION, (claim, r.detail.findings)
+        assert r.detail.mu_lower_bound <= mech.profile_claim.mu
 
 
 def test_diffprivlib_miscalibrated_gaussian_is_flagged() -> None:
@@ -144,7 +144,7 @@ def test_diffprivlib_miscalibrated_gaussian_is_flagged() -> None:
     bad = make_mechanism("diffprivlib-gaussian", epsilon=1.0, delta=1e-5, noise_divisor=2.0)
     r = _audit(bad, bad.profile_claim, 10_000, 100_000, seed=3)
     assert r.verdict is Verdict.VIOLATION
-    assert r.mu_lower_bound > bad.profile_claim.mu  # true μ ≈ 0.54 against the claimed 0.27
+    assert r.detail.mu_lower_bound > bad.profile_claim.mu  # true μ ≈ 0.54 against the claimed 0.27
 
 
 def test_cli_audits_the_library_claim(capsys) -> None:

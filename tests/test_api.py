@@ -8,8 +8,8 @@ import pytest
 from dpaudit.analysis.word_embedding import WordEmbedding
 from dpaudit.api import audit
 from dpaudit.auditors.blackbox.config import AuditConfig
-from dpaudit.auditors.blackbox.result import AuditResult
-from dpaudit.auditors.metric.auditor import MetricAuditConfig, MetricAuditResult
+from dpaudit.auditors.core.result import AuditorKind, AuditResult
+from dpaudit.auditors.metric.auditor import MetricAuditConfig
 from dpaudit.claims import Definition, InputDomain, MetricClaim, PrivacyClaim
 from dpaudit.engine.config import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError, InvalidTypeError
@@ -49,8 +49,10 @@ def test_a_word_mechanism_is_audited_pair_by_pair() -> None:
     mech = make_word_mechanism("santext", emb, epsilon=2.0)
     cfg = MetricAuditConfig(samples=4_000, final_samples=20_000, max_pairs=3)
     result = audit(mech, config=cfg, execution=ONE)
-    assert isinstance(result, MetricAuditResult) and len(result.pairs) == 3
-    assert audit(mech, mech.claim, config=cfg, execution=ONE).pairs == result.pairs
+    assert isinstance(result, AuditResult) and result.kind is AuditorKind.METRIC
+    assert len(result.detail.pairs) == 3
+    again = audit(mech, mech.claim, config=cfg, execution=ONE)
+    assert again.detail.pairs == result.detail.pairs
 
 
 def test_a_word_mechanism_is_never_silently_audited_against_another_claim() -> None:

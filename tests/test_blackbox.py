@@ -210,7 +210,7 @@ def test_laplace_witness_matches_closed_form() -> None:
         assert abs(est.estimate - p) <= 5 * se  # 5 standard errors
     # The bound is exactly ln(CP lower) − ln(CP upper), each at error α/(2K) for the
     # K sets re-estimated on the final samples.
-    half = (1 - cfg.confidence) / (2 * r.final_candidates)
+    half = (1 - cfg.confidence) / (2 * r.detail.certified_proposals)
     lo = clopper_pearson_lower(w.p1.hits, w.p1.samples, half)
     hi = clopper_pearson_upper(w.p2.hits, w.p2.samples, half)
     assert w.epsilon_lower_bound == pytest.approx(math.log(lo) - math.log(hi), rel=1e-12)
@@ -281,7 +281,7 @@ def test_correct_mechanisms_are_not_flagged_across_20_seeds(
         )
         r = audit(mech, cfg, ONE)
         assert not r.violation, (seed, r.verdict)
-        assert r.verdict.startswith("no violation found")
+        assert r.verdict_text.startswith("no violation found")
         bounds.append(r.epsilon_lower_bound)
     # Not vacuous: the audit finds most of the true ε (1 for the pure mechanisms).
     if name != "gaussian":
@@ -307,7 +307,7 @@ def test_flawed_mechanisms_are_flagged(
     cfg = AuditConfig(samples=50_000, final_samples=500_000, classifier=classifier, seed=3)
     r = audit(mech, cfg, ONE)
     assert r.violation, r.verdict
-    assert r.verdict.startswith("violation: ε ≥")
+    assert r.verdict_text.startswith("violation: ε ≥")
     assert r.epsilon_lower_bound >= at_least
     truth = mech.truth()
     if truth is not None:  # a valid lower bound never exceeds the exact ε
@@ -349,10 +349,10 @@ def test_bonferroni_over_final_candidates() -> None:
     # The 3 best candidates (the request), plus any runners-up of the playoff (at most
     # playoff_groups − 1) and rungs of the winner's ladder: the result's K.
     search = SearchConfig()
-    assert 3 <= r.final_candidates <= 3 + search.playoff_groups - 1 + search.ladder_rungs
+    assert 3 <= r.detail.certified_proposals <= 3 + search.playoff_groups - 1 + search.ladder_rungs
     assert r.witness is not None
     assert r.witness.p1.bound_error == pytest.approx(
-        (1 - cfg.confidence) / (2 * r.final_candidates)
+        (1 - cfg.confidence) / (2 * r.detail.certified_proposals)
     )
     assert "Bonferroni" in r.confidence_statement
 

@@ -20,11 +20,11 @@ def test_audit_json_has_the_documented_keys(capsys: pytest.CaptureFixture[str]) 
         "confidence",
         "violation",
         "witness",
-        "mode",
         "samples",
         "timing",
     ):
         assert key in data
+    assert data["kind"] == "blackbox" and data["detail"]["mode"] == "dpaudit"
     assert data["claimed_epsilon"] == 1.0 and data["confidence"] == 0.95
     assert data["violation"] is False
     w = data["witness"]
@@ -68,7 +68,7 @@ def test_dpsniper_mode_and_pairs_from_the_command_line(
     )
     assert code == 0
     data = json.loads(out)
-    assert data["mode"] == "dpsniper" and data["pairs_tried"] == 1
+    assert data["detail"]["mode"] == "dpsniper" and data["detail"]["pairs_tried"] == 1
     assert sorted([data["witness"]["x"], data["witness"]["x_prime"]]) == [[0.0], [1.0]]
 
 

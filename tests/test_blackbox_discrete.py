@@ -186,7 +186,7 @@ def test_many_bit_mechanism_is_audited_to_near_its_exact_epsilon() -> None:
     r = audit(mech, cfg, ONE)
     assert not r.violation
     assert BITS_EPSILON - 0.15 < r.epsilon_lower_bound <= BITS_EPSILON
-    assert "histogram" in r.attack_families
+    assert "histogram" in r.detail.attack_families
 
 
 def test_continuous_outputs_do_not_look_discrete() -> None:
@@ -208,7 +208,7 @@ def test_broken_svt_is_flagged_black_box_at_small_sizes(fn: Any, pair: InputPair
     assert r.violation and r.epsilon_lower_bound > EPS
     # The histogram family is trained only on discrete outputs (SVT6's answer bits), not
     # on SVT3's released noisy values.
-    assert ("histogram" in r.attack_families) == (fn is svt6)
+    assert ("histogram" in r.detail.attack_families) == (fn is svt6)
 
 
 @pytest.mark.slow

@@ -55,7 +55,7 @@ def test_kill_9_during_a_1e8_run_sanity_check_then_resume_is_identical(tmp_path:
     fresh = run_to_end([*base, "--workers", "2"])
     assert fresh.returncode == 0, fresh.stderr
     a, b = json.loads(resumed.stdout), json.loads(fresh.stdout)
-    assert a["runs"] == 100_000_000
+    assert a["detail"]["runs"] == 100_000_000
     assert _without_timing(a) == _without_timing(b)
     assert _without_timing(json.loads((out / RESULT_FILE).read_text())) == _without_timing(a)
 

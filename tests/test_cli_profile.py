@@ -30,9 +30,10 @@ def test_correct_gaussian_passes_every_form_of_its_claim(capsys) -> None:
         code, out, err = run_cli_quiet(capsys, *GAUSS, "--claim", claim, *FAST, "--json")
         assert code == 0, err
         data = json.loads(out)
-        assert data["mode"] == "profile" and data["violation"] is False, data["findings"]
-        assert data["claim_source"] == claim and data["x"] != data["x_prime"]
-        assert data["mu_lower_bound"] <= MU
+        detail = data["detail"]
+        assert data["kind"] == "profile" and data["violation"] is False, detail["findings"]
+        assert detail["claim_source"] == claim and detail["x"] != detail["x_prime"]
+        assert detail["mu_lower_bound"] <= MU
 
 
 def test_too_small_mu_is_a_violation_and_fails_the_run(capsys) -> None:
@@ -142,8 +143,8 @@ def test_classic_calibration_at_eps_10_is_refuted_on_a_narrow_grid(capsys) -> No
     code, out, err = run_cli_quiet(capsys, *argv, "-p", "calibration=classic")
     assert code == 0, err
     data = json.loads(out)
-    assert data["violation"] is True and len(data["profile"]) == 16
-    at10 = next(p for p in data["profile"] if p["epsilon"] == 10.0)
+    assert data["violation"] is True and len(data["detail"]["profile"]) == 16
+    at10 = next(p for p in data["detail"]["profile"] if p["epsilon"] == 10.0)
     assert 0.01 < at10["delta_lower_bound"] <= 0.0406
 
 

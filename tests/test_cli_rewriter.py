@@ -24,8 +24,8 @@ def test_white_box_and_black_box_runs_write_json(tmp_path: Path, capsys) -> None
         == 0
     )
     data = json.loads(out.read_text())
-    assert data["kind"] == "rewriter-audit" and data["claim"]["epsilon"] == 10.0
-    assert data["pairs"][0]["x"] == "the film was good"
+    assert data["kind"] == "rewriter" and data["detail"]["text_claim"]["epsilon"] == 10.0
+    assert data["detail"]["pairs"][0]["x"] == "the film was good"
     assert "white-box" in capsys.readouterr().out
     assert (
         main(
@@ -42,7 +42,8 @@ def test_white_box_and_black_box_runs_write_json(tmp_path: Path, capsys) -> None
         )
         == 0
     )
-    assert json.loads(capsys.readouterr().out)["kind"] == "text-audit"
+    data = json.loads(capsys.readouterr().out)
+    assert data["kind"] == "rewriter" and data["detail"]["mode"] == "black-box"
 
 
 @pytest.mark.parametrize(

@@ -98,6 +98,16 @@ def test_dataset_domain_with_a_given_pair(capsys: pytest.CaptureFixture[str], mo
     assert code == 0, err
     assert data["violation"] and data["epsilon_lower_bound"] > 5
     assert sorted([data["witness"]["x"], data["witness"]["x_prime"]]) == [[1, 2], [1, 2, 100]]
+    # The JSON reads back into the typed result: encoded inputs in x, the user's in values.
+    from dpaudit import AuditResult
+
+    w = AuditResult.from_dict(data).witness
+    assert w is not None and w.values is not None
+    assert sorted(w.values) == [[1, 2], [1, 2, 100]]
+    assert [list(w.x), list(w.x_prime)] == [
+        data["witness"][k] for k in ("x_encoded", "x_prime_encoded")
+    ]
+    assert AuditResult.from_dict(data).to_dict()["witness"] == data["witness"]
 
 
 def test_typed_witness_text_shows_the_users_values(

@@ -34,15 +34,15 @@ def test_sanity_check_is_bit_identical_across_workers(
     two = sanity_check(
         mech, runs, seed=99, path=path, tie_rule=tie_rule, execution=ExecutionConfig(workers=2)
     )
-    assert one.counts == two.counts
+    assert one.detail.counts == two.detail.counts
     assert one.epsilon_lower_bound == two.epsilon_lower_bound
     other = sanity_check(
         mech, runs, seed=100, path=path, tie_rule=tie_rule, execution=ExecutionConfig(workers=1)
     )
     if name != "dptext":  # dptext's x = 1 row is deterministic; x = 0 still differs
-        assert other.counts != one.counts
+        assert other.detail.counts != one.detail.counts
     else:
-        assert other.counts[0] != one.counts[0]
+        assert other.detail.counts[0] != one.detail.counts[0]
 
 
 def test_simulation_is_bit_identical_across_workers() -> None:

@@ -241,11 +241,15 @@ def test_a_sampler_wider_than_its_declared_density_is_flagged(eps: float) -> Non
 def test_sanity_check_default_path_flags_a_sampler_that_contradicts_its_transform() -> None:
     mech = UnscaledLaplace(epsilon=1.0, dim=8)
     result = sanity_check(mech, 200_000)
-    assert result.path == "generic"  # the declared transform was not trusted
+    assert result.detail.path == "generic"  # the declared transform was not trusted
     assert [f.declaration for f in result.declaration_findings] == ["noise_from_uniform"]
     assert result.violation  # true ε = 8 for n = 8; the real sampler is what ran
     correct = sanity_check(make_mechanism("laplace", epsilon=1.0, dim=8), 200_000)
-    assert correct.path == "fused" and correct.declaration_findings == () and not correct.violation
+    assert (
+        correct.detail.path == "fused"
+        and correct.declaration_findings == ()
+        and not correct.violation
+    )
 
 
 @pytest.mark.parametrize(

@@ -56,16 +56,16 @@ class HalfClaimSanText(SanText):
 def test_correct_mechanisms_are_never_flagged(name: str, params: dict, seed: int) -> None:
     mech = make_word_mechanism(name, synthetic(seed=seed), epsilon=3.0, **params)
     res = audit_metric(mech, MetricAuditConfig(seed=seed, **SMALL), ONE)
-    assert not res.violation, res.verdict
-    assert all(p.verdict != VIOLATION for p in res.pairs)
-    assert "pass" not in res.verdict.replace("not a pass", "")
+    assert not res.violation, res.verdict_text
+    assert all(p.verdict != VIOLATION for p in res.detail.pairs)
+    assert "pass" not in res.verdict_text.replace("not a pass", "")
 
 
 def test_miscalibrated_variant_is_flagged_with_its_witness() -> None:
     mech = HalfClaimSanText(4.0, synthetic())
     res = audit_metric(mech, MetricAuditConfig(seed=0, **SMALL), ONE)
-    assert res.violation and res.verdict.startswith("violation")
-    worst = res.worst
+    assert res.violation and res.verdict_text.startswith("violation")
+    worst = res.detail.worst
     assert worst is not None and worst.verdict == VIOLATION
     assert worst.epsilon_lower_bound > worst.allowed_loss and worst.ratio > 1.0
     # The exact loss of the witness pair is at least the certified bound.
@@ -73,7 +73,7 @@ def test_miscalibrated_variant_is_flagged_with_its_witness() -> None:
 
     exact = pair_loss(mech, worst.w, worst.w_prime)
     assert exact.loss >= worst.epsilon_lower_bound
-    assert worst.p1.bound_error == pytest.approx(0.05 / (2 * res.candidates_final))
+    assert worst.p1.bound_error == pytest.approx(0.05 / (2 * res.detail.certified_proposals))
 
 
 def test_inconclusive_when_the_allowed_loss_needs_more_samples() -> None:
@@ -88,9 +88,9 @@ def test_inconclusive_when_the_allowed_loss_needs_more_samples() -> None:
     )
     res = audit_metric(mech, cfg, ONE)
     assert not res.violation
-    assert any(p.verdict == INCONCLUSIVE for p in res.pairs)
-    assert res.verdict.startswith("inconclusive")
-    for p in res.pairs:
+    assert any(p.verdict == INCONCLUSIVE for p in res.detail.pairs)
+    assert res.verdict_text.startswith("inconclusive")
+    for p in res.detail.pairs:
         if p.verdict == INCONCLUSIVE:
             assert p.samples_needed is not None and p.samples_needed > cfg.final_samples
             assert "needs" in p.describe()
@@ -100,20 +100,20 @@ def test_no_violation_found_when_the_sample_suffices() -> None:
     # Six words: every output has mass ≥ 5 %, so 10⁵ final draws would show twice ε·d anywhere.
     mech = make_word_mechanism("santext", synthetic(v=6, scale=0.5), epsilon=1.0)
     res = audit_metric(mech, MetricAuditConfig(seed=3, **SMALL), ONE)
-    covered = [p for p in res.pairs if p.verdict != OUTSIDE]
+    covered = [p for p in res.detail.pairs if p.verdict != OUTSIDE]
     assert covered and all(p.verdict == NO_VIOLATION for p in covered)
-    assert res.verdict.startswith("no violation found")
+    assert res.verdict_text.startswith("no violation found")
     for p in covered:
         assert p.resolution_mass is not None and p.resolution_mass > 0.02
         assert p.allowed_loss < p.detectable_loss <= 2 * p.allowed_loss
         assert "could flag a loss ≥" in p.describe()
-    assert "would have been flagged" in res.verdict
+    assert "would have been flagged" in res.verdict_text
 
 
 def test_out_of_vocabulary_inputs_are_reported_outside_the_claim() -> None:
     mech = make_word_mechanism("tem", synthetic(), epsilon=1.0)
     res = audit_metric(mech, MetricAuditConfig(pairs=(("W0", "w0"),), **SMALL), ONE)
-    oov = next(p for p in res.pairs if p.w == "W0")
+    oov = next(p for p in res.detail.pairs if p.w == "W0")
     assert oov.verdict == OUTSIDE and math.isinf(oov.distance)
     assert oov.epsilon_lower_bound > 5  # unchanged input vs never: limited by the sample size
     assert "<unchanged input>" in oov.set_preview
@@ -139,12 +139,12 @@ def test_bit_identical_for_any_worker_count_and_json() -> None:
     cfg = MetricAuditConfig(samples=5_000, final_samples=300_000, max_pairs=3, seed=7)
     a = audit_metric(mech, cfg, ONE)
     b = audit_metric(mech, cfg, ExecutionConfig(workers=2))
-    assert [(p.w, p.w_prime, p.p1.hits, p.p2.hits) for p in a.pairs] == [
-        (p.w, p.w_prime, p.p1.hits, p.p2.hits) for p in b.pairs
+    assert [(p.w, p.w_prime, p.p1.hits, p.p2.hits) for p in a.detail.pairs] == [
+        (p.w, p.w_prime, p.p1.hits, p.p2.hits) for p in b.detail.pairs
     ]
     data = json.loads(dumps(a))
-    assert data["kind"] == "metric-audit" and len(data["pairs"]) == 3
-    assert data["worst"]["w"] == a.pairs[0].w
+    assert data["kind"] == "metric" and len(data["detail"]["pairs"]) == 3
+    assert data["detail"]["pairs"][0]["w"] == a.detail.worst.w
 
 
 def test_config_is_checked() -> None:
@@ -184,8 +184,10 @@ def test_tem_with_a_miscounted_bottom_score_is_flagged() -> None:
     truth = exact_metric_truth(mech)
     assert truth.violation and truth.worst is not None and truth.worst.ratio > 2
     res = audit_metric(mech, MetricAuditConfig(samples=50_000, final_samples=500_000), ONE)
-    assert res.violation and res.worst is not None and res.worst.ratio > 1.5
-    assert res.worst.epsilon_lower_bound <= pair_loss_of(mech, res.worst.w, res.worst.w_prime)
+    assert res.violation and res.detail.worst is not None and res.detail.worst.ratio > 1.5
+    assert res.detail.worst.epsilon_lower_bound <= pair_loss_of(
+        mech, res.detail.worst.w, res.detail.worst.w_prime
+    )
 
 
 def pair_loss_of(mech: object, w: str, w_prime: str) -> float:
@@ -211,10 +213,12 @@ def test_glove_tem_audit_is_not_flagged_and_searches_close_numbers() -> None:
     cfg = MetricAuditConfig(samples=20_000, final_samples=100_000, max_pairs=10, seed=1)
     res = audit_metric(mech, cfg, ONE)
     assert not res.violation
-    closest = [p for p in res.pairs if p.origin == "closest"]
+    closest = [p for p in res.detail.pairs if p.origin == "closest"]
     assert closest and all(p.distance < 1.0 for p in closest)
     assert any(p.w.isdigit() or p.w.endswith("day") for p in closest)
-    assert any(p.verdict == OUTSIDE and p.w[0].isupper() for p in res.pairs)  # 'The' vs 'the'
+    assert any(
+        p.verdict == OUTSIDE and p.w[0].isupper() for p in res.detail.pairs
+    )  # 'The' vs 'the'
 
 
 # ------------------------------------------- random numbers of foreign word mechanisms
@@ -261,7 +265,7 @@ def test_a_global_rng_word_mechanism_is_seeded_per_unit() -> None:
     mech = GlobalRngSanText(3.0, synthetic())
     one = audit_metric(mech, MetricAuditConfig(seed=4, **FOREIGN), ONE)
     two = audit_metric(mech, MetricAuditConfig(seed=4, **FOREIGN), ExecutionConfig(workers=2))
-    assert dumps(one.pairs) == dumps(two.pairs)
+    assert dumps(one.detail.pairs) == dumps(two.detail.pairs)
     assert one.reproducible and not one.violation
     state = np.random.get_state()[1].copy()
     audit_metric(mech, MetricAuditConfig(seed=5, **FOREIGN), ONE)
@@ -279,7 +283,7 @@ def test_the_worst_pair_is_the_shared_witness_type() -> None:
     from dpaudit.witness import Witness
 
     res = audit_metric(HalfClaimSanText(4.0, synthetic()), MetricAuditConfig(seed=0, **SMALL), ONE)
-    w, worst = res.witness, res.worst
+    w, worst = res.witness, res.detail.worst
     assert isinstance(w, Witness) and worst is not None
     assert {w.x, w.x_prime} == {worst.w, worst.w_prime} and w.x == worst.numerator
     assert w.epsilon_lower_bound == worst.epsilon_lower_bound and w.confidence == 0.95
@@ -322,16 +326,16 @@ def test_close_pair_with_a_rare_violation_is_inconclusive_not_passed(seed: int) 
         samples=2000, final_samples=20_000, seed=seed, search=False, pairs=(("w70", "w71"),)
     )
     res = audit_metric(mech, cfg, ONE)
-    (p,) = res.pairs
+    (p,) = res.detail.pairs
     assert p.verdict == INCONCLUSIVE and not res.violation
-    assert res.verdict.startswith("inconclusive")
+    assert res.verdict_text.startswith("inconclusive")
     assert p.samples_needed is not None and p.samples_needed > 100 * cfg.final_samples
     assert p.resolution_mass is not None and p.resolution_mass <= 2 / cfg.samples
     assert p.detectable_loss is not None and p.detectable_loss > 2 * p.allowed_loss
     assert "needs ≈" in p.describe()
     # Reported beside the audit: the exact loss, and a note that it exceeds ε·d.
     assert p.exact_loss == pytest.approx(exact.loss)
-    assert res.law_check["mismatches"] == {}
+    assert res.detail.law_check["mismatches"] == {}
     assert any("exact loss exceeds ε·d" in n for n in res.notes)
 
 
@@ -341,7 +345,7 @@ def test_the_old_rule_would_have_passed_the_rare_violation() -> None:
     cfg = MetricAuditConfig(
         samples=2000, final_samples=20_000, seed=1, search=False, pairs=(("w70", "w71"),)
     )
-    (p,) = audit_metric(mech, cfg, ONE).pairs
+    (p,) = audit_metric(mech, cfg, ONE).detail.pairs
     old = math.log(1 / p.p1.bound_error) * math.exp(p.allowed_loss) / (p.p1.hits / 20_000)
     assert old < cfg.final_samples and p.verdict == INCONCLUSIVE
 
@@ -367,23 +371,23 @@ class WrongLawSanText(SanText):
 def test_exact_losses_sit_beside_certified_bounds() -> None:
     mech = HalfClaimSanText(4.0, synthetic())
     res = audit_metric(mech, MetricAuditConfig(seed=0, **SMALL), ONE)
-    assert res.law_check["words"] >= 2 and res.law_check["mismatches"] == {}
-    for p in res.pairs:
+    assert res.detail.law_check["words"] >= 2 and res.detail.law_check["mismatches"] == {}
+    for p in res.detail.pairs:
         assert p.exact_loss is not None
         assert p.exact_loss == pytest.approx(pair_loss(mech, p.w, p.w_prime).loss)
         if p.verdict == VIOLATION:  # a certified bound never exceeds the truth (here: α = 0.05)
             assert p.exact_loss >= p.epsilon_lower_bound
     data = json.loads(dumps(res))
-    assert data["law_check"]["alpha"] == pytest.approx(1e-3)
-    assert "exact_loss" in data["pairs"][0]
+    assert data["detail"]["law_check"]["alpha"] == pytest.approx(1e-3)
+    assert "exact_loss" in data["detail"]["pairs"][0]
 
 
 def test_a_declared_law_that_does_not_match_the_sampler_is_a_finding() -> None:
     mech = WrongLawSanText(3.0, synthetic())
     res = audit_metric(mech, MetricAuditConfig(seed=0, **SMALL), ONE)
-    assert res.law_check["mismatches"]
+    assert res.detail.law_check["mismatches"]
     assert any("does not match its sampler" in n for n in res.notes)
-    bad = set(res.law_check["mismatches"])
-    for p in res.pairs:
+    bad = set(res.detail.law_check["mismatches"])
+    for p in res.detail.pairs:
         if p.w in bad or p.w_prime in bad:
             assert p.exact_loss is None

@@ -93,9 +93,9 @@ def test_exact_violation_beside_an_audit_that_cannot_see_it() -> None:
         samples=8, final_samples=16, search=False, pairs=(("three", "four"),), seed=0
     )
     res = audit_metric(mech, cfg, ExecutionConfig(workers=1))
-    (p,) = res.pairs
+    (p,) = res.detail.pairs
     assert p.verdict == INCONCLUSIVE and p.exact_loss == pytest.approx(exact.loss)
-    assert res.law_check["mismatches"] == {}
+    assert res.detail.law_check["mismatches"] == {}
     assert any("exact loss exceeds ε·d" in n for n in res.notes)
 
 

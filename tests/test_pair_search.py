@@ -97,13 +97,13 @@ def test_search_finds_the_worst_pair_the_patterns_miss(seed: int) -> None:
     w = on.witness
     assert tuple(np.sign(np.subtract(w.x_prime, w.x))) in {(1, 1, -1), (-1, -1, 1)}
     assert "pair search" in w.pair_origin
-    assert on.pairs_tried > off.pairs_tried
+    assert on.detail.pairs_tried > off.detail.pairs_tried
 
 
 def test_no_patterns_means_no_search() -> None:
     given = (InputPair((0.0, 0.0, 0.0), (1.0, 1.0, 1.0), "given"),)
     r = _audit(THOROUGH, pairs=given, use_patterns=False)
-    assert r.pairs_tried == 1
+    assert r.detail.pairs_tried == 1
 
 
 def test_search_is_off_for_listed_and_categorical_domains() -> None:

@@ -80,12 +80,12 @@ def test_bad_arguments_are_named() -> None:
 def test_a_black_box_audit_says_what_it_could_see_or_that_it_could_not() -> None:
     cfg = AuditConfig(samples=4_000, final_samples=8_000, seed=0)
     ok = audit(make_mechanism("laplace", epsilon=1.0), cfg, ExecutionConfig(workers=1))
-    assert not ok.violation and ok.verdict.startswith("no violation found")
+    assert not ok.violation and ok.verdict_text.startswith("no violation found")
     assert 1.0 < ok.power["mass 0.5"] < ok.power["mass 0.01"] < ok.power["ceiling"]
     assert any(n.startswith("What this audit could see") for n in ok.notes)
     # ε = 12 lies above what 8 000 final samples can ever certify (ceiling ≈ ln(8000/4.4)).
     big = audit(make_mechanism("laplace", epsilon=12.0), cfg, ExecutionConfig(workers=1))
-    assert big.verdict.startswith("inconclusive") and big.power["mass 0.5"] == math.inf
+    assert big.verdict_text.startswith("inconclusive") and big.power["mass 0.5"] == math.inf
 
 
 @pytest.mark.parametrize(("claimed", "mass"), [(0.1, 0.5), (1.0, 0.01), (0.2, 1e-4)])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -69,14 +70,14 @@ def test_gaussian_audit_is_sound_and_tight_against_the_exact_profile() -> None:
     mech = GaussianMechanism(epsilon=1.0, delta=1e-5)
     mu = 1.0 / mech.sigma
     r = audit_profile(mech, 0.0, 1.0, minus_output, GaussianDP(mu), _config(100_000, 1_000_000))
-    eps = np.array([p.epsilon for p in r.profile])
-    lcb = np.array([p.delta_lower_bound for p in r.profile])
+    eps = np.array([p.epsilon for p in r.detail.profile])
+    lcb = np.array([p.delta_lower_bound for p in r.detail.profile])
     exact = gdp_profile(eps, mu)
     assert np.all(lcb <= exact)
-    assert r.mu_lower_bound <= mu
+    assert r.detail.mu_lower_bound <= mu
     # Power: at 10⁶ samples Φ⁻¹(p̂1) − Φ⁻¹(p̂2) has standard error ≈ √(π/n) ≈ 0.002, so
     # with the Bonferroni z ≈ 3.3 per side μ is pinned to ≈ 0.012; δ(ε) to a few 10⁻³.
-    assert r.mu_lower_bound >= mu - 0.02
+    assert r.detail.mu_lower_bound >= mu - 0.02
     assert np.all(lcb[eps <= 2] >= exact[eps <= 2] - 0.01)
     assert r.verdict is not Verdict.VIOLATION
 
@@ -93,16 +94,16 @@ def _coverage_failures(reps: int, alpha: float) -> tuple[int, int]:
         )
         r = audit_profile(mech, 0.0, 1.0, minus_output, GaussianDP(1 / sigma), cfg)
         wrong = False
-        for s in r.sets:
+        for s in r.detail.sets:
             # {−y > t} = {y < −t}; its complement {y ≥ −t}; exact under N(0, σ²) and N(1, σ²).
             p0, p1 = stats.norm.cdf(-s.threshold, [0.0, 1.0], sigma)
             if not s.above:
                 p0, p1 = 1 - p0, 1 - p1
             num, den = (p0, p1) if s.forward else (p1, p0)
             wrong |= s.p1_lower > num or s.p2_upper < den
-        exact = gdp_profile(np.array([p.epsilon for p in r.profile]), 1 / sigma)
-        bad = any(p.delta_lower_bound > d for p, d in zip(r.profile, exact, strict=True))
-        bad |= r.mu_lower_bound > 1 / sigma
+        exact = gdp_profile(np.array([p.epsilon for p in r.detail.profile]), 1 / sigma)
+        bad = any(p.delta_lower_bound > d for p, d in zip(r.detail.profile, exact, strict=True))
+        bad |= r.detail.mu_lower_bound > 1 / sigma
         assert not bad or wrong  # a false profile bound needs a false set bound
         set_fail += wrong
         claim_fail += bad
@@ -140,7 +141,7 @@ def test_correct_gaussian_is_not_flagged_under_any_form_of_its_claim(seed: int) 
     ]
     for claim in claims:
         r = audit_profile(mech, 0.0, 1.0, score, claim, _config(50_000, 300_000, seed))
-        assert r.verdict is not Verdict.VIOLATION, (claim.describe(), r.findings)
+        assert r.verdict is not Verdict.VIOLATION, (claim.describe(), r.detail.findings)
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -150,9 +151,9 @@ def test_correct_laplace_is_not_flagged(seed: int) -> None:
     exact = PrivacyProfile(lambda e: laplace_profile(e, 1.0), "Laplace, exact")
     for claim in (PureDP(1.0), exact):
         r = audit_profile(mech, 0.0, 1.0, score, claim, _config(50_000, 300_000, seed))
-        assert r.verdict is not Verdict.VIOLATION, r.findings
-        lcb = np.array([p.delta_lower_bound for p in r.profile])
-        assert np.all(lcb <= laplace_profile([p.epsilon for p in r.profile], 1.0))
+        assert r.verdict is not Verdict.VIOLATION, r.detail.findings
+        lcb = np.array([p.delta_lower_bound for p in r.detail.profile])
+        assert np.all(lcb <= laplace_profile([p.epsilon for p in r.detail.profile], 1.0))
 
 
 # ------------------------------------------------------------ real violations
@@ -167,7 +168,7 @@ def test_classic_calibration_at_eps_10_is_flagged_where_delta_10_is_0041(seed: i
     cfg = _config(1_000_000, 10_000_000, seed, epsilons=grid)
     r = audit_profile(classic, 0.0, 1.0, minus_output, ApproxDP(10.0, 0.01), cfg)
     assert r.verdict is Verdict.VIOLATION
-    at10 = next(p for p in r.profile if p.epsilon == 10.0)
+    at10 = next(p for p in r.detail.profile if p.epsilon == 10.0)
     assert 0.01 < at10.delta_lower_bound <= 0.0406
     ok = audit_profile(analytic, 0.0, 1.0, minus_output, ApproxDP(10.0, 0.01), cfg)
     assert ok.verdict is not Verdict.VIOLATION
@@ -184,11 +185,11 @@ def test_a_profile_broken_only_for_small_eps_is_flagged_there() -> None:
         mech, 0.0, 1.0, score, GaussianDP(0.8), _config(100_000, 1_000_000, 3, epsilons=tuple(grid))
     )
     assert r.verdict is Verdict.VIOLATION
-    flagged = np.array([p.verdict is Verdict.VIOLATION for p in r.profile])
+    flagged = np.array([p.verdict is Verdict.VIOLATION for p in r.detail.profile])
     assert flagged.any()
     assert np.all(excess[flagged] > 0)  # only where the truth really exceeds the claim
     assert flagged[grid <= 0.5].all()  # and all of the clear part of that range
-    assert 0.0 <= r.worst_epsilon <= 0.8
+    assert 0.0 <= r.detail.worst_epsilon <= 0.8
 
 
 # ------------------------------------------------------------- results, inputs
@@ -197,15 +198,16 @@ def test_result_serialises_and_states_what_it_could_detect() -> None:
     r = audit_profile(mech, 0.0, 1.0, minus_output, ZeroConcentratedDP(2.0), _config(5_000, 20_000))
     data = json.loads(dumps(r))
     assert data["verdict"] == r.verdict.value
-    assert data["claim"] == {"kind": "zcdp", "rho": 2.0, "conversion": "cks"}
-    assert len(data["profile"]) == len(r.profile) and data["sets"]
-    text = " ".join(r.findings)
+    assert data["kind"] == "profile" and data["claim"] == r.claim
+    assert data["detail"]["claim"] == {"kind": "zcdp", "rho": 2.0, "conversion": "cks"}
+    assert len(data["detail"]["profile"]) == len(r.detail.profile) and data["detail"]["sets"]
+    text = " ".join(r.detail.findings)
     assert "could not have been certified" in text and "never certify" in text
     # Beyond ε = ln n no set of n samples can show anything: those points are inconclusive.
-    far = [p for p in r.profile if p.epsilon > math.log(20_000)]
+    far = [p for p in r.detail.profile if p.epsilon > math.log(20_000)]
     assert far and all(p.verdict is Verdict.INCONCLUSIVE for p in far)
-    assert r.statements == len(r.sets) and r.error_per_bound == pytest.approx(
-        0.05 / (2 * r.statements)
+    assert r.detail.statements == len(r.detail.sets) and r.detail.error_per_bound == pytest.approx(
+        0.05 / (2 * r.detail.statements)
     )
 
 
@@ -261,4 +263,5 @@ def test_result_is_identical_with_one_or_two_workers() -> None:
         )
         for w in (1, 2)
     ]
-    assert dumps(runs[0]) == dumps(runs[1])
+    # Everything but the wall time is identical.
+    assert dumps(replace(runs[0], timing={})) == dumps(replace(runs[1], timing={}))

@@ -46,8 +46,8 @@ def test_identity_is_flagged_with_its_reviewer_findings() -> None:
     res = audit_text_mechanism(identity, PAIRS, claim, max_units=1, config=cfg)
     assert res.verdict is Verdict.VIOLATION
     # All 1000 rewrites of x hit "= x", none of x': the bound is the sample size's ceiling.
-    assert res.lower_bound == pytest.approx(res.ceiling, rel=1e-9)
-    findings = " ".join(res.checks[0].findings())
+    assert res.detail.lower_bound == pytest.approx(res.detail.ceiling, rel=1e-9)
+    findings = " ".join(res.detail.checks[0].findings())
     assert "deterministic" in findings and "unchanged" in findings
 
 
@@ -66,12 +66,12 @@ def test_randomised_response_bound_is_below_truth_and_finds_a_lower_claim(seed: 
     honest = audit_text_mechanism(
         document_rr(eps), PAIRS, TextClaim(eps, Unit.DOCUMENT), max_units=1, config=cfg
     )
-    assert honest.verdict is not Verdict.VIOLATION and honest.lower_bound <= eps
+    assert honest.verdict is not Verdict.VIOLATION and honest.detail.lower_bound <= eps
     low = audit_text_mechanism(
         document_rr(eps), PAIRS, TextClaim(eps / 3, Unit.DOCUMENT), max_units=1, config=cfg
     )
     # p1 = 0.88, p2 = 0.12 on 3000 samples: the bound ≈ 1.8 > 0.67 (CP half-widths ≈ 0.015).
-    assert low.verdict is Verdict.VIOLATION and low.lower_bound > 1.5
+    assert low.verdict is Verdict.VIOLATION and low.detail.lower_bound > 1.5
 
 
 def test_per_token_claim_scales_with_max_units() -> None:
@@ -79,7 +79,7 @@ def test_per_token_claim_scales_with_max_units() -> None:
         identity, PAIRS, TextClaim(1.0, Unit.TOKEN), max_units=32,
         config=TextAuditConfig(samples=50, final_samples=200),
     )  # fmt: skip
-    assert res.statements[0].allowed_loss == 32.0
+    assert res.detail.statements[0].allowed_loss == 32.0
     assert res.verdict is Verdict.INCONCLUSIVE  # ln(200)-ish cannot reach 32
 
 
@@ -159,7 +159,7 @@ def test_sentence_embedding_sets_see_what_single_words_miss() -> None:
     # One word of 13 is seen in ~1/13 of rewrites: its bound stays near ln 13 − sampling
     # error (2.6 measured); the embedding direction separates all of them (5.35 measured,
     # the ceiling of 1000 rewrites is 5.9).
-    assert words.lower_bound < 3.5 < both.lower_bound
+    assert words.detail.lower_bound < 3.5 < both.detail.lower_bound
     assert "embedding" in both.witness.event
 
 
@@ -178,5 +178,5 @@ def test_minilm_embedding_sets_see_what_single_words_miss() -> None:
     cfg = TextAuditConfig(samples=300, final_samples=1000)
     claim = TextClaim(1.0, Unit.DOCUMENT)
     both = audit_text_mechanism(synonyms, PAIRS, claim, max_units=1, config=cfg, embedder=embedder)
-    assert both.lower_bound > 3.5
+    assert both.detail.lower_bound > 3.5
     assert "embedding" in both.witness.event

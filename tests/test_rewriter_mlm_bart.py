@@ -250,9 +250,9 @@ def test_correct_dp_mlm_never_flagged(mlm: SimpleNamespace, seed: int) -> None:
     pairs = [("good movie", "bad movie", "sentiment word"), ("good", "bad", "one word")]
     res = audit_rewriter(r, pairs, RewriterAuditConfig(samples=200, final_samples=1000, seed=seed))
     assert res.verdict is not Verdict.VIOLATION
-    assert res.max_exact_token_loss <= r.claim.epsilon + 1e-6
+    assert res.detail.max_exact_token_loss <= r.claim.epsilon + 1e-6
     assert not exact_violation(res)
-    assert res.declaration_matches  # fidelity level 1e-3 per pair: a false mismatch is rare
+    assert res.detail.declaration_matches  # fidelity level 1e-3 per pair: a false mismatch is rare
 
 
 def test_unclipped_dp_mlm_is_flagged(mlm: SimpleNamespace) -> None:
@@ -262,9 +262,9 @@ def test_unclipped_dp_mlm_is_flagged(mlm: SimpleNamespace) -> None:
     res = audit_rewriter(
         r, [("good", "bad", "one word")], RewriterAuditConfig(samples=200, final_samples=1000)
     )
-    assert res.max_exact_token_loss > 3.0
+    assert res.detail.max_exact_token_loss > 3.0
     assert exact_violation(res)
-    assert res.verdict is Verdict.VIOLATION and res.lower_bound > 1.0
+    assert res.verdict is Verdict.VIOLATION and res.detail.lower_bound > 1.0
 
 
 # ---------------------------------------------------------------- DP-BART
@@ -360,7 +360,7 @@ def test_dp_mlm_text_sampler_audits_like_the_token_sampler(mlm: SimpleNamespace)
         RewriterAuditConfig(samples=200, final_samples=500, seed=1),
         sampler=r.sample,
     )
-    assert res.declaration_matches and not exact_violation(res)
+    assert res.detail.declaration_matches and not exact_violation(res)
     assert res.verdict is not Verdict.VIOLATION
 
 
@@ -373,10 +373,12 @@ def test_dp_mlm_word_count_is_released_without_noise(mlm: SimpleNamespace) -> No
         [("good movie", "good", "length")],
         RewriterAuditConfig(samples=100, final_samples=500, seed=0),
     )
-    assert res.pairs[0].forward.max_token_loss == math.inf
+    assert res.detail.pairs[0].forward.max_token_loss == math.inf
     # The equal-length claim does not cover the pair: reported, never a violation ...
-    assert res.verdict is Verdict.OUTSIDE_CLAIM and res.lower_bound > 2.0
-    assert res.exact_verdict is Verdict.NO_VIOLATION_FOUND and not res.pairs[0].covered
+    assert res.verdict is Verdict.OUTSIDE_CLAIM and res.detail.lower_bound > 2.0
+    assert (
+        res.detail.exact_verdict is Verdict.NO_VIOLATION_FOUND and not res.detail.pairs[0].covered
+    )
     # ... whereas a claim over any two documents is broken by it.
     anyone = dataclasses.replace(r, claim=dataclasses.replace(r.claim, neighbours="any"))
     res = audit_rewriter(
@@ -384,7 +386,7 @@ def test_dp_mlm_word_count_is_released_without_noise(mlm: SimpleNamespace) -> No
         [("good movie", "good", "length")],
         RewriterAuditConfig(samples=100, final_samples=500, seed=0),
     )
-    assert res.verdict is Verdict.VIOLATION and res.exact_verdict is Verdict.VIOLATION
+    assert res.verdict is Verdict.VIOLATION and res.detail.exact_verdict is Verdict.VIOLATION
 
 
 def test_privfill_dp_bart_shared_noise_and_box() -> None:
@@ -424,8 +426,8 @@ def test_released_dpmlm_without_copies_is_the_paper_mechanism(mlm: SimpleNamespa
         RewriterAuditConfig(samples=200, final_samples=1000, seed=0),
     )
     assert res.verdict is not Verdict.VIOLATION and not exact_violation(res)
-    assert res.max_exact_token_loss <= base.claim.epsilon + 1e-6
-    assert res.declaration_matches
+    assert res.detail.max_exact_token_loss <= base.claim.epsilon + 1e-6
+    assert res.detail.declaration_matches
 
 
 @pytest.mark.parametrize(
@@ -441,8 +443,8 @@ def test_released_dpmlm_copies_are_infinite_losses(
     res = audit_rewriter(
         released, [(x, x_prime, origin)], RewriterAuditConfig(samples=200, final_samples=500)
     )
-    assert res.max_exact_token_loss == math.inf and exact_violation(res)
-    assert res.verdict is Verdict.VIOLATION and res.lower_bound > 2.0
+    assert res.detail.max_exact_token_loss == math.inf and exact_violation(res)
+    assert res.verdict is Verdict.VIOLATION and res.detail.lower_bound > 2.0
     out = released.sample(x, 3, np.random.default_rng(0))
     if origin == "stopword copied":
         assert all(t.split(" ")[1] == "the" for t in out)

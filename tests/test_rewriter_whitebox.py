@@ -19,7 +19,13 @@ torch = pytest.importorskip("torch", reason="the rewriter tests need PyTorch (ex
 
 from lm_threads import one_torch_thread  # noqa: E402, F401  (autouse fixture)
 
-from dpaudit.auditors.rewriter import RewriterAuditConfig, audit_rewriter, exact_violation  # noqa: E402
+from dpaudit.auditors.core.result import AuditResult  # noqa: E402
+from dpaudit.auditors.rewriter import (  # noqa: E402
+    RewriterAuditConfig,
+    audit_rewriter,
+    exact_violation,
+    summary,
+)
 from dpaudit.testing.toy_lm import toy_model  # noqa: E402
 
 WORDS = ("<eos>", "a", "b", "c", "good", "bad")
@@ -113,9 +119,9 @@ def test_correct_dp_prompt_never_flagged(seed: int) -> None:
     r = _rewriter(strength=5.0, epsilon=1.0, clip=(-1.0, 1.0), tokens=1)
     res = audit_rewriter(r, PAIR, RewriterAuditConfig(samples=200, final_samples=1000, seed=seed))
     assert res.verdict is not Verdict.VIOLATION
-    assert res.max_exact_token_loss <= r.decoding.epsilon_per_token + 1e-6
+    assert res.detail.max_exact_token_loss <= r.decoding.epsilon_per_token + 1e-6
     assert not exact_violation(res)
-    assert res.declaration_matches  # fidelity level 1e-3 per pair: a false mismatch is rare
+    assert res.detail.declaration_matches  # fidelity level 1e-3 per pair: a false mismatch is rare
 
 
 def test_unclipped_logits_are_flagged_exactly_and_certified() -> None:
@@ -127,10 +133,10 @@ def test_unclipped_logits_are_flagged_exactly_and_certified() -> None:
     p_x = math.exp(s) / (math.exp(s) + 1 + 4 * math.exp(-s))
     p_xp = math.exp(-s) / (math.exp(-s) + 1 + 4 * math.exp(s))
     # 'a' is drawn with probability 0.62 in each of 200 samples, so it is among them.
-    assert res.max_exact_token_loss == pytest.approx(math.log(p_x / p_xp), abs=1e-5)
+    assert res.detail.max_exact_token_loss == pytest.approx(math.log(p_x / p_xp), abs=1e-5)
     assert exact_violation(res)
-    assert res.verdict is Verdict.VIOLATION and res.lower_bound > 1.0
-    assert res.pairs[0].forward.analytic_token_bound == math.inf
+    assert res.verdict is Verdict.VIOLATION and res.detail.lower_bound > 1.0
+    assert res.detail.pairs[0].forward.analytic_token_bound == math.inf
 
 
 def test_a_sampler_sharper_than_declared_is_a_mismatch() -> None:
@@ -147,8 +153,8 @@ def test_a_sampler_sharper_than_declared_is_a_mismatch() -> None:
         RewriterAuditConfig(samples=300, final_samples=100, seed=0),
         sampler=real.sample,
     )
-    assert not res.declaration_matches
-    assert "MISMATCH" in res.pairs[0].fidelity.describe()
+    assert not res.detail.declaration_matches
+    assert "MISMATCH" in res.detail.pairs[0].fidelity.describe()
 
 
 def test_result_serialises_and_summarises() -> None:
@@ -157,8 +163,10 @@ def test_result_serialises_and_summarises() -> None:
     r = _rewriter(strength=2.0, epsilon=2.0, clip=(-1.0, 1.0), tokens=3)
     res = audit_rewriter(r, PAIR, RewriterAuditConfig(samples=50, final_samples=100, seed=0))
     data = json.loads(json.dumps(res.to_dict()))
-    assert data["kind"] == "rewriter-audit" and len(data["statements"]) == 2
-    assert "witness" in res.summary() and res.verdict.value.upper() in res.summary()
+    assert data["kind"] == "rewriter" and len(data["detail"]["statements"]) == 2
+    assert AuditResult.from_dict(data).to_dict() == data
+    text = summary(res)
+    assert "witness" in text and res.verdict.value.upper() in text
 
 
 @pytest.mark.slow  # starts Ray (5 s)
@@ -178,5 +186,5 @@ def test_local_pool_refused_ray_spreads_pairs_bit_identically() -> None:
     there = audit_rewriter(r, pairs, cfg, execution=ExecutionConfig(backend="ray", workers=2))
     there = there.to_dict()
     for d in (here, there):
-        d.pop("seconds")
+        d.pop("timing")
     assert json.dumps(here, default=str) == json.dumps(there, default=str)

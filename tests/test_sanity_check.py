@@ -58,10 +58,10 @@ def test_laplace_counts_match_closed_form(path: str, eps: float, n: int) -> None
     mech = make_mechanism("laplace", epsilon=eps, dim=n)
     runs = 100_000
     r = sanity_check(mech, runs, seed=11, path=path, execution=ONE)
-    assert r.path == path
+    assert r.detail.path == path
     p0 = laplace_vote_probability(eps, n, 0)
     p1 = laplace_vote_probability(eps, n, 1)
-    assert_counts_match(r.counts, runs, p0, p1)
+    assert_counts_match(r.detail.counts, runs, p0, p1)
     assert not r.violation  # correct mechanism; the bound holds at 95%
 
 
@@ -71,7 +71,7 @@ def test_tie_rules_at_n2(tie_rule: str) -> None:
     runs = 100_000
     r = sanity_check(mech, runs, seed=3, tie_rule=tie_rule, execution=ONE)
     assert_counts_match(
-        r.counts,
+        r.detail.counts,
         runs,
         laplace_vote_probability(2.0, 2, 0, tie_rule),
         laplace_vote_probability(2.0, 2, 1, tie_rule),
@@ -135,10 +135,10 @@ def test_non_monotone_transform_uses_exact_union_of_intervals() -> None:
     assert d.probability == pytest.approx(0.5, abs=1e-9)
     runs = 50_000
     r = sanity_check(mech, runs, seed=2, execution=ONE)
-    assert r.path == "fused"
+    assert r.detail.path == "fused"
     # One coordinate rounds to 1 w.p. 1/2 for x = 0 and always for x = 1 (1 − 0.4 >= 0.5).
     p0 = stats.binom.sf(1, 3, 0.5)
-    assert_counts_match(r.counts, runs, p0, 1.0)
+    assert_counts_match(r.detail.counts, runs, p0, 1.0)
 
 
 def test_too_many_flips_falls_back_to_generic_path() -> None:
@@ -184,8 +184,8 @@ def test_bound_is_bonferroni_over_four_candidates() -> None:
 def test_identity_bound_is_limited_only_by_runs() -> None:
     runs = 100_000
     r = sanity_check(make_mechanism("identity", epsilon=1.0, dim=8), runs, execution=ONE)
-    assert r.counts == ((runs, 0), (0, runs))
-    assert r.empirical_loss == math.inf
+    assert r.detail.counts == ((runs, 0), (0, runs))
+    assert r.detail.empirical_loss == math.inf
     q = (0.05 / 8) ** (1 / runs)  # closed forms of the k = n and k = 0 bounds
     assert r.epsilon_lower_bound == pytest.approx(math.log(q) - math.log(1 - q), rel=1e-9)
     assert r.violation
@@ -194,8 +194,8 @@ def test_identity_bound_is_limited_only_by_runs() -> None:
 @pytest.mark.parametrize("n", [1, 8, 128])
 def test_dptext_flagged_with_finite_bound(n: int) -> None:
     r = sanity_check(make_mechanism("dptext", epsilon=1.0, dim=n), 20_000, seed=1, execution=ONE)
-    assert r.counts[1] == (0, 20_000)  # noise >= 0: the ones are never mistaken
-    assert r.empirical_loss == math.inf
+    assert r.detail.counts[1] == (0, 20_000)  # noise >= 0: the ones are never mistaken
+    assert r.detail.empirical_loss == math.inf
     assert math.isfinite(r.epsilon_lower_bound) and r.violation
 
 
@@ -207,9 +207,9 @@ def test_adept_acl22_flagged_at_large_n() -> None:
 def test_random_bits_matches_closed_form_and_passes() -> None:
     runs = 100_000
     r = sanity_check(make_mechanism("random-bits", epsilon=0.1, dim=8), runs, execution=ONE)
-    assert r.path == "generic"
+    assert r.detail.path == "generic"
     p = stats.binom.sf(4, 8, 0.5)
-    assert_counts_match(r.counts, runs, p, p)
+    assert_counts_match(r.detail.counts, runs, p, p)
     assert not r.violation
 
 
@@ -234,10 +234,10 @@ def test_fused_and_generic_paths_agree(name: str, params: dict[str, str], n: int
     generic = sanity_check(mech, runs, seed=22, path="generic", execution=ONE)
     # Two-sample comparison of each f[x][1]: within 5 standard errors of the difference.
     for x in (0, 1):
-        a, b = fused.counts[x][1], generic.counts[x][1]
+        a, b = fused.detail.counts[x][1], generic.detail.counts[x][1]
         p = (a + b) / (2 * runs)
         se = math.sqrt(2 * runs * p * (1 - p))
-        assert abs(a - b) <= 5 * se + 1e-9, (x, fused.counts, generic.counts)
+        assert abs(a - b) <= 5 * se + 1e-9, (x, fused.detail.counts, generic.detail.counts)
 
 
 def test_counts_accumulate_over_units_and_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -250,7 +250,7 @@ def test_counts_accumulate_over_units_and_blocks(monkeypatch: pytest.MonkeyPatch
     for path in ("fused", "generic"):
         r = sanity_check(mech, runs, seed=4, path=path, execution=ONE)
         assert_counts_match(
-            r.counts,
+            r.detail.counts,
             runs,
             laplace_vote_probability(1.0, 8, 0),
             laplace_vote_probability(1.0, 8, 1),

@@ -27,20 +27,14 @@ def test_json_has_the_documented_keys(capsys: pytest.CaptureFixture[str]) -> Non
     )
     assert code == 0
     data = json.loads(out)
-    for key in (
-        "counts",
-        "empirical_loss",
-        "epsilon_lower_bound",
-        "confidence",
-        "violation",
-        "runs",
-        "dim",
-        "mechanism",
-        "timing",
-    ):
+    for key in ("epsilon_lower_bound", "confidence", "violation", "mechanism", "timing"):
         assert key in data
-    assert data["dim"] == 8 and data["mechanism"]["params"]["dim"] == 8
-    assert data["runs"] == 20000 and sum(data["counts"][0]) == 20000
+    for key in ("counts", "empirical_loss", "runs", "dim"):
+        assert key in data["detail"]
+    detail = data["detail"]
+    assert data["kind"] == "sanity"
+    assert detail["dim"] == 8 and data["mechanism"]["params"]["dim"] == 8
+    assert detail["runs"] == 20000 and sum(detail["counts"][0]) == 20000
     assert data["violation"] is False and data["confidence"] == 0.95
     assert data["verdict"].startswith("no violation found")
 
@@ -63,7 +57,7 @@ def test_identity_is_flagged_and_fail_on_violation(capsys: pytest.CaptureFixture
     )
     data = json.loads(out)
     assert code == 1 and data["violation"] is True
-    assert data["empirical_loss"] == "inf"
+    assert data["detail"]["empirical_loss"] == "inf"
     code, out, _ = run_cli_quiet(
         capsys,
         "sanity-check",

@@ -99,7 +99,7 @@ def test_timer_tallies_the_outputs_each_stage_draws() -> None:
     mech = make_mechanism("laplace", epsilon=1.0)
     timer = Timer()
     r = audit(mech, SMALL, ONE, timer=timer)
-    pairs = r.pairs_tried
+    pairs = r.detail.pairs_tried
     assert timer.drawn["train"] == 2 * pairs * 10_000
     assert timer.drawn["screen"] == 0
     # rank counts every input of the screened combinations on all of ``samples``.
@@ -123,7 +123,7 @@ def test_switched_off_stages_still_certify_with_the_core(search: SearchConfig) -
     w = r.witness
     assert w is not None and not r.violation
     # The bound is the core's certificate of the witness's counts at error α/(2K).
-    error = (1 - SMALL.confidence) / (2 * r.final_candidates)
+    error = (1 - SMALL.confidence) / (2 * r.detail.certified_proposals)
     counts = FinalCounts(w.p1.hits, w.p1.samples, w.p2.hits, w.p2.samples)
     assert w.epsilon_lower_bound == certify_one(counts, error).lower_bound
     if search.playoff_groups == 0:
@@ -140,7 +140,7 @@ def test_without_the_ladder_the_winner_is_counted_on_the_same_final_outputs() ->
     a = audit(mech, cfg, ONE)
     b = audit(mech, dataclasses.replace(cfg, search=SearchConfig(ladder_rungs=0)), ONE)
     assert a.witness is not None and b.witness is not None
-    assert b.final_candidates <= a.final_candidates
-    assert f"α/(2·{b.final_candidates})" in b.confidence_statement
+    assert b.detail.certified_proposals <= a.detail.certified_proposals
+    assert f"α/(2·{b.detail.certified_proposals})" in b.confidence_statement
     if a.witness.event == b.witness.event:
         assert (a.witness.p1.hits, a.witness.p2.hits) == (b.witness.p1.hits, b.witness.p2.hits)

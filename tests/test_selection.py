@@ -91,7 +91,7 @@ def test_density_free_laplace_reaches_near_the_exact_ceiling() -> None:
     pair = InputPair((0.0,), (1.0,), "given")
     cfg = AuditConfig(100_000, 1_000_000, confidence=0.9, pairs=(pair,), use_patterns=False)
     r = audit(mech, cfg, ONE)
-    assert r.attack_families == ("logistic", "mlp")
+    assert r.detail.attack_families == ("logistic", "mlp")
     assert not r.violation
     assert 0.088 <= r.epsilon_lower_bound <= 0.1
     w = r.witness
@@ -101,7 +101,7 @@ def test_density_free_laplace_reaches_near_the_exact_ceiling() -> None:
 def test_auto_runs_a_black_box_family_beside_the_likelihood_ratio() -> None:
     mech = make_mechanism("laplace", epsilon=1.0)
     r = audit(mech, AuditConfig(samples=4_000, final_samples=8_000, seed=0), ONE)
-    assert r.attack_families == ("likelihood-ratio", "logistic")
+    assert r.detail.attack_families == ("likelihood-ratio", "logistic")
     assert math.isfinite(r.epsilon_lower_bound) and not r.violation
 
 
@@ -143,7 +143,7 @@ def test_auto_adds_split_only_for_several_numeric_coordinates() -> None:
     pair = InputPair((0.0,) * 8, (1.0,) * 8, "given")
     cfg = AuditConfig(20_000, 40_000, pairs=(pair,), use_patterns=False)
     r = audit(mech, cfg, ONE)
-    assert r.attack_families == ("logistic", "mlp", "split")
+    assert r.detail.attack_families == ("logistic", "mlp", "split")
     assert not r.violation  # a correct mechanism
     with pytest.raises(InvalidArgumentError):
         audit(mech, dataclasses.replace(cfg, mode="dpsniper", classifier="split"), ONE)
@@ -229,8 +229,9 @@ def test_final_sets_of_one_pair_share_samples_and_split_the_error() -> None:
     r = audit(mech, cfg, ONE)
     w = r.witness
     assert w is not None and not r.violation
-    assert r.final_candidates >= 2  # seed 0: the winner and 2 more sets of the one pair
-    assert w.p1.bound_error == pytest.approx((1 - cfg.confidence) / (2 * r.final_candidates))
+    k = r.detail.certified_proposals
+    assert k >= 2  # seed 0: the winner and 2 more sets of the one pair
+    assert w.p1.bound_error == pytest.approx((1 - cfg.confidence) / (2 * k))
     assert w.seeds is not None
     # One job per input of the pair: x's outputs at index 0, x''s at 1, whichever is p1's.
     num = 0 if w.x == pair.x else 1
@@ -238,7 +239,7 @@ def test_final_sets_of_one_pair_share_samples_and_split_the_error() -> None:
         (STAGE_FINAL, num),
         (STAGE_FINAL, 1 - num),
     )
-    assert f"α/(2·{r.final_candidates})" in r.confidence_statement
+    assert f"α/(2·{r.detail.certified_proposals})" in r.confidence_statement
 
 
 def test_merged_table_adds_the_counts_of_independent_samples() -> None:

@@ -106,7 +106,7 @@ def test_an_inconclusive_black_box_audit_warns_with_what_it_could_see() -> None:
     lap = make_mechanism("laplace", epsilon=12.0)
     with pytest.warns(InconclusiveAuditWarning, match="What this audit could see"):
         result = assert_no_violation(lap, samples=10_000)
-    assert result.verdict.startswith("inconclusive") and not result.violation
+    assert result.verdict_text.startswith("inconclusive") and not result.violation
 
 
 def test_word_mechanisms_are_audited_pair_by_pair() -> None:
@@ -120,7 +120,7 @@ def test_word_mechanisms_are_audited_pair_by_pair() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error", InconclusiveAuditWarning)
         result = assert_no_violation(mech, samples=20_000, final_samples=100_000, seed=3)
-    assert result.verdict.startswith("no violation found")
+    assert result.verdict_text.startswith("no violation found")
     # Forty words at small sizes: rare outputs it could not resolve, so it warns.
     mech = make_word_mechanism("santext", _words(40, 1.0), epsilon=3.0)
     with pytest.warns(InconclusiveAuditWarning, match="power: outputs of probability"):

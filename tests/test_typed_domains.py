@@ -216,6 +216,6 @@ def test_typed_pairs_in_assert_no_violation() -> None:
     progress.ENABLED = False
     claim = PrivacyClaim(Definition.PURE, EPS, Categories(CATS))
     r = assert_no_violation(krr, claim, samples=3_000, pairs=[("red", "blue")])
-    assert r.pairs_tried >= 1
+    assert r.detail.pairs_tried >= 1
     with pytest.raises(InvalidArgumentError, match="x_prime"):
         assert_no_violation(krr, claim, samples=3_000, pairs=[("red", "purple")])

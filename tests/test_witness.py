@@ -42,8 +42,8 @@ def test_sanity_check_witness_has_pair_counts_and_seeds() -> None:
     assert w.p1.samples == w.p2.samples == 2000
     # The witness's counts are the result's table: numerator row x, column = the guess.
     guess = int(w.event.rsplit("= ", 1)[1])
-    assert r.counts[int(w.x[0])][guess] == w.p1.hits
-    assert r.counts[int(w.x_prime[0])][guess] == w.p2.hits
+    assert r.detail.counts[int(w.x[0])][guess] == w.p1.hits
+    assert r.detail.counts[int(w.x_prime[0])][guess] == w.p2.hits
     assert w.seeds is not None and w.seeds.root_seed == 3
     assert w.seeds.p1_unit_key_prefix[-1] == int(w.x[0])
     data = _json(w)

@@ -28,9 +28,10 @@ def test_audit_word_mechanism_json(capsys: pytest.CaptureFixture[str], vectors: 
     )  # fmt: skip
     assert code == 0, err
     data = json.loads(out)
-    assert data["kind"] == "metric-audit" and not data["violation"]
-    assert any(p["w"] == "w0" and p["w_prime"] == "w1" for p in data["pairs"])
-    for p in data["pairs"]:
+    assert data["kind"] == "metric" and not data["violation"]
+    pairs = data["detail"]["pairs"]
+    assert any(p["w"] == "w0" and p["w_prime"] == "w1" for p in pairs)
+    for p in pairs:
         assert p["verdict"] in ("no violation found", "inconclusive", "outside the claim")
         if p["verdict"] != "outside the claim":  # what the audit could see, per pair
             assert p["resolution_mass"] > 0 and p["detectable_loss"] is not None
@@ -38,8 +39,8 @@ def test_audit_word_mechanism_json(capsys: pytest.CaptureFixture[str], vectors: 
         if p["verdict"] == "inconclusive":
             assert p["samples_needed"] is None or p["samples_needed"] > 50_000
     # SanText's law is exact: each pair's exact loss sits beside its bound, law checked.
-    assert data["law_check"]["mismatches"] == {}
-    assert all(p["exact_loss"] is not None for p in data["pairs"])
+    assert data["detail"]["law_check"]["mismatches"] == {}
+    assert all(p["exact_loss"] is not None for p in pairs)
 
 
 def test_audit_word_mechanism_text(capsys: pytest.CaptureFixture[str], vectors: str) -> None:

@@ -5,6 +5,13 @@ Usage: ``python benchmarks/bit_identity/compare.py BEFORE AFTER``.  Every ``*.js
 and every ``results.csv`` row by row without its timing columns.  Module names that
 moved are mapped first (they appear in the figures' "method" texts).  Exit status 1
 when anything differs; the differing paths are printed.
+
+Audit results written in the one typed layout (``AuditResult.to_dict``: a ``kind``
+tag, the shared fields, the auditor's own in ``detail``; since 2026-11-25) are
+compared *by value* with a BEFORE in the older per-auditor layouts: every field of
+BEFORE is looked up in AFTER under its new name (:data:`RENAMED`), at the top or
+in ``detail``, and must be equal; the fields only AFTER has are listed, not
+counted as differences.
 """
 
 from __future__ import annotations
@@ -22,6 +29,48 @@ RENAMES = {
     "dpaudit.audit.metric_audit": "dpaudit.auditors.metric.auditor",
     "dpaudit.audit.metric.auditor": "dpaudit.auditors.metric.auditor",
 }
+
+
+#: Auditor kinds of the typed layout (``dpaudit.auditors.core.result.AuditorKind``).
+KINDS = ("blackbox", "sanity", "metric", "profile", "rewriter")
+#: Old field → where the typed layout keeps it (a path from the top).
+RENAMED: dict[str, tuple[str | int, ...]] = {
+    "verdict": ("verdict_text",),  # the sentence; ``verdict`` is now the typed word
+    "candidates_compared": ("detail", "sets_compared"),
+    "final_candidates": ("detail", "certified_proposals"),
+    "candidates_final": ("detail", "certified_proposals"),
+    "epsilon": ("claimed_epsilon",),  # the metric audit's claimed ε
+    "worst": ("detail", "pairs", 0),  # the metric audit's worst pair, first of its pairs
+}
+
+
+def old_layout(after: Any, before: Any) -> tuple[Any, list[str]]:
+    """``after`` (typed layout) with ``before``'s field names, and the fields only it has.
+
+    ``kind`` is a tag whose words changed (``metric-audit`` → ``metric``): BEFORE's is kept.
+    """
+    if not (isinstance(after, dict) and after.get("kind") in KINDS and "detail" in after):
+        return after, []
+    if not isinstance(before, dict) or "detail" in before:
+        return after, []
+    out: dict[str, Any] = {}
+    used: set[tuple[str | int, ...]] = set()
+    for key in before:
+        if key == "kind":
+            out[key] = before[key]
+            continue
+        path = RENAMED.get(key) or ((key,) if key in after else ("detail", key))
+        value: Any = after
+        try:
+            for step in path:
+                value = value[step]
+        except (KeyError, IndexError, TypeError):
+            continue  # reported as "only in BEFORE"
+        out[key] = value
+        used.add(path[:2] if path[0] == "detail" else path[:1])
+    new = [k for k in after if k != "detail" and (k,) not in used]
+    new += [f"detail/{k}" for k in after["detail"] if ("detail", k) not in used]
+    return out, new
 
 
 def strip(value: Any) -> Any:
@@ -76,13 +125,17 @@ def main(before: Path, after: Path) -> int:
         if "checkpoint" in rel.parts:
             continue
         fb = after / rel
-        found = (
-            differences(strip(json.loads(fa.read_text())), strip(json.loads(fb.read_text())))
-            if fb.exists()
-            else ["missing in AFTER"]
-        )
+        new: list[str] = []
+        if fb.exists():
+            old = json.loads(fa.read_text())
+            mapped, new = old_layout(json.loads(fb.read_text()), old)
+            found = differences(strip(old), strip(mapped))
+        else:
+            found = ["missing in AFTER"]
         print(f"{rel}: {'identical' if not found else f'{len(found)} differences'}")
         print("".join(f"  {d}\n" for d in found), end="")
+        if new:
+            print(f"  (typed layout; fields only in AFTER: {', '.join(new)})")
         bad += len(found)
     for fa in sorted(before.rglob("results.csv")):
         fb = after / fa.relative_to(before)

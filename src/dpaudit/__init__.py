@@ -20,8 +20,12 @@ each is imported on first use, so ``import dpaudit`` itself stays cheap:
 
 * :func:`audit` (:func:`dpaudit.api.audit`) — the one entry: audits a mechanism, a word
   mechanism or a plain ``f(x, n, rng)`` against its claim with the auditor its output kind
-  needs, and returns the typed result (:class:`AuditResult` or :class:`MetricAuditResult`)
-  with its :class:`Witness`; :class:`AuditConfig` / :class:`MetricAuditConfig` size it;
+  needs, and returns the typed result with its :class:`Witness`; :class:`AuditConfig` /
+  :class:`MetricAuditConfig` size it;
+* :class:`AuditResult` — what every auditor returns: bound, :class:`Verdict`, witness,
+  trust notes, and its auditor's ``detail`` (:class:`BlackBoxDetail`, :class:`SanityDetail`,
+  :class:`MetricDetail` with its :class:`PairResult` per pair, :class:`ProfileDetail`,
+  :class:`RewriterDetail`); ``to_dict``/``from_dict`` serialise it once;
 * :func:`audit_mechanism` — the black-box auditor itself (:mod:`dpaudit.auditors.blackbox`);
   :func:`audit_metric` — the pair-by-pair word auditor (:mod:`dpaudit.auditors.metric`);
 * :func:`sanity_check` — the ACL 2022 reconstruction sanity check;
@@ -48,9 +52,14 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "audit_metric": ("dpaudit.auditors.metric.auditor", "audit_metric"),
     "AuditConfig": ("dpaudit.auditors.blackbox.config", "AuditConfig"),
     "MetricAuditConfig": ("dpaudit.auditors.metric.auditor", "MetricAuditConfig"),
-    "AuditResult": ("dpaudit.auditors.blackbox.result", "AuditResult"),
-    "MetricAuditResult": ("dpaudit.auditors.metric.auditor", "MetricAuditResult"),
-    "SanityCheckResult": ("dpaudit.auditors.sanity.check", "SanityCheckResult"),
+    "AuditResult": ("dpaudit.api", "AuditResult"),
+    "AuditorKind": ("dpaudit.api", "AuditorKind"),
+    "BlackBoxDetail": ("dpaudit.api", "BlackBoxDetail"),
+    "SanityDetail": ("dpaudit.api", "SanityDetail"),
+    "MetricDetail": ("dpaudit.api", "MetricDetail"),
+    "PairResult": ("dpaudit.api", "PairResult"),
+    "ProfileDetail": ("dpaudit.api", "ProfileDetail"),
+    "RewriterDetail": ("dpaudit.api", "RewriterDetail"),
     "Witness": ("dpaudit.witness", "Witness"),
     "Verdict": ("dpaudit.verdicts", "Verdict"),
     "MetricClaim": ("dpaudit.claims", "MetricClaim"),
@@ -67,10 +76,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "ExecutionConfig": ("dpaudit.engine.config", "ExecutionConfig"),
     "audit_rewriter": ("dpaudit.auditors.rewriter", "audit_rewriter"),
     "RewriterAuditConfig": ("dpaudit.auditors.rewriter", "RewriterAuditConfig"),
-    "RewriterAuditResult": ("dpaudit.auditors.rewriter", "RewriterAuditResult"),
     "audit_text_mechanism": ("dpaudit.auditors.rewriter", "audit_text_mechanism"),
     "TextAuditConfig": ("dpaudit.auditors.rewriter", "TextAuditConfig"),
-    "TextAuditResult": ("dpaudit.auditors.rewriter", "TextAuditResult"),
     "TextClaim": ("dpaudit.mechanisms.rewriters", "TextClaim"),
     "make_rewriter": ("dpaudit.mechanisms.rewriters.catalogue", "make_rewriter"),
     "load_model": ("dpaudit.text.models", "load_model"),
@@ -79,20 +86,23 @@ _EXPORTS: dict[str, tuple[str, str]] = {
 __all__ = ["__version__", *_EXPORTS]
 
 if TYPE_CHECKING:  # static checkers and IDEs see the real objects (`as` marks re-exports)
+    from dpaudit.api import AuditorKind as AuditorKind
+    from dpaudit.api import AuditResult as AuditResult
+    from dpaudit.api import BlackBoxDetail as BlackBoxDetail
+    from dpaudit.api import MetricDetail as MetricDetail
+    from dpaudit.api import PairResult as PairResult
+    from dpaudit.api import ProfileDetail as ProfileDetail
+    from dpaudit.api import RewriterDetail as RewriterDetail
+    from dpaudit.api import SanityDetail as SanityDetail
     from dpaudit.api import audit as audit
     from dpaudit.auditors.blackbox.auditor import audit as audit_mechanism  # noqa: F401
     from dpaudit.auditors.blackbox.config import AuditConfig as AuditConfig
-    from dpaudit.auditors.blackbox.result import AuditResult as AuditResult
     from dpaudit.auditors.metric.auditor import MetricAuditConfig as MetricAuditConfig
-    from dpaudit.auditors.metric.auditor import MetricAuditResult as MetricAuditResult
     from dpaudit.auditors.metric.auditor import audit_metric as audit_metric
     from dpaudit.auditors.rewriter import RewriterAuditConfig as RewriterAuditConfig
-    from dpaudit.auditors.rewriter import RewriterAuditResult as RewriterAuditResult
     from dpaudit.auditors.rewriter import TextAuditConfig as TextAuditConfig
-    from dpaudit.auditors.rewriter import TextAuditResult as TextAuditResult
     from dpaudit.auditors.rewriter import audit_rewriter as audit_rewriter
     from dpaudit.auditors.rewriter import audit_text_mechanism as audit_text_mechanism
-    from dpaudit.auditors.sanity.check import SanityCheckResult as SanityCheckResult
     from dpaudit.auditors.sanity.check import sanity_check as sanity_check
     from dpaudit.claims import Definition as Definition
     from dpaudit.claims import InputDomain as InputDomain

@@ -10,6 +10,10 @@ certified on fresh samples by :mod:`dpaudit.auditors.core.certify`.
 
 The ACL 2022 sanity check is a different test (a fixed attack on constant
 inputs), so it keeps its own entry, :func:`dpaudit.sanity_check`.
+
+Every auditor returns the one typed result,
+:class:`~dpaudit.auditors.core.result.AuditResult`, whose ``detail`` is its
+auditor's own frozen dataclass (re-exported here with it).
 """
 
 from __future__ import annotations
@@ -19,8 +23,13 @@ from typing import Any, cast
 
 from dpaudit.auditors.blackbox.auditor import audit as audit_blackbox
 from dpaudit.auditors.blackbox.config import AuditConfig
-from dpaudit.auditors.blackbox.result import AuditResult
-from dpaudit.auditors.metric.auditor import MetricAuditConfig, MetricAuditResult, audit_metric
+from dpaudit.auditors.blackbox.result import BlackBoxDetail
+from dpaudit.auditors.core.result import AuditorKind, AuditResult
+from dpaudit.auditors.metric.auditor import MetricAuditConfig, audit_metric
+from dpaudit.auditors.metric.result import MetricDetail, PairResult
+from dpaudit.auditors.profile.result import ProfileDetail
+from dpaudit.auditors.rewriter.result import RewriterDetail
+from dpaudit.auditors.sanity.check import SanityDetail
 from dpaudit.claims import MetricClaim, PrivacyClaim
 from dpaudit.engine.config import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError, InvalidTypeError
@@ -28,7 +37,19 @@ from dpaudit.mechanisms.base import Mechanism, MechanismContract
 from dpaudit.mechanisms.word.base import WordMechanism
 from dpaudit.testing import as_mechanism
 
-__all__ = ["audit"]
+# Importing every auditor's detail type here registers it, so that
+# ``AuditResult.from_dict`` reads any auditor's JSON once ``dpaudit.api`` is loaded.
+__all__ = [
+    "AuditResult",
+    "AuditorKind",
+    "BlackBoxDetail",
+    "MetricDetail",
+    "PairResult",
+    "ProfileDetail",
+    "RewriterDetail",
+    "SanityDetail",
+    "audit",
+]
 
 
 def audit(
@@ -37,7 +58,7 @@ def audit(
     *,
     config: AuditConfig | MetricAuditConfig | None = None,
     execution: ExecutionConfig | None = None,
-) -> AuditResult | MetricAuditResult:
+) -> AuditResult:
     """Audit ``mechanism`` against ``claim`` and return the typed result with its witness.
 
     ``mechanism``: a registered or user :class:`~dpaudit.mechanisms.base.Mechanism`,

@@ -6,6 +6,8 @@ import dataclasses
 import enum
 import json
 import math
+import types
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -56,3 +58,78 @@ def from_json_float(value: Any) -> float:
     if isinstance(value, str):
         return float(value)
     return float(value)
+
+
+def from_jsonable(tp: Any, data: Any) -> Any:
+    """Inverse of :func:`to_jsonable` for a value of type ``tp`` (a type annotation).
+
+    Rebuilds frozen dataclasses from their fields' annotations (keys a
+    ``to_dict`` adds for readers, such as a probability's ``estimate``, are
+    skipped; fields it leaves out take their defaults), tuples, dicts, enums and
+    floats (``"inf"``, ``"-inf"``, ``"nan"`` back to floats).  ``Any`` keeps the
+    JSON value as it is.
+    """
+    if data is None:
+        return None
+    if tp is Any or tp is object:
+        return data
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        return _from_union(typing.get_args(tp), data)
+    if origin is tuple:
+        args = typing.get_args(tp)
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(from_jsonable(args[0], v) for v in data)
+        return tuple(from_jsonable(a, v) for a, v in zip(args, data, strict=True))
+    if origin is list:
+        (arg,) = typing.get_args(tp)
+        return [from_jsonable(arg, v) for v in data]
+    if origin is dict:
+        _, value_type = typing.get_args(tp)
+        return {k: from_jsonable(value_type, v) for k, v in data.items()}
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        if callable(getattr(tp, "from_dict", None)):  # a type whose JSON differs from its fields
+            return tp.from_dict(data)
+        return tp(**dataclass_fields(tp, data))
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return tp(data)
+    if tp is float:
+        return from_json_float(data)
+    if tp in (int, bool, str):
+        return tp(data)
+    return data
+
+
+def dataclass_fields(cls: type, data: dict[str, Any]) -> dict[str, Any]:
+    """The constructor arguments of dataclass ``cls`` found in ``data``, each decoded by type."""
+    hints = typing.get_type_hints(cls)
+    return {
+        f.name: from_jsonable(hints[f.name], data[f.name])
+        for f in dataclasses.fields(cls)
+        if f.init and f.name in data
+    }
+
+
+def _from_union(args: tuple[Any, ...], data: Any) -> Any:
+    """A union member decoded: the first whose JSON shape fits ``data`` (None aside)."""
+    options = [a for a in args if a is not type(None)]
+    for a in options:
+        if _fits(a, data):
+            return from_jsonable(a, data)
+    return from_jsonable(options[0], data)
+
+
+def _fits(tp: Any, data: Any) -> bool:
+    """Whether ``data``'s JSON type is the one :func:`to_jsonable` writes for ``tp``."""
+    origin = typing.get_origin(tp) or tp
+    if origin in (tuple, list):
+        return isinstance(data, list)
+    if origin is dict or (dataclasses.is_dataclass(origin) and isinstance(origin, type)):
+        return isinstance(data, dict)
+    if origin is str:
+        return isinstance(data, str)
+    if origin is float:
+        return isinstance(data, int | float) or data in ("inf", "-inf", "nan")
+    if origin in (int, bool):
+        return isinstance(data, origin)
+    return True

@@ -34,8 +34,8 @@ from dpaudit.auditors.blackbox.config import default_train_samples
 from dpaudit.auditors.blackbox.names import CLASSIFIERS, MODES
 from dpaudit.auditors.blackbox.pairs import InputPair, parse_pair
 from dpaudit.auditors.core.guard import check_sample_memory, checked_sample, domain_corners
+from dpaudit.auditors.core.result import AuditResult
 from dpaudit.auditors.metric.auditor import MetricAuditConfig, audit_metric
-from dpaudit.auditors.metric.result import power_clause
 from dpaudit.auditors.metric.sampling import sample_word_codes
 from dpaudit.cli.cmd_audit_profile import add_profile_args, run_profile
 from dpaudit.cli.common import (
@@ -70,7 +70,7 @@ from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.word.base import WordMechanism
 from dpaudit.serialization import to_jsonable
 from dpaudit.validation import check_epsilon
-from dpaudit.witness import format_value
+from dpaudit.witness import Witness, format_value
 
 
 def register(sub: Any) -> None:
@@ -269,48 +269,56 @@ BOUND_MEANING = (
 )
 
 
-def _render(result: dict[str, Any], verbose: bool = False) -> str:
+def _render(result: AuditResult, verbose: bool = False) -> str:
     """Verdict first, what the bound means, the witness in x/x′ terms; details with -v."""
-    lines = [result["verdict"], "  " + BOUND_MEANING]
-    found = result.get("declaration_findings", ())
-    lines += [f"finding: {f['summary']} ({f['evidence']})" for f in found]
-    w = result["witness"]
-    if w is not None:
-        lines += _witness_lines(w, verbose)
-    power = [n for n in result["notes"] if n.startswith("What this audit could see")]
+    lines = [result.verdict_text, "  " + BOUND_MEANING]
+    lines += [f"finding: {f.summary} ({f.evidence})" for f in result.declaration_findings]
+    if result.witness is not None:
+        lines += _witness_lines(result.witness, verbose)
+    power = [n for n in result.notes if n.startswith("What this audit could see")]
     lines += power
     if verbose:
-        lines += [f"claim: {result['claim']}  (mode {result['mode']})"]
-        lines.append(result["confidence_statement"])
-        lines += [f"note: {n}" for n in result["notes"] if n not in power]
-    elif len(result["notes"]) > len(power):
-        lines.append(f"({len(result['notes']) - len(power)} more note(s): -v)")
-    lines.append(f"time: {result['timing']['total']:.2f} s")
+        lines += [f"claim: {result.claim}  (mode {result.detail.mode})"]
+        lines.append(result.confidence_statement)
+        lines += [f"note: {n}" for n in result.notes if n not in power]
+    elif len(result.notes) > len(power):
+        lines.append(f"({len(result.notes) - len(power)} more note(s): -v)")
+    lines.append(f"time: {result.timing['total']:.2f} s")
     return "\n".join(lines)
 
 
-def _witness_lines(w: dict[str, Any], verbose: bool) -> list[str]:
+def _shown(x: tuple[float, ...] | str) -> Any:
+    """An input as its JSON form shows it (a list of numbers, or a word as it is)."""
+    return x if isinstance(x, str) else to_jsonable(list(x))
+
+
+def _witness_lines(w: Witness, verbose: bool) -> list[str]:
     """The witness: the pair, the set S and the two estimates whose bounds give ε_lcb."""
-    a = w["attack"]
-    p1, p2 = w["p1"], w["p2"]
-    typed = "input_encoding" in w  # a typed domain: x, x′ are the user's values
-    x, xp = (format_value(w["x"]), format_value(w["x_prime"])) if typed else (w["x"], w["x_prime"])
+    a, p1, p2 = w.attack, w.p1, w.p2
+    assert a is not None and p1 is not None and p2 is not None  # a black-box witness has all
+    typed = w.values is not None  # a typed domain: x, x′ are the user's values
+    x, xp = (
+        (format_value(w.values[0]), format_value(w.values[1]))
+        if w.values is not None
+        else (_shown(w.x), _shown(w.x_prime))
+    )
     lines = [
-        f"witness: x = {x}, x′ = {xp}  ({w['pair_origin']})",
-        f"  S = {{y : {a['set']}}}  (attack: {a['family']})",
-        f"  Pr[M(x) ∈ S]  ≈ {p1['estimate']:.6g} ({p1['hits']} of {p1['samples']} outputs), "
-        f"at least {p1['bound']:.6g}",
-        f"  Pr[M(x′) ∈ S] ≈ {p2['estimate']:.6g} ({p2['hits']} of {p2['samples']} outputs), "
-        f"at most {p2['bound']:.6g}",
+        f"witness: x = {x}, x′ = {xp}  ({w.pair_origin})",
+        f"  S = {{y : {a.set_description}}}  (attack: {a.family})",
+        f"  Pr[M(x) ∈ S]  ≈ {p1.estimate:.6g} ({p1.hits} of {p1.samples} outputs), "
+        f"at least {p1.bound:.6g}",
+        f"  Pr[M(x′) ∈ S] ≈ {p2.estimate:.6g} ({p2.hits} of {p2.samples} outputs), "
+        f"at most {p2.bound:.6g}",
     ]
     if verbose and typed:
-        lines.append(f"  inputs: {w['input_encoding']}")
+        lines.append(f"  inputs: {w.input_encoding}")
     if verbose:
-        enc = ("x_encoded", "x_prime_encoded") if typed else ("x", "x_prime")
-        names = {tuple(w[enc[0]]): "x", tuple(w[enc[1]]): "x′"}
-        a_name = names.get(tuple(a["score_inputs"][0]), str(a["score_inputs"][0]))
-        b_name = names.get(tuple(a["score_inputs"][1]), str(a["score_inputs"][1]))
-        lines.append(f"  score(y) = {a['score']}, where a = {a_name} and b = {b_name}")
+        # The score's inputs are the encoded ones (x, x_prime), whatever the user sees.
+        names = {tuple(_shown(w.x)): "x", tuple(_shown(w.x_prime)): "x′"}
+        a_in, b_in = (_shown(v) for v in a.score_inputs)
+        a_name = names.get(tuple(a_in), str(a_in))
+        b_name = names.get(tuple(b_in), str(b_in))
+        lines.append(f"  score(y) = {a.score}, where a = {a_name} and b = {b_name}")
     return lines
 
 
@@ -342,36 +350,30 @@ def build_word_config(
     )
 
 
-def _render_word(result: dict[str, Any]) -> str:
-    lines = [result["verdict"], f"claim: {result['claim']}"]
+def _render_word(result: AuditResult) -> str:
+    lines = [result.verdict_text, f"claim: {result.claim}"]
     header = f"{'pair':<42} {'d':>8} {'ε·d':>8} {'ε_lcb':>8} {'ratio':>7}  verdict"
     lines += ["", header, "-" * len(header)]
-    for p in result["pairs"]:
-        pair = f"{p['w']!r} / {p['w_prime']!r} [{p['origin']}]"
-        verdict = p["verdict"] + power_clause(
-            p["verdict"],
-            p.get("detectable_loss"),
-            p.get("resolution_mass"),
-            p.get("samples_needed"),
-            p.get("exact_loss"),
-        )
+    for p in result.detail.pairs:
+        pair = f"{p.w!r} / {p.w_prime!r} [{p.origin}]"
+        verdict = p.verdict + p.power_clause()
         lines.append(
-            f"{pair:<42} {fmt(p['distance']):>8} {fmt(p['allowed_loss']):>8} "
-            f"{fmt(p['epsilon_lower_bound']):>8} {fmt(p['ratio']):>7}  {verdict}"
+            f"{pair:<42} {fmt(p.distance):>8} {fmt(p.allowed_loss):>8} "
+            f"{fmt(p.epsilon_lower_bound):>8} {fmt(p.ratio):>7}  {verdict}"
         )
-    w = result["worst"]
+    w = result.detail.worst
     if w is not None:
         lines += [
             "",
-            f"worst pair: {w['w']!r} vs {w['w_prime']!r}; S = {w['set_rule']} "
-            f"({w['set_size']} outcomes, e.g. {', '.join(w['set_preview'][:6])})",
-            f"  p1 ≈ {w['p1']['estimate']:.6g} ({w['p1']['hits']}/{w['p1']['samples']}), "
-            f"lower bound {w['p1']['bound']:.6g}; p2 ≈ {w['p2']['estimate']:.6g} "
-            f"({w['p2']['hits']}/{w['p2']['samples']}), upper bound {w['p2']['bound']:.6g}",
+            f"worst pair: {w.w!r} vs {w.w_prime!r}; S = {w.set_rule} "
+            f"({w.set_size} outcomes, e.g. {', '.join(w.set_preview[:6])})",
+            f"  p1 ≈ {w.p1.estimate:.6g} ({w.p1.hits}/{w.p1.samples}), "
+            f"lower bound {w.p1.bound:.6g}; p2 ≈ {w.p2.estimate:.6g} "
+            f"({w.p2.hits}/{w.p2.samples}), upper bound {w.p2.bound:.6g}",
         ]
-    lines.append(result["confidence_statement"])
-    lines += [f"note: {n}" for n in result["notes"]]
-    lines.append(f"time: {result['timing']['total']:.2f} s")
+    lines.append(result.confidence_statement)
+    lines += [f"note: {n}" for n in result.notes]
+    lines.append(f"time: {result.timing['total']:.2f} s")
     return "\n".join(lines)
 
 
@@ -532,12 +534,10 @@ def run(args: argparse.Namespace) -> int:
             draw=word_draw,
         )
         word_config = build_word_config(args, word_mech.default_samples)
-        data = run_recorded(
-            args,
-            "audit",
-            lambda execution: to_jsonable(audit_metric(word_mech, word_config, execution)),
+        result = run_recorded(
+            args, "audit", lambda execution: audit_metric(word_mech, word_config, execution)
         )
-        return emit_verdict(args, data, _render_word, data["violation"])
+        return emit_verdict(args, result, _render_word, result.violation)
     mechanism = build_mechanism(args)
     if args.mode == "dpaudit":
         _plan(
@@ -554,7 +554,5 @@ def run(args: argparse.Namespace) -> int:
         config.samples if config.mode == "dpsniper" else default_train_samples(config.samples)
     )
     check_sample_memory(mechanism, train, 2, "--train-samples", "the training outputs")
-    data = run_recorded(
-        args, "audit", lambda execution: to_jsonable(audit(mechanism, config, execution))
-    )
-    return emit_verdict(args, data, lambda r: _render(r, verbose), data["violation"])
+    result = run_recorded(args, "audit", lambda execution: audit(mechanism, config, execution))
+    return emit_verdict(args, result, lambda r: _render(r, verbose), result.violation)

@@ -13,15 +13,17 @@ the adapters).
 from __future__ import annotations
 
 import argparse
-import time
+import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from dpaudit.cli.common import build_mechanism, emit_verdict, run_recorded
 from dpaudit.errors import InvalidArgumentError
+from dpaudit.serialization import to_jsonable
 
 if TYPE_CHECKING:  # claims and the auditor need scipy, which the CLI's start-up must not load
     from dpaudit.analysis.claim_text import ParsedClaim
     from dpaudit.auditors.blackbox.pairs import InputPair
+    from dpaudit.auditors.core.result import AuditResult
     from dpaudit.auditors.profile import ProfileAuditConfig
     from dpaudit.engine.executor import ExecutionConfig
     from dpaudit.mechanisms.base import Mechanism
@@ -207,7 +209,6 @@ def _config(args: argparse.Namespace) -> ProfileAuditConfig:
 def run_profile(args: argparse.Namespace) -> int:
     """Validate everything, run the whole-claim audit, print or store its result."""
     from dpaudit.analysis.claim_text import parse_claim
-    from dpaudit.serialization import to_jsonable
 
     _reject_unused(args)
     if args.claim.strip().lower() != LIBRARY:
@@ -220,93 +221,56 @@ def run_profile(args: argparse.Namespace) -> int:
 
     from dpaudit.auditors.profile import ProfileAuditConfig, audit_profile
 
-    def compute(execution: ExecutionConfig) -> dict[str, Any]:
-        start = time.perf_counter()
+    def compute(execution: ExecutionConfig) -> AuditResult:
         cfg = ProfileAuditConfig(**{**vars(config), "execution": execution})
         result = audit_profile(mechanism, pair.x, pair.x_prime, score, parsed.claim, cfg)
-        data = to_jsonable(result)
-        data.update(
-            mode="profile",
-            mechanism=mechanism.name,
-            claim_source=parsed.text,
-            claim_note=parsed.note,
-            pair_origin=pair.origin,
-            violation=result.violation,
-            timing={"total": time.perf_counter() - start},
-        )
-        return data
+        where = {"pair_origin": pair.origin, "claim_source": parsed.text}
+        detail = dataclasses.replace(result.detail, **where, claim_note=parsed.note or "")
+        return dataclasses.replace(result, detail=detail)
 
-    data = run_recorded(args, "audit", compute)
-    return emit_verdict(args, data, lambda r: render_profile(r, args.verbose), data["violation"])
+    result = run_recorded(args, "audit", compute)
+    return emit_verdict(args, result, lambda r: render_profile(r, args.verbose), result.violation)
 
 
-def _verdict_line(r: dict[str, Any]) -> str:
-    """The first line: the verdict on the claim, with its confidence."""
-    level = f"confidence {r['confidence']:g}, jointly over {r['statements']} certified sets"
-    claim = r["claim_text"]
-    worst = next((p for p in r["profile"] if p["epsilon"] == r["worst_epsilon"]), None)
-    if r["verdict"] == "violation":
-        if worst is not None and worst["verdict"] == "violation":
-            return (
-                f"violation of {claim}: δ(ε) ≥ {worst['delta_lower_bound']:.4g} > claimed "
-                f"{worst['claimed_delta']:.4g} at ε = {r['worst_epsilon']:g} ({level})"
-            )
-        return f"violation of {claim}: certified μ ≥ {r['mu_lower_bound']:.4g} ({level})"
-    if r["verdict"] == "inconclusive":
-        return (
-            f"inconclusive for {claim}: at {r['final_samples']} final samples per input no set "
-            f"could certify a δ(ε) above the claim at any ε of the grid ({level})"
-        )
-    return (
-        f"no violation found of {claim}: δ_lcb(ε) ≤ claimed δ(ε) at every ε of the grid, "
-        f"μ_lcb = {r['mu_lower_bound']:.4g} ({level}; this does not show that the mechanism "
-        "is private)"
-    )
-
-
-def _witness_set(r: dict[str, Any]) -> int | None:
-    """The certified set behind the verdict: the worst excess, else the μ bound's."""
-    worst = next((p for p in r["profile"] if p["epsilon"] == r["worst_epsilon"]), None)
-    if worst is not None and worst["set_index"] is not None and worst["verdict"] == "violation":
-        return int(worst["set_index"])
-    return r["mu_set"]
-
-
-def _witness_lines(r: dict[str, Any]) -> list[str]:
-    lines = [f"witness: x = {list(r['x'])}, x′ = {list(r['x_prime'])}  ({r['pair_origin']})"]
-    k = _witness_set(r)
+def _witness_lines(r: AuditResult) -> list[str]:
+    d = r.detail
+    lines = [
+        f"witness: x = {to_jsonable(list(d.x))}, x′ = {to_jsonable(list(d.x_prime))}  "
+        f"({d.pair_origin})"
+    ]
+    k = d.witness_set
     if k is None:
         return lines
-    s = r["sets"][k]
-    c = s["counts"]
-    a, b = ("x", "x′") if s["forward"] else ("x′", "x")
+    s = d.sets[k]
+    c = s.counts
+    a, b = ("x", "x′") if s.forward else ("x′", "x")
     lines += [
-        f"  S = {{y : score(y) {'>' if s['above'] else '≤'} {s['threshold']:.6g}}}  "
-        f"(score: {r['score']})",
-        f"  Pr[M({a}) ∈ S] ≈ {c['hits_x'] / c['samples_x']:.6g} ({c['hits_x']} of "
-        f"{c['samples_x']} outputs), at least {s['p1_lower']:.6g}",
-        f"  Pr[M({b}) ∈ S] ≈ {c['hits_x_prime'] / c['samples_x_prime']:.6g} "
-        f"({c['hits_x_prime']} of {c['samples_x_prime']} outputs), at most {s['p2_upper']:.6g}",
+        f"  S = {{y : score(y) {'>' if s.above else '≤'} {s.threshold:.6g}}}  (score: {d.score})",
+        f"  Pr[M({a}) ∈ S] ≈ {c.hits_x / c.samples_x:.6g} ({c.hits_x} of "
+        f"{c.samples_x} outputs), at least {s.p1_lower:.6g}",
+        f"  Pr[M({b}) ∈ S] ≈ {c.hits_x_prime / c.samples_x_prime:.6g} "
+        f"({c.hits_x_prime} of {c.samples_x_prime} outputs), at most {s.p2_upper:.6g}",
     ]
     return lines
 
 
-def render_profile(r: dict[str, Any], verbose: bool = False) -> str:
+def render_profile(r: AuditResult, verbose: bool = False) -> str:
     """Verdict first, what the bounds mean, the witness, then what the audit could see."""
-    lines = [_verdict_line(r), "  " + PROFILE_BOUND_MEANING]
-    lines.append(f"claim: {r['claim_text']}  (--claim {r['claim_source']})")
-    if r["claim_note"]:
-        lines.append(f"  {r['claim_note']}")
+    d = r.detail
+    lines = [r.verdict_text, "  " + PROFILE_BOUND_MEANING]
+    lines.append(f"claim: {r.claim}  (--claim {d.claim_source})")
+    if d.claim_note:
+        lines.append(f"  {d.claim_note}")
     lines += _witness_lines(r)
-    lines += [f"finding: {f}" for f in r["findings"] if not f.startswith("verdict:")]
+    lines += [f"finding: {f}" for f in d.findings if not f.startswith("verdict:")]
     if verbose:
         lines.append(f"{'ε':>6} {'claimed δ(ε)':>13} {'δ_lcb(ε)':>11} {'ceiling':>10}  verdict")
-        for p in r["profile"]:
+        for p in d.profile:
             lines.append(
-                f"{p['epsilon']:>6g} {p['claimed_delta']:>13.4g} {p['delta_lower_bound']:>11.4g} "
-                f"{p['ceiling']:>10.4g}  {p['verdict']}"
+                f"{p.epsilon:>6g} {p.claimed_delta:>13.4g} {p.delta_lower_bound:>11.4g} "
+                f"{p.ceiling:>10.4g}  {p.verdict}"
             )
     else:
-        lines.append(f"({len(r['profile'])} grid points of δ_lcb(ε): -v)")
-    lines.append(f"time: {r['timing']['total']:.2f} s")
+        lines.append(f"({len(d.profile)} grid points of δ_lcb(ε): -v)")
+    lines.append(f"time: {r.timing['total']:.2f} s")
     return "\n".join(lines)

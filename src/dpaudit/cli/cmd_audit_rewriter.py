@@ -134,6 +134,7 @@ def run(args: argparse.Namespace) -> int:
         TextAuditConfig,
         audit_rewriter,
         audit_text_mechanism,
+        summary,
     )
     from dpaudit.mechanisms.rewriters.catalogue import make_rewriter, model_kind
     from dpaudit.serialization import dumps
@@ -158,8 +159,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         cfg = RewriterAuditConfig(args.samples, args.final_samples, args.confidence, seed=args.seed)
         result = audit_rewriter(rewriter, pairs, cfg, execution=_execution(args))
-    data = result.to_dict()
     if args.out:
-        atomic_write_text(args.out, dumps(data) + "\n")
-    emit(args, data, lambda _: result.summary())
+        atomic_write_text(args.out, dumps(result) + "\n")
+    emit(args, result, summary)
     return 0

@@ -11,7 +11,8 @@ import argparse
 import shlex
 from typing import Any
 
-from dpaudit.auditors.sanity.check import PATHS, TIE_RULES, SanityCheckResult, sanity_check
+from dpaudit.auditors.core.result import AuditResult
+from dpaudit.auditors.sanity.check import PATHS, TIE_RULES, sanity_check
 from dpaudit.cli.common import (
     add_mechanism_args,
     add_run_args,
@@ -59,20 +60,21 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _render(result: SanityCheckResult) -> str:
-    (f00, f01), (f10, f11) = result.counts
+def _render(result: AuditResult) -> str:
+    d = result.detail
+    (f00, f01), (f10, f11) = d.counts
     width = max(len(f"{v:,}") for v in (f00, f01, f10, f11)) + 2
     pct = f"{result.confidence:.0%}" if result.confidence * 100 % 1 == 0 else result.confidence
     lines = [
         f"sanity check: {result.claim}",
-        f"  {result.runs:,} runs per input, n = {result.dim}, {result.path} path, "
-        f"tie rule {result.tie_rule}, seed {result.seed}",
+        f"  {d.runs:,} runs per input, n = {d.dim}, {d.path} path, "
+        f"tie rule {d.tie_rule}, seed {result.seed}",
         "",
         f"  {'':<10}{'guess 0':>{width}}{'guess 1':>{width}}",
         f"  {'x = 0^n':<10}{f00:>{width},}{f01:>{width},}",
         f"  {'x = 1^n':<10}{f10:>{width},}{f11:>{width},}",
         "",
-        f"  empirical loss (MLE, ACL 2022 §4): {result.empirical_loss:.6g}",
+        f"  empirical loss (MLE, ACL 2022 §4): {d.empirical_loss:.6g}",
         f"  ε lower bound at {pct} (Clopper–Pearson, Bonferroni over 4 candidates): "
         f"{result.epsilon_lower_bound:.6g}",
     ]
@@ -81,10 +83,10 @@ def _render(result: SanityCheckResult) -> str:
     lines += [f"  {f.describe()}" for f in result.declaration_findings]
     lines += [f"  note: {note}" for note in result.notes]
     lines += [
-        f"  {result.verdict()}",
-        f"  time: {result.timing.seconds:.2f} s "
-        f"({result.timing.coordinates_per_second / 1e6:.3g} M output coordinates drawn/s, "
-        f"{'white-box: declared transform' if result.path == 'fused' else 'black-box: sampler'})",
+        f"  {result.verdict_text}",
+        f"  time: {result.timing['total']:.2f} s "
+        f"({result.timing['coordinates_per_second'] / 1e6:.3g} M output coordinates drawn/s, "
+        f"{'white-box: declared transform' if d.path == 'fused' else 'black-box: sampler'})",
     ]
     return "\n".join(lines)
 

@@ -89,7 +89,7 @@ def run_acl2022_grid(
         part = results[offset : offset + len(plan.units)]
         offset += len(plan.units)
         r = finish_sanity_check(plan, part, seconds)
-        (f00, f01), (f10, f11) = r.counts
+        (f00, f01), (f10, f11) = r.detail.counts
         rows.append(
             AclGridRow(
                 mechanism=m,
@@ -100,11 +100,11 @@ def run_acl2022_grid(
                 f01=f01,
                 f10=f10,
                 f11=f11,
-                empirical_loss=r.empirical_loss,
+                empirical_loss=r.detail.empirical_loss,
                 epsilon_lower_bound=r.epsilon_lower_bound,
                 confidence=level,
                 violation=r.violation,
-                path=r.path,
+                path=r.detail.path,
             )
         )
     return rows

@@ -29,7 +29,7 @@ from dpaudit.auditors.blackbox.auditor import (
     AuditConfig,
     audit,
 )
-from dpaudit.auditors.blackbox.result import AuditResult
+from dpaudit.auditors.core.result import AuditResult
 from dpaudit.mechanisms import make_mechanism
 from dpaudit.reproduce import common
 from dpaudit.reproduce.common import AuditRecord, FigureResult, FigureRun, Finding
@@ -197,7 +197,7 @@ def _audit_record(mech: Any, mode: str, result: AuditResult, truth: Any) -> Audi
         confidence=result.confidence,
         method=f"black-box audit, {MODE_LABELS[mode]}",
         violation=result.violation,
-        verdict=result.verdict,
+        verdict=result.verdict_text,
         witness={} if w is None else w.summary(),
     )
 

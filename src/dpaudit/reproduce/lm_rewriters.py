@@ -160,16 +160,17 @@ def compute(run: FigureRun) -> FigureResult:
 
 def _decoding(result: Any) -> str:
     """The decoding as the rewriter describes it (with an input-dependent cap where it has one)."""
-    return result.mechanism.split(": ", 1)[-1].split("; claim")[0]
+    return result.mechanism["mechanism"].split(": ", 1)[-1].split("; claim")[0]
 
 
 def _audit_record(name: str, eps: float, result: Any) -> AuditRecord:
     """The report's card: the white-box finding first, with the certified bound beside it."""
-    covered = [p for p in result.pairs if p.covered] or list(result.pairs)
+    d = result.detail  # RewriterDetail
+    covered = [p for p in d.pairs if p.covered] or list(d.pairs)
     worst = max(covered, key=lambda p: max(p.forward.max_token_loss, p.backward.max_token_loss))
     forward_worse = worst.forward.max_token_loss >= worst.backward.max_token_loss
     token = (worst.forward if forward_worse else worst.backward).worst
-    exact, certified = result.exact_verdict.value, result.verdict.value
+    exact, certified = d.exact_verdict.value, result.verdict.value
     witness = {
         "pair": worst.origin,
         "x": worst.x,
@@ -183,16 +184,16 @@ def _audit_record(name: str, eps: float, result: Any) -> AuditRecord:
     return AuditRecord(
         mechanism=name,
         parameters={"epsilon_per_token": eps, "decoding": _decoding(result)},
-        claim=result.claim.describe(),
+        claim=result.claim,
         claimed_epsilon=eps,
         true_epsilon=None,
         truth_method=None,
-        epsilon_lower_bound=result.lower_bound,
-        confidence=result.config.confidence,
+        epsilon_lower_bound=d.lower_bound,
+        confidence=result.confidence,
         method="white-box exact token losses; likelihood-ratio sets certified on fresh rewrites",
-        violation=result.exact_verdict is Verdict.VIOLATION or result.verdict is Verdict.VIOLATION,
+        violation=d.exact_verdict is Verdict.VIOLATION or result.verdict is Verdict.VIOLATION,
         verdict=f"white box (exact): {exact}, largest loss of one token "
-        f"{_num(result.max_exact_token_loss)} against ε = {eps:g}; certified: {certified}",
+        f"{_num(d.max_exact_token_loss)} against ε = {eps:g}; certified: {certified}",
         witness=witness,
     )
 
@@ -213,8 +214,9 @@ def _not_run(run: FigureRun) -> FigureResult:
 
 def _rows(name: str, eps: float, result: Any) -> list[dict[str, Any]]:
     out = []
-    for i, p in enumerate(result.pairs):
-        statements = result.statements[2 * i : 2 * i + 2]
+    d = result.detail  # RewriterDetail
+    for i, p in enumerate(d.pairs):
+        statements = d.statements[2 * i : 2 * i + 2]
         bound = max(s.certificate.lower_bound for s in statements)
         out.append(
             {
@@ -230,8 +232,8 @@ def _rows(name: str, eps: float, result: Any) -> list[dict[str, Any]]:
                 "fidelity_p": p.fidelity.p_value,
                 "certified_lower_bound": bound,
                 "allowed_for_set": statements[0].allowed_loss,
-                "certifiable_ceiling": result.ceiling,
-                "seconds": result.seconds,
+                "certifiable_ceiling": d.ceiling,
+                "seconds": result.timing["total"],
             }
         )
     return out

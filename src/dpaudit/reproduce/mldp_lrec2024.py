@@ -38,12 +38,12 @@ import numpy as np
 from dpaudit.adapters._support import library_available
 from dpaudit.adapters.mldp import MLDPMechanism
 from dpaudit.analysis.word_embedding import glove_embedding
+from dpaudit.auditors.core.result import AuditResult
 from dpaudit.auditors.metric.auditor import (
     INCONCLUSIVE,
     OUTSIDE,
     VIOLATION,
     MetricAuditConfig,
-    MetricAuditResult,
     PairResult,
     audit_metric,
 )
@@ -146,9 +146,11 @@ def compute(run: FigureRun) -> FigureResult:
             with run.stage(f"audit {name}"):
                 result = audit_metric(mech, cfg, run.execution)
             label = f"mldp:{name}" if source == "mldp" else name
-            for p in result.pairs:
+            for p in result.detail.pairs:
                 # The audit's exact loss (law checked against the sampler); else computed here.
-                exact = p.exact_loss if result.law_check else _exact_loss(mech, p.w, p.w_prime)
+                exact = (
+                    p.exact_loss if result.detail.law_check else _exact_loss(mech, p.w, p.w_prime)
+                )
                 rows.append(_row(label, eps, p, exact, result))
             audits.append(_audit_record(label, mech, eps, result))
             run.progress.advance()
@@ -221,7 +223,7 @@ def _exact_loss(mech: Any, w: str, w_prime: str) -> float | None:
 
 
 def _row(
-    label: str, eps: float, p: PairResult, exact: float | None, result: MetricAuditResult
+    label: str, eps: float, p: PairResult, exact: float | None, result: AuditResult
 ) -> dict[str, Any]:
     return {
         "mechanism": label,
@@ -252,8 +254,8 @@ def _row(
     }
 
 
-def _audit_record(label: str, mech: Any, eps: float, result: MetricAuditResult) -> AuditRecord:
-    w = result.worst
+def _audit_record(label: str, mech: Any, eps: float, result: AuditResult) -> AuditRecord:
+    w = result.detail.worst
     witness: dict[str, Any] = {}
     if w is not None:
         witness = {
@@ -264,7 +266,7 @@ def _audit_record(label: str, mech: Any, eps: float, result: MetricAuditResult) 
             "p1 = Pr[M(w) ∈ S]": f"{w.p1.hits}/{w.p1.samples}, lower bound {w.p1.bound:.6g}",
             "p2 = Pr[M(w') ∈ S]": f"{w.p2.hits}/{w.p2.samples}, upper bound {w.p2.bound:.6g}",
         }
-    bound = max((p.epsilon_lower_bound for p in result.pairs), default=0.0)
+    bound = max((p.epsilon_lower_bound for p in result.detail.pairs), default=0.0)
     return AuditRecord(
         mechanism=label,
         parameters=dict(mech.spec().get("params", {})),
@@ -276,7 +278,7 @@ def _audit_record(label: str, mech: Any, eps: float, result: MetricAuditResult) 
         confidence=result.confidence,
         method="pair-by-pair metric-DP audit (dpaudit.auditors.metric.auditor)",
         violation=result.violation,
-        verdict=result.verdict,
+        verdict=result.verdict_text,
         witness=witness,
     )
 

@@ -109,7 +109,8 @@ def compute(run: FigureRun) -> FigureResult:
     )  # fmt: skip
 
 
-def _row(key: str, label: str, mech: Any, mu: float, band: Any, audit: Any) -> dict[str, Any]:
+def _row(key: str, label: str, mech: Any, mu: float, band: Any, result: Any) -> dict[str, Any]:
+    audit = result.detail  # the profile audit's statements (ProfileDetail)
     worst = next(p for p in audit.profile if p.epsilon == audit.worst_epsilon)
     return {
         "mechanism": key,
@@ -121,7 +122,7 @@ def _row(key: str, label: str, mech: Any, mu: float, band: Any, audit: Any) -> d
         "claim_gap": band.claim_gap(lambda a: gaussian_tradeoff(a, mu)),
         "mu_lower_bound": audit.mu_lower_bound,
         "mu_estimate": audit.mu_estimate,
-        "profile_verdict": audit.verdict.value,
+        "profile_verdict": result.verdict.value,
         "worst_epsilon": audit.worst_epsilon,
         "delta_lower_bound_at_worst": worst.delta_lower_bound,
         "claimed_delta_at_worst": worst.claimed_delta,

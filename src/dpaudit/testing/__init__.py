@@ -60,9 +60,8 @@ import numpy as np
 from dpaudit.adapters.callable import FunctionMechanism
 from dpaudit.auditors.blackbox.auditor import AuditConfig, audit
 from dpaudit.auditors.blackbox.pairs import InputPair
-from dpaudit.auditors.blackbox.result import AuditResult
+from dpaudit.auditors.core.result import AuditorKind, AuditResult
 from dpaudit.auditors.metric.auditor import MetricAuditConfig, audit_metric
-from dpaudit.auditors.metric.result import MetricAuditResult
 from dpaudit.claims import PrivacyClaim
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidTypeError
@@ -71,6 +70,7 @@ from dpaudit.mechanisms.word.base import WordMechanism
 from dpaudit.testing.conformance import check_mechanism
 from dpaudit.testing.results import CheckResult, ConformanceError, ConformanceReport
 from dpaudit.validation import check_epsilon, check_int
+from dpaudit.verdicts import Verdict
 from dpaudit.witness import Witness
 
 #: Outputs per input for the selection stage; the final estimate uses twice as many.
@@ -82,7 +82,7 @@ DEFAULT_TRAIN_SAMPLES = 10_000
 class PrivacyViolationError(AssertionError):
     """The audit proved the claim false; ``result`` is the full audit, ``witness`` the proof."""
 
-    def __init__(self, result: AuditResult | MetricAuditResult) -> None:
+    def __init__(self, result: AuditResult) -> None:
         self.result = result
         self.witness: Witness | None = result.witness
         super().__init__(describe_violation(result))
@@ -92,14 +92,14 @@ class InconclusiveAuditWarning(UserWarning):
     """No violation found, but the audit could not have seen one of the claim's size."""
 
 
-def describe_violation(result: AuditResult | MetricAuditResult) -> str:
+def describe_violation(result: AuditResult) -> str:
     """The verdict and the witness in a few lines (the error message)."""
-    if isinstance(result, MetricAuditResult):
-        worst = [p.describe() for p in result.pairs[:3]]
+    if result.kind is AuditorKind.METRIC:
+        worst = [p.describe() for p in result.detail.pairs[:3]]
         return "\n".join(
-            [result.verdict, f"claim: {result.claim}", *worst, result.confidence_statement]
+            [result.verdict_text, f"claim: {result.claim}", *worst, result.confidence_statement]
         )
-    lines = [result.verdict, f"claim: {result.claim}"]
+    lines = [result.verdict_text, f"claim: {result.claim}"]
     w = result.witness
     if w is not None:
         x, xp = w.shown_inputs() if w.values is not None else (list(w.x), list(w.x_prime))
@@ -210,7 +210,7 @@ def assert_no_violation(
     seed: int = 0,
     pairs: Sequence[tuple[Any, Any]] = (),
     workers: int = 1,
-) -> AuditResult | MetricAuditResult:
+) -> AuditResult:
     """Audit ``mechanism`` against ``claim``; raise :class:`PrivacyViolationError` if it is broken.
 
     Arguments: ``mechanism`` and ``claim`` as in :func:`as_mechanism`;
@@ -221,9 +221,10 @@ def assert_no_violation(
     ``pairs`` ``[(x, x'), ...]`` to try besides the generated patterns;
     ``workers`` processes (1 = in-process, which also works for lambdas).
 
-    Returns the :class:`~dpaudit.auditors.blackbox.result.AuditResult` when no violation is
-    found (a :class:`~dpaudit.auditors.metric.result.MetricAuditResult` for a word
-    mechanism, whose ``pairs`` are ``(w, w')`` words); an inconclusive audit also
+    Returns the :class:`~dpaudit.auditors.core.result.AuditResult` when no violation is
+    found (for a word mechanism its ``detail`` is a
+    :class:`~dpaudit.auditors.metric.result.MetricDetail`, whose ``pairs`` are
+    ``(w, w')`` words); an inconclusive audit also
     warns (:class:`InconclusiveAuditWarning`, the message says what it could see).
     Example (a correct mechanism passes; claiming ε = 0.1 for it fails)::
 
@@ -267,13 +268,14 @@ def assert_no_violation(
     return _checked(audit(mech, config, ExecutionConfig(workers=check_int("workers", workers))))
 
 
-def _checked(result: Any) -> Any:
+def _checked(result: AuditResult) -> AuditResult:
     """Raise on a violation; warn, with what the audit could see, on an inconclusive result."""
     if result.violation:
         raise PrivacyViolationError(result)
-    if str(result.verdict).startswith("inconclusive"):
+    if result.verdict is Verdict.INCONCLUSIVE:
         power = [n for n in result.notes if n.startswith(("What this audit could see", "power:"))]
-        warnings.warn(InconclusiveAuditWarning("\n".join([result.verdict, *power])), stacklevel=3)
+        text = "\n".join([result.verdict_text, *power])
+        warnings.warn(InconclusiveAuditWarning(text), stacklevel=3)
     return result
 
 

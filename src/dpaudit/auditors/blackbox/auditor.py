@@ -88,7 +88,7 @@ samples), so choosing among any number of pairs, families, thresholds,
 directions (and, in ``dpsniper`` mode, pairs) costs no confidence.  If ``K``
 sets are re-estimated on the final samples (the config's ``best_candidates`` best,
 runners-up the playoff could not call and the winner's ladder; the result's
-``final_candidates`` gives ``K``), the result
+``detail.certified_proposals`` gives ``K``), the result
 is the best of ``K`` bounds, each computed with both one-sided Clopper–Pearson
 bounds at error ``α/(2K)`` (Bonferroni over the ``K`` sets and the two
 estimates; no independence between the sets is needed, so they may share
@@ -116,12 +116,12 @@ from dpaudit.auditors.blackbox.config import (
 )
 from dpaudit.auditors.blackbox.dpsniper import audit_dpsniper
 from dpaudit.auditors.blackbox.pairs import InputPair, check_pair, generate_pairs
-from dpaudit.auditors.blackbox.result import AuditResult
 from dpaudit.auditors.blackbox.sampler import Sampler, Timer
 from dpaudit.auditors.blackbox.selection import projected_bound
 from dpaudit.auditors.blackbox.shortlist import Budget
 from dpaudit.auditors.blackbox.stages import search
 from dpaudit.auditors.core.certify import split_error
+from dpaudit.auditors.core.result import AuditResult
 from dpaudit.auditors.core.trust import establish_trust
 from dpaudit.claims import Definition
 from dpaudit.engine.executor import ExecutionConfig
@@ -153,7 +153,7 @@ def audit(
 ) -> AuditResult:
     """Run the black-box audit of ``mechanism`` against its own claim.
 
-    Returns an :class:`~dpaudit.auditors.blackbox.result.AuditResult` whose
+    Returns an :class:`~dpaudit.auditors.core.result.AuditResult` whose
     ``epsilon_lower_bound`` holds with probability ≥ ``config.confidence``
     (see the module docstring for exactly what that covers).  ``timer``: pass one
     to read each stage's CPU seconds and outputs drawn afterwards (the result's

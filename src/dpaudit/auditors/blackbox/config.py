@@ -207,7 +207,7 @@ class AuditConfig:
     ``best_candidates`` is the *request*: how many of the best-ranked sets the
     final stage certifies (besides runners-up too close to call and the
     winner's ladder).  The number actually certified, ``K`` of the Bonferroni
-    split, is the result's ``final_candidates``.  ``search`` holds the search's
+    split, is the result's ``detail.certified_proposals``.  ``search`` holds the search's
     sizes, tuning constants and stage switches (dpaudit mode only).
     """
 

@@ -22,7 +22,6 @@ from dpaudit.auditors.blackbox.config import (
 )
 from dpaudit.auditors.blackbox.outcome import build_result, build_witness, final_counts
 from dpaudit.auditors.blackbox.pairs import InputPair
-from dpaudit.auditors.blackbox.result import AuditResult
 from dpaudit.auditors.blackbox.sampler import Sampler, Timer
 from dpaudit.auditors.blackbox.scores import (
     DPSNIPER_LEVELS,
@@ -32,6 +31,7 @@ from dpaudit.auditors.blackbox.scores import (
 )
 from dpaudit.auditors.blackbox.selection import Candidate
 from dpaudit.auditors.core.certify import certify_one, split_error
+from dpaudit.auditors.core.result import AuditResult
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.mechanisms.base import Mechanism
 
@@ -89,7 +89,7 @@ def audit_dpsniper(
     n = cfg.samples
     samples = {"train": n_train, "threshold": n, "check": n, "final": cfg.final_samples}
     return build_result(
-        mech, cfg, w, families, pairs, len(pairs), statement, timer, samples, final_candidates=1
+        mech, cfg, w, families, pairs, len(pairs), statement, timer, samples, certified_proposals=1
     )
 
 

@@ -1,7 +1,8 @@
 """Building the black-box audit's witness and result from the final counts.
 
 Shared by both modes; the witness is :class:`dpaudit.witness.Witness`, the
-result :class:`dpaudit.auditors.blackbox.result.AuditResult`.  Imports nothing above ``auditors/``.
+result :class:`dpaudit.auditors.core.result.AuditResult` with its
+:class:`~dpaudit.auditors.blackbox.result.BlackBoxDetail`.  Imports nothing above ``auditors/``.
 """
 
 from __future__ import annotations
@@ -12,13 +13,14 @@ from typing import Any
 from dpaudit.auditors.blackbox.config import AuditConfig
 from dpaudit.auditors.blackbox.counting import UnitCounts
 from dpaudit.auditors.blackbox.pairs import InputPair
-from dpaudit.auditors.blackbox.result import AuditResult
+from dpaudit.auditors.blackbox.result import BlackBoxDetail
 from dpaudit.auditors.blackbox.sampler import Timer
 from dpaudit.auditors.blackbox.selection import Candidate, log_ratio
 from dpaudit.auditors.core.certify import Certificate, FinalCounts
 from dpaudit.auditors.core.power import describe_power, power_summary
+from dpaudit.auditors.core.result import AuditorKind, AuditResult
 from dpaudit.mechanisms.base import Mechanism
-from dpaudit.verdicts import verdict_text
+from dpaudit.verdicts import Verdict, verdict_text
 from dpaudit.witness import ThresholdAttack, Witness, WitnessKind, WitnessSeeds
 
 
@@ -108,11 +110,11 @@ def build_result(
     statement: str,
     timer: Timer,
     samples: dict[str, int],
-    final_candidates: int,
+    certified_proposals: int,
 ) -> AuditResult:
     """The result of an audit whose best certified set is ``witness``.
 
-    ``final_candidates``: ``K``, the number of sets certified together on the final samples.
+    ``certified_proposals``: ``K``, the number of sets certified together on the final samples.
     """
     claim = mech.claim
     lcb = max(0.0, witness.epsilon_lower_bound)  # ε ≥ 0 always; report no negative bound
@@ -123,31 +125,29 @@ def build_result(
             f"(p2_upper = 1 − (error)^(1/n) = {witness.p2.bound:.3g} with n = "
             f"{witness.p2.samples})"
         )
-    violation = lcb > claim.epsilon
+    verdict = Verdict.from_bound(lcb, claim.epsilon)
     power: dict[str, float] = {}
-    verdict = verdict_text(lcb, claim.epsilon, cfg.confidence, claim.delta)
-    if not violation:
+    text = verdict_text(lcb, claim.epsilon, cfg.confidence, claim.delta)
+    if verdict is not Verdict.VIOLATION:
         n_final = min(witness.p1.samples, witness.p2.samples)
         power = power_summary(claim.epsilon, n_final, witness.p1.bound_error, claim.delta)
         notes.append(describe_power(claim.epsilon, power))
         if not math.isfinite(power["mass 0.5"]):
-            verdict = _untestable(claim.epsilon, power["ceiling"], n_final)
+            verdict = Verdict.INCONCLUSIVE
+            text = _untestable(claim.epsilon, power["ceiling"], n_final)
     return AuditResult(
+        kind=AuditorKind.BLACKBOX,
         mechanism=mech.spec(),
         claim=claim.describe(),
         claimed_epsilon=claim.epsilon,
         claimed_delta=claim.delta,
         epsilon_lower_bound=lcb,
         confidence=cfg.confidence,
-        violation=violation,
         verdict=verdict,
+        verdict_text=text,
         witness=witness,
-        mode=cfg.mode,
-        attack_families=families,
+        detail=BlackBoxDetail(cfg.mode, families, len(pairs), n_compared, certified_proposals),
         samples=samples,
-        pairs_tried=len(pairs),
-        candidates_compared=n_compared,
-        final_candidates=final_candidates,
         confidence_statement=statement,
         seed=cfg.seed,
         timing=timer.total(),
@@ -176,21 +176,18 @@ def no_witness_result(
     """The result when no candidate set had a finite projected bound: nothing certified."""
     claim = mech.claim
     return AuditResult(
+        kind=AuditorKind.BLACKBOX,
         mechanism=mech.spec(),
         claim=claim.describe(),
         claimed_epsilon=claim.epsilon,
         claimed_delta=claim.delta,
         epsilon_lower_bound=0.0,
         confidence=cfg.confidence,
-        violation=False,
-        verdict=verdict_text(0.0, claim.epsilon, cfg.confidence, claim.delta),
+        verdict=Verdict.NO_VIOLATION_FOUND,
+        verdict_text=verdict_text(0.0, claim.epsilon, cfg.confidence, claim.delta),
         witness=None,
-        mode=cfg.mode,
-        attack_families=families,
+        detail=BlackBoxDetail(cfg.mode, families, len(pairs), n_compared, 0),
         samples={"selection": cfg.samples, "final": 0},
-        pairs_tried=len(pairs),
-        candidates_compared=n_compared,
-        final_candidates=0,
         confidence_statement="no candidate set separated the outputs; nothing was re-estimated",
         seed=cfg.seed,
         timing=timer.total(),

@@ -42,7 +42,6 @@ from dpaudit.auditors.blackbox.outcome import (
 )
 from dpaudit.auditors.blackbox.pair_search import propose_pairs, searchable
 from dpaudit.auditors.blackbox.rare import RARE_MIN_HITS, RareSetScore, propose
-from dpaudit.auditors.blackbox.result import AuditResult
 from dpaudit.auditors.blackbox.sampler import Timer
 from dpaudit.auditors.blackbox.scores import (
     LikelihoodRatioScore,
@@ -61,6 +60,7 @@ from dpaudit.auditors.blackbox.shortlist import (
     rank_sets,
 )
 from dpaudit.auditors.core.certify import FinalCounts, best, certify
+from dpaudit.auditors.core.result import AuditResult
 
 #: A stage: (shortlist, budget) → a smaller shortlist.
 Stage = Callable[[Shortlist, Budget], Shortlist]

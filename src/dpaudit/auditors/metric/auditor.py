@@ -54,6 +54,7 @@ import numpy as np
 
 from dpaudit.auditors.core.certify import FinalCounts, certify_one, split_error, verdict_for
 from dpaudit.auditors.core.projection import projected_bound
+from dpaudit.auditors.core.result import AuditorKind, AuditResult
 from dpaudit.auditors.core.trust import establish_trust
 from dpaudit.auditors.metric.exact import exact_beside, exact_notes
 from dpaudit.auditors.metric.pairs import WordPair, search_pairs
@@ -63,9 +64,11 @@ from dpaudit.auditors.metric.result import (
     NO_VIOLATION,
     OUTSIDE,
     VIOLATION,
-    MetricAuditResult,
+    MetricDetail,
     PairResult,
     fmt_value,
+    overall_verdict,
+    pair_witness,
 )
 from dpaudit.auditors.metric.sampling import count_words
 from dpaudit.engine.config import ExecutionConfig
@@ -131,11 +134,13 @@ def audit_metric(
     mechanism: WordMechanism,
     config: MetricAuditConfig | None = None,
     execution: ExecutionConfig | None = None,
-) -> MetricAuditResult:
+) -> AuditResult:
     """Audit ``mechanism``'s metric-DP claim pair by pair (see the module docstring).
 
-    Returns a :class:`MetricAuditResult` whose per-pair statements hold jointly
-    with probability ≥ ``config.confidence``.
+    Returns an :class:`~dpaudit.auditors.core.result.AuditResult` whose
+    :class:`~dpaudit.auditors.metric.result.MetricDetail` holds the per-pair
+    statements, jointly true with probability ≥ ``config.confidence``; its
+    bound and witness are the worst pair's.
     """
     if not isinstance(mechanism, WordMechanism):
         raise InvalidArgumentError("mechanism", mechanism, "a WordMechanism")
@@ -181,28 +186,46 @@ def audit_metric(
         for p, d, s, m, loss in zip(pairs, distances, chosen, masses, exact.losses, strict=True)
     ]
     results.sort(key=_rank_key)
-    violation = any(r.verdict == VIOLATION for r in results)
     timing["total"] = round(time.perf_counter() - t0, 4)
-    return MetricAuditResult(
-        mechanism=mechanism.spec(),
-        claim=claim.describe(),
-        epsilon=claim.epsilon,
-        confidence=config.confidence,
-        violation=violation,
-        verdict=_overall(results, config.confidence, config.power_ratio),
-        pairs=tuple(results),
-        samples={"selection": config.samples, "final": config.final_samples},
-        candidates_final=K,
-        confidence_statement=_statement(config, K, alpha_side),
-        seed=config.seed,
-        timing=timing,
-        notes=_notes(results)
+    notes = (
+        _notes(results)
         + _unseen_note(results, config.samples)
         + exact.notes
         + exact_notes([(r.w, r.w_prime, r.allowed_loss, r.exact_loss, r.verdict) for r in results])
-        + trust.notes,
-        reproducible=trust.reproducible,
-        law_check=exact.law_check,
+        + trust.notes
+    )
+    detail = MetricDetail(tuple(results), K, exact.law_check)
+    result = _result(mechanism, config, detail, _statement(config, K, alpha_side), timing, notes)
+    return dataclasses.replace(result, reproducible=trust.reproducible)
+
+
+def _result(
+    mechanism: WordMechanism,
+    config: MetricAuditConfig,
+    detail: MetricDetail,
+    statement: str,
+    timing: dict[str, float],
+    notes: tuple[str, ...],
+) -> AuditResult:
+    """The shared result: the worst pair's bound and witness, the verdict over all pairs."""
+    worst = detail.worst
+    return AuditResult(
+        kind=AuditorKind.METRIC,
+        mechanism=mechanism.spec(),
+        claim=mechanism.claim.describe(),
+        claimed_epsilon=mechanism.claim.epsilon,
+        claimed_delta=0.0,
+        epsilon_lower_bound=0.0 if worst is None else worst.epsilon_lower_bound,
+        confidence=config.confidence,
+        verdict=overall_verdict(detail.pairs),
+        verdict_text=_overall(list(detail.pairs), config.confidence, config.power_ratio),
+        witness=None if worst is None else pair_witness(worst, config.confidence),
+        detail=detail,
+        samples={"selection": config.samples, "final": config.final_samples},
+        confidence_statement=statement,
+        seed=config.seed,
+        timing=timing,
+        notes=notes,
     )
 
 

@@ -1,19 +1,21 @@
-"""Results of the metric audit: one :class:`PairResult` per pair, one :class:`MetricAuditResult`.
+"""What the metric audit reports: one :class:`PairResult` per pair, in :class:`MetricDetail`.
 
 Each pair's statement carries its verdict (:mod:`dpaudit.verdicts`), its
 certified bound against ``ε·d``, and — without a violation — its power
 (:mod:`dpaudit.auditors.metric.power`): what the audit could have flagged and
 the samples an inconclusive pair would need; where the output law is known,
-the exact loss beside it (:mod:`dpaudit.auditors.metric.exact`).  The CLI
-renders these fields from JSON with :func:`power_clause`.
+the exact loss beside it (:mod:`dpaudit.auditors.metric.exact`).  The audit's
+result is the shared :class:`~dpaudit.auditors.core.result.AuditResult` with a
+:class:`MetricDetail`; its witness is the worst pair's (:func:`pair_witness`).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
+from dpaudit.auditors.core.result import AuditorKind, register_detail
 from dpaudit.verdicts import Verdict
 from dpaudit.witness import ProbabilityEstimate, Witness, WitnessKind
 
@@ -42,7 +44,7 @@ class PairResult:
     epsilon_estimate: float
     epsilon_lower_bound: float
     ratio: float
-    verdict: str
+    verdict: Verdict
     samples_needed: int | None = None
     #: Power (no violation only, :mod:`dpaudit.auditors.metric.power`): the mass of the
     #: rarest output seen, the smallest loss certified above ε·d there with probability
@@ -52,6 +54,9 @@ class PairResult:
     power: dict[str, float] = field(default_factory=dict)
     #: The pair's exact loss where the mechanism's output law is computable (else None).
     exact_loss: float | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "verdict", Verdict(self.verdict))
 
     def describe(self) -> str:
         """One line: pair, d, ε·d, ε_lcb, ratio, verdict, and what the audit could see."""
@@ -74,21 +79,18 @@ class PairResult:
 
 def power_clause(
     verdict: str,
-    detectable: float | str | None,
+    detectable: float | None,
     mass: float | None,
     needed: int | None,
-    exact: float | str | None = None,
+    exact: float | None = None,
 ) -> str:
-    """What a pair's audit could have flagged, and the samples it would need (JSON fields too).
+    """What a pair's audit could have flagged, and the samples it would need.
 
     `` (could flag a loss ≥ L on an output of mass ≥ m; needs ≈ N final samples per
     input; exact loss E)``; ``""`` for a pair without a power statement (a
     violation, or outside the claim) and no exact loss.
     """
     parts = []
-    # Fields read back from JSON carry infinities as strings ("inf"): float() restores them.
-    detectable = None if detectable is None else float(detectable)
-    exact = None if exact is None else float(exact)
     if detectable is not None and mass is not None:
         seen = "no loss" if math.isinf(detectable) else f"a loss ≥ {detectable:.3g}"
         parts.append(f"could flag {seen} on an output of mass ≥ {mass:.2g}")
@@ -103,27 +105,21 @@ def power_clause(
     return f" ({'; '.join(parts)})" if parts else ""
 
 
+@register_detail(AuditorKind.METRIC)
 @dataclass(frozen=True)
-class MetricAuditResult:
-    """Result of :func:`audit_metric`; ``pairs`` sorted by ratio ``ε_lcb/(ε·d)``, worst first."""
+class MetricDetail:
+    """What only the metric audit reports: every pair's statement, worst first.
 
-    mechanism: dict[str, Any]
-    claim: str
-    epsilon: float
-    confidence: float
-    violation: bool
-    verdict: str
+    ``pairs`` are sorted by ratio ``ε_lcb/(ε·d)``, worst first;
+    ``certified_proposals``: ``K``, the (pair, set) statements certified
+    together on the final samples (each one-sided bound at ``α/(2K)``);
+    ``law_check``: where the output law is known, its χ² check against the
+    sampler (:mod:`dpaudit.auditors.metric.exact`); each pair then carries
+    ``exact_loss``.
+    """
+
     pairs: tuple[PairResult, ...]
-    samples: dict[str, int]
-    candidates_final: int
-    confidence_statement: str
-    seed: int
-    timing: dict[str, float] = field(default_factory=dict)
-    notes: tuple[str, ...] = ()
-    #: False when the mechanism draws from a source dpaudit cannot seed (see ``notes``).
-    reproducible: bool = True
-    #: Where the output law is known: its χ² check against the sampler
-    #: (:mod:`dpaudit.auditors.metric.exact`); each pair then carries ``exact_loss``.
+    certified_proposals: int
     law_check: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -131,35 +127,30 @@ class MetricAuditResult:
         """The pair with the largest ratio (the witness when there is a violation)."""
         return self.pairs[0] if self.pairs else None
 
-    @property
-    def witness(self) -> Witness | None:
-        """The worst pair as the shared :class:`~dpaudit.witness.Witness` (x = the word of p1)."""
-        r = self.worst
-        if r is None:
-            return None
-        other = r.w_prime if r.numerator == r.w else r.w
-        return Witness(
-            WitnessKind.BLACK_BOX,
-            r.numerator,
-            other,
-            f"{r.set_size} output(s) ({', '.join(r.set_preview)}): {r.set_rule}",
-            r.epsilon_lower_bound,
-            confidence=self.confidence,
-            pair_origin=(
-                f"{r.origin}; d = {fmt_value(r.distance)}, ε·d = {fmt_value(r.allowed_loss)}"
-            ),
-            p1=r.p1,
-            p2=r.p2,
-            epsilon_estimate=r.epsilon_estimate,
-        )
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict (``worst`` included)."""
-        out = {f.name: getattr(self, f.name) for f in fields(self)}
-        out["worst"] = self.worst
-        out["witness"] = self.witness
-        out["kind"] = "metric-audit"
-        return out
+def pair_witness(r: PairResult, confidence: float) -> Witness:
+    """Pair ``r``'s statement as the shared :class:`~dpaudit.witness.Witness` (x = p1's word)."""
+    other = r.w_prime if r.numerator == r.w else r.w
+    return Witness(
+        WitnessKind.BLACK_BOX,
+        r.numerator,
+        other,
+        f"{r.set_size} output(s) ({', '.join(r.set_preview)}): {r.set_rule}",
+        r.epsilon_lower_bound,
+        confidence=confidence,
+        pair_origin=f"{r.origin}; d = {fmt_value(r.distance)}, ε·d = {fmt_value(r.allowed_loss)}",
+        p1=r.p1,
+        p2=r.p2,
+        epsilon_estimate=r.epsilon_estimate,
+    )
+
+
+def overall_verdict(pairs: tuple[PairResult, ...]) -> Verdict:
+    """VIOLATION if any pair is one, else INCONCLUSIVE if any pair is, else no violation found."""
+    for verdict in (Verdict.VIOLATION, Verdict.INCONCLUSIVE):
+        if any(p.verdict is verdict for p in pairs):
+            return verdict
+    return Verdict.NO_VIOLATION_FOUND
 
 
 def fmt_value(v: float) -> str:

@@ -6,7 +6,7 @@ See :mod:`dpaudit.auditors.profile.auditor`.  Imports ``auditors/core`` and no o
 from dpaudit.auditors.profile.auditor import ProfileAuditConfig, audit_profile
 from dpaudit.auditors.profile.result import (
     CertifiedSet,
-    ProfileAuditResult,
+    ProfileDetail,
     ProfilePoint,
     RenyiPoint,
 )
@@ -14,7 +14,7 @@ from dpaudit.auditors.profile.result import (
 __all__ = [
     "CertifiedSet",
     "ProfileAuditConfig",
-    "ProfileAuditResult",
+    "ProfileDetail",
     "ProfilePoint",
     "RenyiPoint",
     "audit_profile",

@@ -30,12 +30,14 @@ import each other).  An audit is one-sided: it shows a violation or says
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from dpaudit.auditors.core.certify import FinalCounts, certify, split_error
+from dpaudit.auditors.core.result import AuditorKind, AuditResult
 from dpaudit.auditors.core.trust import establish_trust
 from dpaudit.auditors.profile.bounds import (
     ceiling,
@@ -52,13 +54,15 @@ from dpaudit.auditors.profile.counting import (
     run_score_unit,
     split_samples,
 )
-from dpaudit.auditors.profile.findings import findings_for, overall_verdict
-from dpaudit.auditors.profile.result import CertifiedSet, ProfileAuditResult
+from dpaudit.auditors.profile.findings import findings_for, overall_verdict, verdict_sentence
+from dpaudit.auditors.profile.result import CertifiedSet, ProfileDetail
 from dpaudit.auditors.profile.selection import ProposedSet, select_sets
 from dpaudit.engine.executor import ExecutionConfig, run_units
 from dpaudit.errors import InvalidArgumentError, InvalidTypeError
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.validation import check_int, check_probability_open, check_seed
+from dpaudit.verdicts import Verdict
+from dpaudit.witness import ProbabilityEstimate, Witness, WitnessKind
 
 #: Rényi orders at which a lower bound is reported by default.
 DEFAULT_ORDERS = (1.5, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
@@ -149,8 +153,14 @@ def audit_profile(
     score: Score,
     claim: Any,
     config: ProfileAuditConfig | None = None,
-) -> ProfileAuditResult:
-    """Certify lower bounds on the whole privacy profile of ``(x, x')`` and judge ``claim``."""
+) -> AuditResult:
+    """Certify lower bounds on the whole privacy profile of ``(x, x')`` and judge ``claim``.
+
+    Returns an :class:`~dpaudit.auditors.core.result.AuditResult` whose
+    :class:`~dpaudit.auditors.profile.result.ProfileDetail` holds every
+    certified statement (see :func:`_result` for its summary bound and witness).
+    """
+    start = time.perf_counter()
     cfg = config or ProfileAuditConfig()
     _check_claim(claim)
     if not callable(score):
@@ -181,17 +191,7 @@ def audit_profile(
     gxp = _count(mechanism, xps, score, thr, cfg, 1)
     counts = _final_counts(proposals, thr, gx, gxp, n)
     fields = _judge(claim, proposals, counts, eps, cfg)
-    fields.update(
-        claim=claim.to_dict(),
-        claim_text=claim.describe(),
-        x=xs,
-        x_prime=xps,
-        score=_describe_score(score),
-        selection_samples=cfg.selection_samples,
-        seed=cfg.seed,
-        reproducible=trust.reproducible,
-        notes=trust.notes,
-    )
+    fields.update(claim=claim.to_dict(), x=xs, x_prime=xps, score=_describe_score(score))
     verdict = overall_verdict(
         claim,
         fields["profile"],
@@ -199,8 +199,79 @@ def audit_profile(
         fields["renyi"],
         fields["rho_lower_bound"],
     )
-    return ProfileAuditResult(
-        **fields, verdict=verdict, findings=findings_for(claim, fields, verdict)
+    findings = findings_for(claim, fields, verdict)
+    del fields["final_samples"], fields["confidence"]  # the result's own fields
+    detail = ProfileDetail(**fields, findings=findings)
+    return trust.apply(_result(mechanism, claim, detail, cfg, verdict, time.perf_counter() - start))
+
+
+def _result(
+    mech: Mechanism,
+    claim: Any,
+    detail: ProfileDetail,
+    cfg: ProfileAuditConfig,
+    verdict: Verdict,
+    seconds: float,
+) -> AuditResult:
+    """The shared result of a profile audit: the verdict on the whole claim, and an ε summary.
+
+    The verdict judges the whole claim (``detail``).  Its summary in (ε, δ)
+    terms is the largest certified ``ln(p1_lower − δ) − ln(p2_upper)`` over the
+    certified sets at the claim's δ (0 for claims without one): a lower bound
+    on the pair's ε at that δ, holding on the same event as every other bound
+    (floored at 0; the witness is its set, None when no set gives a positive
+    bound).  ``claimed_epsilon`` is NaN for a claim without an ε (GDP, RDP, zCDP).
+    """
+    delta = float(getattr(claim, "delta", 0.0))
+    bounds = [
+        math.log(s.p1_lower - delta) - math.log(s.p2_upper) if s.p1_lower > delta else -math.inf
+        for s in detail.sets
+    ]
+    best = int(np.argmax(bounds)) if bounds else None
+    witness = None
+    if best is not None and bounds[best] > 0.0:
+        witness = _witness(detail, detail.sets[best], bounds[best], cfg.confidence)
+    text = claim.describe()
+    level = f"{cfg.confidence:g}"
+    return AuditResult(
+        kind=AuditorKind.PROFILE,
+        mechanism=mech.spec(),
+        claim=text,
+        claimed_epsilon=float(getattr(claim, "epsilon", math.nan)),
+        claimed_delta=delta,
+        epsilon_lower_bound=max(0.0, bounds[best]) if best is not None else 0.0,
+        confidence=cfg.confidence,
+        verdict=verdict,
+        verdict_text=verdict_sentence(text, detail, cfg.confidence, cfg.final_samples, verdict),
+        witness=witness,
+        confidence_statement=(
+            f"every bound holds jointly with probability ≥ {level}: {detail.statements} "
+            f"certified sets, each one-sided Clopper–Pearson bound at error "
+            f"{detail.error_per_bound:.3g} = α/(2·{detail.statements}) (Bonferroni)"
+        ),
+        seed=cfg.seed,
+        samples={"selection": cfg.selection_samples, "final": cfg.final_samples},
+        timing={"total": seconds},
+        detail=detail,
+    )
+
+
+def _witness(detail: ProfileDetail, s: CertifiedSet, bound: float, confidence: float) -> Witness:
+    """Certified set ``s`` as the shared witness (x = the input whose outputs ``s`` favours)."""
+    c = s.counts
+    x, xp = (detail.x, detail.x_prime) if s.forward else (detail.x_prime, detail.x)
+    k1, k2 = c.hits_x / c.samples_x, c.hits_x_prime / c.samples_x_prime
+    return Witness(
+        kind=WitnessKind.BLACK_BOX,
+        x=x,
+        x_prime=xp,
+        event=s.description,
+        epsilon_lower_bound=bound,
+        confidence=confidence,
+        pair_origin=detail.pair_origin,
+        p1=ProbabilityEstimate(c.hits_x, c.samples_x, s.p1_lower, "lower", s.error),
+        p2=ProbabilityEstimate(c.hits_x_prime, c.samples_x_prime, s.p2_upper, "upper", s.error),
+        epsilon_estimate=math.log(k1 / k2) if k1 > 0 and k2 > 0 else math.inf if k1 else -math.inf,
     )
 
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from dpaudit.analysis.privacy_profiles import GaussianDP, RenyiDP, ZeroConcentratedDP
-from dpaudit.auditors.profile.result import ProfilePoint, RenyiPoint
+from dpaudit.auditors.profile.result import ProfileDetail, ProfilePoint, RenyiPoint
 from dpaudit.verdicts import Verdict
 
 #: What finite samples can say about a Rényi-type claim (printed with every such audit).
@@ -108,3 +108,28 @@ def findings_for(claim: Any, r: dict[str, Any], verdict: Verdict) -> tuple[str, 
         lines.append(RENYI_NOTE)
     lines.append(f"verdict: {verdict.value}")
     return tuple(lines)
+
+
+def verdict_sentence(
+    claim_text: str, detail: ProfileDetail, confidence: float, final_samples: int, verdict: Verdict
+) -> str:
+    """The verdict on the whole claim in one sentence, with its confidence."""
+    level = f"confidence {confidence:g}, jointly over {detail.statements} certified sets"
+    worst = next((p for p in detail.profile if p.epsilon == detail.worst_epsilon), None)
+    if verdict is Verdict.VIOLATION:
+        if worst is not None and worst.verdict is Verdict.VIOLATION:
+            return (
+                f"violation of {claim_text}: δ(ε) ≥ {worst.delta_lower_bound:.4g} > claimed "
+                f"{worst.claimed_delta:.4g} at ε = {detail.worst_epsilon:g} ({level})"
+            )
+        return f"violation of {claim_text}: certified μ ≥ {detail.mu_lower_bound:.4g} ({level})"
+    if verdict is Verdict.INCONCLUSIVE:
+        return (
+            f"inconclusive for {claim_text}: at {final_samples} final samples per input no set "
+            f"could certify a δ(ε) above the claim at any ε of the grid ({level})"
+        )
+    return (
+        f"no violation found of {claim_text}: δ_lcb(ε) ≤ claimed δ(ε) at every ε of the grid, "
+        f"μ_lcb = {detail.mu_lower_bound:.4g} ({level}; this does not show that the mechanism "
+        "is private)"
+    )

@@ -1,5 +1,6 @@
-"""Typed, immutable results of a profile audit; each serialises to JSON (``dpaudit.serialization``).
+"""What only a profile audit reports: :class:`ProfileDetail`, the ``detail`` of its result.
 
+The result itself is the shared :class:`dpaudit.auditors.core.result.AuditResult`.
 Every number here is one-sided: a lower bound on what the mechanism really
 gives away, holding — all of them together — with the audit's confidence.
 """
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dpaudit.auditors.core.certify import FinalCounts
+from dpaudit.auditors.core.result import AuditorKind, register_detail
 from dpaudit.verdicts import Verdict
 
 
@@ -74,27 +76,29 @@ class RenyiPoint:
     verdict: Verdict
 
 
+@register_detail(AuditorKind.PROFILE)
 @dataclass(frozen=True)
-class ProfileAuditResult:
-    """Everything one profile audit certified, for one input pair and one score.
+class ProfileDetail:
+    """What only a profile audit reports: every certified statement about one pair and one score.
 
-    ``verdict`` is VIOLATION when any certified statement refutes the claim
-    (its implied profile at some ε, its μ, its ε(α) or its ρ), INCONCLUSIVE when
-    no ε of the grid could have shown an excess, else NO_VIOLATION_FOUND;
-    ``findings`` says it in sentences.  ``mu_lower_bound`` is the certified
-    lower bound on the pair's GDP parameter (Nasr et al., USENIX Security 2023):
+    ``claim`` is the claim in its JSON form (its ``to_dict``; the result's
+    ``claim`` is its text).  ``sets`` were certified jointly: ``statements``
+    of them, each one-sided bound at ``error_per_bound``.  ``profile`` holds
+    the claimed δ(ε) against the certified ``δ_lcb(ε)`` on the grid;
+    ``worst_epsilon``/``worst_excess`` where ``δ_lcb − δ`` is largest.
+    ``mu_lower_bound`` is the certified lower bound on the pair's GDP
+    parameter (Nasr et al., USENIX Security 2023):
     ``max_S Φ⁻¹(1 − FPR_upper) − Φ⁻¹(FNR_upper)``; ``mu_ceiling`` the largest μ
-    these sample sizes could certify.  ``rho_lower_bound = max_α ε_lcb(α)/α``.
+    these sample sizes could certify; ``mu_set`` the set attaining it.
+    ``rho_lower_bound = max_α ε_lcb(α)/α``.  ``findings`` states the verdict
+    in sentences.  ``pair_origin``, ``claim_source`` and ``claim_note`` say where
+    the pair and the claim came from (filled by the CLI; empty otherwise).
     """
 
     claim: dict[str, Any]
-    claim_text: str
     x: tuple[float, ...]
     x_prime: tuple[float, ...]
     score: str
-    selection_samples: int
-    final_samples: int
-    confidence: float
     statements: int
     error_per_bound: float
     sets: tuple[CertifiedSet, ...]
@@ -107,15 +111,15 @@ class ProfileAuditResult:
     mu_set: int | None
     renyi: tuple[RenyiPoint, ...]
     rho_lower_bound: float
-    verdict: Verdict
     findings: tuple[str, ...]
-    seed: int
-    #: From the audit's trust call (:func:`dpaudit.auditors.core.trust.establish_trust`):
-    #: False when the mechanism draws from a source dpaudit cannot seed (see ``notes``).
-    reproducible: bool = True
-    notes: tuple[str, ...] = ()
+    pair_origin: str = ""
+    claim_source: str = ""
+    claim_note: str = ""
 
     @property
-    def violation(self) -> bool:
-        """True when the claim was refuted at the audit's confidence."""
-        return self.verdict is Verdict.VIOLATION
+    def witness_set(self) -> int | None:
+        """The certified set behind the verdict: the worst excess's if a violation, else μ's."""
+        worst = next((p for p in self.profile if p.epsilon == self.worst_epsilon), None)
+        if worst is not None and worst.set_index is not None and worst.verdict is Verdict.VIOLATION:
+            return worst.set_index
+        return self.mu_set

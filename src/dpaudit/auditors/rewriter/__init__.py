@@ -6,14 +6,15 @@
 * :mod:`.result`: typed results.
 """
 
-from dpaudit.auditors.rewriter.blackbox import (
-    ReviewerChecks,
-    TextAuditConfig,
-    TextAuditResult,
-    audit_text_mechanism,
-)
+from dpaudit.auditors.rewriter.blackbox import TextAuditConfig, audit_text_mechanism
 from dpaudit.auditors.rewriter.fidelity import FidelityCheck
-from dpaudit.auditors.rewriter.result import PairFindings, RewriterAuditResult, Statement
+from dpaudit.auditors.rewriter.result import (
+    PairFindings,
+    ReviewerChecks,
+    RewriterDetail,
+    Statement,
+    summary,
+)
 from dpaudit.auditors.rewriter.whitebox import RewriterAuditConfig, audit_rewriter, exact_violation
 
 __all__ = [
@@ -21,11 +22,11 @@ __all__ = [
     "PairFindings",
     "ReviewerChecks",
     "RewriterAuditConfig",
-    "RewriterAuditResult",
+    "RewriterDetail",
     "Statement",
     "TextAuditConfig",
-    "TextAuditResult",
     "audit_rewriter",
     "audit_text_mechanism",
     "exact_violation",
+    "summary",
 ]

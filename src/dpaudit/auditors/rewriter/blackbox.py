@@ -21,6 +21,7 @@ import numpy as np
 
 from dpaudit.auditors.core.certify import FinalCounts, certify, split_error, verdict_for
 from dpaudit.auditors.core.power import certifiable_ceiling
+from dpaudit.auditors.core.result import AuditResult
 from dpaudit.auditors.core.statistics import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.auditors.rewriter.features import (
     TextEvent,
@@ -29,11 +30,12 @@ from dpaudit.auditors.rewriter.features import (
     words,
 )
 from dpaudit.auditors.rewriter.result import (
-    CertifiedStatements,
+    ReviewerChecks,
+    RewriterDetail,
     Statement,
     TextSampler,
     best_covered,
-    overall_verdict,
+    rewriter_result,
 )
 from dpaudit.errors import InvalidArgumentError, MechanismError
 from dpaudit.validation import check_int, check_probability_open
@@ -63,94 +65,6 @@ class TextAuditConfig:
         check_int("final_samples", self.final_samples, minimum=10)
         check_int("statements_per_pair", self.statements_per_pair, minimum=1)
         check_probability_open("confidence", self.confidence)
-
-
-@dataclass(frozen=True)
-class ReviewerChecks:
-    """What a reviewer sees first in the training rewrites of one pair."""
-
-    x: str
-    x_prime: str
-    origin: str
-    samples: int
-    distinct_x: int
-    distinct_x_prime: int
-    unchanged_x: int
-    unchanged_x_prime: int
-    mean_copied_span_x: float
-    mean_words_x: float
-    mean_words_x_prime: float
-
-    def findings(self) -> list[str]:
-        """The checks that fired, in plain words (empty when none did)."""
-        out = []
-        for who, distinct in (("x", self.distinct_x), ("x'", self.distinct_x_prime)):
-            if distinct == 1:
-                out.append(f"deterministic: all {self.samples} rewrites of {who} are identical")
-        for who, hits in (("x", self.unchanged_x), ("x'", self.unchanged_x_prime)):
-            if hits:
-                out.append(f"returns {who} unchanged in {hits} of {self.samples} rewrites")
-        nx, nxp = len(words(self.x)), len(words(self.x_prime))
-        if nx != nxp and (self.mean_words_x - self.mean_words_x_prime) * (nx - nxp) > 0:
-            out.append(
-                f"output length follows input length: {self.mean_words_x:.1f} vs "
-                f"{self.mean_words_x_prime:.1f} words for inputs of {nx} and {nxp} words"
-            )
-        if self.mean_copied_span_x >= 2:
-            out.append(f"copies on average {self.mean_copied_span_x:.1f} consecutive words of x")
-        return out
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return {**self.__dict__, "findings": self.findings()}
-
-
-@dataclass(frozen=True)
-class TextAuditResult(CertifiedStatements):
-    """The result of a black-box text audit: certified statements and reviewer checks."""
-
-    mechanism: str
-    claim: Any
-    max_units: int
-    checks: tuple[ReviewerChecks, ...]
-    statements: tuple[Statement, ...]
-    best: int
-    verdict: Any
-    ceiling: float
-    config: TextAuditConfig
-    seconds: float
-
-    def summary(self) -> str:
-        """A few lines a person reads first."""
-        allowed = self.statements[self.best].allowed_loss
-        lines = [
-            f"{self.mechanism} (black box); claim {self.claim.describe()}",
-            f"verdict (confidence {self.config.confidence:g}): {self.verdict.value}; "
-            f"{self.bound_text} (claim allows {allowed:.4g} for outputs of ≤ {self.max_units} "
-            f"{self.claim.unit.value}s; at most {self.ceiling:.4g} was certifiable)",
-            f"witness: {self.witness.describe()}",
-        ]
-        for c in self.checks:
-            for f in c.findings():
-                lines.append(f"check ({c.origin}): {f}")
-        return "\n".join(lines)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return {
-            "kind": "text-audit",
-            "mechanism": self.mechanism,
-            "claim": self.claim.to_dict(),
-            "max_units": self.max_units,
-            "verdict": self.verdict.value,
-            "lower_bound": self.lower_bound,
-            "ceiling": self.ceiling,
-            "checks": [c.to_dict() for c in self.checks],
-            "statements": [s.to_dict() for s in self.statements],
-            "best": self.best,
-            "config": dict(self.config.__dict__),
-            "seconds": self.seconds,
-        }
 
 
 def _draw(sampler: TextSampler, document: str, n: int, key: tuple[int, ...]) -> list[str]:
@@ -205,7 +119,7 @@ def audit_text_mechanism(
     config: TextAuditConfig | None = None,
     name: str = "text mechanism",
     embedder: Any = None,
-) -> TextAuditResult:
+) -> AuditResult:
     """Audit ``sampler`` against ``claim`` on ``pairs`` of ``(x, x', origin)``, black box.
 
     ``max_units`` bounds the tokens (or words) one output releases, so that a
@@ -232,11 +146,14 @@ def audit_text_mechanism(
     ceiling = certifiable_ceiling(
         config.final_samples, split_error(1 - config.confidence, len(statements))
     )
-    return TextAuditResult(
-        name, claim, max_units, tuple(checks), statements,
-        best_covered(statements), overall_verdict(statements, ceiling),
-        ceiling, config, time.perf_counter() - start,
+    detail = RewriterDetail(
+        "black-box", claim, statements, best_covered(statements), ceiling,
+        checks=tuple(checks), max_units=max_units,
     )  # fmt: skip
+    samples = (config.samples, config.final_samples)
+    return rewriter_result(
+        name, detail, samples, config.confidence, config.seed, time.perf_counter() - start
+    )
 
 
 def _certify_events(

@@ -52,26 +52,6 @@ class ExactLoss:
     worst: WorstToken
     analytic_token_bound: float
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return {
-            "outputs": self.outputs,
-            "document_loss_quantiles": dict(
-                zip([f"q{int(q * 100)}" for q in QUANTILES], self.document_quantiles, strict=True)
-            ),
-            "max_token_loss": self.max_token_loss,
-            "max_excess_over_claim": self.max_excess,
-            "worst_token": {
-                "output": self.worst.output,
-                "position": self.worst.position,
-                "token": self.worst.token,
-                "context": self.worst.context,
-                "loss": self.worst.loss,
-                "token_losses": list(self.worst.token_losses),
-            },
-            "analytic_token_bound": self.analytic_token_bound,
-        }
-
 
 def token_losses(lp_x: list[np.ndarray], lp_x_prime: list[np.ndarray]) -> list[np.ndarray]:
     """Per-token losses ``ln p(y_t|x,·) − ln p(y_t|x',·)`` (``+inf`` where ``x'`` cannot)."""

@@ -1,4 +1,12 @@
-"""Typed, immutable results of a rewriter audit, serialised once."""
+"""What only a rewriter audit reports: :class:`RewriterDetail`, the ``detail`` of its result.
+
+Both rewriter auditors — white box (:mod:`.whitebox`: exact token losses,
+the declared-decoding check) and black box (:mod:`.blackbox`: a text
+function read as a reviewer would) — return the shared
+:class:`~dpaudit.auditors.core.result.AuditResult` (kind ``rewriter``); its
+bound and witness are those of the best certified :class:`Statement`.
+:func:`rewriter_result` builds it, :func:`summary` states it in a few lines.
+"""
 
 from __future__ import annotations
 
@@ -10,9 +18,12 @@ from typing import Any
 import numpy as np
 
 from dpaudit.auditors.core.certify import Certificate
+from dpaudit.auditors.core.result import AuditorKind, AuditResult, register_detail
 from dpaudit.auditors.rewriter.exact import ExactLoss
+from dpaudit.auditors.rewriter.features import words
 from dpaudit.auditors.rewriter.fidelity import FidelityCheck
-from dpaudit.serialization import to_jsonable
+from dpaudit.mechanisms.rewriters.claim import TextClaim
+from dpaudit.mechanisms.rewriters.decoding import Decoding
 from dpaudit.verdicts import Verdict
 from dpaudit.witness import Witness
 
@@ -38,18 +49,6 @@ class PairFindings:
     fidelity: FidelityCheck
     covered: bool = True
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return {
-            "x": self.x,
-            "x_prime": self.x_prime,
-            "origin": self.origin,
-            "exact_loss_x_vs_x_prime": self.forward.to_dict(),
-            "exact_loss_x_prime_vs_x": self.backward.to_dict(),
-            "fidelity": self.fidelity.to_dict(),
-            "covered_by_claim": self.covered,
-        }
-
 
 @dataclass(frozen=True)
 class Statement:
@@ -59,15 +58,6 @@ class Statement:
     certificate: Certificate
     allowed_loss: float
     verdict: Verdict
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return {
-            "witness": to_jsonable(self.witness.to_dict()),
-            "lower_bound": self.certificate.lower_bound,
-            "allowed_loss": self.allowed_loss,
-            "verdict": self.verdict.value,
-        }
 
 
 def best_covered(statements: tuple[Statement, ...]) -> int:
@@ -88,15 +78,78 @@ def overall_verdict(statements: tuple[Statement, ...], ceiling: float) -> Verdic
     return Verdict.INCONCLUSIVE if ceiling <= allowed else Verdict.NO_VIOLATION_FOUND
 
 
-class CertifiedStatements:
-    """The bound and witness of a result's best statement (``statements[best]``)."""
+@dataclass(frozen=True)
+class ReviewerChecks:
+    """What a reviewer sees first in the training rewrites of one pair (black box)."""
 
+    x: str
+    x_prime: str
+    origin: str
+    samples: int
+    distinct_x: int
+    distinct_x_prime: int
+    unchanged_x: int
+    unchanged_x_prime: int
+    mean_copied_span_x: float
+    mean_words_x: float
+    mean_words_x_prime: float
+
+    def findings(self) -> list[str]:
+        """The checks that fired, in plain words (empty when none did)."""
+        out = []
+        for who, distinct in (("x", self.distinct_x), ("x'", self.distinct_x_prime)):
+            if distinct == 1:
+                out.append(f"deterministic: all {self.samples} rewrites of {who} are identical")
+        for who, hits in (("x", self.unchanged_x), ("x'", self.unchanged_x_prime)):
+            if hits:
+                out.append(f"returns {who} unchanged in {hits} of {self.samples} rewrites")
+        nx, nxp = len(words(self.x)), len(words(self.x_prime))
+        if nx != nxp and (self.mean_words_x - self.mean_words_x_prime) * (nx - nxp) > 0:
+            out.append(
+                f"output length follows input length: {self.mean_words_x:.1f} vs "
+                f"{self.mean_words_x_prime:.1f} words for inputs of {nx} and {nxp} words"
+            )
+        if self.mean_copied_span_x >= 2:
+            out.append(f"copies on average {self.mean_copied_span_x:.1f} consecutive words of x")
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields, and the checks that fired in words (for a reader of the JSON)."""
+        return {**self.__dict__, "findings": self.findings()}
+
+
+@register_detail(AuditorKind.REWRITER)
+@dataclass(frozen=True)
+class RewriterDetail:
+    """The statements of a rewriter audit and what the auditor saw beside them.
+
+    ``mode``: ``white-box`` or ``black-box``.  ``statements`` were certified
+    jointly at the result's confidence; ``best`` indexes the largest bound
+    among the pairs the claim covers; ``ceiling`` is the largest bound the
+    final sample size could certify (a claim above it could not have been
+    refuted: *inconclusive*).  White box: ``pairs`` hold the exact findings,
+    ``decoding`` the declared decoding, ``model_source`` and
+    ``code_under_audit`` what was run, ``fidelity_level`` the declared-decoding
+    check's level.  Black box: ``checks`` hold the reviewer's checks per pair,
+    ``max_units`` the tokens (or words) one output releases at most.
+    """
+
+    mode: str
+    text_claim: TextClaim
     statements: tuple[Statement, ...]
     best: int
+    ceiling: float
+    pairs: tuple[PairFindings, ...] = ()
+    decoding: Decoding | None = None
+    model_source: str = ""
+    code_under_audit: str = ""
+    fidelity_level: float | None = None
+    checks: tuple[ReviewerChecks, ...] = ()
+    max_units: int | None = None
 
     @property
     def lower_bound(self) -> float:
-        """The largest certified ε lower bound."""
+        """The largest certified ε lower bound (``−inf`` when no set saw any evidence)."""
         return self.statements[self.best].certificate.lower_bound
 
     @property
@@ -109,30 +162,6 @@ class CertifiedStatements:
         """``ε ≥ b``, or that there is no evidence when the bound is not positive."""
         bound = self.lower_bound
         return f"ε ≥ {_fmt(bound)}" if bound > 0 else "no evidence of any loss (bound ≤ 0)"
-
-
-@dataclass(frozen=True)
-class RewriterAuditResult(CertifiedStatements):
-    """The result of a white-box audit of an LM rewriter.
-
-    ``statements`` are certified jointly at ``config.confidence``; ``best``
-    indexes the largest bound; ``ceiling`` is the largest bound the final
-    sample size could certify (a claim above it could not have been refuted:
-    *inconclusive*).  ``pairs`` hold the exact, white-box findings.
-    """
-
-    mechanism: str
-    model_source: str
-    claim: Any
-    decoding: Any
-    pairs: tuple[PairFindings, ...]
-    statements: tuple[Statement, ...]
-    best: int
-    verdict: Verdict
-    ceiling: float
-    config: Any
-    seconds: float
-    code_under_audit: str
 
     @property
     def max_exact_token_loss(self) -> float:
@@ -160,64 +189,100 @@ class RewriterAuditResult(CertifiedStatements):
         """True when no pair's fidelity check found a mismatch."""
         return all(p.fidelity.matches for p in self.pairs)
 
-    def summary(self) -> str:
-        """A few lines a person reads first: the white-box and the certified verdict."""
-        unit = self.claim.unit.value
-        allowed = self.statements[self.best].allowed_loss
-        checks = "; ".join(f"{p.origin}: {p.fidelity.describe()}" for p in self.pairs)
-        return "\n".join(
-            [
-                f"{self.mechanism}",
-                f"model: {self.model_source}; code under audit: {self.code_under_audit}",
-                f"white-box (exact, under the decoding read from the code): "
-                f"{self.exact_verdict.value.upper()}: largest loss of one token "
-                f"{_fmt(self.max_exact_token_loss)}, the claim allows {self.claim.epsilon:g} per "
-                f"{unit} (analytic worst case {_fmt(self.pairs[0].forward.analytic_token_bound)})",
-                f"  declared decoding vs the real sampler: {checks}",
-                f"black-box certificate (confidence {self.config.confidence:g}): "
-                f"{self.verdict.value.upper()}: {self.bound_text}; the claim allows "
-                f"{_fmt(allowed)} for this pair's rewrites ({self.claim.epsilon:g} per {unit} "
-                "released), and "
-                f"{self.config.final_samples} rewrites per input certify at most "
-                f"{_fmt(self.ceiling)}",
-                f"  witness: {self.witness.describe()}",
-                *(
-                    f"outside the claim ({self.claim.neighbours.value.replace('_', ' ')} "
-                    f"neighbours): {p.origin}; largest exact loss of one token "
-                    f"{_fmt(max(p.forward.max_token_loss, p.backward.max_token_loss))}"
-                    for p in self.pairs
-                    if not p.covered
-                ),
-            ]
-        )
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return {
-            "kind": "rewriter-audit",
-            "mechanism": self.mechanism,
-            "model_source": self.model_source,
-            "code_under_audit": self.code_under_audit,
-            "claim": self.claim.to_dict(),
-            "decoding": self.decoding.to_dict(),
-            "verdict": self.verdict.value,
-            "exact_verdict": self.exact_verdict.value,
-            "lower_bound": self.lower_bound,
-            "ceiling": self.ceiling,
-            "max_exact_token_loss": self.max_exact_token_loss,
-            "declaration_matches": self.declaration_matches,
-            "pairs": [p.to_dict() for p in self.pairs],
-            "statements": [s.to_dict() for s in self.statements],
-            "best": self.best,
-            "config": {
-                "samples": self.config.samples,
-                "final_samples": self.config.final_samples,
-                "confidence": self.config.confidence,
-                "fidelity_level": self.config.fidelity_level,
-                "seed": self.config.seed,
-            },
-            "seconds": self.seconds,
-        }
+def rewriter_result(
+    name: str,
+    detail: RewriterDetail,
+    samples: tuple[int, int],
+    confidence: float,
+    seed: int,
+    seconds: float,
+) -> AuditResult:
+    """The shared result of a rewriter audit whose statements and findings are ``detail``.
+
+    ``samples``: (training, final) rewrites per input.  The result's bound is the
+    best statement's, floored at 0 (ε ≥ 0 always); its verdict
+    :func:`overall_verdict`.
+    """
+    claim, k = detail.text_claim, len(detail.statements)
+    verdict = overall_verdict(detail.statements, detail.ceiling)
+    allowed = detail.statements[detail.best].allowed_loss
+    return AuditResult(
+        kind=AuditorKind.REWRITER,
+        mechanism={"mechanism": name},
+        claim=claim.describe(),
+        claimed_epsilon=claim.epsilon,
+        claimed_delta=claim.delta,
+        epsilon_lower_bound=max(0.0, detail.lower_bound),
+        confidence=confidence,
+        verdict=verdict,
+        verdict_text=(
+            f"{verdict.value}: {detail.bound_text} at confidence {confidence:g}; the claim "
+            f"allows {_fmt(allowed)} for the best statement's rewrites"
+        ),
+        witness=detail.witness,
+        confidence_statement=(
+            f"the {k} certified statements hold jointly with probability ≥ {confidence:g}: "
+            f"each one-sided Clopper–Pearson bound at error α/(2·{k}) (Bonferroni)"
+        ),
+        seed=seed,
+        samples={"selection": samples[0], "final": samples[1]},
+        timing={"total": seconds},
+        detail=detail,
+    )
+
+
+def summary(result: AuditResult) -> str:
+    """A few lines a person reads first: the white-box and the certified verdict."""
+    d: RewriterDetail = result.detail
+    if d.mode == "black-box":
+        return _black_box_summary(result)
+    claim = d.text_claim
+    unit = claim.unit.value
+    allowed = d.statements[d.best].allowed_loss
+    checks = "; ".join(f"{p.origin}: {p.fidelity.describe()}" for p in d.pairs)
+    return "\n".join(
+        [
+            f"{result.mechanism['mechanism']}",
+            f"model: {d.model_source}; code under audit: {d.code_under_audit}",
+            f"white-box (exact, under the decoding read from the code): "
+            f"{d.exact_verdict.value.upper()}: largest loss of one token "
+            f"{_fmt(d.max_exact_token_loss)}, the claim allows {claim.epsilon:g} per "
+            f"{unit} (analytic worst case {_fmt(d.pairs[0].forward.analytic_token_bound)})",
+            f"  declared decoding vs the real sampler: {checks}",
+            f"black-box certificate (confidence {result.confidence:g}): "
+            f"{result.verdict.value.upper()}: {d.bound_text}; the claim allows "
+            f"{_fmt(allowed)} for this pair's rewrites ({claim.epsilon:g} per {unit} "
+            "released), and "
+            f"{result.samples['final']} rewrites per input certify at most "
+            f"{_fmt(d.ceiling)}",
+            f"  witness: {d.witness.describe()}",
+            *(
+                f"outside the claim ({claim.neighbours.value.replace('_', ' ')} "
+                f"neighbours): {p.origin}; largest exact loss of one token "
+                f"{_fmt(max(p.forward.max_token_loss, p.backward.max_token_loss))}"
+                for p in d.pairs
+                if not p.covered
+            ),
+        ]
+    )
+
+
+def _black_box_summary(result: AuditResult) -> str:
+    """The black-box text audit's lines: verdict, bound against the claim, reviewer checks."""
+    d: RewriterDetail = result.detail
+    allowed = d.statements[d.best].allowed_loss
+    lines = [
+        f"{result.mechanism['mechanism']} (black box); claim {result.claim}",
+        f"verdict (confidence {result.confidence:g}): {result.verdict.value}; "
+        f"{d.bound_text} (claim allows {allowed:.4g} for outputs of ≤ {d.max_units} "
+        f"{d.text_claim.unit.value}s; at most {d.ceiling:.4g} was certifiable)",
+        f"witness: {d.witness.describe()}",
+    ]
+    for c in d.checks:
+        for f in c.findings():
+            lines.append(f"check ({c.origin}): {f}")
+    return "\n".join(lines)
 
 
 def _fmt(v: float) -> str:

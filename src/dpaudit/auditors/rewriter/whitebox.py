@@ -32,16 +32,17 @@ import numpy as np
 
 from dpaudit.auditors.core.certify import FinalCounts, certify, split_error, verdict_for
 from dpaudit.auditors.core.power import certifiable_ceiling
+from dpaudit.auditors.core.result import AuditResult
 from dpaudit.auditors.core.statistics import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.auditors.rewriter.exact import ExactLoss, summarise, token_losses
 from dpaudit.auditors.rewriter.fidelity import FidelityCheck, check_fidelity, randomised_pit
 from dpaudit.auditors.rewriter.result import (
     PairFindings,
-    RewriterAuditResult,
+    RewriterDetail,
     Statement,
     TextSampler,
     best_covered,
-    overall_verdict,
+    rewriter_result,
 )
 from dpaudit.engine.config import ExecutionConfig
 from dpaudit.engine.executor import run_units
@@ -94,7 +95,7 @@ def audit_rewriter(
     *,
     sampler: TextSampler | None = None,
     execution: ExecutionConfig | None = None,
-) -> RewriterAuditResult:
+) -> AuditResult:
     """Audit ``rewriter``'s claim on ``pairs`` of ``(x, x', origin)`` documents.
 
     Each pair's drawing and scoring is one work unit of ``execution``: in this
@@ -129,19 +130,22 @@ def audit_rewriter(
         findings.append(PairFindings(x, x_prime, origin, exact[0], exact[1], fidelity, covered))
         proposals.extend(_propose(scored, index, config))
     statements = _certify(rewriter, sampler, pairs, proposals, config, execution)
-    return RewriterAuditResult(
-        mechanism=rewriter.describe(),
-        model_source=str(getattr(rewriter.model, "source", type(rewriter.model.model).__name__)),
-        claim=rewriter.claim,
-        decoding=rewriter.decoding,
-        pairs=tuple(findings),
+    detail = RewriterDetail(
+        mode="white-box",
+        text_claim=rewriter.claim,
         statements=statements,
         best=best_covered(statements),
-        verdict=overall_verdict(statements, _ceiling(config, len(statements))),
         ceiling=_ceiling(config, len(statements)),
-        config=config,
-        seconds=time.perf_counter() - start,
+        pairs=tuple(findings),
+        decoding=rewriter.decoding,
+        model_source=str(getattr(rewriter.model, "source", type(rewriter.model.model).__name__)),
         code_under_audit="the rewriter's own sampler" if sampler is None else "a separate sampler",
+        fidelity_level=config.fidelity_level,
+    )
+    samples = (config.samples, config.final_samples)
+    seconds = time.perf_counter() - start
+    return rewriter_result(
+        rewriter.describe(), detail, samples, config.confidence, config.seed, seconds
     )
 
 
@@ -326,6 +330,6 @@ def _cap(rewriter: Any, document: str) -> int:
     return int(cap(document)) if cap is not None else int(rewriter.decoding.max_new_tokens)
 
 
-def exact_violation(result: RewriterAuditResult) -> bool:
-    """True when the white-box verdict is a violation (``RewriterAuditResult.exact_verdict``)."""
-    return result.exact_verdict is Verdict.VIOLATION
+def exact_violation(result: AuditResult) -> bool:
+    """True when the white-box verdict is a violation (``RewriterDetail.exact_verdict``)."""
+    return result.detail.exact_verdict is Verdict.VIOLATION

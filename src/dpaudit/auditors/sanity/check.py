@@ -68,7 +68,7 @@ import json
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -76,6 +76,7 @@ import numpy as np
 from dpaudit.auditors.core.certify import FinalCounts, best, certify
 from dpaudit.auditors.core.declarations import DeclarationFinding
 from dpaudit.auditors.core.guard import checked_sample
+from dpaudit.auditors.core.result import AuditorKind, AuditResult, register_detail
 from dpaudit.auditors.core.trust import TrustReport, establish_trust
 from dpaudit.auditors.sanity.decision_set import DecisionSet, attack_decision_set
 from dpaudit.engine.executor import ExecutionConfig, run_units
@@ -85,7 +86,7 @@ from dpaudit.mechanisms.base import Mechanism
 from dpaudit.random import stable_hash, unit_rng
 from dpaudit.serialization import to_jsonable
 from dpaudit.validation import check_int, check_probability_open, check_seed
-from dpaudit.verdicts import verdict_text
+from dpaudit.verdicts import Verdict, verdict_text
 from dpaudit.witness import Witness, WitnessKind, WitnessSeeds
 
 #: How a tie (exactly half the coordinates rounded to 1) is voted.
@@ -200,56 +201,30 @@ def run_sanity_unit(unit: SanityUnit) -> np.ndarray:
 
 
 # --------------------------------------------------------------------- results
+@register_detail(AuditorKind.SANITY)
 @dataclass(frozen=True)
-class Timing:
-    """Wall time and throughput of one run.
+class SanityDetail:
+    """What only the sanity check reports: its experiment and its 2×2 table.
 
-    ``coordinates`` counts output coordinates actually drawn: ``runs·output_dim``
-    per input, except an input whose per-coordinate decision is constant on the
-    fused path (e.g. DPText on ``1^n``), for which nothing is drawn.
+    ``dim``: ``n``, the input's coordinates; ``output_dim``: output coordinates
+    per run; ``runs``: runs per input; ``counts[true][guess]``: the table;
+    ``empirical_loss``: the paper's MLE (:func:`empirical_loss`); ``path``:
+    ``fused`` (declared transform) or ``generic`` (sampler);
+    ``coordinate_probability``: the fused path's per-coordinate decision
+    probability for 0^n and 1^n; ``coordinates``: output coordinates actually
+    drawn — ``runs·output_dim`` per input, except an input whose decision is
+    constant on the fused path (e.g. DPText on ``1^n``), for which nothing is drawn.
     """
 
-    seconds: float
-    coordinates: int
-    coordinates_per_second: float
-
-
-@dataclass(frozen=True)
-class SanityCheckResult:
-    """Outcome of one sanity check; serialises to JSON with :func:`dpaudit.serialization.dumps`."""
-
-    mechanism: dict[str, Any]
-    claim: str
-    claimed_epsilon: float
     dim: int
     output_dim: int
     runs: int
-    seed: int
-    confidence: float
     tie_rule: str
     counts: tuple[tuple[int, int], tuple[int, int]]
     empirical_loss: float
-    epsilon_lower_bound: float
-    violation: bool
-    witness: Witness | None
     path: str
     coordinate_probability: tuple[float, float] | None
-    timing: Timing
-    notes: tuple[str, ...] = ()
-    #: False when the mechanism draws from a source dpaudit cannot seed (see ``notes``).
-    reproducible: bool = True
-    #: Declarations the real sampler contradicts (e.g. a transform the fused path cannot use).
-    declaration_findings: tuple[Any, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        """Fields plus the verdict in words (used by the JSON serialiser)."""
-        out: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self)}
-        out["verdict"] = self.verdict()
-        return out
-
-    def verdict(self) -> str:
-        """One-sided verdict in words (:func:`dpaudit.verdicts.verdict_text`)."""
-        return verdict_text(self.epsilon_lower_bound, self.claimed_epsilon, self.confidence)
+    coordinates: int
 
 
 def empirical_loss(counts: Any) -> float:
@@ -447,7 +422,7 @@ def plan_sanity_check(
 
 def finish_sanity_check(
     plan: SanityPlan, unit_counts: Sequence[np.ndarray], seconds: float
-) -> SanityCheckResult:
+) -> AuditResult:
     """Merge the units' counts (by addition, in unit order) into the result."""
     ones = [0, 0]
     for unit, c in zip(plan.units, unit_counts, strict=True):
@@ -457,29 +432,44 @@ def finish_sanity_check(
     bound, witness = sanity_epsilon_lower_bound(
         counts, n, plan.confidence, dim=plan.dim, seeds=(plan.seed, plan.units[0].spec_key)
     )
-    mech = plan.mechanism
+    claim = plan.mechanism.claim
     drawn_inputs = 2 if plan.decisions is None else sum(not d.constant for d in plan.decisions)
     coords = drawn_inputs * n * plan.output_dim
-    return SanityCheckResult(
-        mechanism=mech.spec(),
-        claim=mech.claim.describe(),
-        claimed_epsilon=mech.claim.epsilon,
+    detail = SanityDetail(
         dim=plan.dim,
         output_dim=plan.output_dim,
         runs=n,
-        seed=plan.seed,
-        confidence=plan.confidence,
         tie_rule=plan.tie_rule,
         counts=counts,
         empirical_loss=empirical_loss(counts),
-        epsilon_lower_bound=bound,
-        violation=bound > mech.claim.epsilon,
-        witness=witness,
         path=plan.path,
         coordinate_probability=(
             None if plan.decisions is None else tuple(d.probability for d in plan.decisions)
         ),
-        timing=Timing(seconds, coords, coords / seconds if seconds > 0 else math.inf),
+        coordinates=coords,
+    )
+    return AuditResult(
+        kind=AuditorKind.SANITY,
+        mechanism=plan.mechanism.spec(),
+        claim=claim.describe(),
+        claimed_epsilon=claim.epsilon,
+        claimed_delta=claim.delta,
+        epsilon_lower_bound=bound,
+        confidence=plan.confidence,
+        verdict=Verdict.from_bound(bound, claim.epsilon),
+        verdict_text=verdict_text(bound, claim.epsilon, plan.confidence),
+        witness=witness,
+        confidence_statement=(
+            f"the bound holds with probability ≥ {plan.confidence:g}: the best of 4 candidates "
+            "(guess × direction), each one-sided Clopper–Pearson bound at α/8 (Bonferroni)"
+        ),
+        seed=plan.seed,
+        samples={"runs": n},
+        timing={
+            "total": seconds,
+            "coordinates_per_second": coords / seconds if seconds > 0 else math.inf,
+        },
+        detail=detail,
         declaration_findings=plan.findings,
     )
 
@@ -493,7 +483,7 @@ def sanity_check(
     tie_rule: str = "half-even",
     path: str = "auto",
     execution: ExecutionConfig | None = None,
-) -> SanityCheckResult:
+) -> AuditResult:
     """Run the ACL 2022 reconstruction sanity check on ``mech`` with ``runs`` runs per input.
 
     ``path``: ``auto`` (fused when the mechanism is additive and its declared
