@@ -41,9 +41,20 @@ def _blocks(page: Path) -> list[str]:
     return [code for code, _ in _runnable(page)]
 
 
+# Pages whose Python examples only repeat, slowly, what a quick page runs.
+_SLOW_PAGES = {
+    # The ten-line example is getting-started.md's audit (same function, claim, sizes, seed).
+    "README.md",
+}
+
+
 @pytest.mark.parametrize(
     "page",
-    [p for p in PAGES if _blocks(p)],
+    [
+        pytest.param(p, marks=[pytest.mark.slow] if p.name in _SLOW_PAGES else [])
+        for p in PAGES
+        if _blocks(p)
+    ],
     ids=lambda p: str(p.relative_to(ROOT)),
 )
 def test_every_python_example_runs(page: Path, tmp_path: Path) -> None:
@@ -72,6 +83,7 @@ def test_every_python_example_runs(page: Path, tmp_path: Path) -> None:
         assert not wrong, f"{page.name}, Python block {k + 1}: shown output is wrong: {wrong}"
 
 
+@pytest.mark.slow  # a full mkdocs build with the API reference (about 10 s on an idle core)
 @pytest.mark.skipif(importlib.util.find_spec("mkdocs") is None, reason="mkdocs not installed")
 def test_the_site_builds_with_warnings_as_errors(tmp_path: Path) -> None:
     done = subprocess.run(
