@@ -292,7 +292,9 @@ def test_correct_mechanisms_are_not_flagged_across_20_seeds(
 @pytest.mark.parametrize(
     ("name", "params", "classifier", "at_least"),
     [
-        ("adept", {"dim": 8}, "auto", 1.5),  # true ε = √8 ≈ 2.83 (EMNLP 2021, App. B)
+        pytest.param(  # true ε = √8 ≈ 2.83 (EMNLP 2021, App. B); 8-dim outputs: slow
+            "adept", {"dim": 8}, "auto", 1.5, marks=pytest.mark.slow
+        ),
         ("identity", {}, "auto", 8.0),  # p2 = 0: limited only by the sample size
         ("dptext", {}, "logistic", 8.0),  # support difference: outputs ≥ x
         ("dptext", {"nan_policy": "keep"}, "logistic", 5.0),  # NaN outputs: indicator columns
