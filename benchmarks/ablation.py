@@ -2,24 +2,28 @@
 
 Usage (from the repository root)::
 
-    .venv/bin/python benchmarks/ablation.py [--scale 100] [--seeds 3] [--only CASE,...]
-        [--variants NAME,...] [--workers 1] [--json benchmarks/results/ablation.json]
+    .venv/bin/python benchmarks/ablation.py [--scale 100] [--seeds 3] [--first-seed 0]
+        [--only CASE,...|suite] [--variants NAME,...] [--workers 1]
+        [--json benchmarks/results/ablation.json] [--append] [--no-share] [--table FILE]
 
 Cases: black-box Laplace ε = 0.1 on inputs 0 and 1 (``audit_laplace:laplace_eps01``,
 the pattern generator's pairs, as ``benchmarks/audit_laplace.py``'s ``bb-laplace``)
-and DP-Sniper suite rows (``dpsniper_suite.py``: DP-Sniper's pairs, black-box):
-ReportNoisyMax1, SVT1 and the truncated geometric mechanism (discrete outputs).
-Sizes are DP-Sniper's (10.7M per selection estimate, 200M final, confidence 0.9)
-divided by ``--scale``.
+and the rows of DP-Sniper's suite (``dpsniper_suite.py``: DP-Sniper's pairs,
+black-box); ``--only`` takes names or ``suite`` (all of them).  Sizes are
+DP-Sniper's (10.7M per selection estimate, 200M final, confidence 0.9) divided
+by ``--scale``.
 
 Variants (:class:`dpaudit.auditors.blackbox.config.SearchConfig` switches):
-``full`` (defaults), ``no-validate`` (leaders ranked on the ranking counts, which
-then get all of ``samples``), ``no-playoff`` (``playoff_groups=0``),
-``no-runners-up`` (``playoff_tie_z=-inf``), ``no-ladder`` (``ladder_rungs=0``),
-``no-fixed-mass`` (``fixed_mass=False``), ``no-extra-leaders`` (``validate_extra=0``),
-``narrow-screen`` (``screen_pairs=4``).
+``full`` (defaults), ``no-playoff`` (``playoff_groups=0``), ``no-runners-up``
+(``playoff_tie_z=-inf``), ``no-ladder`` (``ladder_rungs=0``), ``no-extra-leaders``
+(``rank_extra=0``), ``narrow-screen`` (``screen_pairs=4``).  Two stages were
+measured and removed: ``validate`` (the leaders re-ranked on a fresh half of
+``samples``) and DP-Sniper's fixed-mass sets in ``rank``; the rows of their
+variants (``no-validate``, ``no-fixed-mass``, ``lean``: fixed-mass sets and extra
+leaders off, ``lean-no-validate``) in ``results/ablation.json`` came from this
+file at commit 85a66c6 on main's search (``benchmarks/README.md``, "Search ablation").
 
-Per (case, variant) the row gives min / median / max ε_lcb over seeds 0..S−1 (never
+Per (case, variant) the row gives min / median / max ε_lcb over seeds F..F+S−1 (never
 the best seed), ``K`` per seed, and per stage the outputs drawn, this process's
 CPU seconds (median over seeds; ``--workers 1`` runs every work unit in-process)
 and the CPU seconds numpy needs *only to draw* as many outputs of the same
@@ -30,6 +34,7 @@ stage costs beyond sampling (scoring, counting, ranking).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import math
@@ -59,14 +64,15 @@ sys.path.insert(0, str(HERE))  # audit_laplace, dpsniper_mechanisms, dpsniper_su
 
 VARIANTS: dict[str, SearchConfig] = {
     "full": SearchConfig(),
-    "no-validate": SearchConfig(validate=False),
     "no-playoff": SearchConfig(playoff_groups=0),
     "no-runners-up": SearchConfig(playoff_tie_z=-math.inf),
     "no-ladder": SearchConfig(ladder_rungs=0),
-    "no-fixed-mass": SearchConfig(fixed_mass=False),
-    "no-extra-leaders": SearchConfig(validate_extra=0.0),
+    "no-extra-leaders": SearchConfig(rank_extra=0.0),
     "narrow-screen": SearchConfig(screen_pairs=4),
 }
+#: The cases of the first measurement (``--only`` default).  ``--only suite`` adds every
+#: other row of ``dpsniper_suite.py`` (``truncated_geometric_true`` is
+#: ``truncated_geometric``'s mechanism under another claim: the same bounds, left out).
 CASES = ("bb-laplace", "rnm1", "svt1", "truncated_geometric")
 
 
@@ -98,6 +104,64 @@ def setup(name: str) -> Setup:
     return Setup(name, dpsniper_suite.black_box(case), pairs, fn, x, case.claimed)
 
 
+class SharedStages:
+    """Reuse, across variants of one case, the stage results the variants cannot change.
+
+    Every stage draws from its own key range ``(seed, stage code, unit)``, so what
+    ``train`` and ``screen`` return, and the counts ``count_combos`` takes for given
+    combinations, sample size and stage, depend only on the seed (and ``screen_pairs``)
+    and not on the switches of later stages.  Running them once per seed and case
+    therefore gives every variant exactly the bound its own uncomputed run would
+    (``--no-share`` reruns everything; checked equal on rnm1 and bb-laplace, see the README),
+    at the cost of only the stages that differ.  Stage CPU seconds are read from the
+    ``full`` variant, which runs first and computes everything itself.
+    """
+
+    def __init__(self) -> None:
+        self.memo: dict[Any, Any] = {}
+        self.keep: list[Any] = []  # cached combinations stay alive: their ids stay unique
+
+    def __enter__(self) -> SharedStages:
+        from dpaudit.auditors.blackbox import stages
+
+        self._saved = (dict(stages.STAGES), stages.count_combos)
+        train, screen, count = stages.STAGES["train"], stages.STAGES["screen"], stages.count_combos
+
+        def shared_train(state: Any, budget: Any) -> Any:
+            key = ("train", budget.config.seed)
+            if key not in self.memo:
+                out = train(state, budget)
+                self.memo[key] = (out, list(budget.pairs))
+                self.keep.append(out)
+            out, pairs = self.memo[key]
+            budget.pairs[:] = pairs  # the pair search appends its moves to the budget's list
+            return out
+
+        def shared_screen(state: Any, budget: Any) -> Any:
+            key = ("screen", budget.config.seed, budget.config.search.screen_pairs)
+            if key not in self.memo:
+                self.memo[key] = screen(state, budget)
+                self.keep.append(self.memo[key])
+            return self.memo[key]
+
+        def shared_count(budget: Any, combos: Any, ks: Any, n: int, st: int, label: str) -> Any:
+            ids = tuple((k, id(combos[k])) for k in ks)
+            key = ("count", budget.config.seed, st, n, label, ids)
+            if key not in self.memo:
+                self.memo[key] = count(budget, combos, ks, n, st, label)
+            return self.memo[key]
+
+        stages.STAGES.update(train=shared_train, screen=shared_screen)
+        stages.count_combos = shared_count
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        from dpaudit.auditors.blackbox import stages
+
+        stages.STAGES.update(self._saved[0])
+        stages.count_combos = self._saved[1]
+
+
 def draw_seconds_per_output(s: Setup, n: int = 1 << 21, chunk: int = 1 << 16) -> float:
     """CPU seconds numpy needs per output of ``s``'s function alone (best of 3 passes)."""
     rng = np.random.default_rng(0)
@@ -111,9 +175,14 @@ def draw_seconds_per_output(s: Setup, n: int = 1 << 21, chunk: int = 1 << 16) ->
 
 
 def run(
-    s: Setup, variant: str, samples: int, final: int, seeds: int, ex: ExecutionConfig
+    s: Setup,
+    variant: str,
+    samples: int,
+    final: int,
+    seeds: range,
+    ex: ExecutionConfig,
 ) -> dict[str, Any]:
-    """Audit ``s`` under ``variant`` for seeds 0..seeds−1; min / median / max and stage costs."""
+    """Audit ``s`` under ``variant`` for ``seeds``; min / median / max and stage costs."""
     cfg = AuditConfig(
         samples,
         final,
@@ -123,7 +192,7 @@ def run(
         search=VARIANTS[variant],
     )
     bounds, ks, cpu, drawn, walls = [], [], [], [], []
-    for seed in range(seeds):
+    for seed in seeds:
         timer = Timer()
         t0 = time.perf_counter()
         r = audit(s.mechanism, dataclasses.replace(cfg, seed=seed), ex, timer=timer)
@@ -150,7 +219,8 @@ def run(
         "final_samples": final,
         "confidence": DPSNIPER_CONFIDENCE,
         "claimed_epsilon": s.claimed,
-        "seeds": seeds,
+        "seeds": len(seeds),
+        "first_seed": seeds.start,
         "epsilon_lcb": bounds,
         "epsilon_lcb_min": min(bounds),
         "epsilon_lcb_median": statistics.median(bounds),
@@ -162,51 +232,115 @@ def run(
     }
 
 
+def case_names(only: str) -> list[str]:
+    """``--only``: names, or ``suite`` for bb-laplace and every distinct DP-Sniper-suite row."""
+    import dpsniper_suite
+
+    if only != "suite":
+        return only.split(",")
+    rows = [c.name for c in dpsniper_suite.CASES if c.name != "truncated_geometric_true"]
+    return ["bb-laplace", *rows]
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run the ablation and write the rows as JSON."""
+    """Run the ablation and write the rows as JSON (``--append``: into the file's rows)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--scale", type=int, default=100, help="divide DP-Sniper's sizes by")
     parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--only", default=",".join(CASES))
+    parser.add_argument("--first-seed", type=int, default=0, help="seeds F..F+S−1")
+    parser.add_argument("--only", default=",".join(CASES), help="case names, or 'suite'")
     parser.add_argument("--variants", default=",".join(VARIANTS))
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--json", default=str(HERE / "results" / "ablation.json"))
+    parser.add_argument("--append", action="store_true", help="keep the file's other rows")
+    parser.add_argument("--no-share", action="store_true", help="rerun every stage per variant")
+    parser.add_argument("--table", help="only write the markdown of --json's rows to this file")
     args = parser.parse_args(argv)
+    if args.table:
+        Path(args.table).write_text(markdown(json.loads(Path(args.json).read_text())) + "\n")
+        return 0
     progress.ENABLED = False
     samples, final = DPSNIPER_SAMPLES // args.scale, DPSNIPER_FINAL_SAMPLES // args.scale
     ex = ExecutionConfig(workers=args.workers)
     command = "python benchmarks/ablation.py " + " ".join(argv or sys.argv[1:])
-    out: dict[str, Any] = {"command": command.strip(), "rows": [], "draw_s_per_output": {}}
-    for name in args.only.split(","):
+    out: dict[str, Any] = {"commands": [command.strip()], "rows": [], "draw_s_per_output": {}}
+    path = Path(args.json)
+    if args.append and path.exists():
+        old = json.loads(path.read_text())
+        out["commands"] = [*old.get("commands", [old.get("command", "")]), command.strip()]
+        out["rows"], out["draw_s_per_output"] = old["rows"], old["draw_s_per_output"]
+    # ``full`` first: it computes every stage itself (its CPU seconds are the cost column).
+    variants = sorted(args.variants.split(","), key=lambda v: v != "full")
+    for name in case_names(args.only):
         s = setup(name)
         per_output = draw_seconds_per_output(s)
         out["draw_s_per_output"][name] = per_output
-        for variant in args.variants.split(","):
-            row = run(s, variant, samples, final, args.seeds, ex)
-            row["stage_numpy_draw_s"] = {
-                st: n * per_output for st, n in row["stage_outputs_drawn"].items()
-            }
-            out["rows"].append(row)
-            Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
+        with contextlib.nullcontext() if args.no_share else SharedStages():
+            for variant in variants:
+                seeds = range(args.first_seed, args.first_seed + args.seeds)
+                row = run(s, variant, samples, final, seeds, ex)
+                row["shared_stages"] = not args.no_share and variant != "full"
+                row["stage_numpy_draw_s"] = {
+                    st: n * per_output for st, n in row["stage_outputs_drawn"].items()
+                }
+                same = _key(row)
+                out["rows"] = [r for r in out["rows"] if _key(r) != same] + [row]
+                path.write_text(json.dumps(out, indent=1) + "\n")
     print(markdown(out))
     return 0
 
 
+def _key(row: dict[str, Any]) -> tuple[str, str, int, int, int]:
+    """What makes two rows the same measurement (``--append`` replaces it)."""
+    return (row["case"], row["variant"], row["samples"], row["seeds"], row.get("first_seed", 0))
+
+
+def _cell(r: dict[str, Any]) -> str:
+    """``min / median / max`` of a row's bounds."""
+    return (
+        f"{r['epsilon_lcb_min']:.4f} / {r['epsilon_lcb_median']:.4f} / {r['epsilon_lcb_max']:.4f}"
+    )
+
+
 def markdown(out: dict[str, Any]) -> str:
-    """The bound table (min / median / max per case and variant) and the full variant's costs."""
-    lines = ["| case | variant | ε_lcb min / median / max | K per seed |", "|---|---|---|---|"]
+    """Bounds per case and variant (min / median / max over seeds) and the stage costs.
+
+    "Δ median" is the variant's median minus its base's at the same sizes: ``full``'s,
+    or for a variant named ``"BASE, switch"`` (a switch of another code, merged rows)
+    ``BASE``'s; "spread" is the base's max − min over seeds, the seed noise a stage's
+    effect is judged against.
+    """
+    rows = {(r["case"], r["samples"], r["variant"]): r for r in out["rows"]}
+    head = "| case | samples / final | variant | seeds | ε_lcb min / median / max | Δ median "
+    lines = [head + "| spread (base) | K per seed |", "|---|---|---|---|---|---|---|---|"]
     for r in out["rows"]:
-        lo, med, hi = r["epsilon_lcb_min"], r["epsilon_lcb_median"], r["epsilon_lcb_max"]
+        base = r["variant"].split(", ")[0] if ", " in r["variant"] else "full"
+        f = rows.get((r["case"], r["samples"], base))
+        diff = f"{r['epsilon_lcb_median'] - f['epsilon_lcb_median']:+.4f}" if f else ""
+        spread = f"{f['epsilon_lcb_max'] - f['epsilon_lcb_min']:.4f}" if f else ""
+        seeds = f"{r.get('first_seed', 0)}–{r.get('first_seed', 0) + r['seeds'] - 1}"
         ks = ",".join(map(str, r["final_candidates"]))
-        lines.append(f"| {r['case']} | {r['variant']} | {lo:.4f} / {med:.4f} / {hi:.4f} | {ks} |")
-    lines += ["", "| case | stage | outputs drawn | CPU s | numpy draw s |"]
-    lines.append("|---|---|---|---|---|")
+        size = f"{r['samples']:,} / {r['final_samples']:,}"
+        lines.append(
+            f"| {r['case']} | {size} | {r['variant']} | {seeds} | {_cell(r)} | {diff} "
+            f"| {spread} | {ks} |"
+        )
+    # Costs of the searches that computed every stage themselves (not shared).
+    lines += [
+        "",
+        "| case | samples | search | stage | outputs drawn | CPU s | numpy draw s | ratio |",
+    ]
+    lines.append("|---|---|---|---|---|---|---|---|")
     for r in out["rows"]:
-        if r["variant"] != "full":
+        if r["variant"] not in ("full", "after"):
             continue
         for st, c in r["stage_cpu_s_median"].items():
             n, d = r["stage_outputs_drawn"][st], r["stage_numpy_draw_s"][st]
-            lines.append(f"| {r['case']} | {st} | {n:,} | {c:.2f} | {d:.2f} |")
+            ratio = f"{c / d:.1f}×" if d > 0 else ""
+            lines.append(
+                f"| {r['case']} | {r['samples']:,} | {r['variant']} | {st} | {n:,} | {c:.2f} "
+                f"| {d:.2f} | {ratio} |"
+            )
     return "\n".join(lines)
 
 

@@ -61,7 +61,7 @@ runs = int(sys.argv[1])
 t = time.perf_counter()
 if runs:
     mech = make_mechanism("laplace", epsilon=1.0, dim=128)
-    sanity_check(mech, runs, seed=1, config=ExecutionConfig(workers=1))
+    sanity_check(mech, runs, seed=1, execution=ExecutionConfig(workers=1))
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, time.perf_counter() - t)
 """
 
@@ -100,7 +100,7 @@ def throughput(name: str, n: int, coords: float, path: str) -> tuple[float, floa
     runs = max(1000, int(coords / (2 * n)))
     mech = make_mechanism(name, epsilon=1.0, dim=n)
     wall, cpu = time.perf_counter(), time.process_time()
-    result = sanity_check(mech, runs, seed=7, path=path, config=ExecutionConfig(workers=1))
+    result = sanity_check(mech, runs, seed=7, path=path, execution=ExecutionConfig(workers=1))
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     # Count only coordinates that were sampled: an input whose per-coordinate decision
     # is constant (DPText on 1^n: noise >= 0, every coordinate rounds to 1) costs nothing.

@@ -10,7 +10,7 @@ from dpaudit.api import audit
 from dpaudit.auditors.blackbox.config import AuditConfig
 from dpaudit.auditors.blackbox.result import AuditResult
 from dpaudit.auditors.metric.auditor import MetricAuditConfig, MetricAuditResult
-from dpaudit.claims import Definition, InputDomain, PrivacyClaim
+from dpaudit.claims import Definition, InputDomain, MetricClaim, PrivacyClaim
 from dpaudit.engine.config import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError, InvalidTypeError
 from dpaudit.mechanisms import make_mechanism, mechanism_class, mechanism_names
@@ -50,6 +50,16 @@ def test_a_word_mechanism_is_audited_pair_by_pair() -> None:
     cfg = MetricAuditConfig(samples=4_000, final_samples=20_000, max_pairs=3)
     result = audit(mech, config=cfg, execution=ONE)
     assert isinstance(result, MetricAuditResult) and len(result.pairs) == 3
+    assert audit(mech, mech.claim, config=cfg, execution=ONE).pairs == result.pairs
+
+
+def test_a_word_mechanism_is_never_silently_audited_against_another_claim() -> None:
+    rng = np.random.default_rng(0)
+    emb = WordEmbedding(tuple(f"w{i}" for i in range(10)), rng.normal(size=(10, 4)))
+    mech = make_word_mechanism("santext", emb, epsilon=2.0)
+    for other in (1.0, MetricClaim(1.0, mech.claim.metric)):
+        with pytest.raises(InvalidArgumentError, match=r"claim.*mechanism's own claim"):
+            audit(mech, other, execution=ONE)
 
 
 def test_a_config_for_the_wrong_auditor_is_refused() -> None:

@@ -287,10 +287,14 @@ def test_api_mechanism_faults_raise_mechanism_error_naming_mechanism_and_input(
     user_modules: Path,
 ) -> None:
     from dpaudit.auditors.core.guard import preflight
+    from dpaudit.auditors.core.trust import establish_trust
     from dpaudit.mechanisms import make_mechanism
 
-    for target, needle in [("dpa_faulty:nan", "NaN"), ("dpa_faulty:fixed_seed", "fixed seed")]:
+    for target, needle, check in [
+        ("dpa_faulty:nan", "NaN", preflight),
+        ("dpa_faulty:fixed_seed", "fixed seed", establish_trust),
+    ]:
         mech = make_mechanism("callable", target=target, epsilon=1.0)
         with pytest.raises(MechanismError, match=needle) as info:
-            preflight(mech)
+            check(mech)
         assert target in str(info.value) and "input" in str(info.value)

@@ -29,15 +29,15 @@ def test_sanity_check_is_bit_identical_across_workers(
     plan = sc.plan_sanity_check(mech, runs, path=path)
     assert len(plan.units) >= 6
     one = sanity_check(
-        mech, runs, seed=99, path=path, tie_rule=tie_rule, config=ExecutionConfig(workers=1)
+        mech, runs, seed=99, path=path, tie_rule=tie_rule, execution=ExecutionConfig(workers=1)
     )
     two = sanity_check(
-        mech, runs, seed=99, path=path, tie_rule=tie_rule, config=ExecutionConfig(workers=2)
+        mech, runs, seed=99, path=path, tie_rule=tie_rule, execution=ExecutionConfig(workers=2)
     )
     assert one.counts == two.counts
     assert one.epsilon_lower_bound == two.epsilon_lower_bound
     other = sanity_check(
-        mech, runs, seed=100, path=path, tie_rule=tie_rule, config=ExecutionConfig(workers=1)
+        mech, runs, seed=100, path=path, tie_rule=tie_rule, execution=ExecutionConfig(workers=1)
     )
     if name != "dptext":  # dptext's x = 1 row is deterministic; x = 0 still differs
         assert other.counts != one.counts
@@ -47,6 +47,6 @@ def test_sanity_check_is_bit_identical_across_workers(
 
 def test_simulation_is_bit_identical_across_workers() -> None:
     kwargs = {"distribution": "normal", "pairs": 3000, "seed": 5}
-    one = simulate_sensitivity("10-24", config=ExecutionConfig(workers=1), **kwargs)
-    two = simulate_sensitivity("10-24", config=ExecutionConfig(workers=2), **kwargs)
+    one = simulate_sensitivity("10-24", execution=ExecutionConfig(workers=1), **kwargs)
+    two = simulate_sensitivity("10-24", execution=ExecutionConfig(workers=2), **kwargs)
     assert one.results == two.results

@@ -71,7 +71,7 @@ def test_sanity_check_is_bit_identical_on_local_and_ray(name: str) -> None:
 
     mech = make_mechanism(name, epsilon=1.0, dim=8)
     runs = 300_000
-    results = [sanity_check(mech, runs, seed=4, config=c) for c in (ONE, TWO, RAY)]
+    results = [sanity_check(mech, runs, seed=4, execution=c) for c in (ONE, TWO, RAY)]
     dicts = [_without_timing(r) for r in results]
     assert dicts[0] == dicts[1] == dicts[2]
     assert sum(results[0].counts[0]) == runs

@@ -57,7 +57,7 @@ def assert_counts_match(counts: Any, runs: int, p0: float, p1: float) -> None:
 def test_laplace_counts_match_closed_form(path: str, eps: float, n: int) -> None:
     mech = make_mechanism("laplace", epsilon=eps, dim=n)
     runs = 100_000
-    r = sanity_check(mech, runs, seed=11, path=path, config=ONE)
+    r = sanity_check(mech, runs, seed=11, path=path, execution=ONE)
     assert r.path == path
     p0 = laplace_vote_probability(eps, n, 0)
     p1 = laplace_vote_probability(eps, n, 1)
@@ -69,7 +69,7 @@ def test_laplace_counts_match_closed_form(path: str, eps: float, n: int) -> None
 def test_tie_rules_at_n2(tie_rule: str) -> None:
     mech = make_mechanism("laplace", epsilon=2.0, dim=2)
     runs = 100_000
-    r = sanity_check(mech, runs, seed=3, tie_rule=tie_rule, config=ONE)
+    r = sanity_check(mech, runs, seed=3, tie_rule=tie_rule, execution=ONE)
     assert_counts_match(
         r.counts,
         runs,
@@ -134,7 +134,7 @@ def test_non_monotone_transform_uses_exact_union_of_intervals() -> None:
     assert d is not None and len(d.flips) == 9 and d.cyclic_interval() is None
     assert d.probability == pytest.approx(0.5, abs=1e-9)
     runs = 50_000
-    r = sanity_check(mech, runs, seed=2, config=ONE)
+    r = sanity_check(mech, runs, seed=2, execution=ONE)
     assert r.path == "fused"
     # One coordinate rounds to 1 w.p. 1/2 for x = 0 and always for x = 1 (1 − 0.4 >= 0.5).
     p0 = stats.binom.sf(1, 3, 0.5)
@@ -183,7 +183,7 @@ def test_bound_is_bonferroni_over_four_candidates() -> None:
 
 def test_identity_bound_is_limited_only_by_runs() -> None:
     runs = 100_000
-    r = sanity_check(make_mechanism("identity", epsilon=1.0, dim=8), runs, config=ONE)
+    r = sanity_check(make_mechanism("identity", epsilon=1.0, dim=8), runs, execution=ONE)
     assert r.counts == ((runs, 0), (0, runs))
     assert r.empirical_loss == math.inf
     q = (0.05 / 8) ** (1 / runs)  # closed forms of the k = n and k = 0 bounds
@@ -193,20 +193,20 @@ def test_identity_bound_is_limited_only_by_runs() -> None:
 
 @pytest.mark.parametrize("n", [1, 8, 128])
 def test_dptext_flagged_with_finite_bound(n: int) -> None:
-    r = sanity_check(make_mechanism("dptext", epsilon=1.0, dim=n), 20_000, seed=1, config=ONE)
+    r = sanity_check(make_mechanism("dptext", epsilon=1.0, dim=n), 20_000, seed=1, execution=ONE)
     assert r.counts[1] == (0, 20_000)  # noise >= 0: the ones are never mistaken
     assert r.empirical_loss == math.inf
     assert math.isfinite(r.epsilon_lower_bound) and r.violation
 
 
 def test_adept_acl22_flagged_at_large_n() -> None:
-    r = sanity_check(make_mechanism("adept-acl22", epsilon=1.0, dim=32), 20_000, config=ONE)
+    r = sanity_check(make_mechanism("adept-acl22", epsilon=1.0, dim=32), 20_000, execution=ONE)
     assert r.violation and r.epsilon_lower_bound > 2.0
 
 
 def test_random_bits_matches_closed_form_and_passes() -> None:
     runs = 100_000
-    r = sanity_check(make_mechanism("random-bits", epsilon=0.1, dim=8), runs, config=ONE)
+    r = sanity_check(make_mechanism("random-bits", epsilon=0.1, dim=8), runs, execution=ONE)
     assert r.path == "generic"
     p = stats.binom.sf(4, 8, 0.5)
     assert_counts_match(r.counts, runs, p, p)
@@ -230,8 +230,8 @@ def test_fused_and_generic_paths_agree(name: str, params: dict[str, str], n: int
         pytest.skip(f"{name} not registered")
     mech = make_mechanism(name, epsilon=1.0, dim=n, **params)
     runs = 50_000
-    fused = sanity_check(mech, runs, seed=21, path="fused", config=ONE)
-    generic = sanity_check(mech, runs, seed=22, path="generic", config=ONE)
+    fused = sanity_check(mech, runs, seed=21, path="fused", execution=ONE)
+    generic = sanity_check(mech, runs, seed=22, path="generic", execution=ONE)
     # Two-sample comparison of each f[x][1]: within 5 standard errors of the difference.
     for x in (0, 1):
         a, b = fused.counts[x][1], generic.counts[x][1]
@@ -248,7 +248,7 @@ def test_counts_accumulate_over_units_and_blocks(monkeypatch: pytest.MonkeyPatch
     plan = plan_sanity_check(mech, runs)
     assert len(plan.units) == 2 * 5
     for path in ("fused", "generic"):
-        r = sanity_check(mech, runs, seed=4, path=path, config=ONE)
+        r = sanity_check(mech, runs, seed=4, path=path, execution=ONE)
         assert_counts_match(
             r.counts,
             runs,
@@ -335,7 +335,7 @@ class Misbehaving(Mechanism):
 )
 def test_misbehaving_mechanism_stops_the_audit(problem: str, message: str) -> None:
     with pytest.raises(MechanismError, match=message) as info:
-        sanity_check(Misbehaving(epsilon=1.0, problem=problem), 100, config=ONE)
+        sanity_check(Misbehaving(epsilon=1.0, problem=problem), 100, execution=ONE)
     assert "misbehaving" in str(info.value)
     assert "x = " in str(info.value) or "input" in str(info.value)
 
@@ -352,4 +352,4 @@ class NaNTransform(StripedNoise):
 
 def test_nan_from_noise_transform_is_rejected() -> None:
     with pytest.raises(MechanismError, match="nan-transform"):
-        sanity_check(NaNTransform(epsilon=1.0), 10, config=ONE)
+        sanity_check(NaNTransform(epsilon=1.0), 10, execution=ONE)

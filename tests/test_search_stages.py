@@ -29,8 +29,8 @@ SMALL = AuditConfig(samples=20_000, final_samples=40_000, train_samples=10_000, 
 
 def test_stage_list_follows_the_switches() -> None:
     assert [n for n, _ in stages_for(SearchConfig())] == list(STAGES)
-    assert list(STAGES) == ["train", "screen", "rank", "validate", "playoff", "ladder"]
-    off = SearchConfig(validate=False, playoff_groups=0, ladder_rungs=0)
+    assert list(STAGES) == ["train", "screen", "rank", "playoff", "ladder"]
+    off = SearchConfig(playoff_groups=0, ladder_rungs=0)
     assert [n for n, _ in stages_for(off)] == ["train", "screen", "rank"]
 
 
@@ -39,9 +39,8 @@ def test_stage_list_follows_the_switches() -> None:
     [
         ("train_floor", 0),
         ("screen_pairs", 0),
-        ("rank_share", 1.0),
-        ("validate_top", 0),
-        ("validate_extra", 1.5),
+        ("rank_top", 0),
+        ("rank_extra", 1.5),
         ("playoff_groups", -1),
         ("playoff_samples", 0),
         ("playoff_tie_z", math.nan),
@@ -82,6 +81,10 @@ def test_every_stage_returns_a_smaller_shortlist() -> None:
     for (_, c0, p0), (name, c1, p1) in itertools.pairwise(sizes):
         assert c1 <= c0 and p1 <= p0, name
     assert 0 < len(state.ranked) <= sizes[2][2]
+    # rank keeps the ``rank_top`` leaders under the margin for every candidate and
+    # ``rank_top · rank_extra`` under the margin for those alone, no more.
+    top = max(SMALL.search.rank_top, SMALL.best_candidates)
+    assert sizes[2][2] <= top + int(top * SMALL.search.rank_extra)
 
 
 def test_timer_tallies_the_outputs_each_stage_draws() -> None:
@@ -91,19 +94,18 @@ def test_timer_tallies_the_outputs_each_stage_draws() -> None:
     pairs = r.pairs_tried
     assert timer.drawn["train"] == 2 * pairs * 10_000
     assert timer.drawn["screen"] == 0
-    assert timer.drawn["rank"] % 10_000 == 0 and timer.drawn["rank"] > 0
-    assert timer.drawn["validate"] == timer.drawn["rank"]  # the same inputs, the other half
+    # rank counts every input of the screened combinations on all of ``samples``.
+    assert timer.drawn["rank"] > 0 and timer.drawn["rank"] % SMALL.samples == 0
     assert timer.drawn["final"] % 40_000 == 0 and timer.drawn["final"] >= 2 * 40_000
-    assert set(timer.cpu) >= {"train", "screen", "rank", "validate", "final"}
+    assert set(timer.cpu) >= {"train", "screen", "rank", "final"}
 
 
 @pytest.mark.parametrize(
     "search",
     [
-        SearchConfig(validate=False),
         SearchConfig(playoff_groups=0),
         SearchConfig(ladder_rungs=0),
-        SearchConfig(fixed_mass=False, validate_extra=0.0),
+        SearchConfig(rank_extra=0.0),
         SearchConfig(screen_pairs=1),
     ],
 )

@@ -225,11 +225,11 @@ def test_final_sets_of_one_pair_share_samples_and_split_the_error() -> None:
     claim = PrivacyClaim(Definition.PURE, 0.4, InputDomain((8,), 0.0, 1.0))
     mech = as_mechanism(_laplace_parallel8, claim)
     pair = InputPair((0.0,) * 8, (1.0,) * 8, "given")
-    cfg = AuditConfig(40_000, 400_000, pairs=(pair,), use_patterns=False, seed=1)
+    cfg = AuditConfig(40_000, 400_000, pairs=(pair,), use_patterns=False, seed=0)
     r = audit(mech, cfg, ONE)
     w = r.witness
     assert w is not None and not r.violation
-    assert r.final_candidates >= 2  # seed 1: the winner and 2 rungs
+    assert r.final_candidates >= 2  # seed 0: the winner and 2 more sets of the one pair
     assert w.p1.bound_error == pytest.approx((1 - cfg.confidence) / (2 * r.final_candidates))
     assert w.seeds is not None
     # One job per input of the pair: x's outputs at index 0, x''s at 1, whichever is p1's.

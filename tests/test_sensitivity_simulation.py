@@ -61,7 +61,7 @@ def test_l1_clipping_never_violates() -> None:
             clip_norm=1,
             pairs=2000,
             seed=3,
-            config=ONE,
+            execution=ONE,
         )
         assert all(r.violating == 0 for r in res.results)
         assert all(r.ci[0] == 0.0 for r in res.results)
@@ -69,12 +69,12 @@ def test_l1_clipping_never_violates() -> None:
 
 def test_dim_one_never_violates_under_l2() -> None:
     for dist in ("uniform", "normal"):
-        res = simulate_sensitivity([1], distribution=dist, pairs=20_000, config=ONE)
+        res = simulate_sensitivity([1], distribution=dist, pairs=20_000, execution=ONE)
         assert res.results[0].violating == 0 and res.results[0].boundary == 0
 
 
 def test_uniform_curve_rises_quickly_to_one() -> None:
-    res = simulate_sensitivity("1-16,32,64", pairs=10_000, seed=1, config=ONE)
+    res = simulate_sensitivity("1-16,32,64", pairs=10_000, seed=1, execution=ONE)
     f = fractions(res)
     # 5 standard errors of a fraction from 10,000 pairs is at most 0.025.
     tol = 5 * math.sqrt(0.25 / 10_000)
@@ -89,10 +89,10 @@ def test_uniform_curve_rises_quickly_to_one() -> None:
 def test_normal_curve_rises_later_than_uniform() -> None:
     normal = fractions(
         simulate_sensitivity(
-            "1-8,12,16,20,32,64", distribution="normal", pairs=10_000, seed=2, config=ONE
+            "1-8,12,16,20,32,64", distribution="normal", pairs=10_000, seed=2, execution=ONE
         )
     )
-    uniform = fractions(simulate_sensitivity("8,16", pairs=10_000, seed=2, config=ONE))
+    uniform = fractions(simulate_sensitivity("8,16", pairs=10_000, seed=2, execution=ONE))
     # With std 0.1·C = 1 the L1 distance of a pair is about 1.13·n: it passes 2C = 20
     # only from n ≈ 18 on, where the uniform case is long saturated.
     assert max(normal[d] for d in range(1, 9)) <= 0.001
@@ -102,9 +102,9 @@ def test_normal_curve_rises_later_than_uniform() -> None:
 
 
 def test_normal_scale_readings() -> None:
-    std = simulate_sensitivity([2], distribution="normal", bound=1.0, pairs=10, config=ONE)
+    std = simulate_sensitivity([2], distribution="normal", bound=1.0, pairs=10, execution=ONE)
     var = simulate_sensitivity(
-        [2], distribution="normal", normal_scale="variance", bound=1.0, pairs=10, config=ONE
+        [2], distribution="normal", normal_scale="variance", bound=1.0, pairs=10, execution=ONE
     )
     assert std.sampling_std == pytest.approx(0.1)
     assert var.sampling_std == pytest.approx(math.sqrt(0.1))
@@ -115,7 +115,7 @@ def test_normal_scale_readings() -> None:
 
 def test_claimed_sensitivity_is_respected() -> None:
     # With the true sensitivity 2C·sqrt(n) claimed, L2 clipping never violates.
-    res = simulate_sensitivity([9], pairs=5000, claimed_sensitivity=2 * C * 3, config=ONE)
+    res = simulate_sensitivity([9], pairs=5000, claimed_sensitivity=2 * C * 3, execution=ONE)
     assert res.results[0].violating == 0
 
 
@@ -141,7 +141,7 @@ def test_parse_dims() -> None:
 )
 def test_rejects_bad_arguments(kwargs: dict[str, object], argument: str) -> None:
     with pytest.raises(InvalidArgumentError, match=argument):
-        simulate_sensitivity([2], config=ONE, **kwargs)  # type: ignore[arg-type]
+        simulate_sensitivity([2], execution=ONE, **kwargs)  # type: ignore[arg-type]
 
 
 def test_cli_json(capsys: pytest.CaptureFixture[str]) -> None:

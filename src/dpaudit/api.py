@@ -23,7 +23,7 @@ from dpaudit.auditors.blackbox.result import AuditResult
 from dpaudit.auditors.metric.auditor import MetricAuditConfig, MetricAuditResult, audit_metric
 from dpaudit.claims import MetricClaim, PrivacyClaim
 from dpaudit.engine.config import ExecutionConfig
-from dpaudit.errors import InvalidTypeError
+from dpaudit.errors import InvalidArgumentError, InvalidTypeError
 from dpaudit.mechanisms.base import Mechanism, MechanismContract
 from dpaudit.mechanisms.word.base import WordMechanism
 from dpaudit.testing import as_mechanism
@@ -54,9 +54,14 @@ def audit(
     never that the mechanism is private.
     """
     if isinstance(mechanism, MechanismContract) and mechanism.output_kind == "word":
-        if claim is not None and not isinstance(claim, MetricClaim):
-            raise InvalidTypeError(
-                "claim", claim, "None for a word mechanism (its metric claim is its own ε)"
+        own = mechanism.claim
+        if claim is not None and not _same_metric_claim(claim, own):
+            # Silently auditing the mechanism's own claim instead would answer another question.
+            raise InvalidArgumentError(
+                "claim",
+                claim.describe() if isinstance(claim, MetricClaim) else claim,
+                f"None or the mechanism's own claim ({own.describe()}) for a word "
+                "mechanism: it is audited against ε·d with its own ε and metric",
             )
         if config is not None and not isinstance(config, MetricAuditConfig):
             raise InvalidTypeError("config", config, "a MetricAuditConfig for a word mechanism")
@@ -64,3 +69,12 @@ def audit(
     if config is not None and not isinstance(config, AuditConfig):
         raise InvalidTypeError("config", config, "an AuditConfig for a vector mechanism")
     return audit_blackbox(as_mechanism(mechanism, claim), config, execution)
+
+
+def _same_metric_claim(claim: object, own: MetricClaim) -> bool:
+    """Whether ``claim`` states the word mechanism's own claim (same ε, same metric)."""
+    return (
+        isinstance(claim, MetricClaim)
+        and claim.epsilon == own.epsilon
+        and claim.describe() == own.describe()
+    )

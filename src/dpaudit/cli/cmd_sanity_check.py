@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
             confidence=args.confidence,
             tie_rule=args.tie_rule,
             path=args.path,
-            config=execution,
+            execution=execution,
         ),
     )
     hint = _stronger_audit_hint(args, mech, result.violation)

@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
             normal_scale=args.normal_scale,
             seed=args.seed,
             confidence=args.confidence,
-            config=execution,
+            execution=execution,
         ),
     )
     emit(args, result, _render)

@@ -75,8 +75,7 @@ def run_acl2022_grid(
             runs,
             seed=seed,
             confidence=level,
-            tie_rule=tie_rule,
-            check_transform=False,  # dpaudit's own mechanisms sample by their transform
+            tie_rule=tie_rule,  # no trust report: own mechanisms sample by their transform
         )
         for m, e, n in cells
     ]

@@ -62,7 +62,7 @@ def compute(run: FigureRun) -> FigureResult:
                 normal_scale="std",
                 seed=run.seed + index,  # independent samples per series
                 confidence=CONFIDENCE,
-                config=run.execution,
+                execution=run.execution,
             )
         for r in sim.results:
             rows.append(

@@ -35,7 +35,7 @@ every size and switch below is a field of
      the scores that use it, so a wide screen costs scoring, not sampling;
   2. *ranking* (``rank``): every candidate — pair × attack family × threshold ×
      tail (``>``/``<``) × tie handling (``>``/``≥``) × orientation (``x`` over
-     ``x'`` or the reverse) — is counted on half of ``samples`` fresh outputs
+     ``x'`` or the reverse) — is counted on ``samples`` fresh outputs
      per input and ranked by the bound it can be counted on to reach on the
      final sample size (:func:`~dpaudit.auditors.blackbox.selection.projected_bound`): its
      counts are first replaced by Clopper–Pearson bounds at an error divided by
@@ -43,17 +43,15 @@ every size and switch below is a field of
      advantage exceeds what the luckiest of thousands of correlated counts
      would show, and every set pays for the width of its final interval
      (large-mass sets win at equal ratio; small-mass sets, which DP-Sniper's
-     fixed ``c`` cannot reach, win when their ratio is really larger);
-  3. *validation* (``validate``): the ``validate_top`` leaders
-     (and half as many more, the best under the margin for the leaders alone,
-     so that an effect the full margin hides at small sizes keeps a chance) are
-     re-estimated on the other half and ranked again, with the margin for
-     that many;
-  3b. *playoff* (``playoff``): the best candidate of each of the
+     fixed ``c`` cannot reach, win when their ratio is really larger); the
+     ``rank_top`` leaders go on, and half as many more, the best under the
+     margin for the leaders alone, so that an effect the full margin hides at
+     small sizes keeps a chance;
+  3. *playoff* (``playoff``): the best candidate of each of the
      ``playoff_groups`` best (pair, orientation)
      groups has its score counted on ``samples`` more fresh outputs per input,
-     and the candidates of those scores are ranked again on validation +
-     playoff counts: two pairs whose ratios differ by less than the validation
+     and the candidates of those scores are ranked again on ranking +
+     playoff counts: two pairs whose ratios differ by less than the ranking
      noise (ReportNoisyMax1's 0.0946 and 0.0927) are told apart before the final
      stage spends its samples on one of them;
   4. *final*: only the chosen candidate(s) are re-estimated on
@@ -61,7 +59,7 @@ every size and switch below is a field of
      (:meth:`~dpaudit.auditors.blackbox.selection.CandidateTable.ladder`): up to
      ``ladder_rungs`` smaller sets of its own
      kind, at masses ``m/√10, m/10, …``, kept when they look better at face
-     value on the validation half.  The margin of stage 2–3 must cover the
+     value on the ranking counts.  The margin of stages 2–3 must cover the
      noise of the selection sample, which is large for small sets; the final
      sample (DP-Sniper's: 19× the selection sample) resolves them, and the
      rungs share the winner's final samples (one job per input, one count per
@@ -82,8 +80,8 @@ every size and switch below is a field of
   density is a claim about the code rather than the code.
 
 **What the confidence covers.**  The final samples are independent of
-everything used to choose the witness (training, ranking, validation and
-playoff samples), so choosing among any number of pairs, families, thresholds,
+everything used to choose the witness (training, ranking and playoff
+samples), so choosing among any number of pairs, families, thresholds,
 directions (and, in ``dpsniper`` mode, pairs) costs no confidence.  If ``K``
 sets are re-estimated on the final samples (the config's ``best_candidates`` best,
 runners-up the playoff could not call and the winner's ladder; the result's
@@ -121,7 +119,7 @@ from dpaudit.auditors.blackbox.selection import projected_bound
 from dpaudit.auditors.blackbox.shortlist import Budget
 from dpaudit.auditors.blackbox.stages import search
 from dpaudit.auditors.core.certify import split_error
-from dpaudit.auditors.core.declarations import check_foreign_code
+from dpaudit.auditors.core.trust import establish_trust
 from dpaudit.claims import Definition
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError
@@ -172,9 +170,9 @@ def audit(
     )
     families = _families(mechanism, config)
     timer = timer or Timer()
-    # Foreign-code checks (trust team): a fixed seed raises; an unseedable source and
-    # declarations the sampler contradicts are reported in the result.
-    trust = check_foreign_code(mechanism, seed=config.seed)
+    # The one trust call: a fixed seed raises; an unseedable source and declarations
+    # the sampler contradicts are reported in the result.
+    trust = establish_trust(mechanism, seed=config.seed)
     if config.mode == "dpsniper":
         result = audit_dpsniper(mechanism, config, execution, pairs, families, timer)
     else:

@@ -30,8 +30,11 @@ class SearchConfig:
     The search (:mod:`dpaudit.auditors.blackbox.stages`) chooses sets on samples the final
     certification never sees, so no value here can make a reported bound invalid: they
     trade power against time.  The defaults are the values each stage was tuned to on the
-    benchmark cases named below (``benchmarks/README.md``); ``benchmarks/ablation.py``
-    measures what switching each optional stage off costs.
+    benchmark cases named below; ``benchmarks/ablation.py`` measures what switching each
+    optional stage off costs (``benchmarks/README.md``, "Search ablation"), and a stage
+    that raised no row's median bound beyond its spread over seeds was removed
+    (``validate``, a re-ranking on a fresh half of ``samples``, and DP-Sniper's
+    fixed-mass sets in ``rank``).
     """
 
     #: Training outputs per input when ``AuditConfig.train_samples`` is not given: at least
@@ -46,39 +49,42 @@ class SearchConfig:
     #: judge them, and each input is sampled once for all kept scores that use it, so a
     #: wide screen costs scoring, not sampling.
     screen_pairs: int = 32
-    #: Rank: the share of ``samples`` per input the ranking counts on (½); validation
-    #: gets the rest.  Without validation the ranking gets all of ``samples``.
-    rank_share: float = 0.5
-    #: Rank: the leaders (under the margin for every candidate ranked) passed to
-    #: validation (16; at least ``best_candidates``).  Enough for every DP-Sniper-suite
-    #: winner to be among them at 1M samples.
-    validate_top: int = 16
-    #: Rank: a second group of leaders, ``validate_top · this`` many (½), the best under
-    #: the margin for the leaders alone, so that an effect the full margin hides at small
-    #: sizes keeps a chance.  0 switches them off.
-    validate_extra: float = 0.5
-    #: Rank: also pass DP-Sniper's fixed-mass sets (denominator rate nearest
-    #: ``AuditConfig.target_mass``), chosen without the numerator's counts, so no
-    #: winner's curse favours them (an effect spread thinly over many outputs).
-    fixed_mass: bool = True
-    #: Validate: re-rank the leaders on fresh counts (the other share of ``samples``);
-    #: a lucky count on the ranking half does not repeat there.  Off: the leaders are
-    #: ranked on the ranking counts themselves.
-    validate: bool = True
+    #: Rank: the leaders (under the margin for every candidate ranked, on ``samples``
+    #: fresh outputs per input) kept for the playoff and the final stage (16; at least
+    #: ``best_candidates``).  Enough for every DP-Sniper-suite winner to be among them
+    #: at 1M samples.
+    rank_top: int = 16
+    #: Rank: a second group of leaders, ``rank_top · this`` many (½), the best under the
+    #: margin for the ``rank_top`` leaders alone, so that an effect the full margin hides
+    #: at small sizes keeps a chance.  Measured (``benchmarks/README.md``, "Search
+    #: ablation"): switched off, DP-Sniper's ReportNoisyMax4 at 1/100 of its sizes fell
+    #: on every seed, median 0.889 → 0.751 (spread over 3 seeds 0.065); in this search
+    #: (no validation, no fixed-mass sets) 0.8725 → 0.7832 over 9 seeds, lower on 7.
+    #: 0: off.
+    rank_extra: float = 0.5
     #: Playoff: how many distinct (pair, orientation) groups, best first after
-    #: validation, have their scores counted on more fresh outputs (3; ReportNoisyMax1's
-    #: two best pairs differ by less than the validation noise).  0 or 1: no playoff.
+    #: ranking, have their scores counted on more fresh outputs (3; ReportNoisyMax1's
+    #: two best pairs differ by less than the ranking noise).  0 or 1: no playoff.
+    #: Measured: switched off, the truncated geometric at 1/20 of DP-Sniper's sizes fell
+    #: 0.1168 → 0.1162 (spread over 3 seeds 0.0004); SVT1 at 1/20 0.0771 → 0.0605, within
+    #: its spread 0.0218; at 1/100 ReportNoisyMax1, ReportNoisyMax4 and the truncated
+    #: geometric lost nothing.
     playoff_groups: int = 3
     #: Playoff: outputs per input it counts (``None``: ``samples``).
     playoff_samples: int | None = None
     #: Playoff: a group whose log-ratio estimate on the playoff counts is within this many
     #: standard errors of the leader's is too close to call, and its best set goes to the
     #: final stage too (1.0; SVT1/SVT2: two pairs 0.0007 apart, noise ≈ 0.004).
-    #: ``-inf``: never.
+    #: Measured: switched off, ReportNoisyMax1 at 1/20 size lost 0.0007 of median bound
+    #: (spread 0.0021); at 1/100 ReportNoisyMax1, ReportNoisyMax4 and the truncated
+    #: geometric lost none.  Not yet shown beyond seed noise on any of the 5 rows
+    #: measured (a candidate for removal once measured over the suite).  ``-inf``: never.
     playoff_tie_z: float = 1.0
     #: Ladder: at most this many smaller sets of the winner's kind, at denominator masses
     #: ``m/ladder_step^j``, re-estimated beside it on the final samples (3; 20 coordinates
-    #: of Laplace, where the ratio keeps growing into the tail).  0: no ladder.
+    #: of Laplace, where the ratio keeps growing into the tail).  Measured: switched off,
+    #: ReportNoisyMax4 at 1/100 of DP-Sniper's sizes fell on every seed, median
+    #: 0.912 → 0.482 (spread over 3 seeds 0.185).  0: no ladder.
     ladder_rungs: int = 3
     #: Ladder: the mass ratio between rungs (√10: three rungs span a factor ≈ 30).
     ladder_step: float = math.sqrt(10.0)
@@ -117,10 +123,9 @@ class SearchConfig:
         check_int("train_floor", self.train_floor, minimum=1)
         check_int("train_fraction", self.train_fraction, minimum=1)
         check_int("screen_pairs", self.screen_pairs, minimum=1)
-        check_probability_open("rank_share", self.rank_share)
-        check_int("validate_top", self.validate_top, minimum=1)
-        if not (0.0 <= self.validate_extra <= 1.0):
-            raise InvalidArgumentError("validate_extra", self.validate_extra, "a number in [0, 1]")
+        check_int("rank_top", self.rank_top, minimum=1)
+        if not (0.0 <= self.rank_extra <= 1.0):
+            raise InvalidArgumentError("rank_extra", self.rank_extra, "a number in [0, 1]")
         check_int("playoff_groups", self.playoff_groups, minimum=0)
         if self.playoff_samples is not None:
             check_int("playoff_samples", self.playoff_samples, minimum=1)
@@ -159,7 +164,8 @@ def default_train_samples(samples: int, search: SearchConfig = DEFAULT_SEARCH) -
 
 
 # Stage codes at the head of every work-unit key: the streams never overlap.
-STAGE_TRAIN, STAGE_SELECT, STAGE_FINAL, STAGE_VALIDATE, STAGE_PLAYOFF = 1, 2, 3, 4, 5
+#: (4 was a validation stage's, removed; the codes of the others stay, and so do their samples.)
+STAGE_TRAIN, STAGE_SELECT, STAGE_FINAL, STAGE_PLAYOFF = 1, 2, 3, 5
 STAGE_SNIPER_TRAIN, STAGE_SNIPER_CHECK, STAGE_SNIPER_FINAL = 11, 12, 13
 #: The pair search's training outputs of round r use stage code STAGE_PAIR_SEARCH + r (r ≤ 9).
 STAGE_PAIR_SEARCH = 20

@@ -14,7 +14,7 @@ estimates the ratio row by row from the training sample,
 rows never seen in training score 0.  It is trained only when the training
 outputs look discrete (:func:`looks_discrete`: at most
 :data:`MAX_ROWS` distinct rows, each seen :data:`MIN_SEEN` times on average).
-Threshold sets of ``s`` are then ranked, validated and re-estimated like every
+Threshold sets of ``s`` are then ranked and re-estimated like every
 other family's, so choosing it costs the final bound nothing.
 
 **Projection on the columns that differ.**  Many coordinates of few values each

@@ -209,21 +209,6 @@ class CandidateTable:
             out.append(int(idx))
         return out
 
-    def at_mass(self, mass: float) -> list[int]:
-        """Per set type, the entry whose denominator rate is nearest ``mass`` (DP-Sniper's ``c``).
-
-        These fixed-mass sets are chosen without looking at the numerator counts, so no
-        winner's curse favours them; they carry an effect spread thinly over many
-        outputs into validation when the margin of the full ranking hides it.
-        """
-        out: list[int] = []
-        rate = self.den / np.maximum(self.n_den, 1)
-        for r in range(len(_SETS)):
-            block = rate[r * self.m : (r + 1) * self.m]
-            if len(block):
-                out.append(r * self.m + int(np.argmin(np.abs(block - mass))))
-        return out
-
     def ladder(
         self,
         idx: int,

@@ -58,7 +58,7 @@ class Shortlist:
 
     ``combos`` are the (pair, score) combinations still in; ``tables[k]`` holds
     the counts of every set of ``combos[k]`` on the latest sample counted for it
-    (training, ranking, validation, or validation + playoff pooled).  ``pool``
+    (training, ranking, or ranking + playoff pooled).  ``pool``
     the sets still in, as ``(combo, set index)`` (``None``: every set of every
     combination); ``ranked`` those of them with a finite projection, best first.
     ``runners_up`` are groups the playoff could not tell from the leader's,
@@ -107,14 +107,6 @@ class Budget:
     sampler: Sampler
     alpha_side: float
     delta: float
-
-    @property
-    def n_rank(self) -> int:
-        """Outputs per input the ranking counts on (all of ``samples`` without validation)."""
-        cfg = self.config
-        if not cfg.search.validate:
-            return cfg.samples
-        return max(1, int(cfg.samples * cfg.search.rank_share))
 
 
 def count_combos(

@@ -5,9 +5,9 @@ Every stage has one contract: it takes a
 combinations and sets still in, with their counts) and a
 :class:`~dpaudit.auditors.blackbox.shortlist.Budget` (what it may sample) and
 returns a smaller shortlist.  :func:`search` runs :func:`stages_for` in order —
-``train``, ``screen``, ``rank``, then the optional ``validate``, ``playoff``
-and ``ladder`` (switched by :class:`~dpaudit.auditors.blackbox.config.SearchConfig`)
-— and :func:`certify_proposals` hands the sets the last stage left to
+``train``, ``screen``, ``rank``, then the optional ``playoff`` and ``ladder``
+(switched by :class:`~dpaudit.auditors.blackbox.config.SearchConfig`) — and
+:func:`certify_proposals` hands the sets the last stage left to
 :func:`dpaudit.auditors.core.certify.certify`, on fresh final samples.  What each
 stage does and why: :mod:`dpaudit.auditors.blackbox.auditor`'s docstring.  Every
 stage draws from its own key range (its stage code), so switching one off
@@ -28,7 +28,6 @@ from dpaudit.auditors.blackbox.config import (
     STAGE_PLAYOFF,
     STAGE_SELECT,
     STAGE_TRAIN,
-    STAGE_VALIDATE,
     SearchConfig,
     default_train_samples,
 )
@@ -231,18 +230,19 @@ def screen(state: Shortlist, budget: Budget) -> Shortlist:
 def rank(state: Shortlist, budget: Budget) -> Shortlist:
     """Count every set of the kept combinations on fresh outputs and keep the leaders.
 
-    Leaders: the best under the margin for every candidate ranked and, so that an
-    effect that margin hides at small sample sizes still gets its chance, the best
-    under the margin for the leaders alone; and DP-Sniper's fixed-mass sets.
+    Leaders, on ``samples`` fresh outputs per input: the ``rank_top`` best under the
+    margin for every candidate ranked and, so that an effect that margin hides at
+    small sample sizes still gets its chance, the ``rank_top · rank_extra`` best
+    under the margin for those leaders alone (``SearchConfig.rank_extra``).
     """
     cfg, search = budget.config, budget.config.search
     everything = list(range(len(state.combos)))
-    counted = count_combos(budget, state.combos, everything, budget.n_rank, STAGE_SELECT, "ranking")
+    counted = count_combos(budget, state.combos, everything, cfg.samples, STAGE_SELECT, "ranking")
     tables = tuple(counted[k] for k in everything)
-    top = max(search.validate_top, cfg.best_candidates)
+    top = max(search.rank_top, cfg.best_candidates)
     passes = [(sum(t.size for t in tables), top)]
-    if int(top * search.validate_extra) > 0:
-        passes.append((top, int(top * search.validate_extra)))
+    if int(top * search.rank_extra) > 0:
+        passes.append((top, int(top * search.rank_extra)))
     chosen: set[tuple[int, int]] = set()
     for compared, count in passes:
         scored: list[tuple[float, int, int]] = []
@@ -251,10 +251,6 @@ def rank(state: Shortlist, budget: Budget) -> Shortlist:
             scored += [(float(proj[j]), k, j) for j in t.leaders(proj, count)]
         scored.sort(key=lambda v: -v[0])
         chosen.update((k, j) for _, k, j in scored[:count])
-    if search.fixed_mass:
-        # Chosen without the numerator's counts: they need no margin to get through.
-        for k, t in enumerate(tables):
-            chosen.update((k, j) for j in t.at_mass(cfg.target_mass))
     pool = tuple(sorted(chosen))
     return dataclasses.replace(
         state,
@@ -290,30 +286,18 @@ def _rare_entries(
     return tuple(out)
 
 
-def validate(state: Shortlist, budget: Budget) -> Shortlist:
-    """Re-rank the leaders on the other share of ``samples``: a lucky count does not repeat."""
-    cfg = budget.config
-    n_check = max(1, cfg.samples - budget.n_rank)
-    everything = list(range(len(state.combos)))
-    counted = count_combos(budget, state.combos, everything, n_check, STAGE_VALIDATE, "validating")
-    tables = tuple(counted[k] for k in everything)
-    ranked = rank_sets(budget, state.combos, tables, state.pool or ())
-    return dataclasses.replace(
-        state, tables=tables, ranked=ranked, pool=tuple(e.key for e in ranked)
-    )
-
-
 def playoff(state: Shortlist, budget: Budget) -> Shortlist:
     """Decide between near-equal pairs on more data before the final stage spends its samples.
 
-    The validation share ranks the leaders with the noise of ``samples/2`` outputs
-    per input, which can exceed the true difference between two pairs (DP-Sniper's
-    ReportNoisyMax1: ratios 0.0946 and 0.0927 at mass 0.2, noise ≈ 0.0012 each).
+    The ranking counts order the leaders with the noise of ``samples`` outputs per
+    input, which can exceed the true difference between two pairs (DP-Sniper's
+    ReportNoisyMax1: ratios 0.0946 and 0.0927 at mass 0.2, noise ≈ 0.0012 each on
+    5.35M outputs).
     The best candidate of each of the ``playoff_groups`` best (pair, orientation)
     groups has its score's candidates counted on more fresh outputs.  The groups are
-    ordered by their best candidate on the playoff counts alone: the validation
+    ordered by their best candidate on the playoff counts alone: the ranking
     counts chose these groups, so the leader's are biased upward (winner's curse).
-    Within a group the sets are ranked on validation + playoff counts, and the
+    Within a group the sets are ranked on ranking + playoff counts, and the
     winner's ladder is read off the same pooled counts.  A group within
     ``playoff_tie_z`` standard errors of the leader is too close to call: its best
     set goes to the final stage too (a runner-up).  With a single group there is
@@ -401,7 +385,6 @@ STAGES: dict[str, Stage] = {
     "train": train,
     "screen": screen,
     "rank": rank,
-    "validate": validate,
     "playoff": playoff,
     "ladder": ladder,
 }
@@ -410,7 +393,6 @@ STAGES: dict[str, Stage] = {
 def stages_for(search: SearchConfig) -> list[tuple[str, Stage]]:
     """The named stages ``search`` switches on, in order (train, screen and rank always)."""
     off = {
-        "validate": not search.validate,
         "playoff": search.playoff_groups < 2,
         "ladder": search.ladder_rungs == 0,
     }
@@ -509,7 +491,7 @@ def _statement(
         f"ε ≥ ε_lcb holds with probability ≥ {cfg.confidence:g} over the final "
         f"samples. {len(budget.pairs)} pair(s), {len(state.families)} attack famil(ies) and "
         f"{state.compared} threshold/direction candidates were compared on separate training, "
-        f"ranking, validation{playoff} samples, so choosing among "
+        f"ranking{playoff} samples, so choosing among "
         f"them costs no confidence; "
         f"{k} set(s) ({k - rungs - runners} best candidate(s), "
         f"{runners} runner(s)-up too close to call, {rungs} smaller set(s) of the "

@@ -55,17 +55,13 @@ check can only fail by chance (probability ≤ α).
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
-from typing import TypeVar
 
 import numpy as np
 
 from dpaudit.auditors.core.certify import split_error
 from dpaudit.auditors.core.guard import (
-    RandomnessCheck,
-    check_randomness,
     checked_sample,
     domain_corners,
     mechanism_label,
@@ -86,8 +82,6 @@ TRANSFORM_COORDS = 1 << 18
 _LOWER_MASSES = (2.0**-1, 2.0**-4, 2.0**-7, 2.0**-10, 2.0**-13, 0.0)
 _UPPER_MASSES = (2.0**-1, 2.0**-4, 2.0**-7)
 _SEED_TAG = stable_hash("dpaudit.declarations")
-
-R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -326,69 +320,6 @@ def check_transform(
     return None
 
 
-# ------------------------------------------------------------ the whole check
-@dataclass(frozen=True)
-class TrustReport:
-    """What dpaudit found out about a mechanism's code before trusting its results.
-
-    ``randomness``: how it uses random numbers
-    (:func:`~dpaudit.auditors.core.guard.check_randomness`);
-    ``findings``: declarations its sampler contradicts.
-    """
-
-    randomness: RandomnessCheck
-    findings: tuple[DeclarationFinding, ...] = ()
-
-    @property
-    def notes(self) -> tuple[str, ...]:
-        """Sentences for a result's notes: the reproducibility warning, if any."""
-        return (self.randomness.warning,) if self.randomness.warning else ()
-
-    def apply(self, result: R) -> R:
-        """``result`` with ``reproducible``, ``declaration_findings`` and :attr:`notes` added."""
-        return dataclasses.replace(
-            result,  # type: ignore[type-var]
-            reproducible=self.randomness.reproducible,
-            declaration_findings=self.findings,
-            notes=(*self.notes, *getattr(result, "notes", ())),
-        )
-
-
-def check_foreign_code(
-    mechanism: Mechanism,
-    *,
-    seed: int = 0,
-    log_prob: bool = True,
-    transform: bool = True,
-) -> TrustReport:
-    """Probe randomness (a fixed seed raises) and check the declarations the auditor will use.
-
-    ``seed`` seeds the randomness probe.  ``log_prob`` / ``transform`` choose
-    which declarations are checked (when the mechanism makes them).  The
-    declaration checks draw from fixed streams of their own (seed
-    :data:`DECLARATION_SEED`), so a mechanism's finding does not depend on the
-    audit's seed.  Nothing is remembered between audits: each audit checks the
-    code it is given (a process-wide memo would trust a mechanism value whose
-    code changed, and made results depend on what ran before in the process).
-    """
-    randomness = check_randomness(mechanism, seed=seed)
-    return TrustReport(randomness, _declaration_findings(mechanism, log_prob, transform))
-
-
-#: Seed of the declaration checks' streams (independent of any audit's seed).
+#: Seed of the declaration checks' streams (independent of any audit's seed, so a
+#: mechanism's finding does not depend on the audit that found it).
 DECLARATION_SEED = 0
-
-
-def _declaration_findings(
-    mechanism: Mechanism, log_prob: bool, transform: bool
-) -> tuple[DeclarationFinding, ...]:
-    findings = []
-    if log_prob and mechanism.has_log_prob:
-        found = check_log_prob(mechanism, seed=DECLARATION_SEED)
-        if found is not None:
-            findings.append(found)
-    if transform:
-        found = check_transform(mechanism, seed=DECLARATION_SEED)
-        if found is not None:
-            findings.append(found)
-    return tuple(findings)

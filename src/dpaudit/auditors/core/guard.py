@@ -22,9 +22,9 @@ problem.  This module adds what a per-chunk output check cannot see:
   audited as it is;
 * **memory** — :func:`check_memory` refuses, before anything runs, work whose
   smallest working set exceeds the memory available, showing the estimate;
-* :func:`preflight` runs all of these on a small chunk at two corners of the
-  input domain, so a broken mechanism fails in a second with a clear message
-  instead of after the first full chunk.
+* :func:`preflight` runs the output checks and the memory check on a small
+  chunk at two corners of the input domain, so a broken mechanism fails in a
+  second with a clear message instead of after the first full chunk.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -41,6 +41,9 @@ from dpaudit.engine.timeout import check_timeout, deadline, mechanism_label, pre
 from dpaudit.errors import InvalidArgumentError, MechanismError
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.random import seeded_global_state, stable_hash, state_entropy, unit_rng
+
+if TYPE_CHECKING:
+    from dpaudit.mechanisms.word.base import WordMechanism
 
 #: Outputs per preflight chunk.
 PREFLIGHT_ROWS = 16
@@ -112,6 +115,19 @@ def with_seeded_globals(rng: np.random.Generator, draw: Callable[[], _T]) -> _T:
     if state_entropy(rng) == entropy:
         rng.bit_generator.random_raw()
     return out
+
+
+def sample_word_codes(
+    mech: WordMechanism, word: str, rows: int, rng: np.random.Generator
+) -> np.ndarray:
+    """``mech.sample_codes`` with numpy's and Python's global generators seeded from ``rng``.
+
+    The word-mechanism counterpart of :func:`checked_sample`'s seeding
+    (:func:`with_seeded_globals`); dpaudit's own mechanisms draw from ``rng`` only.
+    """
+    if own_code(mech):
+        return mech.sample_codes(word, rows, rng)
+    return with_seeded_globals(rng, lambda: mech.sample_codes(word, rows, rng))
 
 
 def own_code(mechanism: object) -> bool:
@@ -286,16 +302,14 @@ def domain_corners(mechanism: Mechanism) -> list[np.ndarray]:
     return [np.full(domain.shape, low, dtype=np.float64), np.full(domain.shape, high)]
 
 
-def preflight(
-    mechanism: Mechanism, *, timeout: float | None = 60.0, seed: int = 0
-) -> RandomnessCheck:
+def preflight(mechanism: Mechanism, *, timeout: float | None = 60.0, seed: int = 0) -> None:
     """Check a mechanism before an audit starts; raise a one-line error naming the problem.
 
     In order: the input and the smallest output block fit in memory; a small
     chunk at each of two domain corners returns finite numbers of the right
-    shape and dtype without raising (within ``timeout`` seconds each); the
-    mechanism does not use a fixed seed (:func:`check_randomness`, whose
-    finding is returned).
+    shape and dtype without raising (within ``timeout`` seconds each).  How it
+    uses randomness is the audit's own first step
+    (:func:`dpaudit.auditors.core.trust.establish_trust`), not repeated here.
     """
     timeout = check_timeout(timeout, "timeout")
     label = mechanism_label(mechanism)
@@ -317,11 +331,6 @@ def preflight(
         f"one block of {MIN_BLOCK_ROWS} outputs of {label} (output shape "
         f"{tuple(mechanism.output_shape)})",
     )
-    randomness = None
     for i, x in enumerate(domain_corners(mechanism)):
         with deadline(timeout, f"mechanism {label!r} on input {preview(x)}"):
             checked_sample(mechanism, x, PREFLIGHT_ROWS, unit_rng(seed, (_SEED_TAG, 0, i)))
-            if i == 0:
-                randomness = check_randomness(mechanism, x, seed=seed)
-    assert randomness is not None
-    return randomness

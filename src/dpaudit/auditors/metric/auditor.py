@@ -54,6 +54,7 @@ import numpy as np
 
 from dpaudit.auditors.core.certify import FinalCounts, certify_one, split_error, verdict_for
 from dpaudit.auditors.core.projection import projected_bound
+from dpaudit.auditors.core.trust import establish_trust
 from dpaudit.auditors.metric.exact import exact_beside, exact_notes
 from dpaudit.auditors.metric.pairs import WordPair, search_pairs
 from dpaudit.auditors.metric.power import PairPower, pair_power, resolution_mass
@@ -66,7 +67,7 @@ from dpaudit.auditors.metric.result import (
     PairResult,
     fmt_value,
 )
-from dpaudit.auditors.metric.sampling import check_word_randomness, count_words
+from dpaudit.auditors.metric.sampling import count_words
 from dpaudit.engine.config import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.word.base import WordMechanism, outcome_name
@@ -145,7 +146,7 @@ def audit_metric(
     claim = mechanism.claim
     pairs = _audited_pairs(mechanism, config)
     distances = claim.metric.distances([p.w for p in pairs], [p.w_prime for p in pairs])
-    randomness = check_word_randomness(mechanism, pairs[0].w, config.seed)
+    trust = establish_trust(mechanism, seed=config.seed, probe=pairs[0].w)  # the one trust call
     timing["pairs"] = round(time.perf_counter() - t0, 4)
 
     words = _unique([w for p in pairs for w in (p.w, p.w_prime)])
@@ -199,8 +200,8 @@ def audit_metric(
         + _unseen_note(results, config.samples)
         + exact.notes
         + exact_notes([(r.w, r.w_prime, r.allowed_loss, r.exact_loss, r.verdict) for r in results])
-        + ((randomness.warning,) if randomness.warning else ()),
-        reproducible=randomness.reproducible,
+        + trust.notes,
+        reproducible=trust.reproducible,
         law_check=exact.law_check,
     )
 

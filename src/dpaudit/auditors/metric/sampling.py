@@ -2,10 +2,9 @@
 
 Every draw of a word mechanism goes through :func:`run_word_count_unit`
 (``np.bincount`` of the outcome codes, so memory is flat in the sample size)
-and :func:`sample_word_codes`, which applies to word mechanisms the rules the
-vector auditors apply through :mod:`dpaudit.auditors.core.guard`: foreign code's
-global generators are seeded from the unit's stream, a fixed internal seed is
-refused (:func:`check_word_randomness`), an unseedable source is flagged.
+and :func:`~dpaudit.auditors.core.guard.sample_word_codes`, which seeds foreign
+code's global generators from the unit's stream (the randomness probe is
+:func:`dpaudit.auditors.core.trust.establish_trust`).
 Imports only dpaudit's basics, the guard, the engine and word-mechanism bases;
 must not import the auditor (:mod:`dpaudit.auditors.metric.auditor`).
 """
@@ -21,17 +20,20 @@ try:  # comes with scikit-learn (the extras that bring word mechanisms); optiona
 except ImportError:  # pragma: no cover - core install without scikit-learn
     threadpool_limits = None
 
-from dpaudit.auditors.core.guard import (
-    RandomnessCheck,
-    classify_randomness,
-    own_code,
-    with_seeded_globals,
-)
+from dpaudit.auditors.core.guard import sample_word_codes
 from dpaudit.engine.config import ExecutionConfig
 from dpaudit.engine.executor import run_units
 from dpaudit.errors import MechanismError
 from dpaudit.mechanisms.word.base import WordMechanism
 from dpaudit.random import unit_rng
+
+__all__ = [
+    "UNIT_SAMPLES",
+    "WordCountUnit",
+    "count_words",
+    "run_word_count_unit",
+    "sample_word_codes",
+]
 
 #: Outputs per work unit and per block inside a unit (a mechanism's ``unit_samples`` wins).
 UNIT_SAMPLES = 1 << 18
@@ -96,38 +98,6 @@ def _count_unit(unit: WordCountUnit) -> np.ndarray:
         counts += np.bincount(codes, minlength=n_codes)
         done += rows
     return counts
-
-
-def sample_word_codes(
-    mech: WordMechanism, word: str, rows: int, rng: np.random.Generator
-) -> np.ndarray:
-    """``mech.sample_codes`` with numpy's and Python's global generators seeded from ``rng``.
-
-    The same seeding as :func:`dpaudit.auditors.core.guard.checked_sample` applies to vector
-    mechanisms (:func:`dpaudit.auditors.core.guard.with_seeded_globals`).
-    """
-    if own_code(mech):
-        return mech.sample_codes(word, rows, rng)
-    return with_seeded_globals(rng, lambda: mech.sample_codes(word, rows, rng))
-
-
-#: Draws per randomness probe and the key tag of its seeds.
-_PROBE_ROWS, _PROBE = 16, 29
-
-
-def check_word_randomness(mech: WordMechanism, word: str, seed: int) -> RandomnessCheck:
-    """Probe ``mech`` on ``word``: refuse a fixed internal seed, flag an unseedable source.
-
-    The rule of :func:`dpaudit.auditors.core.guard.classify_randomness`: the same unit seed
-    twice with different outputs → ``unseedable`` (valid, not reproducible); different
-    seeds with identical outputs that vary between draws → a fixed seed, refused with
-    :class:`MechanismError`; identical constant outputs → ``deterministic``.
-    """
-
-    def draw(tag: int) -> np.ndarray:
-        return np.asarray(sample_word_codes(mech, word, _PROBE_ROWS, unit_rng(seed, (_PROBE, tag))))
-
-    return classify_randomness(draw, mech.name, repr(word), kind="word mechanism")
 
 
 def count_words(

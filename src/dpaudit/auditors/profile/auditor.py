@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from dpaudit.auditors.core.certify import FinalCounts, certify, split_error
+from dpaudit.auditors.core.trust import establish_trust
 from dpaudit.auditors.profile.bounds import (
     ceiling,
     gdp_bound,
@@ -155,6 +156,9 @@ def audit_profile(
     if not callable(score):
         raise InvalidTypeError("score", score, "a callable outputs -> one number per output")
     a, b = mechanism.validate_pair(x, x_prime)
+    # The one trust call: the sets come from samples and are certified on fresh ones,
+    # so no declaration is relied on; only the randomness is probed.
+    trust = establish_trust(mechanism, seed=cfg.seed, probe=a, declarations=())
     xs, xps = tuple(a.ravel().tolist()), tuple(b.ravel().tolist())
     eps = cfg.epsilon_grid()
     n = cfg.final_samples
@@ -185,6 +189,8 @@ def audit_profile(
         score=_describe_score(score),
         selection_samples=cfg.selection_samples,
         seed=cfg.seed,
+        reproducible=trust.reproducible,
+        notes=trust.notes,
     )
     verdict = overall_verdict(
         claim,

@@ -110,6 +110,10 @@ class ProfileAuditResult:
     verdict: Verdict
     findings: tuple[str, ...]
     seed: int
+    #: From the audit's trust call (:func:`dpaudit.auditors.core.trust.establish_trust`):
+    #: False when the mechanism draws from a source dpaudit cannot seed (see ``notes``).
+    reproducible: bool = True
+    notes: tuple[str, ...] = ()
 
     @property
     def violation(self) -> bool:

@@ -68,15 +68,15 @@ import json
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
 
 from dpaudit.auditors.core.certify import FinalCounts, best, certify
 from dpaudit.auditors.core.declarations import DeclarationFinding
-from dpaudit.auditors.core.declarations import check_transform as declared_transform_mismatch
-from dpaudit.auditors.core.guard import check_randomness, checked_sample
+from dpaudit.auditors.core.guard import checked_sample
+from dpaudit.auditors.core.trust import TrustReport, establish_trust
 from dpaudit.auditors.sanity.decision_set import DecisionSet, attack_decision_set
 from dpaudit.engine.executor import ExecutionConfig, run_units
 from dpaudit.engine.timeout import mechanism_label
@@ -377,15 +377,15 @@ def plan_sanity_check(
     confidence: float = 0.95,
     tie_rule: str = "half-even",
     path: str = "auto",
-    check_transform: bool = True,
+    trust: TrustReport | None = None,
 ) -> SanityPlan:
     """Validate the arguments and split the work into units (see :func:`sanity_check`).
 
-    Before the fused path is chosen, the declared transform is tested against
-    the real sampler on the two inputs (:func:`dpaudit.auditors.core.declarations.check_transform`);
-    a mismatch is recorded in the plan's ``findings`` and the generic path,
-    which runs the real sampler, is used instead.  ``check_transform=False``
-    skips that test (only for dpaudit's own mechanisms, whose sampler *is*
+    ``trust`` is what :func:`~dpaudit.auditors.core.trust.establish_trust` found
+    (:func:`sanity_check` makes that call): when the real sampler contradicts
+    the declared transform, the finding is kept in the plan's ``findings`` and
+    the generic path, which runs the real sampler, is used instead.  ``None``
+    trusts the transform (only for dpaudit's own mechanisms, whose sampler *is*
     their transform).
     """
     check_sanity_mechanism(mech)
@@ -402,12 +402,9 @@ def plan_sanity_check(
         raise InvalidArgumentError(
             "path", path, f"'auto' or 'generic' ({mech.name} is not an additive-noise mechanism)"
         )
-    findings: tuple[DeclarationFinding, ...] = ()
-    if path != "generic" and fusable and check_transform:
-        inputs = [np.zeros(mech.input_shape), np.ones(mech.input_shape)]
-        found = declared_transform_mismatch(mech, inputs, seed=seed)
-        if found is not None:
-            findings, fusable = (found,), False
+    findings: tuple[DeclarationFinding, ...] = () if trust is None else trust.findings
+    if trust is not None and trust.contradicts("noise_from_uniform"):
+        fusable = False
     if path != "generic" and fusable:
         d0 = attack_decision_set(mech, 0.0)
         d1 = attack_decision_set(mech, 1.0)
@@ -495,24 +492,32 @@ def sanity_check(
     confidence: float = 0.95,
     tie_rule: str = "half-even",
     path: str = "auto",
-    config: ExecutionConfig | None = None,
+    execution: ExecutionConfig | None = None,
 ) -> SanityCheckResult:
     """Run the ACL 2022 reconstruction sanity check on ``mech`` with ``runs`` runs per input.
 
     ``path``: ``auto`` (fused when the mechanism is additive and its declared
-    transform agrees with its sampler), ``fused`` or ``generic``.  ``config``
-    chooses the executor (backend, workers).  The mechanism's randomness is
-    probed first (:func:`dpaudit.auditors.core.guard.check_randomness`): a fixed seed
-    raises :class:`~dpaudit.errors.MechanismError`; an unseedable source gives
-    ``reproducible = False`` and a note.
+    transform agrees with its sampler), ``fused`` or ``generic``.  ``execution``
+    chooses the executor (backend, workers), as in the other auditors.  The
+    mechanism's randomness is probed and the declared transform tested first, in one call
+    (:func:`dpaudit.auditors.core.trust.establish_trust`): a fixed seed raises
+    :class:`~dpaudit.errors.MechanismError`; an unseedable source gives
+    ``reproducible = False`` and a note; a contradicted transform is a finding,
+    and the generic path runs.
     """
-    plan = plan_sanity_check(
-        mech, runs, seed=seed, confidence=confidence, tie_rule=tie_rule, path=path
+    check_sanity_mechanism(mech)
+    trust = establish_trust(
+        mech,
+        seed=seed,
+        probe=np.zeros(mech.input_shape),
+        # the fused path is the only user of the transform: test it only if it may run
+        declarations=() if path == "generic" else ("noise_from_uniform",),
+        transform_inputs=[np.zeros(mech.input_shape), np.ones(mech.input_shape)],
     )
-    randomness = check_randomness(mech, np.zeros(mech.input_shape), seed=seed)
+    plan = plan_sanity_check(
+        mech, runs, seed=seed, confidence=confidence, tie_rule=tie_rule, path=path, trust=trust
+    )
     start = time.perf_counter()
-    results = run_units(run_sanity_unit, plan.units, config, desc=f"sanity-check {mech.name}")
+    results = run_units(run_sanity_unit, plan.units, execution, desc=f"sanity-check {mech.name}")
     result = finish_sanity_check(plan, results, time.perf_counter() - start)
-    if randomness.warning is None:
-        return result
-    return replace(result, reproducible=False, notes=(*result.notes, randomness.warning))
+    return trust.apply(result)

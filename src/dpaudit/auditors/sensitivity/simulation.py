@@ -224,12 +224,13 @@ def simulate_sensitivity(
     seed: int = 0,
     confidence: float = 0.95,
     boundary_rtol: float = 1e-9,
-    config: ExecutionConfig | None = None,
+    execution: ExecutionConfig | None = None,
 ) -> SensitivitySimulationResult:
     """Fraction of random pairs of clipped vectors whose L1 distance exceeds the claim, per dim.
 
     ``bound`` is the clipping bound C; ``claimed_sensitivity`` defaults to ADePT's
     ``2C``.  One work unit per (dim, chunk of pairs); see the module docstring.
+    ``execution`` chooses the executor (backend, workers), as in the auditors.
     """
     dim_list = parse_dims(dims) if isinstance(dims, str) else tuple(dims)
     if not dim_list:
@@ -256,7 +257,7 @@ def simulate_sensitivity(
 
     units = _plan_units(dim_list, pairs, seed, distribution, std or 0.0, bound, p, claim, rtol)
     start_time = time.perf_counter()
-    counts = run_units(_run_unit, units, config, desc="simulate-sensitivity")
+    counts = run_units(_run_unit, units, execution, desc="simulate-sensitivity")
     seconds = time.perf_counter() - start_time
 
     results = _per_dimension(dim_list, units, counts, confidence)
