@@ -84,6 +84,7 @@ def test_opendp_gaussian_claims_come_from_its_maps() -> None:
     assert "map(d_in" in mech.profile_claim_source
 
 
+@pytest.mark.slow  # OpenDP's sampler is slow; the diffprivlib whole-claim audits below are quick
 def test_opendp_gaussian_is_not_flagged_and_a_miscalibrated_one_is() -> None:
     needs("opendp")
     good = make_mechanism("opendp-gaussian", epsilon=1.0, delta=1e-5)
@@ -128,7 +129,9 @@ def test_diffprivlib_classic_refuses_epsilon_above_one_as_the_library_does() -> 
         make_mechanism("diffprivlib-gaussian", epsilon=2.0, calibration="classic")
 
 
-@pytest.mark.parametrize("calibration", ["analytic", "classic"])
+@pytest.mark.parametrize(
+    "calibration", ["analytic", pytest.param("classic", marks=pytest.mark.slow)]
+)  # the classic calibration's audit is the slower one: full suite only
 def test_diffprivlib_gaussian_is_not_flagged_under_its_claims(calibration: str) -> None:
     needs("diffprivlib")
     mech = make_mechanism("diffprivlib-gaussian", epsilon=1.0, delta=1e-5, calibration=calibration)

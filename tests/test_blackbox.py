@@ -232,7 +232,10 @@ def test_closed_form_helper_on_the_atoms() -> None:
 
 
 # ---------------------------------------------------------- reproducibility
-@pytest.mark.parametrize(("name", "params"), [("laplace", {"dim": 2}), ("ome", {"lambda": 10.0})])
+@pytest.mark.parametrize(  # two full audits each; OME's stays in the quick subset
+    ("name", "params"),
+    [pytest.param("laplace", {"dim": 2}, marks=pytest.mark.slow), ("ome", {"lambda": 10.0})],
+)
 def test_bit_identical_for_one_and_two_workers(name: str, params: dict[str, Any]) -> None:
     mech = make_mechanism(name, epsilon=1.0, **params)
     cfg = AuditConfig(samples=30_000, final_samples=60_000, seed=5)
@@ -292,7 +295,9 @@ def test_correct_mechanisms_are_not_flagged_across_20_seeds(
 @pytest.mark.parametrize(
     ("name", "params", "classifier", "at_least"),
     [
-        ("adept", {"dim": 8}, "auto", 1.5),  # true ε = √8 ≈ 2.83 (EMNLP 2021, App. B)
+        pytest.param(  # true ε = √8 ≈ 2.83 (EMNLP 2021, App. B); 8-dim outputs: slow
+            "adept", {"dim": 8}, "auto", 1.5, marks=pytest.mark.slow
+        ),
         ("identity", {}, "auto", 8.0),  # p2 = 0: limited only by the sample size
         ("dptext", {}, "logistic", 8.0),  # support difference: outputs ≥ x
         ("dptext", {"nan_policy": "keep"}, "logistic", 5.0),  # NaN outputs: indicator columns

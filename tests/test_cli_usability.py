@@ -219,6 +219,7 @@ def test_quiet_prints_no_progress(
     assert code == 0 and err == ""
 
 
+@pytest.mark.slow  # a subprocess run long enough to draw progress; in-process checks stay quick
 def test_piped_stderr_of_the_console_script_has_no_escape_codes(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "dpaudit.cli.main", "simulate-sensitivity", "--dims", "1-2",

@@ -23,6 +23,9 @@ audit has fixed default sizes) gets ``--time-budget
 _BUDGET``.  A page's Python block marked ``<!-- file: NAME.py -->`` is written
 to ``NAME.py`` first, so ``dpaudit audit mymod:f`` finds the function the page
 defined.
+
+A ```text block right after a shell block shows what its commands print: the
+test compares it with their real stdout (rules in ``tests/_docs_output.py``).
 """
 
 from __future__ import annotations
@@ -35,10 +38,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from _docs_output import SHELL, Shown, fences, mismatch, shown_after
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [*sorted((ROOT / "docs").rglob("*.md")), ROOT / "README.md"]
-_SHELL = re.compile(r"(<!-- (not-run|slow): ?(.*?) -->\s*)?```(?:bash|console|sh)\n(.*?)```", re.S)
 _FILE = re.compile(r"<!-- file: ([\w.]+\.py) -->\s*```python\n(.*?)```", re.S)
 _RUNNABLE = re.compile(r"^(dpaudit|python)\s")
 _EXIT = re.compile(r"^\s*exit (\d+)")
@@ -69,19 +72,23 @@ def _quick(command: str) -> str:
 def _cases() -> list:
     cases = []
     for page in PAGES:
-        text = page.read_text(encoding="utf-8")
-        for k, (_, mark, reason, block) in enumerate(_SHELL.findall(text)):
-            name = f"{page.relative_to(ROOT)}#{k + 1}"
-            if mark == "not-run":
-                assert reason.strip(), f"{name}: <!-- not-run: ... --> needs a reason"
+        blocks = fences(page.read_text(encoding="utf-8"))
+        shell = [k for k, block in enumerate(blocks) if block.lang in SHELL]
+        for number, k in enumerate(shell, start=1):
+            name, block = f"{page.relative_to(ROOT)}#{number}", blocks[k]
+            if block.mark == "not-run":
+                assert block.reason, f"{name}: <!-- not-run: ... --> needs a reason"
                 continue
-            marks = [pytest.mark.slow] if mark == "slow" else []
-            cases.append(pytest.param(page, block, id=name, marks=marks))
+            marks = [pytest.mark.slow] if block.mark == "slow" else []
+            shown = shown_after(blocks, k)
+            cases.append(pytest.param(page, block.code, shown, id=name, marks=marks))
     return cases
 
 
-@pytest.mark.parametrize(("page", "block"), _cases())
-def test_every_shell_example_runs(page: Path, block: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("page", "block", "shown"), _cases())
+def test_every_shell_example_runs(
+    page: Path, block: str, shown: Shown | None, tmp_path: Path
+) -> None:
     for name, code in _FILE.findall(page.read_text(encoding="utf-8")):
         (tmp_path / name).write_text(code, encoding="utf-8")
     commands = _commands(block)
@@ -93,6 +100,7 @@ def test_every_shell_example_runs(page: Path, block: str, tmp_path: Path) -> Non
     env["PYTHONPATH"] = os.pathsep.join(
         p for p in [str(tmp_path), str(ROOT / "src"), env.get("PYTHONPATH", "")] if p
     )
+    stdout = []
     for command, expected in commands:
         done = subprocess.run(
             ["bash", "-c", _quick(command)],
@@ -106,13 +114,18 @@ def test_every_shell_example_runs(page: Path, block: str, tmp_path: Path) -> Non
             f"{page.name}: `{command}` exited {done.returncode}, not {expected}:\n"
             f"{done.stdout[-1500:]}\n{done.stderr[-1500:]}"
         )
+        stdout.append(done.stdout)
+    wrong = shown and shown.mode != "unchecked" and mismatch(shown, "".join(stdout))
+    assert not wrong, f"{page.name}: shown output is wrong: {wrong}"
 
 
 def test_markers_are_spelled_right() -> None:
     """A mistyped marker would leave a block unchecked or unskipped without a word."""
     for page in PAGES:
         for marker in re.findall(r"<!-- ?([\w-]+):", page.read_text(encoding="utf-8")):
-            assert marker in {"not-run", "slow", "file"}, f"{page.name}: unknown marker {marker}"
+            assert marker in {"not-run", "slow", "file", "output"}, (
+                f"{page.name}: unknown marker {marker}"
+            )
 
 
 def test_the_checker_reads_commands_exit_statuses_and_marks() -> None:
@@ -122,7 +135,7 @@ def test_the_checker_reads_commands_exit_statuses_and_marks() -> None:
     assert commands == [("dpaudit audit ome --epsilon 1", 1), ("pip install x", 0)]
     assert [c for c, _ in commands if not _RUNNABLE.match(c)] == ["pip install x"]
     page = "<!-- not-run: installs -->\n```bash\npip install x\n```\n```sh\ndpaudit --help\n```\n"
-    assert [m[1] for m in _SHELL.findall(page)] == ["not-run", ""]
+    assert [b.mark for b in fences(page) if b.lang in SHELL] == ["not-run", ""]
     assert _quick("dpaudit audit laplace --epsilon 1").endswith(f"--time-budget {_BUDGET}")
     assert "--time-budget" not in _quick("dpaudit audit gaussian --epsilon 1 --claim gdp:1")
 
@@ -131,8 +144,8 @@ def _every_dpaudit_command() -> list:
     """Every ``dpaudit`` command of every shell block, marked not-run or not."""
     found = []
     for page in PAGES:
-        for _, _, _, block in _SHELL.findall(page.read_text(encoding="utf-8")):
-            for command, _ in _commands(block):
+        for block in fences(page.read_text(encoding="utf-8")):
+            for command, _ in _commands(block.code) if block.lang in SHELL else []:
                 words = shlex.split(command)
                 if words and Path(words[0]).name == "dpaudit":
                     found.append(pytest.param(words[1:], id=f"{page.name}: {command[:70]}"))

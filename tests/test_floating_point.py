@@ -31,6 +31,7 @@ def test_textbook_float_laplace_has_a_support_mismatch() -> None:
     assert math.isinf(mech.truth().true_epsilon)
 
 
+@pytest.mark.slow  # a full audit at 50 000 samples; the support mismatch is checked quickly above
 def test_bit_features_let_the_unchanged_auditor_find_it() -> None:
     mech = make_mechanism("textbook-float-laplace", epsilon=0.1, features="bits")
     with pytest.raises(PrivacyViolationError) as info:

@@ -110,6 +110,7 @@ def _coverage_failures(reps: int, alpha: float) -> tuple[int, int]:
     return set_fail, claim_fail
 
 
+@pytest.mark.slow  # 300 audits; the study's power check below stays in the quick subset
 def test_joint_coverage_of_all_bounds_holds_at_the_confidence() -> None:
     reps, alpha = 300, 0.2
     set_fail, claim_fail = _coverage_failures(reps, alpha)

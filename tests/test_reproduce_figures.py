@@ -35,6 +35,9 @@ from dpaudit.reproduce.reference_data import acl2022_published, acl2022_publishe
 FIGURE_FILES = ("results.json", "results.csv", "figure.png", "figure.svg", "README.md")
 
 
+# The tests that read tiny_run are slow: the fixture runs every figure end to end
+# (about 10 s on an idle core).  test_worker_count_does_not_change_results below runs
+# one figure end to end in the quick subset, and tests/test_report.py the report.
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("reproduce") / "run"
@@ -45,6 +48,7 @@ def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.mark.slow  # uses tiny_run: `reproduce all` end to end
 def test_every_figure_has_all_outputs(tiny_run: Path) -> None:
     for name in registry.figure_names():
         fig_dir = tiny_run / name
@@ -68,6 +72,7 @@ def test_every_figure_has_all_outputs(tiny_run: Path) -> None:
         assert "figure.png" in readme
 
 
+@pytest.mark.slow  # uses tiny_run: `reproduce all` end to end
 def test_run_status_and_report_are_complete(tiny_run: Path) -> None:
     status = json.loads((tiny_run / "run-status.json").read_text())
     assert status["status"] == "complete"
@@ -94,6 +99,7 @@ def test_run_status_and_report_are_complete(tiny_run: Path) -> None:
     )
 
 
+@pytest.mark.slow  # uses tiny_run: `reproduce all` end to end
 def test_report_html_is_self_contained(tiny_run: Path) -> None:
     page = (tiny_run / "report.html").read_text()
     assert "http://" not in page and "https://" not in page
@@ -110,6 +116,7 @@ def test_report_html_is_self_contained(tiny_run: Path) -> None:
             assert (tiny_run / attr).is_file(), attr
 
 
+@pytest.mark.slow  # uses tiny_run: `reproduce all` end to end
 def test_report_escapes_corpus_text(tiny_run: Path) -> None:
     data = json.loads((tiny_run / "hoho-fig1" / "results.json").read_text())
     page = (tiny_run / "report.html").read_text()
@@ -179,6 +186,7 @@ def _page_requests(netlog: Path) -> list[str]:
     return urls
 
 
+@pytest.mark.slow  # uses tiny_run: `reproduce all` end to end
 def test_report_renders_in_headless_chromium_without_network(
     tiny_run: Path, tmp_path: Path
 ) -> None:
@@ -275,6 +283,7 @@ def _run_probe(browser: str, probe: Path, tmp_path: Path, size: str) -> Any:
     )  # fmt: skip
 
 
+@pytest.mark.slow  # uses tiny_run: `reproduce all` end to end
 def test_report_layout_as_a_reader_sees_it(tiny_run: Path, tmp_path: Path) -> None:
     """Summary first, the first figure within 1.7 screens, figures not shrunk, words present."""
     browser = _chromium()
