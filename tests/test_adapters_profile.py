@@ -170,6 +170,7 @@ def test_cli_audits_the_library_claim(capsys) -> None:
     )
     assert code == 0, err
     data = json.loads(out)
-    assert data["claim"]["kind"] == "gdp" and data["violation"] is False
-    assert data["claim_note"].startswith("diffprivlib GaussianAnalytic(epsilon=1")
-    assert data["score"].startswith("⟨y − (x + x′)/2")  # no log-density: the projection
+    detail = data["detail"]
+    assert detail["claim"]["kind"] == "gdp" and data["violation"] is False
+    assert detail["claim_note"].startswith("diffprivlib GaussianAnalytic(epsilon=1")
+    assert detail["score"].startswith("⟨y − (x + x′)/2")  # no log-density: the projection

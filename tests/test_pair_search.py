@@ -173,7 +173,7 @@ def test_cli_no_pair_search_tries_only_the_patterns(
     for flag in ("--pair-search", "--no-pair-search"):
         code, out, err = _cli(capsys, flag, *CLI_FAST, "--classifier", "logistic", "--json")
         assert code == 0, err
-        runs[flag] = json.loads(out)["pairs_tried"]
+        runs[flag] = json.loads(out)["detail"]["pairs_tried"]
     patterns = len(generate_pairs(_mech()))  # the deduplicated patterns
     assert runs["--no-pair-search"] == patterns < runs["--pair-search"]
 

@@ -88,9 +88,8 @@ def from_jsonable(tp: Any, data: Any) -> Any:
         _, value_type = typing.get_args(tp)
         return {k: from_jsonable(value_type, v) for k, v in data.items()}
     if dataclasses.is_dataclass(tp) and isinstance(tp, type):
-        if callable(getattr(tp, "from_dict", None)):  # a type whose JSON differs from its fields
-            return tp.from_dict(data)
-        return tp(**dataclass_fields(tp, data))
+        json_fields = getattr(tp, "json_fields", None)  # a type whose JSON differs from its fields
+        return tp(**dataclass_fields(tp, json_fields(data) if callable(json_fields) else data))
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         return tp(data)
     if tp is float:

@@ -271,18 +271,18 @@ class Witness:
     def __str__(self) -> str:
         return self.describe()
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Witness:
-        """The witness :meth:`to_dict` wrote (a typed domain's user values back in ``values``)."""
-        from dpaudit.serialization import dataclass_fields  # serialization imports nothing here
+    @staticmethod
+    def json_fields(data: dict[str, Any]) -> dict[str, Any]:
+        """:meth:`to_dict`'s JSON as field values: a typed domain's user values back in ``values``.
 
+        The decoder (:func:`dpaudit.serialization.from_jsonable`) calls this before it
+        builds the witness from its fields.
+        """
         fields = dict(data)
         if "x_encoded" in fields:
-            fields["values"] = (fields["x"], fields["x_prime"])
+            fields["values"] = [fields["x"], fields["x_prime"]]
             fields["x"], fields["x_prime"] = fields.pop("x_encoded"), fields.pop("x_prime_encoded")
-        values = fields.pop("values", None)
-        witness = cls(**dataclass_fields(cls, fields))
-        return dataclasses.replace(witness, values=values) if values is not None else witness
+        return fields
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict; optional fields a source lacks are left out (``confidence`` stays)."""
