@@ -12,7 +12,7 @@ Layers (each may import only what is listed for it, plus the basics)::
     mechanisms → analysis                      (mechanisms use the maths)
     engine, analysis, text       basics only
     basics: errors, validation, claims, random, serialization, io, progress, verdicts,
-                                 witness
+                                 witness, rundir (a run directory's file names and records)
 
 Imports are read with :mod:`ast` from the source, so the test fails as soon as
 a file breaks a rule, whether or not that code path runs.
@@ -40,6 +40,7 @@ BASICS = frozenset(
         "progress",
         "verdicts",
         "witness",
+        "rundir",
         "__init__",
     }
 )
@@ -72,6 +73,8 @@ BASIC_ALLOWED: dict[str, frozenset[str]] = {
     "progress": frozenset({"errors"}),
     "verdicts": frozenset(),
     "witness": frozenset(),
+    # A run directory's file names and its typed results.json records.
+    "rundir": frozenset({"errors", "verdicts", "witness"}),
 }
 #: Largest source file, in lines: a file longer than this holds more than one idea.
 MAX_LINES = 600

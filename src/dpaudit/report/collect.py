@@ -1,4 +1,9 @@
-"""Read a run directory back into one value that the Markdown and HTML renderers share."""
+"""Read a run directory back into one value that the Markdown and HTML renderers share.
+
+Each figure's ``results.json`` is read into its typed
+:class:`~dpaudit.rundir.records.FigureResult`; the file names come from
+:mod:`dpaudit.rundir.layout`, shared with the writers.
+"""
 
 from __future__ import annotations
 
@@ -9,13 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from dpaudit.errors import InvalidArgumentError
-
-#: File names shared with :mod:`dpaudit.reproduce` (kept literal here so that the
-#: report does not import the figure machinery).
-RUN_STATUS = "run-status.json"
-RESULTS_JSON = "results.json"
-FIGURE_PNG = "figure.png"
-FIGURE_README = "README.md"
+from dpaudit.rundir.layout import FIGURE_PNG, FIGURE_README, RESULTS_JSON, RUN_STATUS
+from dpaudit.rundir.records import AuditRecord, FigureResult, load_figure_result
 
 
 @dataclass(frozen=True)
@@ -24,14 +24,14 @@ class FigureEntry:
 
     name: str
     directory: Path
-    result: dict[str, Any]
+    result: FigureResult
     png: bytes | None
     readme: str | None = None
 
     @property
     def title(self) -> str:
         """The figure's title."""
-        return str(self.result.get("title", self.name))
+        return self.result.title
 
 
 @dataclass(frozen=True)
@@ -58,16 +58,20 @@ class RunContents:
         present = {f.name for f in self.figures}
         return [name for name in wanted if name not in present]
 
-    def audits(self) -> list[tuple[str, dict[str, Any]]]:
+    def audits(self) -> list[tuple[str, AuditRecord]]:
         """Every audited mechanism of every figure, as ``(figure, audit record)``."""
-        return [(f.name, a) for f in self.figures for a in f.result.get("audits", [])]
+        return [(f.name, a) for f in self.figures for a in f.result.audits]
 
 
 def load_run(directory: str | Path) -> RunContents:
     """Read ``run-status.json`` and every ``<figure>/results.json`` under ``directory``.
 
     Raises :class:`InvalidArgumentError` when ``directory`` is not a directory
-    or holds no figure results at all.
+    or holds no figure results at all, and
+    :class:`~dpaudit.rundir.records.ResultsFormatError` (naming the file and
+    the field) for a ``results.json`` that lacks a field every version wrote.
+    A results file that is not JSON at all is left out, as if absent (the
+    report then says the run is incomplete).
     """
     root = Path(directory)
     if not root.is_dir():
@@ -78,9 +82,9 @@ def load_run(directory: str | Path) -> RunContents:
     found.sort(key=lambda p: (order.index(p.name) if p.name in order else len(order), p.name))
     figures = []
     for sub in found:
-        result = _read_json(sub / RESULTS_JSON)
-        if result is None:
+        if _read_json(sub / RESULTS_JSON) is None:
             continue
+        result = load_figure_result(sub / RESULTS_JSON)
         png_path = sub / FIGURE_PNG
         png = png_path.read_bytes() if png_path.is_file() else None
         readme_path = sub / FIGURE_README

@@ -34,6 +34,7 @@ from dpaudit.mechanisms import make_mechanism
 from dpaudit.reproduce import common
 from dpaudit.reproduce.common import AuditRecord, FigureResult, FigureRun, Finding
 from dpaudit.reproduce.registry import FigureSpec
+from dpaudit.verdicts import Verdict
 
 NAME = "hoho-fig2"
 TITLE = "OME on a scalar: estimated ε vs claimed ε (DP-Sniper mode and dpaudit mode)"
@@ -185,7 +186,6 @@ def _row(eps: float, lam: float, mode: str, result: AuditResult, true_eps: float
 
 
 def _audit_record(mech: Any, mode: str, result: AuditResult, truth: Any) -> AuditRecord:
-    w = result.witness
     return AuditRecord(
         mechanism="ome",
         parameters=mech.params(),
@@ -196,9 +196,9 @@ def _audit_record(mech: Any, mode: str, result: AuditResult, truth: Any) -> Audi
         epsilon_lower_bound=result.epsilon_lower_bound,
         confidence=result.confidence,
         method=f"black-box audit, {MODE_LABELS[mode]}",
-        violation=result.violation,
-        verdict=result.verdict,
-        witness={} if w is None else w.summary(),
+        verdict=Verdict.of(result.violation),
+        verdict_text=result.verdict,
+        witness=result.witness,
     )
 
 

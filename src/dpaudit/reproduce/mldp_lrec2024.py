@@ -60,6 +60,7 @@ from dpaudit.reproduce.common import (
     Finding,
 )
 from dpaudit.reproduce.registry import FigureSpec
+from dpaudit.verdicts import Verdict
 
 NAME = "mldp-lrec2024"
 TITLE = "Word-level metric DP (mldp-text): claimed ε·d vs the audited bound, pair by pair"
@@ -254,9 +255,9 @@ def _row(
 
 def _audit_record(label: str, mech: Any, eps: float, result: MetricAuditResult) -> AuditRecord:
     w = result.worst
-    witness: dict[str, Any] = {}
+    lines: dict[str, Any] = {}  # the card's lines: the pair's d and ε·d, the set, the counts
     if w is not None:
-        witness = {
+        lines = {
             "pair": [w.w, w.w_prime],
             "d": w.distance,
             "ε·d": w.allowed_loss,
@@ -275,10 +276,19 @@ def _audit_record(label: str, mech: Any, eps: float, result: MetricAuditResult) 
         epsilon_lower_bound=bound,
         confidence=result.confidence,
         method="pair-by-pair metric-DP audit (dpaudit.auditors.metric.auditor)",
-        violation=result.violation,
-        verdict=result.verdict,
-        witness=witness,
+        verdict=_record_verdict(result),
+        verdict_text=result.verdict,
+        witness=result.witness,
+        witness_lines=lines,
     )
+
+
+def _record_verdict(result: MetricAuditResult) -> Verdict:
+    """The audit's outcome: a violation, else inconclusive when a pair is (too few samples)."""
+    if result.violation:
+        return Verdict.VIOLATION
+    unsure = any(p.verdict == INCONCLUSIVE for p in result.pairs)
+    return Verdict.INCONCLUSIVE if unsure else Verdict.NO_VIOLATION_FOUND
 
 
 #: The mechanisms whose claims dpaudit found violated in mldp-text (README's finding),
@@ -578,7 +588,7 @@ def _tables(result: FigureResult) -> list[common.ReportTable]:
 
 def readme(result: FigureResult) -> str:
     """The figure's README: what it shows, how it was made, the pairs, findings, differences."""
-    pairs = "\n\n".join(t.markdown() for t in result.tables)
+    pairs = "\n\n".join(common.table_markdown(t) for t in result.tables)
     notes = "\n".join(f"- {n}" for n in result.notes)
     return common.readme_page(
         result, sections=[pairs, "## Notes\n\n" + notes, common.findings_section(result)]
