@@ -266,6 +266,8 @@ def _audit_record(label: str, mech: Any, eps: float, result: MetricAuditResult) 
             "p2 = Pr[M(w') ∈ S]": f"{w.p2.hits}/{w.p2.samples}, upper bound {w.p2.bound:.6g}",
         }
     bound = max((p.epsilon_lower_bound for p in result.pairs), default=0.0)
+    unsure = any(p.verdict == INCONCLUSIVE for p in result.pairs)  # too few samples to see ε·d
+    quiet = Verdict.INCONCLUSIVE if unsure else Verdict.NO_VIOLATION_FOUND
     return AuditRecord(
         mechanism=label,
         parameters=dict(mech.spec().get("params", {})),
@@ -276,19 +278,11 @@ def _audit_record(label: str, mech: Any, eps: float, result: MetricAuditResult) 
         epsilon_lower_bound=bound,
         confidence=result.confidence,
         method="pair-by-pair metric-DP audit (dpaudit.auditors.metric.auditor)",
-        verdict=_record_verdict(result),
+        verdict=Verdict.VIOLATION if result.violation else quiet,
         verdict_text=result.verdict,
         witness=result.witness,
         witness_lines=lines,
     )
-
-
-def _record_verdict(result: MetricAuditResult) -> Verdict:
-    """The audit's outcome: a violation, else inconclusive when a pair is (too few samples)."""
-    if result.violation:
-        return Verdict.VIOLATION
-    unsure = any(p.verdict == INCONCLUSIVE for p in result.pairs)
-    return Verdict.INCONCLUSIVE if unsure else Verdict.NO_VIOLATION_FOUND
 
 
 #: The mechanisms whose claims dpaudit found violated in mldp-text (README's finding),

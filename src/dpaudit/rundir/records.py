@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from dpaudit.errors import DPAuditError
+from dpaudit.rundir.layout import RESULTS_JSON
 from dpaudit.verdicts import Verdict
 from dpaudit.witness import Witness
 
@@ -276,7 +277,7 @@ class FigureResult:
         return None if total is None else float(total)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], source: str = "results.json") -> FigureResult:
+    def from_dict(cls, data: Mapping[str, Any], source: str = RESULTS_JSON) -> FigureResult:
         """Inverse of serialising with :func:`~dpaudit.serialization.to_jsonable` after JSON.
 
         ``source`` (the file's path) is named by every :class:`ResultsFormatError`.
