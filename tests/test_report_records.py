@@ -29,6 +29,7 @@ from dpaudit.rundir.records import (
     ResultsFormatError,
     load_figure_result,
 )
+from dpaudit.rundir.status import RunConfig, RunStatus, load_run_status
 from dpaudit.serialization import dumps, to_jsonable
 from dpaudit.verdicts import Verdict
 from dpaudit.witness import ProbabilityEstimate, ThresholdAttack, Witness, WitnessKind, WitnessSeeds
@@ -198,3 +199,20 @@ def test_the_report_command_names_the_bad_file_and_writes_nothing(
     assert code == 2
     assert f"{tmp_path / 'fig-a' / RESULTS_JSON}: field 'audits[0].verdict' is missing" in err
     assert not (tmp_path / REPORT_MD).exists() and not (tmp_path / REPORT_HTML).exists()
+
+
+def test_the_run_status_round_trips_and_older_ones_load(tmp_path: Path) -> None:
+    status = RunStatus("complete", RunConfig(("a", "b"), "tiny", 3, None), "2026-11-25T06:00:00",
+                       ("a", "b"), 12.5)  # fmt: skip
+    data = json.loads(dumps(status))
+    assert RunStatus.from_dict(data) == status and to_jsonable(RunStatus.from_dict(data)) == data
+    assert "error" not in data and data["config"]["data"] is None
+    first = {"status": "failed", "config": {"figures": ["a"], "scale": "quick", "seed": 0}}
+    old = RunStatus.from_dict(first)  # before data, updated and figures_done were written
+    assert (old.config.data, old.updated, old.figures_done, old.complete) == (None, "", (), False)
+    del first["config"]["seed"]
+    (tmp_path / RUN_STATUS).write_text(json.dumps(first))
+    with pytest.raises(
+        ResultsFormatError, match=r"run-status.json: field 'config.seed' is missing"
+    ):
+        load_run_status(tmp_path)

@@ -139,7 +139,7 @@ def test_run_writes_every_output_and_a_complete_report(fake_figure: str, tmp_pat
         rows = list(csv.DictReader(fh))
     assert [float(r["p"]) for r in rows] == [0.1, 0.5, 0.9]
     assert (fig_dir / FIGURE_PNG).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert read_run_status(tmp_path)["status"] == "complete"
+    assert getattr(read_run_status(tmp_path), "status", None) == "complete"
     assert summary.status == "complete"
     md = (tmp_path / REPORT_MD).read_text()
     html_text = (tmp_path / REPORT_HTML).read_text()
@@ -177,7 +177,7 @@ def test_interrupted_run_leaves_no_complete_report(
     # The old report is gone and the status says the run was interrupted.
     assert not (tmp_path / REPORT_HTML).exists()
     assert not (tmp_path / REPORT_MD).exists()
-    assert read_run_status(tmp_path)["status"] == "interrupted"
+    assert getattr(read_run_status(tmp_path), "status", None) == "interrupted"
     # A report regenerated from this directory says it is incomplete.
     md_path, html_path = write_report(tmp_path)
     assert "INCOMPLETE RUN (status: interrupted)" in md_path.read_text()

@@ -28,6 +28,7 @@ from typing import Any
 from dpaudit.report.collect import FigureEntry, RunContents, fmt
 from dpaudit.rundir.layout import FIGURE_FILES, RUN_STATUS
 from dpaudit.rundir.records import AuditRecord, FigureResult, ReportTable
+from dpaudit.rundir.status import STATUS_COMPLETE
 from dpaudit.serialization import to_jsonable
 from dpaudit.verdicts import Verdict
 
@@ -121,21 +122,19 @@ INCONCLUSIVE = Verdict.INCONCLUSIVE.label
 # ------------------------------------------------------------------ run status
 def status_line(run: RunContents) -> tuple[bool, str]:
     """``(complete, sentence)`` describing whether the run finished every figure."""
-    status = run.status or {}
-    config = status.get("config", {})
-    scale, seed = config.get("scale", "?"), config.get("seed", "?")
-    if run.complete:
-        seconds = status.get("seconds")
-        took = f" in {float(seconds):.0f} s" if seconds is not None else ""
+    status = run.status
+    if run.complete and status is not None:
+        seconds = status.seconds
+        took = f" in {seconds:.0f} s" if seconds is not None else ""
         return True, (
-            f"Complete run: {len(run.figures)} figure(s) at scale '{scale}', "
-            f"root seed {seed}{took}."
+            f"Complete run: {len(run.figures)} figure(s) at scale '{status.config.scale}', "
+            f"root seed {status.config.seed}{took}."
         )
-    state = status.get("status")
+    state = None if status is None else status.status
     missing = run.missing_figures
     if state is None:
         text = f"INCOMPLETE RUN (status: unknown (no {RUN_STATUS}))."
-    elif state == "complete":
+    elif state == STATUS_COMPLETE:
         # The run said it finished, yet a figure's results are gone: say what is missing.
         text = "INCOMPLETE RUN: results are missing for some figures."
     else:
@@ -143,8 +142,8 @@ def status_line(run: RunContents) -> tuple[bool, str]:
     text += " The results below are partial."
     if missing:
         text += f" Missing figures: {', '.join(missing)}."
-    if status.get("error"):
-        text += f" Error: {status['error']}"
+    if status is not None and status.error:
+        text += f" Error: {status.error}"
     return False, text
 
 
@@ -471,7 +470,7 @@ def summary_blocks(run: RunContents) -> list[Block]:
     audits = run.audits()
     flagged = sum(a.violation for _, a in audits)
     unsure = sum(audit_verdict(a) == INCONCLUSIVE for _, a in audits)
-    scale = (run.status or {}).get("config", {}).get("scale", "?")
+    scale = "?" if run.status is None else run.status.config.scale
     blocks: list[Block] = [
         Text(("" if complete else "⚠ ") + status, kind="status-ok" if complete else "status-bad"),
         Heading(2, "Summary", "summary"),

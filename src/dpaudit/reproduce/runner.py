@@ -23,11 +23,10 @@ interrupted run never leaves a report that claims to be complete.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -49,26 +48,20 @@ from dpaudit.reproduce.common import (
 from dpaudit.reproduce.registry import FigureSpec, get_figure, resolve_figures
 from dpaudit.rundir.layout import CHECKPOINT_DIR, REPORT_FILES, RESULTS_JSON, RUN_STATUS
 from dpaudit.rundir.records import FigureResult, load_figure_result
+from dpaudit.rundir.status import (
+    STATUS_COMPLETE,
+    STATUS_FAILED,
+    STATUS_INTERRUPTED,
+    STATUS_RUNNING,
+    RunConfig,
+    RunStatus,
+    load_run_status,
+)
 from dpaudit.serialization import dumps
 from dpaudit.validation import check_seed
 
-STATUS_RUNNING = "running"
-STATUS_COMPLETE = "complete"
-STATUS_FAILED = "failed"
-STATUS_INTERRUPTED = "interrupted"
-
 #: Weight of a figure in the overall progress bar when it gives no estimate.
 _DEFAULT_WEIGHT_S = 10.0
-
-
-@dataclass(frozen=True)
-class RunConfig:
-    """What determines a run's results (the execution backend and workers do not)."""
-
-    figures: tuple[str, ...]
-    scale: str
-    seed: int
-    data: str | None = None
 
 
 @dataclass(frozen=True)
@@ -106,22 +99,21 @@ class RunSummary:
     seconds: float
 
 
-def read_run_status(directory: Path) -> dict[str, Any] | None:
-    """The parsed ``run-status.json`` of ``directory``, or None if absent or unreadable."""
-    path = Path(directory) / RUN_STATUS
-    try:
-        return json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError):
-        return None
+def read_run_status(directory: Path) -> RunStatus | None:
+    """The ``run-status.json`` of ``directory``, or None if absent or not JSON."""
+    return load_run_status(directory)
 
 
-def _write_status(directory: Path, config: RunConfig, status: str, **extra: Any) -> None:
-    record = {
-        "status": status,
-        "config": asdict(config),
-        "updated": datetime.now(UTC).isoformat(timespec="seconds"),
-        **extra,
-    }
+def _write_status(
+    directory: Path,
+    config: RunConfig,
+    status: str,
+    figures_done: list[str],
+    seconds: float | None = None,
+    error: str | None = None,
+) -> None:
+    now = datetime.now(UTC).isoformat(timespec="seconds")
+    record = RunStatus(status, config, now, tuple(figures_done), seconds, error)
     atomic_write_text(directory / RUN_STATUS, dumps(record) + "\n")
 
 
@@ -316,27 +308,10 @@ def _check_resume(out: Path, config: RunConfig, resume: bool) -> None:
     if not resume:
         return
     previous = read_run_status(out)
-    if previous is None:
-        return
-    old = previous.get("config", {})
-    same = (
-        tuple(old.get("figures", ())) == config.figures
-        and old.get("scale") == config.scale
-        and old.get("seed") == config.seed
-        and old.get("data") == config.data
-    )
-    if not same:
+    if previous is not None and previous.config != config:
         raise InvalidArgumentError(
             "--resume",
             str(out),
-            f"the configuration of the run in that directory ({_describe(old)}); "
+            f"the configuration of the run in that directory ({previous.config.describe()}); "
             "use a new --out or --force to start over",
         )
-
-
-def _describe(config: dict[str, Any]) -> str:
-    figures = ",".join(config.get("figures", ()))
-    text = f"figures {figures}, scale {config.get('scale')}, seed {config.get('seed')}"
-    if config.get("data"):
-        text += f", data {config['data']}"
-    return text

@@ -303,15 +303,23 @@ class FigureResult:
         )  # fmt: skip
 
 
+#: The "field" of a :class:`ResultsFormatError` for a file that is not a JSON object at all.
+NOT_JSON = "<file>"
+
+
 def load_figure_result(path: str | Path) -> FigureResult:
-    """Read a figure's ``results.json``; errors name the file (and the field)."""
+    """Read a figure's ``results.json``; errors name the file (and the field).
+
+    ``OSError`` when it cannot be read; a :class:`ResultsFormatError` with
+    ``field`` :data:`NOT_JSON` when it is not a JSON object.
+    """
     source = str(path)
     try:
         data = json.loads(Path(path).read_text("utf-8"))
     except ValueError as exc:
-        raise ResultsFormatError(source, "<file>", f"is not JSON ({exc})") from None
+        raise ResultsFormatError(source, NOT_JSON, f"is not JSON ({exc})") from None
     if not isinstance(data, dict):
-        raise ResultsFormatError(source, "<file>", "is not a JSON object")
+        raise ResultsFormatError(source, NOT_JSON, "is not a JSON object")
     return FigureResult.from_dict(data, source)
 
 
