@@ -12,7 +12,7 @@ Layers (each may import only what is listed for it, plus the basics)::
     mechanisms → analysis                      (mechanisms use the maths)
     engine, analysis, text       basics only
     basics: errors, validation, claims, random, serialization, io, progress, verdicts,
-                                 witness
+                                 witness, rundir (a run directory's file names and records)
 
 Imports are read with :mod:`ast` from the source, so the test fails as soon as
 a file breaks a rule, whether or not that code path runs.
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+import re
 from pathlib import Path
 
 import pytest
@@ -40,6 +41,7 @@ BASICS = frozenset(
         "progress",
         "verdicts",
         "witness",
+        "rundir",
         "__init__",
     }
 )
@@ -72,6 +74,8 @@ BASIC_ALLOWED: dict[str, frozenset[str]] = {
     "progress": frozenset({"errors"}),
     "verdicts": frozenset(),
     "witness": frozenset(),
+    # A run directory's file names and its typed results.json records.
+    "rundir": frozenset({"errors", "verdicts", "witness"}),
 }
 #: Largest source file, in lines: a file longer than this holds more than one idea.
 MAX_LINES = 600
@@ -293,3 +297,75 @@ def test_long_function_rule_catches_one(tmp_path: Path) -> None:
     path = tmp_path / "long.py"
     path.write_text(f"def short():\n    return 1\n\n\ndef long():\n{body}\n", encoding="utf-8")
     assert _long_functions(path) == [f"long ({MAX_FUNCTION_LINES + 1} lines, line 5)"]
+
+
+#: A run directory's file and folder names (``dpaudit.rundir.layout``), and the one place
+#: allowed to spell them out.  ``checkpoint`` and ``units`` are common words, so only a
+#: string that is exactly one of them (a path part) counts.
+LAYOUT_MODULE = SRC / "rundir" / "layout.py"
+RUN_FILE_NAMES = ("run-status.json", "report.md", "report.html", "results.json", "results.csv",
+                  "figure.png", "figure.svg", "README.md", "config.json", "result.json",
+                  "manifest.json", ".npz")  # fmt: skip
+RUN_FOLDER_NAMES = ("checkpoint", "units")
+#: Files that name another program's file of the same name, with why.
+NOT_A_RUN_DIRECTORY = {
+    SRC / "text" / "models" / "loading.py": "config.json of a Hugging Face model directory",
+}
+
+
+def _string_constants(path: Path) -> list[tuple[int, str]]:
+    """``(line, text)`` of every string constant but docstrings and dict keys (f-strings' too)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    # A dict key is a field name (the manifest's "units" count), not a path.
+    keys = {id(k) for node in ast.walk(tree) if isinstance(node, ast.Dict) for k in node.keys}
+    return [
+        (node.lineno, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+        and id(node) not in docstrings | keys
+    ]  # fmt: skip
+
+
+def _spelled_run_names(path: Path) -> list[str]:
+    """Where ``path`` spells out a run directory's file or folder name instead of importing it."""
+    found = []
+    for line, text in _string_constants(path):
+        for name in RUN_FILE_NAMES:
+            # A whole name, not part of another one (``acl2022_results.json`` is package data).
+            if re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", text):
+                found.append(f"line {line}: {name!r} in {text[:60]!r}")
+        stripped = text.strip("/")
+        if stripped in RUN_FOLDER_NAMES:
+            found.append(f"line {line}: folder {stripped!r}")
+    return found
+
+
+@pytest.mark.parametrize("path", _source_files(), ids=lambda p: str(p.relative_to(SRC)))
+def test_run_directory_names_are_defined_once(path: Path) -> None:
+    """Writers and readers of a run directory import its names from ``dpaudit.rundir.layout``."""
+    if path == LAYOUT_MODULE or path in NOT_A_RUN_DIRECTORY:
+        return
+    spelled = _spelled_run_names(path)
+    assert not spelled, f"{path.relative_to(SRC)} spells out run-directory names: {spelled}"
+
+
+def test_run_directory_name_rule_catches_one(tmp_path: Path) -> None:
+    path = tmp_path / "writer.py"
+    path.write_text(
+        '"""Docstrings may say results.json."""\n'
+        'OUT = "results.json"\n'
+        'page = f"{figure}/figure.png"\n'
+        'folder = "checkpoint"\n'
+        'data = "acl2022_results.json"\n',
+        encoding="utf-8",
+    )
+    lines = sorted(s.split(":")[0] for s in _spelled_run_names(path))
+    assert lines == ["line 2", "line 3", "line 4"]

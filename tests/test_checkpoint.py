@@ -17,8 +17,16 @@ from dpaudit.engine.checkpoint import RunDirectory, session
 from dpaudit.engine.executor import ExecutionConfig, run_units
 from dpaudit.engine.unit_codec import decode_unit
 from dpaudit.errors import InvalidArgumentError, MechanismError
+from dpaudit.rundir.layout import (
+    CALL_PREFIX,
+    CONFIG_FILE,
+    RESULT_FILE,
+    UNIT_PREFIX,
+    UNIT_SUFFIX,
+    UNITS_DIR,
+)
 
-RESULT_FILE = checkpoint.RESULT_FILE
+UNIT_FILES = f"{UNITS_DIR}/{CALL_PREFIX}*/{UNIT_PREFIX}*{UNIT_SUFFIX}"
 
 
 def _without_timing(result: dict) -> dict:
@@ -26,7 +34,7 @@ def _without_timing(result: dict) -> dict:
 
 
 def _unit_files(out: Path) -> list[Path]:
-    return sorted(out.glob("units/c*/u*.npz"))
+    return sorted(out.glob(UNIT_FILES))
 
 
 def _audit_args(seed: int) -> list[str]:
@@ -128,9 +136,10 @@ def test_force_replaces_only_run_directories(tmp_path: Path) -> None:
     run = RunDirectory.open(tmp_path / "run", config)
     run.write_result({"ok": 1})
     again = RunDirectory.open(tmp_path / "run", {"command": "x", "runs": 2}, force=True)
-    assert not again.complete and json.loads((again.path / "config.json").read_text())[
-        "config"
-    ] == {"command": "x", "runs": 2}
+    assert not again.complete and json.loads((again.path / CONFIG_FILE).read_text())["config"] == {
+        "command": "x",
+        "runs": 2,
+    }
 
 
 # ----------------------------------------------------------------- run_units

@@ -13,6 +13,9 @@ from dpaudit.report.collect import as_float, fmt, load_run
 from dpaudit.report.content import audit_labels
 from dpaudit.report.html import render_html
 from dpaudit.report.markdown import render_markdown
+from dpaudit.rundir.layout import FIGURE_PNG, FIGURE_README, FIGURE_SVG, RESULTS_JSON, RUN_STATUS
+from dpaudit.rundir.records import AuditRecord
+from dpaudit.verdicts import Verdict
 
 EVIL = '<img src=x onerror="alert(1)"> | & "text"'
 
@@ -25,6 +28,8 @@ def _figure(directory: Path, name: str, **extra: object) -> None:
         "paper": "Some paper",
         "scale": "quick",
         "seed": 0,
+        "parameters": {},
+        "sample_counts": {},
         "timings": {"total_s": 1.5},
         "versions": {"python": "3.11"},
         "rows": [],
@@ -49,12 +54,12 @@ def _figure(directory: Path, name: str, **extra: object) -> None:
         "notes": [EVIL],
         **extra,
     }
-    (directory / name / "results.json").write_text(json.dumps(result))
+    (directory / name / RESULTS_JSON).write_text(json.dumps(result))
 
 
 def _status(directory: Path, status: str, figures: list[str]) -> None:
     record = {"status": status, "config": {"figures": figures, "scale": "quick", "seed": 0}}
-    (directory / "run-status.json").write_text(json.dumps(record))
+    (directory / RUN_STATUS).write_text(json.dumps(record))
 
 
 def test_complete_run_renders_audits_findings_and_tables(tmp_path: Path) -> None:
@@ -144,8 +149,8 @@ def test_summary_then_figures_then_witnesses(tmp_path: Path) -> None:
             {"statement": "it falls", "holds": False, "detail": "0.1", "paper": "0.0"},
         ],
     )
-    (tmp_path / "fig-a" / "figure.png").write_bytes(b"\x89PNG\r\n\x1a\nfake")
-    (tmp_path / "fig-a" / "figure.svg").write_text("<svg/>")
+    (tmp_path / "fig-a" / FIGURE_PNG).write_bytes(b"\x89PNG\r\n\x1a\nfake")
+    (tmp_path / "fig-a" / FIGURE_SVG).write_text("<svg/>")
     _status(tmp_path, "complete", ["fig-a"])
     page = render_html(load_run(tmp_path))
     _sections_in_order(
@@ -166,7 +171,7 @@ def test_summary_then_figures_then_witnesses(tmp_path: Path) -> None:
 def test_figure_text_falls_back_to_the_readme(tmp_path: Path) -> None:
     """A results.json without words (older dpaudit) still gets them, from its README."""
     _figure(tmp_path, "fig-a")
-    (tmp_path / "fig-a" / "README.md").write_text(
+    (tmp_path / "fig-a" / FIGURE_README).write_text(
         "# Title\n\nReproduces Some paper.\n\nHow it was done, in words.\n\n"
         "![figure](figure.png)\n\n## Findings\n\n- x\n\n"
         "## Where and why this differs from the paper\n\n- one **reason**\n\n## Run\n\n- a"
@@ -185,7 +190,7 @@ def test_figure_text_from_a_readme_laid_out_by_readme_page(tmp_path: Path) -> No
         parameters={}, sample_counts={}, rows=()
     )
     _figure(tmp_path, "fig-a")
-    (tmp_path / "fig-a" / "README.md").write_text(
+    (tmp_path / "fig-a" / FIGURE_README).write_text(
         readme_page(result, "Made *so*.", ["## Extra\n\nx"], "- because **this**")
     )
     _status(tmp_path, "complete", ["fig-a"])
@@ -195,10 +200,10 @@ def test_figure_text_from_a_readme_laid_out_by_readme_page(tmp_path: Path) -> No
 
 
 def test_audits_are_titled_by_what_distinguishes_them() -> None:
-    def audit(eps: float, lam: float, method: str, policy: str | None = None) -> dict:
+    def audit(eps: float, lam: float, method: str, policy: str | None = None) -> AuditRecord:
         params = {"epsilon": eps, "lambda": lam, "dim": 1, "nan_policy": policy}
-        return {"mechanism": "ome", "claimed_epsilon": eps, "parameters": params,
-                "method": method}  # fmt: skip
+        return AuditRecord("ome", params, "claim", eps, None, None, 0.0, 0.95, method,
+                           Verdict.NO_VIOLATION_FOUND, "no violation found")  # fmt: skip
 
     audits = [
         audit(1.0, 10.0, "black-box audit, DP-Sniper mode (c = 0.01, logistic)"),

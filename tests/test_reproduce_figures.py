@@ -31,8 +31,21 @@ from dpaudit.reproduce.acl_loss import (
     loss_upper_bound,
 )
 from dpaudit.reproduce.reference_data import acl2022_published, acl2022_published_runs
+from dpaudit.rundir.layout import (
+    FIGURE_PNG,
+    FIGURE_README,
+    FIGURE_SVG,
+    REPORT_HTML,
+    REPORT_MD,
+    RESULTS_CSV,
+    RESULTS_JSON,
+    RUN_STATUS,
+)
+from dpaudit.rundir.records import load_figure_result
+from dpaudit.serialization import dumps
+from dpaudit.witness import Witness
 
-FIGURE_FILES = ("results.json", "results.csv", "figure.png", "figure.svg", "README.md")
+FIGURE_FILES = (RESULTS_JSON, RESULTS_CSV, FIGURE_PNG, FIGURE_SVG, FIGURE_README)
 
 
 # The tests that read tiny_run are slow: the fixture runs every figure end to end
@@ -54,37 +67,52 @@ def test_every_figure_has_all_outputs(tiny_run: Path) -> None:
         fig_dir = tiny_run / name
         for file in FIGURE_FILES:
             assert (fig_dir / file).is_file(), f"{name}/{file}"
-        data = json.loads((fig_dir / "results.json").read_text())
+        data = json.loads((fig_dir / RESULTS_JSON).read_text())
         assert data["figure"] == name and data["scale"] == "tiny" and data["seed"] == 0
         for key in ("parameters", "sample_counts", "timings", "versions", "rows", "findings"):
             assert data[key], f"{name}: empty {key}"
         assert {"python", "dpaudit", "numpy", "scipy"} <= set(data["versions"])
-        with (fig_dir / "results.csv").open() as fh:
+        with (fig_dir / RESULTS_CSV).open() as fh:
             assert len(list(csv.DictReader(fh))) == len(data["rows"])
-        png = (fig_dir / "figure.png").read_bytes()
+        png = (fig_dir / FIGURE_PNG).read_bytes()
         assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
-        svg = (fig_dir / "figure.svg").read_text()
+        svg = (fig_dir / FIGURE_SVG).read_text()
         assert svg.lstrip().startswith("<?xml") and "<svg" in svg and len(svg) > 10_000
         for key in ("shows", "method", "differences"):
             assert len(data[key]) > 100, f"{name}: no words for the report ({key})"
-        readme = (fig_dir / "README.md").read_text()
+        readme = (fig_dir / FIGURE_README).read_text()
         assert "Where and why this differs from the paper" in readme
-        assert "figure.png" in readme
+        assert FIGURE_PNG in readme
+
+
+def test_every_figure_result_reads_back_typed_and_byte_for_byte(tiny_run: Path) -> None:
+    """``results.json`` → FigureResult → JSON gives the same file, for every real figure."""
+    audited = {}
+    for name in registry.figure_names():
+        path = tiny_run / name / RESULTS_JSON
+        result = load_figure_result(path)
+        assert dumps(result) + "\n" == path.read_text(), name
+        audited[name] = [type(a.witness).__name__ for a in result.audits]
+    # Where a figure audits, its records carry the typed witness (the ACL grid's random-bits
+    # mechanism has none: no event separates its outputs).
+    for name in ("hoho-fig2", "mldp-lrec2024", "lm-rewriters"):
+        assert audited[name] and set(audited[name]) == {Witness.__name__}, name
+    assert audited["habernal2022-fig2"].count(Witness.__name__) >= 4
 
 
 @pytest.mark.slow  # uses tiny_run: `reproduce all` end to end
 def test_run_status_and_report_are_complete(tiny_run: Path) -> None:
-    status = json.loads((tiny_run / "run-status.json").read_text())
+    status = json.loads((tiny_run / RUN_STATUS).read_text())
     assert status["status"] == "complete"
     assert status["figures_done"] == registry.figure_names()
-    md = (tiny_run / "report.md").read_text()
-    page = (tiny_run / "report.html").read_text()
+    md = (tiny_run / REPORT_MD).read_text()
+    page = (tiny_run / REPORT_HTML).read_text()
     assert f"Complete run: {len(registry.figure_names())} figure(s)" in md
     assert "INCOMPLETE" not in md
     for name in registry.figure_names():
-        title = json.loads((tiny_run / name / "results.json").read_text())["title"]
+        title = json.loads((tiny_run / name / RESULTS_JSON).read_text())["title"]
         assert html.escape(title) in page, name
-        assert f"{name}/figure.png" in md
+        assert f"{name}/{FIGURE_PNG}" in md
     # Audited mechanisms: the ACL grid's five (one witness each, titled by mechanism and
     # cell) and OME's twelve (titled by ε, λ and the auditor's mode).
     for mechanism in ("identity", "random-bits", "laplace", "adept-acl22", "dptext"):
@@ -101,7 +129,7 @@ def test_run_status_and_report_are_complete(tiny_run: Path) -> None:
 
 @pytest.mark.slow  # uses tiny_run: `reproduce all` end to end
 def test_report_html_is_self_contained(tiny_run: Path) -> None:
-    page = (tiny_run / "report.html").read_text()
+    page = (tiny_run / REPORT_HTML).read_text()
     assert "http://" not in page and "https://" not in page
     assert not re.search(r"<(script|link|iframe|object|embed)\b", page, re.IGNORECASE)
     assert "@import" not in page and "url(" not in page
@@ -118,8 +146,8 @@ def test_report_html_is_self_contained(tiny_run: Path) -> None:
 
 @pytest.mark.slow  # uses tiny_run: `reproduce all` end to end
 def test_report_escapes_corpus_text(tiny_run: Path) -> None:
-    data = json.loads((tiny_run / "hoho-fig1" / "results.json").read_text())
-    page = (tiny_run / "report.html").read_text()
+    data = json.loads((tiny_run / "hoho-fig1" / RESULTS_JSON).read_text())
+    page = (tiny_run / REPORT_HTML).read_text()
     examples = data["extra"]["examples"]
     assert examples
     for example in examples:
@@ -138,10 +166,10 @@ def test_hoho_fig1_reads_a_corpus_given_with_data(tmp_path: Path) -> None:
          "--out", str(out)]
     )  # fmt: skip
     assert code == 0
-    data = json.loads((out / "hoho-fig1" / "results.json").read_text())
+    data = json.loads((out / "hoho-fig1" / RESULTS_JSON).read_text())
     assert data["parameters"]["corpus"] == str(corpus)
     assert data["sample_counts"]["sentences"] == 60
-    page = (out / "report.html").read_text()
+    page = (out / REPORT_HTML).read_text()
     # The corpus's markup is shown as text (dpaudit's own bold is <b>...</b> of words).
     assert not re.search(r"<b>\d+</b>", page) and re.search(r"&lt;b&gt;\d+&lt;/b&gt;", page)
 
@@ -152,7 +180,7 @@ def test_worker_count_does_not_change_results(tmp_path: Path) -> None:
         out = tmp_path / f"w{workers}"
         argv = ["--quiet", "reproduce", "habernal2021-fig1", "--scale", "tiny", "--seed", "7"]
         assert main([*argv, "--workers", workers, "--out", str(out)]) == 0
-        rows.append(json.loads((out / "habernal2021-fig1" / "results.json").read_text())["rows"])
+        rows.append(json.loads((out / "habernal2021-fig1" / RESULTS_JSON).read_text())["rows"])
     assert rows[0] == rows[1]
 
 
@@ -210,7 +238,7 @@ def test_report_renders_in_headless_chromium_without_network(
         f"--log-net-log={netlog}",
         f"--screenshot={shot}",
         "--window-size=1280,2000",
-        (tiny_run / "report.html").resolve().as_uri(),
+        (tiny_run / REPORT_HTML).resolve().as_uri(),
     ]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert shot.is_file(), proc.stderr[-2000:]
@@ -289,7 +317,7 @@ def test_report_layout_as_a_reader_sees_it(tiny_run: Path, tmp_path: Path) -> No
     browser = _chromium()
     if browser is None:
         pytest.skip("Chromium is not installed (Debian: apt-get install chromium)")
-    facts = _layout_facts(browser, tiny_run / "report.html", tmp_path, "1280,900")
+    facts = _layout_facts(browser, tiny_run / REPORT_HTML, tmp_path, "1280,900")
     width, height = facts["viewport"]  # the page's viewport: the window less its frame
     assert width == 1280 and 700 <= height <= 900, facts["viewport"]
     images = facts["images"]

@@ -15,9 +15,23 @@ import pytest
 from _killed_cli import dpaudit_argv, kill_9_when, run_to_end
 
 from dpaudit.engine.executor import ExecutionConfig
-from dpaudit.reproduce.runner import CHECKPOINT_DIR, reproduce
+from dpaudit.reproduce.runner import reproduce
+from dpaudit.rundir.layout import (
+    CALL_PREFIX,
+    CHECKPOINT_DIR,
+    CONFIG_FILE,
+    FIGURE_PNG,
+    FIGURE_README,
+    RESULT_FILE,
+    RESULTS_CSV,
+    RESULTS_JSON,
+    UNIT_PREFIX,
+    UNIT_SUFFIX,
+    UNITS_DIR,
+)
 
-FIGURE_FILES = ("results.json", "results.csv", "figure.png", "README.md")
+FIGURE_FILES = (RESULTS_JSON, RESULTS_CSV, FIGURE_PNG, FIGURE_README)
+UNIT_FILES = f"{UNITS_DIR}/{CALL_PREFIX}*/{UNIT_PREFIX}*{UNIT_SUFFIX}"
 
 
 def _results(path: Path) -> dict[str, Any]:
@@ -30,7 +44,7 @@ def _results(path: Path) -> dict[str, Any]:
 
 
 def _unit_files(figure_dir: Path) -> list[Path]:
-    return sorted((figure_dir / CHECKPOINT_DIR).glob("units/c*/u*.npz"))
+    return sorted((figure_dir / CHECKPOINT_DIR).glob(UNIT_FILES))
 
 
 @pytest.mark.slow
@@ -43,7 +57,7 @@ def test_kill_9_mid_figure_then_resume_reuses_the_stored_units(tmp_path: Path) -
     # Killed after 40 of its 252 units are stored: well inside the figure.
     kill_9_when([*base, "--out", str(out)], lambda: len(_unit_files(figure_dir)) >= 40)
     stored = len(_unit_files(figure_dir))
-    assert not (figure_dir / "results.json").exists()  # killed mid-figure
+    assert not (figure_dir / RESULTS_JSON).exists()  # killed mid-figure
 
     resumed = run_to_end([*base, "--out", str(out), "--resume"])
     assert resumed.returncode == 0, resumed.stderr
@@ -54,9 +68,7 @@ def test_kill_9_mid_figure_then_resume_reuses_the_stored_units(tmp_path: Path) -
 
     reference = tmp_path / "reference"
     reproduce("hoho-fig2", reference, scale="tiny", seed=1, execution=ExecutionConfig(workers=1))
-    assert _results(figure_dir / "results.json") == _results(
-        reference / "hoho-fig2" / "results.json"
-    )
+    assert _results(figure_dir / RESULTS_JSON) == _results(reference / "hoho-fig2" / RESULTS_JSON)
 
 
 def test_resume_computes_only_the_missing_units_of_a_figure(tmp_path: Path) -> None:
@@ -65,7 +77,7 @@ def test_resume_computes_only_the_missing_units_of_a_figure(tmp_path: Path) -> N
     one = ExecutionConfig(workers=1)
     first = reproduce("habernal2022-fig2", out, scale="tiny", seed=2, execution=one)
     figure_dir = out / "habernal2022-fig2"
-    before = _results(figure_dir / "results.json")
+    before = _results(figure_dir / RESULTS_JSON)
     files = _unit_files(figure_dir)
     assert first.figures[0].units_computed == len(files) > 40  # grid + exact losses
     lost = files[::2]
@@ -73,12 +85,12 @@ def test_resume_computes_only_the_missing_units_of_a_figure(tmp_path: Path) -> N
         path.unlink()
     for name in FIGURE_FILES:
         (figure_dir / name).unlink()
-    (figure_dir / CHECKPOINT_DIR / "result.json").unlink()
+    (figure_dir / CHECKPOINT_DIR / RESULT_FILE).unlink()
 
     summary = reproduce("habernal2022-fig2", out, scale="tiny", seed=2, execution=one, resume=True)
     (outcome,) = summary.figures
     assert (outcome.units_reused, outcome.units_computed) == (len(files) - len(lost), len(lost))
-    assert _results(figure_dir / "results.json") == before
+    assert _results(figure_dir / RESULTS_JSON) == before
     for name in FIGURE_FILES:
         assert (figure_dir / name).is_file()
 
@@ -89,6 +101,6 @@ def test_a_new_run_does_not_reuse_another_runs_units(tmp_path: Path) -> None:
     again = reproduce("habernal2021-fig1", tmp_path, scale="tiny", seed=4, execution=one)
     assert again.figures[0].units_reused == 0 and again.figures[0].units_computed > 0
     recorded = json.loads(
-        (tmp_path / "habernal2021-fig1" / CHECKPOINT_DIR / "config.json").read_text()
+        (tmp_path / "habernal2021-fig1" / CHECKPOINT_DIR / CONFIG_FILE).read_text()
     )
     assert recorded["config"]["seed"] == 4

@@ -35,6 +35,16 @@ from dpaudit.reproduce.common import (
     save_figure,
 )
 from dpaudit.reproduce.runner import read_run_status, reproduce
+from dpaudit.rundir.layout import (
+    FIGURE_PNG,
+    FIGURE_README,
+    REPORT_HTML,
+    REPORT_MD,
+    RESULTS_CSV,
+    RESULTS_JSON,
+)
+from dpaudit.verdicts import Verdict
+from dpaudit.witness import Witness
 
 CORPUS_LIKE = "<script>alert('x')</script> & \"quoted\" <b>bold</b>"
 
@@ -73,9 +83,10 @@ def _compute(run: FigureRun) -> FigureResult:
                 epsilon_lower_bound=0.5,
                 confidence=0.95,
                 method="test",
-                violation=False,
-                verdict="no violation found: ε_lcb = 0.5 ≤ 1",
-                witness={"x": [0.0], "x_prime": [1.0], "example": CORPUS_LIKE},
+                verdict=Verdict.NO_VIOLATION_FOUND,
+                verdict_text="no violation found: ε_lcb = 0.5 ≤ 1",
+                witness=Witness.analytic([0.0], [1.0], 0.5, event=CORPUS_LIKE),
+                witness_lines={"x": [0.0], "x_prime": [1.0], "example": CORPUS_LIKE},
             ),
         ),
         notes=(f"corpus text: {CORPUS_LIKE}",),
@@ -117,21 +128,21 @@ def test_run_writes_every_output_and_a_complete_report(fake_figure: str, tmp_pat
         fake_figure, tmp_path, scale="tiny", seed=3, execution=ExecutionConfig(workers=1)
     )
     fig_dir = tmp_path / "test-fig"
-    for name in ("results.json", "results.csv", "figure.png", "README.md"):
+    for name in (RESULTS_JSON, RESULTS_CSV, FIGURE_PNG, FIGURE_README):
         assert (fig_dir / name).is_file(), name
-    data = json.loads((fig_dir / "results.json").read_text())
+    data = json.loads((fig_dir / RESULTS_JSON).read_text())
     assert data["seed"] == 3 and data["scale"] == "tiny"
     assert {"python", "dpaudit", "numpy", "scipy"} <= set(data["versions"])
     assert data["sample_counts"] == {"trials": 50}
     assert "total_s" in data["timings"]
-    with (fig_dir / "results.csv").open() as fh:
+    with (fig_dir / RESULTS_CSV).open() as fh:
         rows = list(csv.DictReader(fh))
     assert [float(r["p"]) for r in rows] == [0.1, 0.5, 0.9]
-    assert (fig_dir / "figure.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert read_run_status(tmp_path)["status"] == "complete"
+    assert (fig_dir / FIGURE_PNG).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert getattr(read_run_status(tmp_path), "status", None) == "complete"
     assert summary.status == "complete"
-    md = (tmp_path / "report.md").read_text()
-    html_text = (tmp_path / "report.html").read_text()
+    md = (tmp_path / REPORT_MD).read_text()
+    html_text = (tmp_path / REPORT_HTML).read_text()
     assert "Complete run" in md and "INCOMPLETE" not in md
     assert "Complete run" in html_text and "INCOMPLETE" not in html_text
 
@@ -139,19 +150,19 @@ def test_run_writes_every_output_and_a_complete_report(fake_figure: str, tmp_pat
 def test_same_seed_gives_identical_results(fake_figure: str, tmp_path: Path) -> None:
     for sub in ("a", "b"):
         reproduce(fake_figure, tmp_path / sub, scale="tiny", seed=11)
-    a = json.loads((tmp_path / "a/test-fig/results.json").read_text())
-    b = json.loads((tmp_path / "b/test-fig/results.json").read_text())
+    a = json.loads((tmp_path / "a/test-fig" / RESULTS_JSON).read_text())
+    b = json.loads((tmp_path / "b/test-fig" / RESULTS_JSON).read_text())
     assert a["rows"] == b["rows"]
 
 
 def test_report_escapes_corpus_text_and_embeds_images(fake_figure: str, tmp_path: Path) -> None:
     reproduce(fake_figure, tmp_path, scale="tiny", seed=0)
-    html_text = (tmp_path / "report.html").read_text()
+    html_text = (tmp_path / REPORT_HTML).read_text()
     assert "<script>" not in html_text
     assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in html_text
     assert "<b>bold</b>" not in html_text
     assert 'src="data:image/png;base64,' in html_text
-    md = (tmp_path / "report.md").read_text()
+    md = (tmp_path / REPORT_MD).read_text()
     assert "<script>" not in md and "&lt;script&gt;" in md
 
 
@@ -159,14 +170,14 @@ def test_interrupted_run_leaves_no_complete_report(
     fake_figure: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     reproduce(fake_figure, tmp_path, scale="tiny", seed=0)
-    assert (tmp_path / "report.html").exists()
+    assert (tmp_path / REPORT_HTML).exists()
     monkeypatch.setenv("DPAUDIT_TEST_FAIL_FIGURE", "1")
     with pytest.raises(KeyboardInterrupt):
         reproduce(fake_figure, tmp_path, scale="tiny", seed=1, resume=False)
     # The old report is gone and the status says the run was interrupted.
-    assert not (tmp_path / "report.html").exists()
-    assert not (tmp_path / "report.md").exists()
-    assert read_run_status(tmp_path)["status"] == "interrupted"
+    assert not (tmp_path / REPORT_HTML).exists()
+    assert not (tmp_path / REPORT_MD).exists()
+    assert getattr(read_run_status(tmp_path), "status", None) == "interrupted"
     # A report regenerated from this directory says it is incomplete.
     md_path, html_path = write_report(tmp_path)
     assert "INCOMPLETE RUN (status: interrupted)" in md_path.read_text()
@@ -177,10 +188,10 @@ def test_resume_keeps_finished_figures_and_refuses_other_settings(
     fake_figure: str, tmp_path: Path
 ) -> None:
     reproduce(fake_figure, tmp_path, scale="tiny", seed=5)
-    before = (tmp_path / "test-fig/results.json").read_text()
+    before = (tmp_path / "test-fig" / RESULTS_JSON).read_text()
     summary = reproduce(fake_figure, tmp_path, scale="tiny", seed=5, resume=True)
     assert summary.figures[0].resumed
-    assert (tmp_path / "test-fig/results.json").read_text() == before
+    assert (tmp_path / "test-fig" / RESULTS_JSON).read_text() == before
     with pytest.raises(InvalidArgumentError, match="--resume"):
         reproduce(fake_figure, tmp_path, scale="tiny", seed=6, resume=True)
 
@@ -342,7 +353,7 @@ def test_cli_report_on_missing_or_empty_dir_exits_2(
     assert code == 2 and len(err.strip().splitlines()) == 1
     code, _, err = run_cli_quiet(capsys, "report", str(tmp_path))
     assert code == 2 and "no results" in err
-    assert not (tmp_path / "report.html").exists()
+    assert not (tmp_path / REPORT_HTML).exists()
 
 
 def test_cli_reproduce_and_report_json(

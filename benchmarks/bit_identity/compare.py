@@ -3,15 +3,18 @@
 Usage: ``python benchmarks/bit_identity/compare.py BEFORE AFTER``.  Every ``*.json``
 (outside checkpoints) is compared field by field with fields about time left out,
 and every ``results.csv`` row by row without its timing columns.  Module names that
-moved are mapped first (they appear in the figures' "method" texts).  Exit status 1
-when anything differs; the differing paths are printed.
+moved are mapped first (they appear in the figures' "method" texts), and so are
+layouts that changed.  Exit status 1 when anything differs; the differing paths are
+printed.
 
 Audit results written in the one typed layout (``AuditResult.to_dict``: a ``kind``
 tag, the shared fields, the auditor's own in ``detail``; since 2026-11-25) are
 compared *by value* with a BEFORE in the older per-auditor layouts: every field of
 BEFORE is looked up in AFTER under its new name (:data:`RENAMED`), at the top or
 in ``detail``, and must be equal; the fields only AFTER has are listed, not
-counted as differences.
+counted as differences.  A figure's audit records written before their verdict and
+witness were typed (``verdict`` the sentence, ``witness`` the card's lines) are
+compared with newer ones as the report reads both (:func:`previous_audit_layout`).
 """
 
 from __future__ import annotations
@@ -109,6 +112,39 @@ def differences(a: Any, b: Any, path: str = "") -> list[str]:
     return [] if a == b else [f"{path}: {str(a)[:80]!r} != {str(b)[:80]!r}"]
 
 
+def previous_audit_layout(result: Any) -> Any:
+    """A figure result's audits as written before typed verdicts and witnesses (2026-11-25).
+
+    Only a layout difference is mapped: the typed audit becomes its sentence and
+    the lines its witness card shows (what the report reads from either layout).
+    """
+    from dpaudit.rundir.records import AuditRecord
+    from dpaudit.serialization import to_jsonable
+
+    if not isinstance(result, dict) or not isinstance(result.get("audits"), list):
+        return result
+    audits = []
+    for audit in result["audits"]:
+        if isinstance(audit, dict) and "verdict_text" in audit:
+            card = to_jsonable(AuditRecord.from_dict(audit).card_lines)
+            sentence = audit["verdict_text"]
+            audit = {k: v for k, v in audit.items() if k not in ("verdict_text", "witness_lines")}
+            audit.update(verdict=sentence, witness=card)
+        audits.append(audit)
+    return {**result, "audits": audits}
+
+
+def same_layout(a: Any, b: Any) -> tuple[Any, Any]:
+    """``a`` and ``b`` in one layout: the previous one where only one of them has it."""
+    typed = [
+        isinstance(x, dict) and any("verdict_text" in r for r in x.get("audits") or [])
+        for x in (a, b)
+    ]
+    if typed[0] == typed[1]:
+        return a, b
+    return previous_audit_layout(a), previous_audit_layout(b)
+
+
 def csv_rows(path: Path) -> list[list[str]]:
     """The rows of a CSV file without its timing columns."""
     with path.open(newline="") as f:
@@ -126,12 +162,11 @@ def main(before: Path, after: Path) -> int:
             continue
         fb = after / rel
         new: list[str] = []
+        found = ["missing in AFTER"]
         if fb.exists():
             old = json.loads(fa.read_text())
             mapped, new = old_layout(json.loads(fb.read_text()), old)
-            found = differences(strip(old), strip(mapped))
-        else:
-            found = ["missing in AFTER"]
+            found = differences(*same_layout(strip(old), strip(mapped)))
         print(f"{rel}: {'identical' if not found else f'{len(found)} differences'}")
         print("".join(f"  {d}\n" for d in found), end="")
         if new:

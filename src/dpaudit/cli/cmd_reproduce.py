@@ -84,7 +84,8 @@ def _render(result: dict[str, Any]) -> str:
 
 def _check_resumable(out: str, force: bool) -> None:
     """``--resume`` needs an earlier run in ``out``: never a silent fresh start."""
-    from dpaudit.reproduce.runner import RUN_STATUS, read_run_status
+    from dpaudit.reproduce.runner import read_run_status
+    from dpaudit.rundir.layout import RUN_STATUS
 
     if force:
         raise InvalidArgumentError("--force", True, "either --force or --resume, not both")

@@ -8,7 +8,7 @@ the same whenever and wherever it runs.  Persisting each result as it arrives
 and, after a crash, running only the missing units therefore gives **exactly**
 the result of an uninterrupted run.
 
-Layout of a run directory (``--out DIR``)::
+Layout of a run directory (``--out DIR``; every name from :mod:`dpaudit.rundir.layout`)::
 
     DIR/config.json              full configuration + dpaudit version (written first)
     DIR/units/c000/manifest.json fingerprint of call 0's units (count, SHA-256 of the units)
@@ -76,16 +76,22 @@ from dpaudit.engine.unit_codec import FORMAT as UNIT_FORMAT
 from dpaudit.engine.unit_codec import CorruptUnitError, decode_unit, encode_unit
 from dpaudit.errors import DPAuditError, InvalidArgumentError
 from dpaudit.io import atomic_write_bytes, atomic_write_text
+from dpaudit.rundir.layout import (
+    CONFIG_FILE,
+    MANIFEST_FILE,
+    RESULT_FILE,
+    UNIT_PREFIX,
+    UNIT_SUFFIX,
+    UNITS_DIR,
+    call_folder,
+    call_index,
+    unit_file,
+    unit_index,
+)
 from dpaudit.serialization import dumps, to_jsonable
 
 U = TypeVar("U")
 R = TypeVar("R")
-
-CONFIG_FILE = "config.json"
-RESULT_FILE = "result.json"
-UNITS_DIR = "units"
-MANIFEST_FILE = "manifest.json"
-UNIT_SUFFIX = ".npz"
 
 #: Options that change how a run executes or reports, never its result.
 EXECUTION_ONLY_OPTIONS = frozenset(
@@ -237,7 +243,7 @@ class RunDirectory:
 
     # ------------------------------------------------------------ unit store
     def _call_dir(self, call: int) -> Path:
-        return self.path / UNITS_DIR / f"c{call:03d}"
+        return self.path / UNITS_DIR / call_folder(call)
 
     def begin_call(
         self, call: int, fingerprint: str, n_units: int, desc: str
@@ -274,16 +280,15 @@ class RunDirectory:
         return stored, unreadable
 
     def _unit_path(self, call: int, index: int) -> Path:
-        return self._call_dir(call) / f"u{index:06d}{UNIT_SUFFIX}"
+        return self._call_dir(call) / unit_file(index)
 
     def _load_units(self, folder: Path, n_units: int) -> tuple[dict[int, Any], list[int]]:
         stored: dict[int, Any] = {}
         unreadable: list[int] = []
-        for item in folder.glob(f"u*{UNIT_SUFFIX}"):
-            stem = item.name[1 : -len(UNIT_SUFFIX)]
-            if not stem.isdigit() or not 0 <= int(stem) < n_units:
+        for item in folder.glob(f"{UNIT_PREFIX}*{UNIT_SUFFIX}"):
+            index = unit_index(item.name)
+            if index is None or not 0 <= index < n_units:
                 continue  # not a unit file of this call
-            index = int(stem)
             try:
                 stored[index] = decode_unit(item.read_bytes())
             except (OSError, CorruptUnitError):
@@ -295,8 +300,8 @@ class RunDirectory:
         if not root.is_dir():
             return
         for folder in root.iterdir():
-            name = folder.name
-            if name.startswith("c") and name[1:].isdigit() and int(name[1:]) >= call:
+            index = call_index(folder.name)
+            if index is not None and index >= call:
                 shutil.rmtree(folder, ignore_errors=True)
 
     def save_unit(self, call: int, index: int, result: Any) -> None:
@@ -305,7 +310,8 @@ class RunDirectory:
 
     def stored_units(self) -> int:
         """Number of unit results on disk (all calls)."""
-        return sum(1 for _ in (self.path / UNITS_DIR).glob(f"c*/u*{UNIT_SUFFIX}"))
+        units = (self.path / UNITS_DIR).glob(f"*/{UNIT_PREFIX}*{UNIT_SUFFIX}")
+        return sum(1 for u in units if call_index(u.parent.name) is not None)
 
 
 def _config_record(config: Mapping[str, Any], code: Mapping[str, str]) -> dict[str, Any]:
@@ -456,7 +462,7 @@ def checkpointed(
     For callers that manage their own output folder (e.g. one sub-directory per
     figure)::
 
-        with checkpointed(out / "checkpoint", {"figure": name, "scale": scale},
+        with checkpointed(out / CHECKPOINT_DIR, {"figure": name, "scale": scale},
                           resume=args.resume) as run:
             result = compute_figure(run.attach(execution))   # its units are persisted
             run.directory.write_result(result)

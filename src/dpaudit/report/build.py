@@ -8,9 +8,7 @@ from dpaudit.io import atomic_write_text
 from dpaudit.report.collect import load_run
 from dpaudit.report.html import render_html
 from dpaudit.report.markdown import render_markdown
-
-REPORT_MD = "report.md"
-REPORT_HTML = "report.html"
+from dpaudit.rundir.layout import REPORT_HTML, REPORT_MD
 
 
 def write_report(directory: str | Path) -> tuple[Path, Path]:

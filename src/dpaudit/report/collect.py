@@ -1,21 +1,27 @@
-"""Read a run directory back into one value that the Markdown and HTML renderers share."""
+"""Read a run directory back into one value that the Markdown and HTML renderers share.
+
+Each figure's ``results.json`` is read into its typed
+:class:`~dpaudit.rundir.records.FigureResult`; the file names come from
+:mod:`dpaudit.rundir.layout`, shared with the writers.
+"""
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from dpaudit.errors import InvalidArgumentError
-
-#: File names shared with :mod:`dpaudit.reproduce` (kept literal here so that the
-#: report does not import the figure machinery).
-RUN_STATUS = "run-status.json"
-RESULTS_JSON = "results.json"
-FIGURE_PNG = "figure.png"
-FIGURE_README = "README.md"
+from dpaudit.rundir.layout import FIGURE_PNG, FIGURE_README, RESULTS_JSON
+from dpaudit.rundir.records import (
+    NOT_JSON,
+    AuditRecord,
+    FigureResult,
+    ResultsFormatError,
+    load_figure_result,
+)
+from dpaudit.rundir.status import RunStatus, load_run_status
 
 
 @dataclass(frozen=True)
@@ -24,14 +30,14 @@ class FigureEntry:
 
     name: str
     directory: Path
-    result: dict[str, Any]
+    result: FigureResult
     png: bytes | None
     readme: str | None = None
 
     @property
     def title(self) -> str:
         """The figure's title."""
-        return str(self.result.get("title", self.name))
+        return self.result.title
 
 
 @dataclass(frozen=True)
@@ -39,48 +45,54 @@ class RunContents:
     """Everything a report shows about one run directory."""
 
     directory: Path
-    status: dict[str, Any] | None
+    status: RunStatus | None
     figures: tuple[FigureEntry, ...]
 
     @property
     def complete(self) -> bool:
         """True only when the run finished every figure it was asked for."""
-        if self.status is None or self.status.get("status") != "complete":
+        if self.status is None or not self.status.complete:
             return False
-        wanted = self.status.get("config", {}).get("figures", [])
         present = {f.name for f in self.figures}
-        return all(name in present for name in wanted)
+        return all(name in present for name in self.status.config.figures)
 
     @property
     def missing_figures(self) -> list[str]:
         """Figures the run was asked for that have no results on disk."""
-        wanted = [] if self.status is None else self.status.get("config", {}).get("figures", [])
+        wanted = () if self.status is None else self.status.config.figures
         present = {f.name for f in self.figures}
         return [name for name in wanted if name not in present]
 
-    def audits(self) -> list[tuple[str, dict[str, Any]]]:
+    def audits(self) -> list[tuple[str, AuditRecord]]:
         """Every audited mechanism of every figure, as ``(figure, audit record)``."""
-        return [(f.name, a) for f in self.figures for a in f.result.get("audits", [])]
+        return [(f.name, a) for f in self.figures for a in f.result.audits]
 
 
 def load_run(directory: str | Path) -> RunContents:
-    """Read ``run-status.json`` and every ``<figure>/results.json`` under ``directory``.
+    """Read ``run-status.json`` and every ``<figure>/results.json`` under ``directory``, typed.
 
     Raises :class:`InvalidArgumentError` when ``directory`` is not a directory
-    or holds no figure results at all.
+    or holds no figure results at all, and
+    :class:`~dpaudit.rundir.records.ResultsFormatError` (naming the file and
+    the field) for a ``results.json`` that lacks a field every version wrote.
+    A results file that is not JSON at all is left out, as if absent (the
+    report then says the run is incomplete).
     """
     root = Path(directory)
     if not root.is_dir():
         raise InvalidArgumentError("DIR", str(directory), "an existing run directory")
-    status = _read_json(root / RUN_STATUS)
-    order = [] if status is None else list(status.get("config", {}).get("figures", []))
+    status = load_run_status(root)
+    order = [] if status is None else list(status.config.figures)
     found = sorted(p.parent for p in root.glob(f"*/{RESULTS_JSON}"))
     found.sort(key=lambda p: (order.index(p.name) if p.name in order else len(order), p.name))
     figures = []
     for sub in found:
-        result = _read_json(sub / RESULTS_JSON)
-        if result is None:
-            continue
+        try:
+            result = load_figure_result(sub / RESULTS_JSON)
+        except ResultsFormatError as exc:
+            if exc.field == NOT_JSON:
+                continue  # unreadable: as if absent, the report says the run is incomplete
+            raise
         png_path = sub / FIGURE_PNG
         png = png_path.read_bytes() if png_path.is_file() else None
         readme_path = sub / FIGURE_README
@@ -91,14 +103,6 @@ def load_run(directory: str | Path) -> RunContents:
             "DIR", str(directory), "a run directory written by `dpaudit reproduce` (no results)"
         )
     return RunContents(root, status, tuple(figures))
-
-
-def _read_json(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
 
 
 def as_float(value: Any) -> float | None:

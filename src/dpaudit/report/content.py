@@ -21,16 +21,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from dpaudit.report.collect import FigureEntry, RunContents, fmt
+from dpaudit.rundir.layout import FIGURE_FILES, RUN_STATUS
+from dpaudit.rundir.records import AuditRecord, FigureResult, ReportTable
+from dpaudit.rundir.status import STATUS_COMPLETE
+from dpaudit.serialization import to_jsonable
 from dpaudit.verdicts import Verdict
-
-#: File names inside a figure's directory that the report links to.
-FIGURE_FILES = (("figure.svg", "SVG"), ("figure.png", "PNG"), ("results.csv", "CSV"),
-                ("results.json", "JSON"), ("README.md", "README"))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -122,21 +122,19 @@ INCONCLUSIVE = Verdict.INCONCLUSIVE.label
 # ------------------------------------------------------------------ run status
 def status_line(run: RunContents) -> tuple[bool, str]:
     """``(complete, sentence)`` describing whether the run finished every figure."""
-    status = run.status or {}
-    config = status.get("config", {})
-    scale, seed = config.get("scale", "?"), config.get("seed", "?")
-    if run.complete:
-        seconds = status.get("seconds")
-        took = f" in {float(seconds):.0f} s" if seconds is not None else ""
+    status = run.status
+    if run.complete and status is not None:
+        seconds = status.seconds
+        took = f" in {seconds:.0f} s" if seconds is not None else ""
         return True, (
-            f"Complete run: {len(run.figures)} figure(s) at scale '{scale}', "
-            f"root seed {seed}{took}."
+            f"Complete run: {len(run.figures)} figure(s) at scale '{status.config.scale}', "
+            f"root seed {status.config.seed}{took}."
         )
-    state = status.get("status")
+    state = None if status is None else status.status
     missing = run.missing_figures
     if state is None:
-        text = "INCOMPLETE RUN (status: unknown (no run-status.json))."
-    elif state == "complete":
+        text = f"INCOMPLETE RUN (status: unknown (no {RUN_STATUS}))."
+    elif state == STATUS_COMPLETE:
         # The run said it finished, yet a figure's results are gone: say what is missing.
         text = "INCOMPLETE RUN: results are missing for some figures."
     else:
@@ -144,13 +142,13 @@ def status_line(run: RunContents) -> tuple[bool, str]:
     text += " The results below are partial."
     if missing:
         text += f" Missing figures: {', '.join(missing)}."
-    if status.get("error"):
-        text += f" Error: {status['error']}"
+    if status is not None and status.error:
+        text += f" Error: {status.error}"
     return False, text
 
 
 # ------------------------------------------------------------------ formatting
-def params_text(params: dict[str, Any]) -> str:
+def params_text(params: Mapping[str, Any]) -> str:
     """Mechanism parameters as ``k=v, ...`` (ε shown separately, unset ones left out)."""
     shown = [f"{k}={_value(v)}" for k, v in params.items() if k != "epsilon" and v is not None]
     return ", ".join(shown) or "—"
@@ -185,23 +183,18 @@ def _named(key: str, value: Any) -> str:
 
 
 # ------------------------------------------------------------------ findings
-def finding_status(finding: dict[str, Any]) -> str:
-    """A finding's status; results without one (older dpaudit) follow ``holds``."""
-    status = str(finding.get("status") or "")
-    if status in _MARKS and (status == "shows") == bool(finding.get("holds")):
-        return status
-    return "shows" if finding.get("holds") else "not shown"
+def findings(result: FigureResult) -> list[tuple[str, str, str, str]]:
+    """``(status, statement, ours, paper)`` for each qualitative finding of a figure.
 
-
-def findings(result: dict[str, Any]) -> list[tuple[str, str, str, str]]:
-    """``(status, statement, ours, paper)`` for each qualitative finding of a figure."""
-    return [(finding_status(f), str(f.get("statement", "?")), str(f.get("detail", "")),
-             str(f.get("paper", ""))) for f in result.get("findings", [])]  # fmt: skip
+    A finding read from an older file without a status follows ``holds``
+    (:meth:`~dpaudit.rundir.records.Finding.from_dict`).
+    """
+    return [(f.status, f.statement, f.detail, f.paper) for f in result.findings]
 
 
 def _figure_label(entry: FigureEntry) -> str:
     """A short name for a figure: the paper's short name and the figure number."""
-    paper = str(entry.result.get("paper", ""))
+    paper = entry.result.paper
     number = re.search(r"Fig(?:ure)?\.?\s*([0-9]+[a-z–-]*)", paper)
     author = paper.split(",")[0].split("'")[0].strip() or entry.name
     year = re.search(r"(19|20)[0-9]{2}", paper)
@@ -211,18 +204,16 @@ def _figure_label(entry: FigureEntry) -> str:
 
 
 # ------------------------------------------------------------------ audits
-def audit_verdict(audit: dict[str, Any]) -> str:
+def audit_verdict(audit: AuditRecord) -> str:
     """An audit's verdict label: VIOLATION, inconclusive (too few samples) or none found."""
-    if audit.get("violation"):
-        return VIOLATION
-    if str(audit.get("verdict", "")).startswith(Verdict.INCONCLUSIVE.value):
-        return INCONCLUSIVE
+    if audit.verdict in (Verdict.VIOLATION, Verdict.INCONCLUSIVE):
+        return audit.verdict.label
     return NONE_FOUND
 
 
-def _short_methods(audits: Sequence[dict[str, Any]]) -> list[str]:
+def _short_methods(audits: Sequence[AuditRecord]) -> list[str]:
     """Each audit's method with the part shared by all of them removed (``""`` if all equal)."""
-    methods = [str(a.get("method", "")) for a in audits]
+    methods = [a.method for a in audits]
     if len(set(methods)) <= 1:
         return ["" for _ in methods]
     parts = [m.split(", ") for m in methods]
@@ -236,20 +227,21 @@ def _short_methods(audits: Sequence[dict[str, Any]]) -> list[str]:
     return out
 
 
-def audit_labels(audits: Sequence[dict[str, Any]]) -> list[str]:
+def audit_labels(audits: Sequence[AuditRecord]) -> list[str]:
     """Each audit's title: its claimed ε and what tells it from the figure's others (λ, n, mode)."""
     if not audits:
         return []
     columns: list[tuple[str, list[Any]]] = [
-        ("mechanism", [a.get("mechanism") for a in audits]),
-        ("epsilon", [a.get("claimed_epsilon") for a in audits]),
+        ("mechanism", [a.mechanism for a in audits]),
+        ("epsilon", [to_jsonable(a.claimed_epsilon) for a in audits]),
     ]
+    # Parameter names are the mechanisms' own (a free mapping): every name any audit has.
     keys: list[str] = []
     for a in audits:
-        for k in a.get("parameters", {}):
+        for k in a.parameters:
             if k != "epsilon" and k not in keys:
                 keys.append(k)
-    columns += [(k, [a.get("parameters", {}).get(k) for a in audits]) for k in keys]
+    columns += [(k, [a.parameters.get(k) for a in audits]) for k in keys]
     # The claimed ε is always named (it says which cell of a grid an audit is); other
     # columns only where they tell the audits apart.
     varying = [
@@ -265,34 +257,34 @@ def audit_labels(audits: Sequence[dict[str, Any]]) -> list[str]:
             parts.append(str(vals[i]) if k == "mechanism" else _named(k, vals[i]))
         if methods[i]:
             parts.append(methods[i])
-        labels.append(", ".join(parts) or str(a.get("mechanism", "?")))
+        labels.append(", ".join(parts) or a.mechanism)
     return labels
 
 
 def audit_table(entry: FigureEntry) -> list[Block]:
     """The figure's audited mechanisms: one short row each, shared facts said once above."""
-    audits = list(entry.result.get("audits", []))
+    audits = list(entry.result.audits)
     if not audits:
         return []
     labels = audit_labels(audits)
-    methods = {str(a.get("method", "")) for a in audits}
-    confidences = {fmt(a.get("confidence"), 3) for a in audits}
+    methods = {a.method for a in audits}
+    confidences = {fmt(a.confidence, 3) for a in audits}
     shared = []
     if len(methods) == 1:
         shared.append(f"Method: {methods.pop()}.")
     if len(confidences) == 1:
         shared.append(f"Each ε lower bound holds with confidence {next(iter(confidences))}.")
-    mechanisms = {str(a.get("mechanism")) for a in audits}
+    mechanisms = {a.mechanism for a in audits}
     lead = f"Mechanism audited: {mechanisms.pop()}. " if len(mechanisms) == 1 else ""
     rows = []
     for label, a in zip(labels, audits, strict=True):
         rows.append(
             (
                 label,
-                fmt(a.get("claimed_epsilon")),
-                fmt(a.get("true_epsilon")),
-                fmt(a.get("epsilon_lower_bound"))
-                + ("" if len(confidences) == 1 else f" @ {fmt(a.get('confidence'), 3)}"),
+                fmt(a.claimed_epsilon),
+                fmt(a.true_epsilon),
+                fmt(a.epsilon_lower_bound)
+                + ("" if len(confidences) == 1 else f" @ {fmt(a.confidence, 3)}"),
                 audit_verdict(a),
             )
         )
@@ -313,32 +305,35 @@ def audit_table(entry: FigureEntry) -> list[Block]:
     ]
 
 
-def audit_details(audit: dict[str, Any]) -> list[tuple[str, str]]:
+def audit_details(audit: AuditRecord) -> list[tuple[str, str]]:
     """``(label, text)`` lines describing one audit (the witness is :func:`witness_items`)."""
-    true_eps = audit.get("true_epsilon")
     truth = "not known in closed form"
-    if true_eps is not None:
-        truth = f"ε = {fmt(true_eps, 6)}"
-        if audit.get("truth_method"):
-            truth += f" ({audit['truth_method']})"
+    if audit.true_epsilon is not None:
+        truth = f"ε = {fmt(audit.true_epsilon, 6)}"
+        if audit.truth_method:
+            truth += f" ({audit.truth_method})"
     return [
-        ("claim", str(audit.get("claim", "?"))),
-        ("verdict", str(audit.get("verdict", "?"))),
+        ("claim", audit.claim),
+        ("verdict", audit.verdict_text),
         ("analytic truth", truth),
         (
             "empirical ε lower bound",
-            f"{fmt(audit.get('epsilon_lower_bound'), 6)} with confidence "
-            f"{fmt(audit.get('confidence'), 4)}",
+            f"{fmt(audit.epsilon_lower_bound, 6)} with confidence {fmt(audit.confidence, 4)}",
         ),
-        ("method", str(audit.get("method", "?"))),
-        ("parameters", params_text(audit.get("parameters", {}))),
+        ("method", audit.method),
+        ("parameters", params_text(audit.parameters)),
     ]
 
 
-def witness_items(witness: dict[str, Any]) -> list[tuple[str, str]]:
-    """A witness as ``(key, value)`` lines; nested values as compact JSON."""
+def witness_items(audit: AuditRecord) -> list[tuple[str, str]]:
+    """An audit's witness card as ``(label, text)`` lines; nested values as compact JSON.
+
+    The lines are :attr:`~dpaudit.rundir.records.AuditRecord.card_lines` as
+    ``results.json`` holds them (``inf`` as ``"inf"``), so a card reads the same
+    whether its lines were stored or derived from the typed witness.
+    """
     items = []
-    for key, value in (witness or {}).items():
+    for key, value in to_jsonable(audit.card_lines).items():
         if isinstance(value, dict | list):
             text = json.dumps(value, separators=(", ", ": "), ensure_ascii=False)
         elif isinstance(value, float | int) and not isinstance(value, bool):
@@ -350,9 +345,9 @@ def witness_items(witness: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 # ------------------------------------------------------------------ tables
-def comparison_table(result: dict[str, Any]) -> Table | None:
+def comparison_table(result: FigureResult) -> Table | None:
     """The figure's raw comparison rows as one table (used when it has no ``tables``)."""
-    rows = result.get("comparison") or []
+    rows = result.comparison  # each figure's own columns: free mappings
     if not rows:
         return None
     keys = list(dict.fromkeys(k for row in rows for k in row))
@@ -360,31 +355,25 @@ def comparison_table(result: dict[str, Any]) -> Table | None:
     return Table(tuple(keys), body)
 
 
-def figure_tables(result: dict[str, Any]) -> list[Table]:
+def _table(t: ReportTable) -> Table:
+    return Table(t.headers, tuple(tuple(_cell(c) for c in row) for row in t.rows), t.title, t.note)
+
+
+def figure_tables(result: FigureResult) -> list[Table]:
     """The tables a reader sees for one figure: its own ``tables``, else its comparison."""
-    tables = []
-    for t in result.get("tables") or []:
-        tables.append(
-            Table(
-                tuple(str(h) for h in t.get("headers", [])),
-                tuple(tuple(_cell(c) for c in row) for row in t.get("rows", [])),
-                title=str(t.get("title", "")),
-                note=str(t.get("note", "")),
-            )
-        )
+    tables = [_table(t) for t in result.tables]
     if tables:
         return tables
     table = comparison_table(result)
     return [] if table is None else [table]
 
 
-def run_facts(result: dict[str, Any]) -> str:
+def run_facts(result: FigureResult) -> str:
     """Scale, seed, timings and versions of one figure in one line."""
-    timings = result.get("timings", {})
-    total = timings.get("total_s")
-    versions = ", ".join(f"{k} {v}" for k, v in result.get("versions", {}).items())
-    took = f", {float(total):.1f} s" if total is not None else ""
-    return f"scale {result.get('scale')}, seed {result.get('seed')}{took}; {versions}"
+    total = result.total_seconds
+    versions = ", ".join(f"{k} {v}" for k, v in result.versions.items())
+    took = f", {total:.1f} s" if total is not None else ""
+    return f"scale {result.scale}, seed {result.seed}{took}; {versions}"
 
 
 # ------------------------------------------------------------------ figure text
@@ -396,9 +385,7 @@ def figure_text(entry: FigureEntry) -> tuple[str, str, str]:
     layout :func:`dpaudit.reproduce.common.readme_page` fixes.
     """
     result = entry.result
-    shows = str(result.get("shows") or "")
-    method = str(result.get("method") or "")
-    differences = str(result.get("differences") or "")
+    shows, method, differences = result.shows, result.method, result.differences
     readme = entry.readme or ""
     if not shows:
         shows = _readme_section(readme, "What this shows")
@@ -468,12 +455,12 @@ def _group_label(entry: FigureEntry) -> str:
     """A figure's row in the summary: link, paper, and how many findings show."""
     found = findings(entry.result)
     held = sum(f[0] == "shows" for f in found)
-    paper = _plain(str(entry.result.get("paper", "")))
+    paper = _plain(entry.result.paper)
     return f"[{_figure_label(entry)}](#{entry.name}) — {paper} — {held}/{len(found)} findings show"
 
 
 def _paper_count(run: RunContents) -> int:
-    return len({re.sub(r",? *(§|Fig).*$", "", str(e.result.get("paper", ""))) for e in run.figures})
+    return len({re.sub(r",? *(§|Fig).*$", "", e.result.paper) for e in run.figures})
 
 
 def summary_blocks(run: RunContents) -> list[Block]:
@@ -481,9 +468,9 @@ def summary_blocks(run: RunContents) -> list[Block]:
     complete, status = status_line(run)
     all_found = [(e, f) for e in run.figures for f in findings(e.result)]
     audits = run.audits()
-    flagged = sum(bool(a.get("violation")) for _, a in audits)
+    flagged = sum(a.violation for _, a in audits)
     unsure = sum(audit_verdict(a) == INCONCLUSIVE for _, a in audits)
-    scale = (run.status or {}).get("config", {}).get("scale", "?")
+    scale = "?" if run.status is None else run.status.config.scale
     blocks: list[Block] = [
         Text(("" if complete else "⚠ ") + status, kind="status-ok" if complete else "status-bad"),
         Heading(2, "Summary", "summary"),
@@ -532,13 +519,12 @@ def figure_blocks(entry: FigureEntry) -> list[Block]:
     if entry.png is not None:
         full = tuple((label, path) for label, path in present if label in ("SVG", "PNG"))
         blocks.append(Image(entry.name, entry.png, entry.title, full))
-    blocks.append(Text(f"Reproduces {result.get('paper', '')}."))
+    blocks.append(Text(f"Reproduces {result.paper}."))
     if present:
         blocks.append(Links("Files:", tuple(present)))
-    scope = str(result.get("scope") or "")
-    if scope:
-        blocks += [Heading(3, f"What was audited at scale '{result.get('scale')}'")]
-        blocks += markdown_blocks(scope)
+    if result.scope:
+        blocks += [Heading(3, f"What was audited at scale '{result.scale}'")]
+        blocks += markdown_blocks(result.scope)
     if shows:
         blocks += [Heading(3, "What this shows"), *markdown_blocks(shows)]
     found = findings(result)
@@ -555,8 +541,8 @@ def figure_blocks(entry: FigureEntry) -> list[Block]:
     if differences:
         blocks += [Heading(3, "Where and why this differs from the paper")]
         blocks += markdown_blocks(differences)
-    for note in result.get("notes", []):
-        blocks.append(Text(str(note), kind="note"))
+    for note in result.notes:
+        blocks.append(Text(note, kind="note"))
     if method:
         blocks += [Heading(3, "How it was made"), *markdown_blocks(method)]
     blocks.append(Text(f"Run: {run_facts(result)}", kind="facts"))
@@ -567,15 +553,15 @@ def witness_blocks(run: RunContents) -> list[Block]:
     """Every audit's full evidence, grouped per figure, titled by what distinguishes it."""
     blocks: list[Block] = []
     for entry in run.figures:
-        audits = list(entry.result.get("audits", []))
+        audits = list(entry.result.audits)
         if not audits:
             continue
         blocks.append(Heading(3, f"{_figure_label(entry)}: {entry.title}", f"{entry.name}-w"))
         for label, a in zip(audit_labels(audits), audits, strict=True):
             lines = audit_details(a)
-            lines += [(f"witness: {k}", v) for k, v in witness_items(a.get("witness", {}))]
+            lines += [(f"witness: {k}", v) for k, v in witness_items(a)]
             verdict = audit_verdict(a)
-            blocks.append(Witness(f"{label} — {verdict}", tuple(lines), bool(a.get("violation"))))
+            blocks.append(Witness(f"{label} — {verdict}", tuple(lines), a.violation))
     if blocks:
         blocks.insert(0, Heading(2, "Witnesses", "witnesses"))
         blocks.insert(

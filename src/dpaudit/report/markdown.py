@@ -12,6 +12,7 @@ import re
 
 from dpaudit.report import content
 from dpaudit.report.collect import RunContents
+from dpaudit.rundir.layout import FIGURE_PNG
 
 
 def _esc(text: str, markdown: bool = False) -> str:
@@ -58,8 +59,9 @@ def _block(block: content.Block) -> list[str]:
     if isinstance(block, content.Table):
         return ([f"#### {_esc(block.title)}", ""] if block.title else []) + _table(block)
     if isinstance(block, content.Image):
-        target = block.full_size[0][1] if block.full_size else f"{block.figure}/figure.png"
-        return [f"[![{_esc(block.alt)}]({block.figure}/figure.png)]({target})"]
+        png = f"{block.figure}/{FIGURE_PNG}"
+        target = block.full_size[0][1] if block.full_size else png
+        return [f"[![{_esc(block.alt)}]({png})]({target})"]
     if isinstance(block, content.Links):
         return [block.lead + " " + " · ".join(f"[{label}]({p})" for label, p in block.links)]
     if isinstance(block, content.Witness):

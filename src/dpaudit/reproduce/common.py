@@ -1,16 +1,18 @@
-"""What every reproduced figure shares: scales, the result record, audit summaries, output files.
+"""What every reproduced figure shares: scales, how a result is built, its output files.
 
 A figure module's ``compute`` receives a :class:`FigureRun` (the figure's
 identity, scale, seed, executor, progress and stopwatch) and returns
-:meth:`FigureRun.result` — a :class:`FigureResult`, a frozen record with the
-figure's parameters, seed, library versions, sample counts, timings, a tidy
-table of rows (one CSV line each), the paper's numbers set beside ours, the
-qualitative findings checked, and one :class:`AuditRecord` per audited
-mechanism (what the report lists).  Its ``readme`` lays out the figure's
-README with :func:`readme_page`.  :func:`write_figure_outputs` then writes
-``results.json``, ``results.csv``, ``figure.png`` (+ ``figure.svg``) and ``README.md`` into the
-figure's directory, each atomically (:mod:`dpaudit.io`), so a file is either
-complete or absent.
+:meth:`FigureRun.result` — a :class:`~dpaudit.rundir.records.FigureResult`, a
+frozen record with the figure's parameters, seed, library versions, sample
+counts, timings, a tidy table of rows (one CSV line each), the paper's numbers
+set beside ours, the qualitative findings checked, and one
+:class:`~dpaudit.rundir.records.AuditRecord` per audited mechanism (what the
+report lists).  The record types live in :mod:`dpaudit.rundir.records`, which
+the report reads too; this module re-exports them for the figure modules.
+A figure's ``readme`` lays out its README with :func:`readme_page`.
+:func:`write_figure_outputs` then writes the figure's files (their names:
+:mod:`dpaudit.rundir.layout`) into its directory, each atomically
+(:mod:`dpaudit.io`), so a file is either complete or absent.
 """
 
 from __future__ import annotations
@@ -29,6 +31,39 @@ from typing import Any
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError, OptionalDependencyError
 from dpaudit.io import atomic_write_bytes, atomic_write_text
+from dpaudit.rundir.layout import FIGURE_PNG, FIGURE_README, FIGURE_SVG, RESULTS_CSV, RESULTS_JSON
+
+# The record types, re-exported for the figure modules (``X as X`` marks a re-export).
+from dpaudit.rundir.records import (
+    FINDING_STATUSES as FINDING_STATUSES,
+)
+from dpaudit.rundir.records import (
+    INCONCLUSIVE as INCONCLUSIVE,
+)
+from dpaudit.rundir.records import (
+    NOT_AT_THIS_SCALE as NOT_AT_THIS_SCALE,
+)
+from dpaudit.rundir.records import (
+    NOT_SHOWN as NOT_SHOWN,
+)
+from dpaudit.rundir.records import (
+    SHOWS as SHOWS,
+)
+from dpaudit.rundir.records import (
+    AuditRecord as AuditRecord,
+)
+from dpaudit.rundir.records import (
+    FigureResult as FigureResult,
+)
+from dpaudit.rundir.records import (
+    Finding as Finding,
+)
+from dpaudit.rundir.records import (
+    ReportTable as ReportTable,
+)
+from dpaudit.rundir.records import (
+    summarise_findings as summarise_findings,
+)
 from dpaudit.serialization import dumps
 
 #: Scales offered on the command line.  ``paper`` uses the papers' sample
@@ -36,13 +71,6 @@ from dpaudit.serialization import dumps
 #: cores while every qualitative finding still shows; ``tiny`` is a smoke test
 #: of the pipeline (used by the test suite) whose numbers prove nothing.
 SCALES = ("tiny", "quick", "paper")
-
-#: Name of each figure's result files inside ``DIR/<figure>/``.
-RESULTS_JSON = "results.json"
-RESULTS_CSV = "results.csv"
-FIGURE_PNG = "figure.png"
-FIGURE_SVG = "figure.svg"
-FIGURE_README = "README.md"
 
 
 def check_scale(scale: str) -> str:
@@ -72,142 +100,6 @@ def library_versions() -> dict[str, str]:
             continue
         versions[optional] = str(getattr(module, "__version__", "unknown"))
     return versions
-
-
-@dataclass(frozen=True)
-class AuditRecord:
-    """One audited mechanism as the report shows it.
-
-    ``epsilon_lower_bound`` holds with probability ``confidence`` (one-sided);
-    ``verdict`` is a one-sided sentence ("violation: ..." or "no violation
-    found: ..."), never a statement that the mechanism is private.
-    ``witness`` says what proves the bound (inputs, attack, counts).
-    """
-
-    mechanism: str
-    parameters: Mapping[str, Any]
-    claim: str
-    claimed_epsilon: float
-    true_epsilon: float | None
-    truth_method: str | None
-    epsilon_lower_bound: float
-    confidence: float
-    method: str
-    violation: bool
-    verdict: str
-    witness: Mapping[str, Any] = field(default_factory=dict)
-
-
-#: What a run says about a finding (:attr:`Finding.status`).  Only ``shows`` counts as
-#: shown: a finding the scale cannot test, or one the run could neither show nor
-#: refute, is never reported as shown.
-SHOWS = "shows"
-NOT_SHOWN = "not shown"
-NOT_AT_THIS_SCALE = "not shown at this scale"
-INCONCLUSIVE = "inconclusive"
-FINDING_STATUSES = (SHOWS, NOT_SHOWN, NOT_AT_THIS_SCALE, INCONCLUSIVE)
-
-
-@dataclass(frozen=True)
-class Finding:
-    """A qualitative finding of the paper and whether our run shows it.
-
-    ``detail`` gives our numbers (and the cells they come from); ``paper`` the
-    paper's own number or statement for the same quantity, set beside ours in
-    the report's summary.  ``status`` (one of :data:`FINDING_STATUSES`) refines
-    ``holds``: ``shows`` exactly when ``holds``; otherwise ``not shown`` (the
-    run contradicts it), ``not shown at this scale`` (what would show it was not
-    audited here; ``detail`` says what and why) or ``inconclusive`` (too few
-    samples to show or refute it).  Left empty it follows ``holds``.
-    """
-
-    statement: str
-    holds: bool
-    detail: str = ""
-    paper: str = ""
-    status: str = ""
-
-    def __post_init__(self) -> None:
-        status = self.status or (SHOWS if self.holds else NOT_SHOWN)
-        if status not in FINDING_STATUSES or (status == SHOWS) != bool(self.holds):
-            raise ValueError(f"finding status {status!r} does not fit holds={self.holds}")
-        object.__setattr__(self, "status", status)
-
-
-@dataclass(frozen=True)
-class ReportTable:
-    """A table as a reader sees it: title, header, formatted cells, and a note under it."""
-
-    title: str
-    headers: tuple[str, ...]
-    rows: tuple[tuple[str, ...], ...]
-    note: str = ""
-
-    def markdown(self) -> str:
-        """The table as a README section (``###`` title, table, note)."""
-        parts = [f"### {self.title}", markdown_table(self.headers, self.rows)]
-        if self.note:
-            parts.append(self.note)
-        return "\n\n".join(parts)
-
-
-@dataclass(frozen=True)
-class FigureResult:
-    """Everything one reproduced figure computed; serialises to ``results.json``.
-
-    ``rows`` is the tidy table (one dict per CSV line); ``comparison`` sets
-    the paper's numbers beside ours (dicts with at least ``quantity``,
-    ``paper`` and ``ours``); ``extra`` carries figure-specific data that the
-    plot or the README needs but that does not fit a row.
-
-    The figure's words, shared by its README and the run report (Markdown):
-    ``shows`` says in plain words what the figure shows and what it means;
-    ``method`` how it was made; ``differences`` a bullet list of where and why
-    it differs from the paper.  ``tables`` are the tables a reader sees
-    (:class:`ReportTable`); without them the report shows ``comparison``.
-    ``scope`` says what this scale audited and what it skipped, and why
-    (Markdown); the report opens the figure's section with it.
-    """
-
-    figure: str
-    title: str
-    paper: str
-    scale: str
-    seed: int
-    parameters: Mapping[str, Any]
-    sample_counts: Mapping[str, Any]
-    timings: Mapping[str, float]
-    versions: Mapping[str, str]
-    rows: tuple[Mapping[str, Any], ...]
-    comparison: tuple[Mapping[str, Any], ...] = ()
-    findings: tuple[Finding, ...] = ()
-    audits: tuple[AuditRecord, ...] = ()
-    notes: tuple[str, ...] = ()
-    extra: Mapping[str, Any] = field(default_factory=dict)
-    shows: str = ""
-    method: str = ""
-    differences: str = ""
-    tables: tuple[ReportTable, ...] = ()
-    scope: str = ""
-
-    @property
-    def all_findings_hold(self) -> bool:
-        """True when every qualitative finding checked shows in this run."""
-        return all(f.holds for f in self.findings)
-
-    @property
-    def findings_summary(self) -> str:
-        """E.g. ``all 6 findings shown`` or ``1 of 2 findings shown; 1 not shown at this scale``."""
-        return summarise_findings([f.status for f in self.findings])
-
-
-def summarise_findings(statuses: Sequence[str]) -> str:
-    """How many findings of each status (:data:`FINDING_STATUSES`) a figure has, in words."""
-    n, shown = len(statuses), sum(s == SHOWS for s in statuses)
-    if shown == n:
-        return f"all {n} findings shown"
-    others = [f"{statuses.count(s)} {s}" for s in FINDING_STATUSES if s != SHOWS and s in statuses]
-    return f"{shown} of {n} findings shown; " + ", ".join(others)
 
 
 class Stopwatch:
@@ -354,7 +246,7 @@ def require_matplotlib() -> Any:
     try:
         import matplotlib
     except ImportError:
-        raise OptionalDependencyError("matplotlib", "reproduce", "drawing figure.png") from None
+        raise OptionalDependencyError("matplotlib", "reproduce", f"drawing {FIGURE_PNG}") from None
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 
@@ -459,11 +351,19 @@ def add_words(
     )
 
 
+def table_markdown(table: ReportTable) -> str:
+    """A reader's table as a README section (``###`` title, table, note)."""
+    parts = [f"### {table.title}", markdown_table(table.headers, table.rows)]
+    if table.note:
+        parts.append(table.note)
+    return "\n\n".join(parts)
+
+
 def tables_section(result: FigureResult) -> str:
     """The README section setting the paper's numbers beside ours (the result's tables)."""
     with_paper = any("paper" in h.lower() for t in result.tables for h in t.headers)
     heading = "Paper beside ours" if with_paper else "The numbers"
-    return f"## {heading}\n\n" + "\n\n".join(t.markdown() for t in result.tables)
+    return f"## {heading}\n\n" + "\n\n".join(table_markdown(t) for t in result.tables)
 
 
 def findings_section(result: FigureResult) -> str:

@@ -45,7 +45,8 @@ from dpaudit.reproduce.reference_data import (
     acl2022_published_runs,
 )
 from dpaudit.reproduce.registry import FigureSpec
-from dpaudit.verdicts import verdict_text
+from dpaudit.verdicts import Verdict, verdict_text
+from dpaudit.witness import Witness
 
 NAME = "habernal2022-fig2"
 TITLE = "Empirical privacy loss of the ACL 2022 sanity check vs dimension"
@@ -301,7 +302,7 @@ def _audits(rows: list[dict[str, Any]]) -> list[AuditRecord]:
         flagged = sum(r["violation"] for r in cells)
         # Each cell's bound holds at level 1 − α/cells, so all of them hold together at 1 − α.
         family = f"{CONFIDENCE:g} (family-wise over all {len(rows)} cells)"
-        verdict = verdict_text(bound, cell["epsilon"], family) + (
+        sentence = verdict_text(bound, cell["epsilon"], family) + (
             f"; flagged in {flagged}/{len(cells)} cells"
             if cell["violation"]
             else f"; none of {len(cells)} cells flagged, largest ε_lcb/ε = "
@@ -322,25 +323,24 @@ def _audits(rows: list[dict[str, Any]]) -> list[AuditRecord]:
                     f"Bonferroni over 4 candidate events per cell and all {len(rows)} cells "
                     f"(per-cell level {cell['confidence']:.6g})"
                 ),
-                violation=bool(cell["violation"]),
-                verdict=verdict,
-                witness={
-                    **(
-                        {
-                            "x": f"{cell['dim']} zeros",
-                            "x_prime": f"{cell['dim']} ones",
-                            "event": "none",
-                        }
-                        if witness is None
-                        else witness.summary()
-                    ),
-                    "attack": "round each coordinate at 0.5, majority vote (tie → 0)",
-                    "counts f[true][guess]": [list(counts[0]), list(counts[1])],
-                    "empirical_loss (MLE)": cell["empirical_loss"],
-                },
+                verdict=Verdict.of(bool(cell["violation"])),
+                verdict_text=sentence,
+                witness=witness,
+                witness_lines=_card_lines(witness, cell, counts),
             )
         )
     return out
+
+
+def _card_lines(witness: Witness | None, cell: dict[str, Any], counts: Any) -> dict[str, Any]:
+    """The witness card: the witness (or the pair tried when none), the attack and its table."""
+    pair = {"x": f"{cell['dim']} zeros", "x_prime": f"{cell['dim']} ones", "event": "none"}
+    return {
+        **(pair if witness is None else witness.summary()),
+        "attack": "round each coordinate at 0.5, majority vote (tie → 0)",
+        "counts f[true][guess]": [list(counts[0]), list(counts[1])],
+        "empirical_loss (MLE)": cell["empirical_loss"],
+    }
 
 
 # ------------------------------------------------------------------------ plot

@@ -185,7 +185,6 @@ def _row(eps: float, lam: float, mode: str, result: AuditResult, true_eps: float
 
 
 def _audit_record(mech: Any, mode: str, result: AuditResult, truth: Any) -> AuditRecord:
-    w = result.witness
     return AuditRecord(
         mechanism="ome",
         parameters=mech.params(),
@@ -196,9 +195,9 @@ def _audit_record(mech: Any, mode: str, result: AuditResult, truth: Any) -> Audi
         epsilon_lower_bound=result.epsilon_lower_bound,
         confidence=result.confidence,
         method=f"black-box audit, {MODE_LABELS[mode]}",
-        violation=result.violation,
-        verdict=result.verdict_text,
-        witness={} if w is None else w.summary(),
+        verdict=result.verdict,
+        verdict_text=result.verdict_text,
+        witness=result.witness,
     )
 
 

@@ -171,7 +171,7 @@ def _audit_record(name: str, eps: float, result: Any) -> AuditRecord:
     forward_worse = worst.forward.max_token_loss >= worst.backward.max_token_loss
     token = (worst.forward if forward_worse else worst.backward).worst
     exact, certified = d.exact_verdict.value, result.verdict.value
-    witness = {
+    lines = {  # the white-box finding first, the certified witness last
         "pair": worst.origin,
         "x": worst.x,
         "x_prime": worst.x_prime,
@@ -191,10 +191,13 @@ def _audit_record(name: str, eps: float, result: Any) -> AuditRecord:
         epsilon_lower_bound=d.lower_bound,
         confidence=result.confidence,
         method="white-box exact token losses; likelihood-ratio sets certified on fresh rewrites",
-        violation=d.exact_verdict is Verdict.VIOLATION or result.verdict is Verdict.VIOLATION,
-        verdict=f"white box (exact): {exact}, largest loss of one token "
+        verdict=Verdict.of(
+            d.exact_verdict is Verdict.VIOLATION or result.verdict is Verdict.VIOLATION
+        ),
+        verdict_text=f"white box (exact): {exact}, largest loss of one token "
         f"{_num(d.max_exact_token_loss)} against ε = {eps:g}; certified: {certified}",
-        witness=witness,
+        witness=result.witness,
+        witness_lines=lines,
     )
 
 

@@ -16,13 +16,11 @@ exact pair loss where it is known:
   dpaudit's implementations of the same mechanisms, and says so.
 * ``quick``/``tiny`` — dpaudit's own implementations of five of them
   (``cmp``, ``mahalanobis``, ``vickrey``, ``tem``, ``truncated-gumbel``) on
-  GloVe 6B 50-d, vectorised, so ``reproduce all --scale quick`` stays fast
-  in the main environment.  They are the papers' mechanisms, not
-  mldp-text's code.
+  GloVe 6B 50-d, vectorised, so ``reproduce all --scale quick`` stays fast in
+  the main environment: the papers' mechanisms, not mldp-text's code.
 
 The ε values, :data:`EPSILONS`, are the paper's own grid: its replication code
-(github.com/sjmeis/mldp_anon, ``perturb.ipynb``) runs every mechanism at
-ε ∈ {1, 5, 10}.
+(github.com/sjmeis/mldp_anon, ``perturb.ipynb``) runs every mechanism at ε ∈ {1, 5, 10}.
 """
 
 from __future__ import annotations
@@ -60,6 +58,7 @@ from dpaudit.reproduce.common import (
     Finding,
 )
 from dpaudit.reproduce.registry import FigureSpec
+from dpaudit.verdicts import Verdict
 
 NAME = "mldp-lrec2024"
 TITLE = "Word-level metric DP (mldp-text): claimed ε·d vs the audited bound, pair by pair"
@@ -256,9 +255,9 @@ def _row(
 
 def _audit_record(label: str, mech: Any, eps: float, result: AuditResult) -> AuditRecord:
     w = result.detail.worst
-    witness: dict[str, Any] = {}
+    lines: dict[str, Any] = {}  # the card's lines: the pair's d and ε·d, the set, the counts
     if w is not None:
-        witness = {
+        lines = {
             "pair": [w.w, w.w_prime],
             "d": w.distance,
             "ε·d": w.allowed_loss,
@@ -267,6 +266,8 @@ def _audit_record(label: str, mech: Any, eps: float, result: AuditResult) -> Aud
             "p2 = Pr[M(w') ∈ S]": f"{w.p2.hits}/{w.p2.samples}, upper bound {w.p2.bound:.6g}",
         }
     bound = max((p.epsilon_lower_bound for p in result.detail.pairs), default=0.0)
+    unsure = any(p.verdict == INCONCLUSIVE for p in result.detail.pairs)  # too few samples
+    quiet = Verdict.INCONCLUSIVE if unsure else Verdict.NO_VIOLATION_FOUND
     return AuditRecord(
         mechanism=label,
         parameters=dict(mech.spec().get("params", {})),
@@ -277,9 +278,10 @@ def _audit_record(label: str, mech: Any, eps: float, result: AuditResult) -> Aud
         epsilon_lower_bound=bound,
         confidence=result.confidence,
         method="pair-by-pair metric-DP audit (dpaudit.auditors.metric.auditor)",
-        violation=result.violation,
-        verdict=result.verdict_text,
-        witness=witness,
+        verdict=Verdict.VIOLATION if result.violation else quiet,
+        verdict_text=result.verdict_text,
+        witness=result.witness,
+        witness_lines=lines,
     )
 
 
@@ -580,7 +582,7 @@ def _tables(result: FigureResult) -> list[common.ReportTable]:
 
 def readme(result: FigureResult) -> str:
     """The figure's README: what it shows, how it was made, the pairs, findings, differences."""
-    pairs = "\n\n".join(t.markdown() for t in result.tables)
+    pairs = "\n\n".join(common.table_markdown(t) for t in result.tables)
     notes = "\n".join(f"- {n}" for n in result.notes)
     return common.readme_page(
         result, sections=[pairs, "## Notes\n\n" + notes, common.findings_section(result)]

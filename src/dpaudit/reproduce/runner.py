@@ -1,6 +1,6 @@
 """Run one figure or all of them into a run directory, then write the report.
 
-Layout of a run directory ``DIR``::
+Layout of a run directory ``DIR`` (every name from :mod:`dpaudit.rundir.layout`)::
 
     DIR/run-status.json          running | complete | failed | interrupted
     DIR/<figure>/checkpoint/     the figure's finished work units (:mod:`dpaudit.engine.checkpoint`)
@@ -23,11 +23,10 @@ interrupted run never leaves a report that claims to be complete.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -40,40 +39,29 @@ from dpaudit.io import atomic_write_text
 from dpaudit.progress import progress
 from dpaudit.report.build import write_report
 from dpaudit.reproduce.common import (
-    NOT_SHOWN,
-    RESULTS_JSON,
-    SHOWS,
     FigureProgress,
     FigureRun,
     check_scale,
     require_matplotlib,
-    summarise_findings,
     write_figure_outputs,
 )
 from dpaudit.reproduce.registry import FigureSpec, get_figure, resolve_figures
+from dpaudit.rundir.layout import CHECKPOINT_DIR, REPORT_FILES, RESULTS_JSON, RUN_STATUS
+from dpaudit.rundir.records import FigureResult, load_figure_result
+from dpaudit.rundir.status import (
+    STATUS_COMPLETE,
+    STATUS_FAILED,
+    STATUS_INTERRUPTED,
+    STATUS_RUNNING,
+    RunConfig,
+    RunStatus,
+    load_run_status,
+)
 from dpaudit.serialization import dumps
 from dpaudit.validation import check_seed
 
-RUN_STATUS = "run-status.json"
-STATUS_RUNNING = "running"
-STATUS_COMPLETE = "complete"
-STATUS_FAILED = "failed"
-STATUS_INTERRUPTED = "interrupted"
-#: Sub-directory of ``DIR/<figure>/`` holding the figure's stored work units.
-CHECKPOINT_DIR = "checkpoint"
-
 #: Weight of a figure in the overall progress bar when it gives no estimate.
 _DEFAULT_WEIGHT_S = 10.0
-
-
-@dataclass(frozen=True)
-class RunConfig:
-    """What determines a run's results (the execution backend and workers do not)."""
-
-    figures: tuple[str, ...]
-    scale: str
-    seed: int
-    data: str | None = None
 
 
 @dataclass(frozen=True)
@@ -111,32 +99,35 @@ class RunSummary:
     seconds: float
 
 
-def read_run_status(directory: Path) -> dict[str, Any] | None:
-    """The parsed ``run-status.json`` of ``directory``, or None if absent or unreadable."""
-    path = Path(directory) / RUN_STATUS
-    try:
-        return json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError):
-        return None
+def read_run_status(directory: Path) -> RunStatus | None:
+    """The ``run-status.json`` of ``directory``, or None if absent or not JSON."""
+    return load_run_status(directory)
 
 
-def _write_status(directory: Path, config: RunConfig, status: str, **extra: Any) -> None:
-    record = {
-        "status": status,
-        "config": asdict(config),
-        "updated": datetime.now(UTC).isoformat(timespec="seconds"),
-        **extra,
-    }
+def _write_status(
+    directory: Path,
+    config: RunConfig,
+    status: str,
+    figures_done: list[str],
+    seconds: float | None = None,
+    error: str | None = None,
+) -> None:
+    now = datetime.now(UTC).isoformat(timespec="seconds")
+    record = RunStatus(status, config, now, tuple(figures_done), seconds, error)
     atomic_write_text(directory / RUN_STATUS, dumps(record) + "\n")
 
 
-def _figure_done(directory: Path, config: RunConfig) -> bool:
-    """Whether a previous run left this figure complete with the same settings."""
+def _figure_done(directory: Path, config: RunConfig) -> FigureResult | None:
+    """The figure's result if a previous run left it complete with the same settings, else None.
+
+    A result that cannot be read (absent, not JSON, lacking a field) is not done: recomputed.
+    """
     try:
-        previous = json.loads((directory / RESULTS_JSON).read_text("utf-8"))
+        previous = load_figure_result(directory / RESULTS_JSON)
     except (OSError, ValueError):
-        return False
-    return previous.get("scale") == config.scale and previous.get("seed") == config.seed
+        return None
+    same = previous.scale == config.scale and previous.seed == config.seed
+    return previous if same else None
 
 
 def reproduce(
@@ -166,7 +157,7 @@ def reproduce(
     out = Path(out)
     config = RunConfig(tuple(names), scale, seed, data)
     _check_resume(out, config, resume)
-    for stale in ("report.html", "report.md"):
+    for stale in REPORT_FILES:
         (out / stale).unlink(missing_ok=True)
 
     specs = [get_figure(name) for name in names]
@@ -228,14 +219,17 @@ def _reproduce_figure(
 ) -> FigureOutcome:
     """Compute one figure into ``directory`` (or keep it when resuming a complete one)."""
     t0 = time.perf_counter()
-    if resume and _figure_done(directory, config):
-        held = json.loads((directory / RESULTS_JSON).read_text("utf-8"))
-        found = held.get("findings", [])
-        holds = all(f.get("holds", False) for f in found)
+    held = _figure_done(directory, config) if resume else None
+    if held is not None:
         bar.update(round(weight))
-        statuses = [f.get("status") or (SHOWS if f.get("holds") else NOT_SHOWN) for f in found]
-        summary = summarise_findings(statuses)
-        return FigureOutcome(spec.name, str(directory), holds, 0.0, True, findings_summary=summary)
+        return FigureOutcome(
+            spec.name,
+            str(directory),
+            held.all_findings_hold,
+            0.0,
+            True,
+            findings_summary=held.findings_summary,
+        )
     share = _BarShare(bar, weight)
     with _figure_checkpoint(directory, spec.name, config, resume) as units:
         run = FigureRun(
@@ -314,27 +308,10 @@ def _check_resume(out: Path, config: RunConfig, resume: bool) -> None:
     if not resume:
         return
     previous = read_run_status(out)
-    if previous is None:
-        return
-    old = previous.get("config", {})
-    same = (
-        tuple(old.get("figures", ())) == config.figures
-        and old.get("scale") == config.scale
-        and old.get("seed") == config.seed
-        and old.get("data") == config.data
-    )
-    if not same:
+    if previous is not None and previous.config != config:
         raise InvalidArgumentError(
             "--resume",
             str(out),
-            f"the configuration of the run in that directory ({_describe(old)}); "
+            f"the configuration of the run in that directory ({previous.config.describe()}); "
             "use a new --out or --force to start over",
         )
-
-
-def _describe(config: dict[str, Any]) -> str:
-    figures = ",".join(config.get("figures", ()))
-    text = f"figures {figures}, scale {config.get('scale')}, seed {config.get('seed')}"
-    if config.get("data"):
-        text += f", data {config['data']}"
-    return text
