@@ -188,8 +188,8 @@ def test_parallel_audit_is_bit_identical_to_serial() -> None:
     )
     one = audit_metric(mech, cfg, ExecutionConfig(workers=1))
     two = audit_metric(mech, cfg, ExecutionConfig(workers=2))
-    assert [(p.p1.hits, p.p2.hits, p.set_rule) for p in one.pairs] == [
-        (p.p1.hits, p.p2.hits, p.set_rule) for p in two.pairs
+    assert [(p.p1.hits, p.p2.hits, p.set_rule) for p in one.detail.pairs] == [
+        (p.p1.hits, p.p2.hits, p.set_rule) for p in two.detail.pairs
     ]
 
 
@@ -251,7 +251,7 @@ def test_cli_audits_mldp_names(capsys: pytest.CaptureFixture[str]) -> None:
     )
     assert code == 0, err
     result = json.loads(out)
-    assert result["violation"] is True and result["worst"]["w"] == "food"
+    assert result["violation"] is True and result["detail"]["pairs"][0]["w"] == "food"
     code, _, err = run_cli_quiet(capsys, *argv, "--vocabulary-size", "100")
     assert code == 2 and "--vocabulary-size" in err and len(err.strip().splitlines()) == 1
     code, _, err = run_cli_quiet(capsys, "audit", "mldp:nope", "--epsilon", "1")
