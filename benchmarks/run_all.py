@@ -521,7 +521,7 @@ GRID_PROBE = (
 from dpaudit.reproduce.acl_grid import run_acl2022_grid
 runs = int(sys.argv[1])
 t = time.perf_counter()
-rows = run_acl2022_grid(runs=runs, config=ExecutionConfig(workers=2))
+rows = run_acl2022_grid(runs=runs, execution=ExecutionConfig(workers=2))
 seconds = time.perf_counter() - t
 me, kids = peak_mib()
 print(json.dumps({"seconds": seconds, "cells": len(rows), "parent_mib": me,

@@ -264,7 +264,7 @@ def test_reference_effective_runs() -> None:
 
 def test_grid_is_tidy_and_ordered() -> None:
     rows = run_acl2022_grid(
-        2_000, mechanisms=("laplace", "identity"), epsilons=(1.0, 2.0), dims=(1, 8), config=ONE
+        2_000, mechanisms=("laplace", "identity"), epsilons=(1.0, 2.0), dims=(1, 8), execution=ONE
     )
     assert [(r.mechanism, r.epsilon, r.dim) for r in rows] == [
         (m, e, n) for m in ("laplace", "identity") for e in (1.0, 2.0) for n in (1, 8)
@@ -273,7 +273,7 @@ def test_grid_is_tidy_and_ordered() -> None:
         assert r.f00 + r.f01 == r.f10 + r.f11 == 2_000
         assert r.violation == (r.mechanism == "identity")
     family = run_acl2022_grid(
-        500, mechanisms=("laplace",), epsilons=(1.0,), dims=(1, 2), familywise=True, config=ONE
+        500, mechanisms=("laplace",), epsilons=(1.0,), dims=(1, 2), familywise=True, execution=ONE
     )
     assert family[0].confidence == pytest.approx(1 - 0.05 / 2)
 

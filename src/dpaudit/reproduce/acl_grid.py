@@ -55,7 +55,7 @@ def run_acl2022_grid(
     confidence: float = 0.95,
     familywise: bool = False,
     tie_rule: str = "half-even",
-    config: ExecutionConfig | None = None,
+    execution: ExecutionConfig | None = None,
 ) -> list[AclGridRow]:
     """The sanity-check grid of Habernal (ACL 2022, Fig. 2): every mechanism × ε × n.
 
@@ -81,7 +81,7 @@ def run_acl2022_grid(
     ]
     units = [u for p in plans for u in p.units]
     start = time.perf_counter()
-    results = run_units(run_sanity_unit, units, config, desc="ACL 2022 grid")
+    results = run_units(run_sanity_unit, units, execution, desc="ACL 2022 grid")
     seconds = time.perf_counter() - start
     rows = []
     offset = 0

@@ -93,7 +93,7 @@ def compute(run: FigureRun) -> FigureResult:
             seed=run.seed,
             confidence=CONFIDENCE,
             familywise=True,
-            config=run.execution,
+            execution=run.execution,
         )
     run.progress.advance()
     with run.stage("exact attack losses"):
