@@ -75,7 +75,7 @@ BASIC_ALLOWED: dict[str, frozenset[str]] = {
     "verdicts": frozenset(),
     "witness": frozenset(),
     # A run directory's file names and its typed results.json records.
-    "rundir": frozenset({"errors", "verdicts", "witness"}),
+    "rundir": frozenset({"errors", "serialization", "verdicts", "witness"}),
 }
 #: Largest source file, in lines: a file longer than this holds more than one idea.
 MAX_LINES = 600

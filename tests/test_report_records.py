@@ -30,7 +30,7 @@ from dpaudit.rundir.records import (
     load_figure_result,
 )
 from dpaudit.rundir.status import RunConfig, RunStatus, load_run_status
-from dpaudit.serialization import dumps, to_jsonable
+from dpaudit.serialization import dumps, from_jsonable, to_jsonable
 from dpaudit.verdicts import Verdict
 from dpaudit.witness import ProbabilityEstimate, ThresholdAttack, Witness, WitnessKind, WitnessSeeds
 
@@ -55,7 +55,7 @@ WITNESSES = {
 def test_a_witness_round_trips_exactly_through_json(kind: str) -> None:
     witness = WITNESSES[kind]
     data = json.loads(dumps(witness))
-    back = Witness.from_dict(data)
+    back = from_jsonable(Witness, data)
     assert back == witness  # typed equality: tuples, floats (∞ included), nested records
     assert to_jsonable(back) == data and dumps(back) == dumps(witness)
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -84,17 +83,6 @@ class ProbabilityEstimate:
             "bound_error": self.bound_error,
         }
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> ProbabilityEstimate:
-        """Inverse of :meth:`to_dict` after JSON (``estimate`` is derived, so not read)."""
-        return cls(
-            int(data["hits"]),
-            int(data["samples"]),
-            _float(data["bound"]),
-            str(data["bound_side"]),
-            _float(data["bound_error"]),
-        )
-
 
 @dataclass(frozen=True)
 class ThresholdAttack:
@@ -145,22 +133,6 @@ class ThresholdAttack:
             out["classifier"] = self.classifier
         return out
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> ThresholdAttack:
-        """Inverse of :meth:`to_dict` after JSON (``set`` is derived, so not read)."""
-        first, second = data["score_inputs"]
-        mass = data.get("target_mass")
-        return cls(
-            str(data["family"]),
-            str(data["score"]),
-            (tuple(_float(v) for v in first), tuple(_float(v) for v in second)),
-            str(data["tail"]),
-            _float(data["threshold"]),
-            _float(data["tie_probability"]),
-            None if mass is None else _float(mass),
-            data.get("classifier"),
-        )
-
 
 @dataclass(frozen=True)
 class WitnessSeeds:
@@ -174,20 +146,6 @@ class WitnessSeeds:
     root_seed: int
     p1_unit_key_prefix: tuple[int, ...]
     p2_unit_key_prefix: tuple[int, ...]
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> WitnessSeeds:
-        """The seeds from their JSON form (the dataclass's fields, prefixes as lists)."""
-        return cls(
-            int(data["root_seed"]),
-            tuple(int(k) for k in data["p1_unit_key_prefix"]),
-            tuple(int(k) for k in data["p2_unit_key_prefix"]),
-        )
-
-
-def _float(value: Any) -> float:
-    """A float from JSON, where non-finite values are the strings "inf", "-inf", "nan"."""
-    return float(value)
 
 
 def _count_text(p: ProbabilityEstimate) -> str:
@@ -349,33 +307,3 @@ class Witness:
         if self.seeds is not None:
             out["seeds"] = self.seeds
         return out
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Witness:
-        """Inverse of :meth:`to_dict` after JSON: ``to_jsonable(from_dict(d)) == d``.
-
-        Raises ``KeyError`` naming a missing required field (``kind``, ``x``,
-        ``x_prime``, ``event``, ``epsilon_lower_bound``).
-        """
-
-        def optional(name: str, read: Any) -> Any:
-            value = data.get(name)
-            return None if value is None else read(value)
-
-        def point(v: Any) -> tuple[float, ...] | str:
-            return v if isinstance(v, str) else tuple(_float(t) for t in v)
-
-        return cls(
-            WitnessKind(data["kind"]),
-            point(data["x"]),
-            point(data["x_prime"]),
-            str(data["event"]),
-            _float(data["epsilon_lower_bound"]),
-            confidence=optional("confidence", _float),
-            pair_origin=str(data.get("pair_origin", "")),
-            p1=optional("p1", ProbabilityEstimate.from_dict),
-            p2=optional("p2", ProbabilityEstimate.from_dict),
-            epsilon_estimate=optional("epsilon_estimate", _float),
-            attack=optional("attack", ThresholdAttack.from_dict),
-            seeds=optional("seeds", WitnessSeeds.from_dict),
-        )

@@ -35,6 +35,7 @@ from typing import Any, TypeVar
 
 from dpaudit.errors import DPAuditError
 from dpaudit.rundir.layout import RESULTS_JSON
+from dpaudit.serialization import from_jsonable
 from dpaudit.verdicts import Verdict
 from dpaudit.witness import Witness
 
@@ -194,7 +195,7 @@ class AuditRecord:
         if "verdict_text" in data:
             verdict = get.required("verdict", Verdict)
             text = get.required("verdict_text", _text)
-            witness = get.optional("witness", Witness.from_dict, None)
+            witness = get.optional("witness", lambda d: from_jsonable(Witness, d), None)
             lines = get.optional("witness_lines", _mapping, {})
             if violation != (verdict is Verdict.VIOLATION):
                 raise ResultsFormatError(source, at + "violation", f"contradicts {verdict!r}")
