@@ -122,6 +122,8 @@ def test_typed_witness_text_shows_the_users_values(
     assert line.startswith(("witness: x = 'a', x′ = 'c'", "witness: x = 'c', x′ = 'a'")), line
     assert "inputs: x and x' are values of" in out
     assert "where a = x and b = x′" in out or "where a = x′ and b = x" in out
+    # The claim is stated over the user's domain, not the index box the auditor samples.
+    assert "claim: 1-DP on category in {'a', 'b', 'c'}" in out, out
 
 
 @pytest.mark.parametrize(

@@ -322,6 +322,12 @@ class FunctionMechanism(Mechanism):
             + "; ".join(repr(p)[:40] for p in points[:6]),
         )
 
+    @property
+    def claim_text(self) -> str:
+        """The user's claim over the user's domain (the audit runs on its index box)."""
+        assert self.claimed is not None  # checked in __post_init__
+        return self.claimed.describe()
+
     def index_points(self) -> tuple[Any, ...]:
         """Typed domains: the values the auditor sees as indices ``0..K-1``.
 

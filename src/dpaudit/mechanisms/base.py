@@ -188,6 +188,25 @@ class Mechanism(MechanismContract, abstract=True):
         """A caveat about the claim or its calibration to show beside the analysis; None if none."""
         return None
 
+    # ------------------------------------------------- inputs the auditor encodes
+    def input_value(self, x: Any) -> Any:
+        """The user's own input an encoded input ``x`` stands for; None when inputs are not encoded.
+
+        A mechanism over a typed domain (integers, categories, datasets) is audited
+        through numbers standing for its inputs; witnesses show the user's values.
+        """
+        return None
+
+    @property
+    def input_encoding(self) -> str:
+        """The rule between the user's inputs and the numbers the auditor samples ("" if none)."""
+        return ""
+
+    @property
+    def claim_text(self) -> str:
+        """The claim in the user's terms, for results (an encoded domain's claim is over indices)."""
+        return self.claim.describe()
+
     # -------------------------------------------------------------- machinery
     @property
     def input_domain(self) -> InputDomain:

@@ -48,11 +48,10 @@ def typed_inputs(mech: Mechanism, x: tuple[float, ...], xp: tuple[float, ...]) -
     :class:`dpaudit.adapters.callable.FunctionMechanism` on ``--domain int:0..10``)
     gives the value each encoded input stands for and the rule; others give nothing.
     """
-    decode = getattr(mech, "input_value", None)
-    values = None if decode is None else (decode(x), decode(xp))
-    if values is None or values[0] is None:
+    values = (mech.input_value(x), mech.input_value(xp))
+    if values[0] is None:
         return {}
-    return {"values": values, "input_encoding": getattr(mech, "input_encoding", "")}
+    return {"values": values, "input_encoding": mech.input_encoding}
 
 
 def build_witness(
@@ -138,7 +137,7 @@ def build_result(
     return AuditResult(
         kind=AuditorKind.BLACKBOX,
         mechanism=mech.spec(),
-        claim=claim.describe(),
+        claim=mech.claim_text,
         claimed_epsilon=claim.epsilon,
         claimed_delta=claim.delta,
         epsilon_lower_bound=lcb,
@@ -178,7 +177,7 @@ def no_witness_result(
     return AuditResult(
         kind=AuditorKind.BLACKBOX,
         mechanism=mech.spec(),
-        claim=claim.describe(),
+        claim=mech.claim_text,
         claimed_epsilon=claim.epsilon,
         claimed_delta=claim.delta,
         epsilon_lower_bound=0.0,
