@@ -204,7 +204,7 @@ class Mechanism(MechanismContract, abstract=True):
 
     @property
     def claim_text(self) -> str:
-        """The claim in the user's terms, for results (an encoded domain's claim is over indices)."""
+        """The claim in the user's terms (an encoded domain's claim is over indices)."""
         return self.claim.describe()
 
     # -------------------------------------------------------------- machinery
