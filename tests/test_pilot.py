@@ -132,6 +132,29 @@ def test_a_one_sample_pilot_is_an_upper_estimate() -> None:
     assert "at most about" in est.describe()
 
 
+def test_a_one_sample_pilot_with_its_own_stage_timings_is_not_an_upper_estimate() -> None:
+    """0.3 s paid once (a pair search) + 2 ms per output, the pilot reporting its sampling time.
+
+    Truth at 40 / 160: 0.3 + 0.002·200 = 0.7 s; all-to-size would charge the one-sample
+    pilot's 0.31 s forty times (12.4 s).  Sleep overshoot (≲ 30 ms per call on a
+    loaded machine) on the 10 ms sampling part, scaled 40×, allows ≲ 1.2 s: the tolerance.
+    """
+
+    def run(s: int, f: int) -> float:
+        time.sleep(0.3)
+        t0 = time.perf_counter()
+        time.sleep(0.002 * (s + f))
+        return time.perf_counter() - t0
+
+    est = estimate_duration(
+        run, 40, 160, start=1, pilot_seconds=0.01, sized_seconds=lambda took: took
+    )
+    assert est is not None and not est.upper and est.pilots == 1
+    assert 0.7 * 0.9 <= est.estimated_seconds <= 0.7 + 1.2, est
+    assert est.pilot_seconds < 0.5  # no warm-up of the pilot's own size: one fixed cost paid
+    assert "about" in est.describe() and "at most" not in est.describe()
+
+
 def test_seconds_per_output_times_the_draw() -> None:
     per = seconds_per_output(lambda k: time.sleep(1e-4 * k))
     assert 0.8e-4 <= per <= 2e-4

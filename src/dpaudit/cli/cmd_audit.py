@@ -387,13 +387,16 @@ def _plan(
     cap: int,
     pilot_samples: int,
     draw: Callable[[int], Any] | None = None,
+    sized_seconds: Callable[[Any], float | None] | None = None,
 ) -> None:
     """Fill ``--samples``/``--final-samples`` from timed pilot runs when neither is given.
 
     The sizes are printed with the flags that repeat them exactly: a timed plan
     depends on the machine and its load, so a run to be resumed or compared
     names its sizes.  With explicit sizes and ``draw`` (``k`` outputs of the
-    mechanism), a slow audit's expected duration is printed instead (:func:`_estimate`).
+    mechanism), a slow audit's expected duration is printed instead (:func:`_estimate`;
+    ``sized_seconds`` reads a pilot result's sampling time, see
+    :func:`dpaudit.engine.pilot.estimate_duration`).
     """
     if args.samples is not None or args.final_samples is not None:
         if args.time_budget is not None:
@@ -401,7 +404,7 @@ def _plan(
                 "--time-budget", args.time_budget, "no --samples/--final-samples beside it"
             )
         if draw is not None:
-            _estimate(args, pilot, draw)
+            _estimate(args, pilot, draw, sized_seconds)
         return
     if getattr(args, "resume", False):
         raise InvalidArgumentError(
@@ -424,7 +427,10 @@ def _plan(
 
 
 def _estimate(
-    args: argparse.Namespace, pilot: Callable[[int, int], Any], draw: Callable[[int], Any]
+    args: argparse.Namespace,
+    pilot: Callable[[int, int], Any],
+    draw: Callable[[int], Any],
+    sized_seconds: Callable[[Any], float | None] | None = None,
 ) -> None:
     """Print the expected duration of a slow audit at explicit sizes before it starts.
 
@@ -445,7 +451,7 @@ def _estimate(
     start = int(min(max(ESTIMATE_PILOT_SECONDS / 3 / per_selection_sample, 1), ESTIMATE_START))
     shown, progress.ENABLED = progress.ENABLED, False
     try:
-        found = estimate_duration(pilot, samples, final, start=start)
+        found = estimate_duration(pilot, samples, final, start=start, sized_seconds=sized_seconds)
     finally:
         progress.ENABLED = shown
     if found is not None and not getattr(args, "json", False):
@@ -501,7 +507,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the audit; exit 1 on a violation with ``--fail-on-violation``."""
     if args.epsilon is not None:  # the commonest typo, refused before the auditors load
         check_epsilon(args.epsilon, "--epsilon")
-    from dpaudit.auditors.metric.auditor import MetricAuditConfig
+    from dpaudit.auditors.metric.auditor import MetricAuditConfig, sampling_seconds
 
     pilot_execution = ExecutionConfig(workers=args.workers)
     verbose = getattr(args, "verbose", False)
@@ -532,6 +538,7 @@ def run(args: argparse.Namespace) -> int:
             # A slow library (one with its own defaults) gets pilots a tenth as large.
             pilot_samples=200 if word_mech.default_samples is None else 20,
             draw=word_draw,
+            sized_seconds=sampling_seconds,
         )
         word_config = build_word_config(args, word_mech.default_samples)
         result = run_recorded(

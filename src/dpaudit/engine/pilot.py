@@ -243,6 +243,7 @@ def estimate_duration(
     *,
     start: int = ESTIMATE_START,
     pilot_seconds: float = ESTIMATE_PILOT_SECONDS,
+    sized_seconds: Callable[[Any], float | None] | None = None,
 ) -> DurationEstimate | None:
     """Time ``run`` at growing sizes on the requested ``final/samples`` ray; extrapolate.
 
@@ -255,18 +256,27 @@ def estimate_duration(
     one more at a quarter of ``start`` gives the second point: the fixed costs an
     audit pays whatever its size are then not charged per sample.  Only a first
     pilot of one selection sample has its whole time charged to the sizes: an
-    upper estimate.  ``None`` when the
-    request is no larger than the second pilot (the run costs about as much as
-    an estimate would).
+    upper estimate, unless ``sized_seconds`` reads from the pilot's own result
+    (``run``'s return value) the seconds its sampling stages took: only those
+    grow with the sizes, the rest (an audit's pair search, say) is paid once.
+    ``None`` when the request is no larger than the second pilot (the run costs
+    about as much as an estimate would).
     """
     ratio = final_samples / max(samples, 1)
     if samples <= GROW * start:
         return None
 
-    def pilot(s: int) -> tuple[int, float]:
-        return s, _timed(run, s, max(1, round(ratio * s)))
+    sized: list[float | None] = []  # the sampling stages' share of each pilot, where known
 
-    warm = _timed(run, max(start // 4, 1), max(1, round(ratio * start / 4)))
+    def pilot(s: int) -> tuple[int, float]:
+        t0 = time.perf_counter()
+        out = run(s, max(1, round(ratio * s)))
+        sized.append(None if sized_seconds is None else sized_seconds(out))
+        return s, time.perf_counter() - t0
+
+    # A warm-up of the pilot's own size (start < 4) would only pay the fixed costs twice:
+    # the caller's speed probe has already run the mechanism once.
+    warm = _timed(run, start // 4, max(1, round(ratio * start / 4))) if start >= 4 else 0.0
     points = [pilot(start)]
     spent = warm + points[0][1]
     # A pilot is worth its time while it costs at most ``pilot_seconds`` or ESTIMATE_PILOT_SHARE of
@@ -287,7 +297,11 @@ def estimate_duration(
         # a 0.2 ms/output function 2.7× and mldp's TEM 5× (pilot docstring).
         points.insert(0, pilot(max(start // GROW, 1)))
         spent += points[0][1]
-    if len(points) == 1:
+    if len(points) == 1 and sized[0] is not None:
+        # The pilot's own stage timings separate what it paid once from what grows.
+        (s1, t1), grows = points[0], min(max(sized[0], 0.0), points[0][1])
+        estimate, upper = t1 - grows + grows * samples / s1, False
+    elif len(points) == 1:
         (s1, t1), upper = points[0], True
         estimate = t1 * samples / s1
     else:

@@ -199,6 +199,18 @@ def audit_metric(
     return dataclasses.replace(result, reproducible=trust.reproducible)
 
 
+def sampling_seconds(result: AuditResult) -> float | None:
+    """Seconds a metric audit spent drawing and counting outputs (its selection and final
+    stages): the part of its time that grows with the sample sizes.  The pair search,
+    the trust probe and the exact laws are paid once, whatever the sizes (read by
+    :func:`dpaudit.engine.pilot.estimate_duration` to time a slow library from one pilot).
+    """
+    timing = result.timing
+    if "selection" not in timing or "final" not in timing:
+        return None
+    return float(timing["selection"] + timing["final"])
+
+
 def _result(
     mechanism: WordMechanism,
     config: MetricAuditConfig,
