@@ -285,7 +285,8 @@ def _library_mechanism(spec: tuple[Any, ...]) -> Any:
     _limit_faiss_threads()
     if name == "syntf":
         with wordnet_on_path(wordnet):
-            return mldp.get_mechanism("syntf", epsilon=epsilon, data=list(read_corpus(corpus)))
+            lib = mldp.get_mechanism("syntf", epsilon=epsilon, data=list(read_corpus(corpus)))
+        return _ordered_synonyms(lib)
     kwargs: dict[str, Any] = {"epsilon": epsilon, "embedding_matrix": package_keyed_vectors()}
     if name != "tem":
         kwargs["use_faiss"] = use_faiss
@@ -294,6 +295,19 @@ def _library_mechanism(spec: tuple[Any, ...]) -> Any:
     if name == "truncated_gumbel":
         kwargs["min_inter_dist"], kwargs["max_inter_dist"] = inter
     return mldp.get_mechanism(name, **kwargs)
+
+
+def _ordered_synonyms(lib: Any) -> Any:
+    """SynTF with each word's synonym scores in sorted order, so a seeded draw is reproducible.
+
+    mldp-text 0.1.2 collects a word's synonyms in a Python ``set`` and draws with
+    ``np.random.choice(list(scores.keys()), p=…)``: which synonym a given uniform
+    picks then follows the set's order, which depends on ``PYTHONHASHSEED`` (the
+    same seeded audit gave 326/400 and 324/400 in two processes).  Sorting each
+    word's (synonym, score) items changes the order only, never the output law.
+    """
+    lib.syn_scores = {w: dict(sorted(scores.items())) for w, scores in lib.syn_scores.items()}
+    return lib
 
 
 def _limit_faiss_threads() -> None:
