@@ -265,6 +265,8 @@ def _audit_record(label: str, mech: Any, eps: float, result: AuditResult) -> Aud
             "p1 = Pr[M(w) ∈ S]": f"{w.p1.hits}/{w.p1.samples}, lower bound {w.p1.bound:.6g}",
             "p2 = Pr[M(w') ∈ S]": f"{w.p2.hits}/{w.p2.samples}, upper bound {w.p2.bound:.6g}",
         }
+    # The row's own bound and verdict: the largest bound over the pairs (the audit's is
+    # the worst pair's against its ε·d), and INCONCLUSIVE where a pair drew too few samples.
     bound = max((p.epsilon_lower_bound for p in result.detail.pairs), default=0.0)
     unsure = any(p.verdict == INCONCLUSIVE for p in result.detail.pairs)  # too few samples
     quiet = Verdict.INCONCLUSIVE if unsure else Verdict.NO_VIOLATION_FOUND
@@ -275,13 +277,11 @@ def _audit_record(label: str, mech: Any, eps: float, result: AuditResult) -> Aud
         claimed_epsilon=eps,
         true_epsilon=None,
         truth_method=None,
-        epsilon_lower_bound=bound,
-        confidence=result.confidence,
         method="pair-by-pair metric-DP audit (dpaudit.auditors.metric.auditor)",
-        verdict=Verdict.VIOLATION if result.violation else quiet,
-        verdict_text=result.verdict_text,
-        witness=result.witness,
+        audit=result,
         witness_lines=lines,
+        row_epsilon_lower_bound=bound,
+        row_verdict=Verdict.VIOLATION if result.violation else quiet,
     )
 
 
