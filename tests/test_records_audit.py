@@ -100,9 +100,8 @@ KINDS = (AuditorKind.BLACKBOX, AuditorKind.SANITY, AuditorKind.METRIC, AuditorKi
 
 
 def _record(result: AuditResult, **row: Any) -> AuditRecord:
-    return AuditRecord("mech", {"epsilon": result.claimed_epsilon}, result.claim,
-                       result.claimed_epsilon, 1.5, "closed form", "an audit", audit=result,
-                       **row)  # fmt: skip
+    return AuditRecord("mech", {"epsilon": result.claimed_epsilon}, 1.5, "closed form",
+                       "an audit", audit=result, **row)  # fmt: skip
 
 
 @pytest.mark.parametrize("kind", KINDS, ids=str)
@@ -117,6 +116,7 @@ def test_a_record_round_trips_its_typed_audit_exactly(kind: AuditorKind) -> None
     assert data["audit"] == json.loads(dumps(result.to_dict()))  # stored by to_dict, whole
     # The row is the audit's own: nothing of the row's, and the file says it resolved.
     assert (back.row_epsilon_lower_bound, back.row_verdict, back.row_witness) == (None,) * 3
+    assert (back.claim, back.claimed_epsilon) == (result.claim, result.claimed_epsilon)
     assert (back.epsilon_lower_bound, back.confidence) == (
         result.epsilon_lower_bound,
         result.confidence,
@@ -136,6 +136,7 @@ def test_the_rows_own_values_survive_and_the_audits_stay_its_own(kind: AuditorKi
     other = Verdict.INCONCLUSIVE if result.violation else Verdict.VIOLATION
     record = _record(
         result,
+        row_claim="ε = 1 per cell",
         row_epsilon_lower_bound=result.epsilon_lower_bound + 0.25,
         row_confidence=0.95 if result.confidence != 0.95 else 0.9,
         row_verdict=other,
@@ -148,18 +149,20 @@ def test_the_rows_own_values_survive_and_the_audits_stay_its_own(kind: AuditorKi
     assert back.audit is not None and back.audit.verdict is result.verdict
     assert back.epsilon_lower_bound == result.epsilon_lower_bound + 0.25
     assert back.witness == result.witness and back.verdict_text == "combined: …"
+    assert back.claim == "ε = 1 per cell" and back.claimed_epsilon == result.claimed_epsilon
 
 
 def test_a_row_value_equal_to_the_audits_own_is_the_audits() -> None:
     result = _audited(AuditorKind.BLACKBOX)
-    same = _record(result, row_confidence=result.confidence, row_verdict=result.verdict,
-                   row_witness=result.witness)  # fmt: skip
+    same = _record(result, row_claim=result.claim, row_confidence=result.confidence,
+                   row_verdict=result.verdict, row_witness=result.witness)  # fmt: skip
     assert same == _record(result) and same.row_confidence is None and same.row_witness is None
+    assert same.row_claim is None
 
 
 def test_a_record_needs_an_audit_or_the_whole_outcome() -> None:
-    with pytest.raises(InvalidArgumentError, match="row values for epsilon_lower_bound, conf"):
-        AuditRecord("m", {}, "claim", 1.0, None, None, "method", row_verdict_text="…")
+    with pytest.raises(InvalidArgumentError, match="row values for claimed_epsilon, epsilon_l"):
+        AuditRecord("m", {}, None, None, "method", row_claim="1-DP", row_verdict_text="…")
 
 
 def test_a_malformed_stored_audit_names_the_field() -> None:

@@ -64,8 +64,8 @@ def _record(verdict: Verdict = Verdict.VIOLATION, **fields: Any) -> AuditRecord:
     """A record without a stored audit (its outcome in the ``row_*`` fields), as older files."""
     values: dict[str, Any] = dict(
         mechanism="ome", parameters={"lambda": 10.0, "domain": [-10.0, 10.0]},
-        claim="1-DP", claimed_epsilon=1.0, true_epsilon=math.inf, truth_method="support",
-        method="black-box audit", row_epsilon_lower_bound=5.4, row_confidence=0.95,
+        true_epsilon=math.inf, truth_method="support", method="black-box audit",
+        row_claim="1-DP", row_claimed_epsilon=1.0, row_epsilon_lower_bound=5.4, row_confidence=0.95,
         row_verdict=verdict, row_verdict_text=f"{verdict.value}: ...",
         row_witness=WITNESSES["black-box"],
     )  # fmt: skip

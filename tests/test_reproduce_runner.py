@@ -76,12 +76,12 @@ def _compute(run: FigureRun) -> FigureResult:
             AuditRecord(
                 mechanism="laplace",
                 parameters={"dim": 1},
-                claim="1-DP on [0, 1]^1",
-                claimed_epsilon=1.0,
                 true_epsilon=1.0,
                 truth_method="closed form",
                 method="test",  # no auditor: the row states the whole outcome
                 witness_lines={"x": [0.0], "x_prime": [1.0], "example": CORPUS_LIKE},
+                row_claim="1-DP on [0, 1]^1",
+                row_claimed_epsilon=1.0,
                 row_epsilon_lower_bound=0.5,
                 row_confidence=0.95,
                 row_verdict=Verdict.NO_VIOLATION_FOUND,

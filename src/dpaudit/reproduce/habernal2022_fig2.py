@@ -327,8 +327,6 @@ def _audits(
             AuditRecord(
                 mechanism=name,
                 parameters=mech.params(),
-                claim=mech.claim.describe(),
-                claimed_epsilon=cell["epsilon"],
                 true_epsilon=None if truth is None else truth.true_epsilon,
                 truth_method=None if truth is None else truth.method,
                 method=(

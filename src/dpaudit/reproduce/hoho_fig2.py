@@ -188,12 +188,10 @@ def _audit_record(mech: Any, mode: str, result: AuditResult, truth: Any) -> Audi
     return AuditRecord(
         mechanism="ome",
         parameters=mech.params(),
-        claim=mech.claim.describe(),
-        claimed_epsilon=mech.epsilon,
         true_epsilon=truth.true_epsilon,
         truth_method=truth.method,
         method=f"black-box audit, {MODE_LABELS[mode]}",
-        audit=result,  # the row states the audit's own bound, verdict and witness
+        audit=result,  # the row states the audit's own claim, bound, verdict and witness
     )
 
 

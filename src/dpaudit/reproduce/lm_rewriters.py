@@ -184,8 +184,6 @@ def _audit_record(name: str, eps: float, result: Any) -> AuditRecord:
     return AuditRecord(
         mechanism=name,
         parameters={"epsilon_per_token": eps, "decoding": _decoding(result)},
-        claim=result.claim,
-        claimed_epsilon=eps,
         true_epsilon=None,
         truth_method=None,
         method="white-box exact token losses; likelihood-ratio sets certified on fresh rewrites",

@@ -151,7 +151,7 @@ def compute(run: FigureRun) -> FigureResult:
                     p.exact_loss if result.detail.law_check else _exact_loss(mech, p.w, p.w_prime)
                 )
                 rows.append(_row(label, eps, p, exact, result))
-            audits.append(_audit_record(label, mech, eps, result))
+            audits.append(_audit_record(label, mech, result))
             run.progress.advance()
     notes = [
         "ε_lcb holds with confidence 0.95 jointly over the pairs of one audit (one-sided "
@@ -253,7 +253,7 @@ def _row(
     }
 
 
-def _audit_record(label: str, mech: Any, eps: float, result: AuditResult) -> AuditRecord:
+def _audit_record(label: str, mech: Any, result: AuditResult) -> AuditRecord:
     w = result.detail.worst
     lines: dict[str, Any] = {}  # the card's lines: the pair's d and ε·d, the set, the counts
     if w is not None:
@@ -273,8 +273,6 @@ def _audit_record(label: str, mech: Any, eps: float, result: AuditResult) -> Aud
     return AuditRecord(
         mechanism=label,
         parameters=dict(mech.spec().get("params", {})),
-        claim=result.claim,
-        claimed_epsilon=eps,
         true_epsilon=None,
         truth_method=None,
         method="pair-by-pair metric-DP audit (dpaudit.auditors.metric.auditor)",

@@ -150,21 +150,21 @@ class AuditRecord:
     """One audited mechanism as the report shows it: a row and a witness card.
 
     ``audit`` is the audit's own typed result (:class:`~dpaudit.auditors.core.result.AuditResult`:
-    bound, confidence, verdict, witness, trust notes and the auditor's typed
-    detail), stored whole.  The row's bound, confidence, verdict, sentence and
-    witness are the audit's, read through the properties below, except where a
-    figure states something else on purpose: then the ``row_*`` field holds the
-    row's value and the figure says why where it builds the record (a verdict
-    combining a white-box finding with the certified one, the largest bound over
-    a metric audit's pairs, a family-wise confidence over a grid's cells).  A
-    ``row_*`` value equal to the audit's own is no difference and is dropped, so a
-    record reads back from JSON equal to itself.  ``audit`` is None only for a
+    claim, bound, confidence, verdict, witness, trust notes and the auditor's
+    typed detail), stored whole.  The row's claim, claimed ε, bound, confidence,
+    verdict, sentence and witness are the audit's, read through the properties
+    below, except where a figure states something else on purpose: then the
+    ``row_*`` field holds the row's value and the figure says why where it
+    builds the record (a verdict combining a white-box finding with the
+    certified one, the largest bound over a metric audit's pairs, a family-wise
+    confidence over a grid's cells).  A ``row_*`` value equal to the audit's own
+    is no difference and is dropped, so a record reads back from JSON equal to
+    itself.  ``audit`` is None only for a
     record read from an older ``results.json`` (before audits were stored) or
     built without an auditor; then the ``row_*`` fields hold the whole outcome.
 
     The other fields are the row's own, not the audit's: ``mechanism`` the
-    figure's label, ``parameters`` the figure's parameter names, ``claim`` and
-    ``claimed_epsilon`` the claim as the figure words it (per token, per cell),
+    figure's label, ``parameters`` the figure's parameter names,
     ``true_epsilon``/``truth_method`` the analytic truth (no auditor knows it),
     ``method`` the figure's words for how it audited, and ``witness_lines`` the
     card's ``label → value`` lines where the figure words the evidence itself
@@ -180,13 +180,13 @@ class AuditRecord:
 
     mechanism: str
     parameters: Mapping[str, Any]
-    claim: str
-    claimed_epsilon: float
     true_epsilon: float | None
     truth_method: str | None
     method: str
     audit: AuditResult | None = None
     witness_lines: Mapping[str, Any] = field(default_factory=dict)
+    row_claim: str | None = None
+    row_claimed_epsilon: float | None = None
     row_epsilon_lower_bound: float | None = None
     row_confidence: float | None = None
     row_verdict: Verdict | None = None
@@ -197,7 +197,7 @@ class AuditRecord:
         if self.row_verdict is not None:
             object.__setattr__(self, "row_verdict", Verdict(self.row_verdict))
         if self.audit is None:
-            missing = [n for n in _ROW_OUTCOME[:4] if getattr(self, "row_" + n) is None]
+            missing = [n for n in _ROW_OUTCOME[:-1] if getattr(self, "row_" + n) is None]
             if missing:
                 raise InvalidArgumentError(
                     "audit", None, f"an AuditResult, or row values for {', '.join(missing)}"
@@ -210,6 +210,16 @@ class AuditRecord:
     def _outcome(self, name: str) -> Any:
         own = getattr(self, "row_" + name)
         return own if own is not None or self.audit is None else getattr(self.audit, name)
+
+    @property
+    def claim(self) -> str:
+        """The claim audited, in words: ``row_claim``, else the audit's."""
+        return self._outcome("claim")
+
+    @property
+    def claimed_epsilon(self) -> float:
+        """The claimed ε: ``row_claimed_epsilon``, else the audit's."""
+        return self._outcome("claimed_epsilon")
 
     @property
     def epsilon_lower_bound(self) -> float:
@@ -286,23 +296,25 @@ class AuditRecord:
             witness, lines = None, get.optional("witness", _mapping, {})
         return cls(
             get.required("mechanism", _text), get.required("parameters", _mapping),
-            get.required("claim", _text), get.required("claimed_epsilon", _number),
             get.optional("true_epsilon", _number, None),
             get.optional("truth_method", _text, None), get.required("method", _text),
             audit=get.optional("audit", _audit_result, None), witness_lines=lines,
+            row_claim=get.required("claim", _text),
+            row_claimed_epsilon=get.required("claimed_epsilon", _number),
             row_epsilon_lower_bound=get.required("epsilon_lower_bound", _number),
             row_confidence=get.required("confidence", _number),
             row_verdict=verdict, row_verdict_text=text, row_witness=witness,
         )  # fmt: skip
 
 
-#: The outcome a row may state in place of its audit's own (``AuditRecord.row_<name>``);
-#: the first four are required of a record without an audit.
-_ROW_OUTCOME = ("epsilon_lower_bound", "confidence", "verdict", "verdict_text", "witness")
+#: What a row may state in place of its audit's own (``AuditRecord.row_<name>``); all but
+#: the witness are required of a record without an audit.
+_ROW_OUTCOME = ("claim", "claimed_epsilon", "epsilon_lower_bound", "confidence", "verdict",
+                "verdict_text", "witness")  # fmt: skip
 
 
 def _same(row: Any, own: Any) -> bool:
-    """True when a row's value is its audit's own (NaN equal to NaN: a bound is never NaN)."""
+    """True when a row's value is its audit's own (NaN equals NaN: a profile claim's ε may be)."""
     if isinstance(row, float) and isinstance(own, float) and math.isnan(row) and math.isnan(own):
         return True
     return row is not None and row == own
