@@ -202,8 +202,10 @@ def test_figure_text_from_a_readme_laid_out_by_readme_page(tmp_path: Path) -> No
 def test_audits_are_titled_by_what_distinguishes_them() -> None:
     def audit(eps: float, lam: float, method: str, policy: str | None = None) -> AuditRecord:
         params = {"epsilon": eps, "lambda": lam, "dim": 1, "nan_policy": policy}
-        return AuditRecord("ome", params, "claim", eps, None, None, 0.0, 0.95, method,
-                           Verdict.NO_VIOLATION_FOUND, "no violation found")  # fmt: skip
+        return AuditRecord("ome", params, None, None, method, row_claim="claim",
+                           row_claimed_epsilon=eps, row_epsilon_lower_bound=0.0,
+                           row_confidence=0.95, row_verdict=Verdict.NO_VIOLATION_FOUND,
+                           row_verdict_text="no violation found")  # fmt: skip
 
     audits = [
         audit(1.0, 10.0, "black-box audit, DP-Sniper mode (c = 0.01, logistic)"),

@@ -61,11 +61,13 @@ def test_a_witness_round_trips_exactly_through_json(kind: str) -> None:
 
 
 def _record(verdict: Verdict = Verdict.VIOLATION, **fields: Any) -> AuditRecord:
+    """A record without a stored audit (its outcome in the ``row_*`` fields), as older files."""
     values: dict[str, Any] = dict(
         mechanism="ome", parameters={"lambda": 10.0, "domain": [-10.0, 10.0]},
-        claim="1-DP", claimed_epsilon=1.0, true_epsilon=math.inf, truth_method="support",
-        epsilon_lower_bound=5.4, confidence=0.95, method="black-box audit", verdict=verdict,
-        verdict_text=f"{verdict.value}: ...", witness=WITNESSES["black-box"],
+        true_epsilon=math.inf, truth_method="support", method="black-box audit",
+        row_claim="1-DP", row_claimed_epsilon=1.0, row_epsilon_lower_bound=5.4, row_confidence=0.95,
+        row_verdict=verdict, row_verdict_text=f"{verdict.value}: ...",
+        row_witness=WITNESSES["black-box"],
     )  # fmt: skip
     return AuditRecord(**(values | fields))
 
@@ -83,7 +85,7 @@ def _result(**fields: Any) -> FigureResult:
         ),
         audits=(
             _record(),
-            _record(Verdict.INCONCLUSIVE, witness=None, true_epsilon=None, truth_method=None),
+            _record(Verdict.INCONCLUSIVE, row_witness=None, true_epsilon=None, truth_method=None),
             _record(Verdict.NO_VIOLATION_FOUND, witness_lines={"pair": ["a", "b"], "d": 1.5}),
         ),
         notes=("a note",),

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from dpaudit.auditors.core.result import AuditorKind, AuditResult
 from dpaudit.cli.main import main
 from dpaudit.reproduce import registry
 from dpaudit.reproduce.acl_loss import (
@@ -87,17 +88,24 @@ def test_every_figure_has_all_outputs(tiny_run: Path) -> None:
 
 def test_every_figure_result_reads_back_typed_and_byte_for_byte(tiny_run: Path) -> None:
     """``results.json`` → FigureResult → JSON gives the same file, for every real figure."""
-    audited = {}
+    audited, kinds = {}, {}
     for name in registry.figure_names():
         path = tiny_run / name / RESULTS_JSON
         result = load_figure_result(path)
         assert dumps(result) + "\n" == path.read_text(), name
         audited[name] = [type(a.witness).__name__ for a in result.audits]
+        # Every record stores its audit's own typed result (no figure builds one without).
+        assert all(isinstance(a.audit, AuditResult) for a in result.audits), name
+        kinds[name] = {a.audit.kind for a in result.audits if a.audit is not None}
     # Where a figure audits, its records carry the typed witness (the ACL grid's random-bits
     # mechanism has none: no event separates its outputs).
     for name in ("hoho-fig2", "mldp-lrec2024", "lm-rewriters"):
         assert audited[name] and set(audited[name]) == {Witness.__name__}, name
     assert audited["habernal2022-fig2"].count(Witness.__name__) >= 4
+    assert kinds["hoho-fig2"] == {AuditorKind.BLACKBOX}
+    assert kinds["habernal2022-fig2"] == {AuditorKind.SANITY}
+    assert kinds["mldp-lrec2024"] == {AuditorKind.METRIC}
+    assert kinds["lm-rewriters"] == {AuditorKind.REWRITER}
 
 
 @pytest.mark.slow  # uses tiny_run: `reproduce all` end to end

@@ -35,11 +35,14 @@ UNIT_FILES = f"{UNITS_DIR}/{CALL_PREFIX}*/{UNIT_PREFIX}*{UNIT_SUFFIX}"
 
 
 def _results(path: Path) -> dict[str, Any]:
-    """results.json without wall-clock timings (the only part that may differ)."""
+    """results.json without wall-clock timings (the only parts that may differ)."""
     data = json.loads(path.read_text())
     data.pop("timings")
     for row in data["rows"]:
         row.pop("seconds", None)  # hoho-fig2 lists each audit's wall time
+    for record in data.get("audits", []):
+        if record.get("audit") is not None:
+            record["audit"].pop("timing")  # each stored audit's wall time
     return data
 
 

@@ -14,7 +14,9 @@ BEFORE is looked up in AFTER under its new name (:data:`RENAMED`), at the top or
 in ``detail``, and must be equal; the fields only AFTER has are listed, not
 counted as differences.  A figure's audit records written before their verdict and
 witness were typed (``verdict`` the sentence, ``witness`` the card's lines) are
-compared with newer ones as the report reads both (:func:`previous_audit_layout`).
+compared with newer ones as the report reads both (:func:`previous_audit_layout`),
+and the typed result a newer record stores (``audit``) is listed as new where
+BEFORE's records have none (:func:`stored_audits`).
 """
 
 from __future__ import annotations
@@ -145,6 +147,23 @@ def same_layout(a: Any, b: Any) -> tuple[Any, Any]:
     return previous_audit_layout(a), previous_audit_layout(b)
 
 
+def stored_audits(before: Any, after: Any) -> tuple[Any, list[str]]:
+    """``after`` without the typed results its audit records store where ``before``'s have none.
+
+    Since 2026-11-25 (record21) each record of a figure's ``audits`` stores its audit's own
+    ``AuditResult`` under ``audit``, beside the row's fields every version writes; a BEFORE
+    written earlier has no such field, so AFTER's is listed as new, not counted.
+    """
+    records = [after.get("audits"), before.get("audits")] if isinstance(after, dict) else []
+    if not (isinstance(before, dict) and all(isinstance(r, list) for r in records)) or not records:
+        return after, []
+    if any(isinstance(r, dict) and "audit" in r for r in before["audits"]):
+        return after, []
+    audits = [{k: v for k, v in r.items() if k != "audit"} for r in after["audits"]]
+    new = ["audits[].audit"] if any("audit" in r for r in after["audits"]) else []
+    return {**after, "audits": audits}, new
+
+
 def csv_rows(path: Path) -> list[list[str]]:
     """The rows of a CSV file without its timing columns."""
     with path.open(newline="") as f:
@@ -166,6 +185,8 @@ def main(before: Path, after: Path) -> int:
         if fb.exists():
             old = json.loads(fa.read_text())
             mapped, new = old_layout(json.loads(fb.read_text()), old)
+            mapped, stored = stored_audits(old, mapped)
+            new += stored
             found = differences(*same_layout(strip(old), strip(mapped)))
         print(f"{rel}: {'identical' if not found else f'{len(found)} differences'}")
         print("".join(f"  {d}\n" for d in found), end="")

@@ -15,6 +15,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from dpaudit.auditors.core.result import AuditResult
 from dpaudit.auditors.sanity.check import finish_sanity_check, plan_sanity_check, run_sanity_unit
 from dpaudit.engine.executor import ExecutionConfig, run_units
 from dpaudit.errors import InvalidArgumentError
@@ -64,6 +65,33 @@ def run_acl2022_grid(
     instead.  All cells' units go to the executor together, so workers stay
     busy across small and large cells.  Rows come in (mechanism, ε, n) order.
     """
+    return [
+        row
+        for row, _ in audit_acl2022_grid(
+            runs, mechanisms=mechanisms, epsilons=epsilons, dims=dims, seed=seed,
+            confidence=confidence, familywise=familywise, tie_rule=tie_rule, execution=execution,
+        )
+    ]  # fmt: skip
+
+
+def audit_acl2022_grid(
+    runs: int = 10_000_000,
+    *,
+    mechanisms: Sequence[str] = ACL2022_MECHANISMS,
+    epsilons: Sequence[float] = ACL2022_EPSILONS,
+    dims: Sequence[int] = ACL2022_DIMS,
+    seed: int = 1234,
+    confidence: float = 0.95,
+    familywise: bool = False,
+    tie_rule: str = "half-even",
+    execution: ExecutionConfig | None = None,
+) -> list[tuple[AclGridRow, AuditResult]]:
+    """:func:`run_acl2022_grid` with each cell's typed audit result beside its row.
+
+    The result is the cell's whole sanity check (:class:`AuditResult` with its
+    :class:`~dpaudit.auditors.sanity.check.SanityDetail`), which a figure's
+    record stores; the row is its flat form for tables and CSV.
+    """
     confidence = check_probability_open("confidence", confidence)
     cells = [(m, e, n) for m in mechanisms for e in epsilons for n in dims]
     if not cells:
@@ -90,7 +118,7 @@ def run_acl2022_grid(
         offset += len(plan.units)
         r = finish_sanity_check(plan, part, seconds)
         (f00, f01), (f10, f11) = r.detail.counts
-        rows.append(
+        rows.append((
             AclGridRow(
                 mechanism=m,
                 epsilon=e,
@@ -105,8 +133,9 @@ def run_acl2022_grid(
                 confidence=level,
                 violation=r.violation,
                 path=r.detail.path,
-            )
-        )
+            ),
+            r,
+        ))  # fmt: skip
     return rows
 
 

@@ -22,17 +22,18 @@ on the four proportions, Bonferroni over their eight one-sided bounds).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from dpaudit.auditors.core.result import AuditResult
 from dpaudit.auditors.sanity.check import sanity_epsilon_lower_bound
 from dpaudit.engine.executor import run_units
 from dpaudit.mechanisms import make_mechanism
 from dpaudit.reproduce import common, habernal2022_fig2_plot
-from dpaudit.reproduce.acl_grid import ACL2022_DIMS, ACL2022_EPSILONS, run_acl2022_grid
+from dpaudit.reproduce.acl_grid import ACL2022_DIMS, ACL2022_EPSILONS, audit_acl2022_grid
 from dpaudit.reproduce.acl_loss import (
     exact_unit,
     loss_standard_error,
@@ -45,7 +46,7 @@ from dpaudit.reproduce.reference_data import (
     acl2022_published_runs,
 )
 from dpaudit.reproduce.registry import FigureSpec
-from dpaudit.verdicts import Verdict, verdict_text
+from dpaudit.verdicts import verdict_text
 from dpaudit.witness import Witness
 
 NAME = "habernal2022-fig2"
@@ -85,7 +86,7 @@ def compute(run: FigureRun) -> FigureResult:
     runs, epsilons, dims = _SIZES[run.scale]
     run.progress.start(3)
     with run.stage("sanity-check grid"):
-        grid = run_acl2022_grid(
+        audited = audit_acl2022_grid(
             runs,
             mechanisms=ORDER,
             epsilons=epsilons,
@@ -95,6 +96,8 @@ def compute(run: FigureRun) -> FigureResult:
             familywise=True,
             execution=run.execution,
         )
+    grid = [row for row, _ in audited]
+    checks = {(r.mechanism, r.epsilon, r.dim): check for r, check in audited}
     run.progress.advance()
     with run.stage("exact attack losses"):
         exact = run_units(
@@ -106,7 +109,7 @@ def compute(run: FigureRun) -> FigureResult:
     with run.stage("comparison"):
         rows, comparison = _rows_and_comparison(grid, exact)
     run.progress.advance()
-    audits = tuple(_audits(rows))
+    audits = tuple(_audits(rows, checks))
     run.progress.advance()
     result = run.result(
         parameters={
@@ -285,8 +288,18 @@ def _findings(rows: list[dict[str, Any]], comparison: list[dict[str, Any]]) -> l
     ]
 
 
-def _audits(rows: list[dict[str, Any]]) -> list[AuditRecord]:
-    """One audit per mechanism: its most damning cell (largest ε lower bound / claimed ε)."""
+def _audits(
+    rows: list[dict[str, Any]], checks: Mapping[tuple[str, float, int], AuditResult]
+) -> list[AuditRecord]:
+    """One audit per mechanism: its most damning cell (largest ε lower bound / claimed ε).
+
+    The record stores that cell's sanity check (``checks``, by mechanism, ε and n)
+    and states three things of its own: the confidence is the grid's family-wise
+    95% (the check's own level is the Bonferroni share of one cell), the sentence
+    says so and how many cells were flagged, and the witness is the one the figure
+    has always shown, recomputed from the counts without the check's unit seeds
+    (the check's own witness, with them, is in ``audit``).
+    """
     out = []
     for name in ORDER:
         cells = _cells(rows, name)
@@ -296,7 +309,9 @@ def _audits(rows: list[dict[str, Any]]) -> list[AuditRecord]:
         mech = make_mechanism(name, epsilon=cell["epsilon"], dim=cell["dim"])
         truth = mech.truth()
         counts = ((cell["f00"], cell["f01"]), (cell["f10"], cell["f11"]))
-        bound, witness = sanity_epsilon_lower_bound(
+        check = checks[(name, cell["epsilon"], cell["dim"])]
+        bound = check.epsilon_lower_bound
+        _, witness = sanity_epsilon_lower_bound(
             counts, cell["runs"], cell["confidence"], dim=cell["dim"]
         )
         flagged = sum(r["violation"] for r in cells)
@@ -312,21 +327,18 @@ def _audits(rows: list[dict[str, Any]]) -> list[AuditRecord]:
             AuditRecord(
                 mechanism=name,
                 parameters=mech.params(),
-                claim=mech.claim.describe(),
-                claimed_epsilon=cell["epsilon"],
                 true_epsilon=None if truth is None else truth.true_epsilon,
                 truth_method=None if truth is None else truth.method,
-                epsilon_lower_bound=bound,
-                confidence=CONFIDENCE,
                 method=(
                     f"ACL 2022 sanity check, {cell['runs']:,} runs per input; Clopper–Pearson, "
                     f"Bonferroni over 4 candidate events per cell and all {len(rows)} cells "
                     f"(per-cell level {cell['confidence']:.6g})"
                 ),
-                verdict=Verdict.of(bool(cell["violation"])),
-                verdict_text=sentence,
-                witness=witness,
+                audit=check,
                 witness_lines=_card_lines(witness, cell, counts),
+                row_confidence=CONFIDENCE,
+                row_verdict_text=sentence,
+                row_witness=witness,
             )
         )
     return out

@@ -188,16 +188,10 @@ def _audit_record(mech: Any, mode: str, result: AuditResult, truth: Any) -> Audi
     return AuditRecord(
         mechanism="ome",
         parameters=mech.params(),
-        claim=mech.claim.describe(),
-        claimed_epsilon=mech.epsilon,
         true_epsilon=truth.true_epsilon,
         truth_method=truth.method,
-        epsilon_lower_bound=result.epsilon_lower_bound,
-        confidence=result.confidence,
         method=f"black-box audit, {MODE_LABELS[mode]}",
-        verdict=result.verdict,
-        verdict_text=result.verdict_text,
-        witness=result.witness,
+        audit=result,  # the row states the audit's own claim, bound, verdict and witness
     )
 
 

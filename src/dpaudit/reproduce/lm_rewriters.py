@@ -184,20 +184,20 @@ def _audit_record(name: str, eps: float, result: Any) -> AuditRecord:
     return AuditRecord(
         mechanism=name,
         parameters={"epsilon_per_token": eps, "decoding": _decoding(result)},
-        claim=result.claim,
-        claimed_epsilon=eps,
         true_epsilon=None,
         truth_method=None,
-        epsilon_lower_bound=d.lower_bound,
-        confidence=result.confidence,
         method="white-box exact token losses; likelihood-ratio sets certified on fresh rewrites",
-        verdict=Verdict.of(
+        audit=result,
+        witness_lines=lines,
+        # The row's own: the best certified statement's bound as it is (the audit's own is
+        # floored at 0), and a verdict combining the exact white-box finding with the
+        # certified one (either shows the claim false), in a sentence naming both.
+        row_epsilon_lower_bound=d.lower_bound,
+        row_verdict=Verdict.of(
             d.exact_verdict is Verdict.VIOLATION or result.verdict is Verdict.VIOLATION
         ),
-        verdict_text=f"white box (exact): {exact}, largest loss of one token "
+        row_verdict_text=f"white box (exact): {exact}, largest loss of one token "
         f"{_num(d.max_exact_token_loss)} against ε = {eps:g}; certified: {certified}",
-        witness=result.witness,
-        witness_lines=lines,
     )
 
 

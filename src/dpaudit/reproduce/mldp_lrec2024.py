@@ -151,7 +151,7 @@ def compute(run: FigureRun) -> FigureResult:
                     p.exact_loss if result.detail.law_check else _exact_loss(mech, p.w, p.w_prime)
                 )
                 rows.append(_row(label, eps, p, exact, result))
-            audits.append(_audit_record(label, mech, eps, result))
+            audits.append(_audit_record(label, mech, result))
             run.progress.advance()
     notes = [
         "ε_lcb holds with confidence 0.95 jointly over the pairs of one audit (one-sided "
@@ -253,7 +253,7 @@ def _row(
     }
 
 
-def _audit_record(label: str, mech: Any, eps: float, result: AuditResult) -> AuditRecord:
+def _audit_record(label: str, mech: Any, result: AuditResult) -> AuditRecord:
     w = result.detail.worst
     lines: dict[str, Any] = {}  # the card's lines: the pair's d and ε·d, the set, the counts
     if w is not None:
@@ -265,23 +265,21 @@ def _audit_record(label: str, mech: Any, eps: float, result: AuditResult) -> Aud
             "p1 = Pr[M(w) ∈ S]": f"{w.p1.hits}/{w.p1.samples}, lower bound {w.p1.bound:.6g}",
             "p2 = Pr[M(w') ∈ S]": f"{w.p2.hits}/{w.p2.samples}, upper bound {w.p2.bound:.6g}",
         }
+    # The row's own bound and verdict: the largest bound over the pairs (the audit's is
+    # the worst pair's against its ε·d), and INCONCLUSIVE where a pair drew too few samples.
     bound = max((p.epsilon_lower_bound for p in result.detail.pairs), default=0.0)
     unsure = any(p.verdict == INCONCLUSIVE for p in result.detail.pairs)  # too few samples
     quiet = Verdict.INCONCLUSIVE if unsure else Verdict.NO_VIOLATION_FOUND
     return AuditRecord(
         mechanism=label,
         parameters=dict(mech.spec().get("params", {})),
-        claim=result.claim,
-        claimed_epsilon=eps,
         true_epsilon=None,
         truth_method=None,
-        epsilon_lower_bound=bound,
-        confidence=result.confidence,
         method="pair-by-pair metric-DP audit (dpaudit.auditors.metric.auditor)",
-        verdict=Verdict.VIOLATION if result.violation else quiet,
-        verdict_text=result.verdict_text,
-        witness=result.witness,
+        audit=result,
         witness_lines=lines,
+        row_epsilon_lower_bound=bound,
+        row_verdict=Verdict.VIOLATION if result.violation else quiet,
     )
 
 

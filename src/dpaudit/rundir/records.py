@@ -13,9 +13,11 @@ Older files still load.  Every version wrote the fields of the first layout
 with a :class:`ResultsFormatError` naming the file and the field.  Fields added
 since default to empty: a finding's ``paper`` and ``status`` (then it follows
 ``holds``), the figure's words and tables (the report then reads the words from
-the figure's README), and the typed verdict and witness of an audit (an older
+the figure's README), the typed verdict and witness of an audit (an older
 audit's ``verdict`` is its sentence and its ``witness`` the card's lines; its
-typed verdict follows ``violation`` and the sentence, its witness is None).
+typed verdict follows ``violation`` and the sentence, its witness is None), and
+an audit's stored typed result ``audit`` (without it, the record's ``row_*``
+fields hold the outcome the file wrote; :class:`AuditRecord`).
 
 Free mappings stay mappings, because their keys are data, not fields:
 ``parameters`` (a mechanism's or figure's own parameter names), ``rows`` and
@@ -28,18 +30,30 @@ figure's own plot and README read) and an audit's ``witness_lines`` (the card's
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from dpaudit.errors import DPAuditError
+from dpaudit.auditors.blackbox.result import BlackBoxDetail
+from dpaudit.auditors.core.result import AuditResult
+from dpaudit.auditors.metric.result import MetricDetail
+from dpaudit.auditors.profile.result import ProfileDetail
+from dpaudit.auditors.rewriter.result import RewriterDetail
+from dpaudit.auditors.sanity.check import SanityDetail
+from dpaudit.errors import DPAuditError, InvalidArgumentError
 from dpaudit.rundir.layout import RESULTS_JSON
 from dpaudit.serialization import from_jsonable
 from dpaudit.verdicts import Verdict
 from dpaudit.witness import Witness
 
 T = TypeVar("T")
+
+#: The typed details a stored audit may carry: importing them registers each with
+#: :func:`~dpaudit.auditors.core.result.detail_type`, so :meth:`AuditResult.from_dict`
+#: rebuilds an audit of any kind without the caller importing its auditor.
+AUDIT_DETAILS = (BlackBoxDetail, SanityDetail, MetricDetail, ProfileDetail, RewriterDetail)
 
 #: What a run says about a finding (:attr:`Finding.status`).  Only ``shows`` counts as
 #: shown: a finding the scale cannot test, or one the run could neither show nor
@@ -135,51 +149,128 @@ class ReportTable:
 class AuditRecord:
     """One audited mechanism as the report shows it: a row and a witness card.
 
+    ``audit`` is the audit's own typed result (:class:`~dpaudit.auditors.core.result.AuditResult`:
+    claim, bound, confidence, verdict, witness, trust notes and the auditor's
+    typed detail), stored whole.  The row's claim, claimed ε, bound, confidence,
+    verdict, sentence and witness are the audit's, read through the properties
+    below, except where a figure states something else on purpose: then the
+    ``row_*`` field holds the row's value and the figure says why where it
+    builds the record (a verdict combining a white-box finding with the
+    certified one, the largest bound over a metric audit's pairs, a family-wise
+    confidence over a grid's cells).  A ``row_*`` value equal to the audit's own
+    is no difference and is dropped, so a record reads back from JSON equal to
+    itself.  ``audit`` is None only for a
+    record read from an older ``results.json`` (before audits were stored) or
+    built without an auditor; then the ``row_*`` fields hold the whole outcome.
+
+    The other fields are the row's own, not the audit's: ``mechanism`` the
+    figure's label, ``parameters`` the figure's parameter names,
+    ``true_epsilon``/``truth_method`` the analytic truth (no auditor knows it),
+    ``method`` the figure's words for how it audited, and ``witness_lines`` the
+    card's ``label → value`` lines where the figure words the evidence itself
+    (e.g. a white-box token loss beside the certified witness); without them the
+    card is the witness's own :meth:`~dpaudit.witness.Witness.summary`.
+
     ``epsilon_lower_bound`` holds with probability ``confidence`` (one-sided).
     ``verdict`` is the outcome (VIOLATION, NO_VIOLATION_FOUND, or INCONCLUSIVE
     when too few samples were drawn to see a loss at the claim) and
     ``verdict_text`` the one-sided sentence that states it, never a statement
-    that the mechanism is private.  ``witness`` is what proves the bound
-    (inputs, event, counts, seeds), None where no witness exists.  The report's
-    card shows ``witness_lines`` when the figure words the evidence itself
-    (label → value, e.g. a white-box token loss beside the certified witness),
-    else the witness's own :meth:`~dpaudit.witness.Witness.summary`.
+    that the mechanism is private.
     """
 
     mechanism: str
     parameters: Mapping[str, Any]
-    claim: str
-    claimed_epsilon: float
     true_epsilon: float | None
     truth_method: str | None
-    epsilon_lower_bound: float
-    confidence: float
     method: str
-    verdict: Verdict
-    verdict_text: str
-    witness: Witness | None = None
+    audit: AuditResult | None = None
     witness_lines: Mapping[str, Any] = field(default_factory=dict)
+    row_claim: str | None = None
+    row_claimed_epsilon: float | None = None
+    row_epsilon_lower_bound: float | None = None
+    row_confidence: float | None = None
+    row_verdict: Verdict | None = None
+    row_verdict_text: str | None = None
+    row_witness: Witness | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "verdict", Verdict(self.verdict))
+        if self.row_verdict is not None:
+            object.__setattr__(self, "row_verdict", Verdict(self.row_verdict))
+        if self.audit is None:
+            missing = [n for n in _ROW_OUTCOME[:-1] if getattr(self, "row_" + n) is None]
+            if missing:
+                raise InvalidArgumentError(
+                    "audit", None, f"an AuditResult, or row values for {', '.join(missing)}"
+                )
+            return
+        for name in _ROW_OUTCOME:  # a row value equal to the audit's own is the audit's
+            if _same(getattr(self, "row_" + name), getattr(self.audit, name)):
+                object.__setattr__(self, "row_" + name, None)
+
+    def _outcome(self, name: str) -> Any:
+        own = getattr(self, "row_" + name)
+        return own if own is not None or self.audit is None else getattr(self.audit, name)
+
+    @property
+    def claim(self) -> str:
+        """The claim audited, in words: ``row_claim``, else the audit's."""
+        return self._outcome("claim")
+
+    @property
+    def claimed_epsilon(self) -> float:
+        """The claimed ε: ``row_claimed_epsilon``, else the audit's."""
+        return self._outcome("claimed_epsilon")
+
+    @property
+    def epsilon_lower_bound(self) -> float:
+        """The row's ε lower bound: ``row_epsilon_lower_bound``, else the audit's."""
+        return self._outcome("epsilon_lower_bound")
+
+    @property
+    def confidence(self) -> float:
+        """The confidence the row's bound holds at: ``row_confidence``, else the audit's."""
+        return self._outcome("confidence")
+
+    @property
+    def verdict(self) -> Verdict:
+        """The row's verdict: ``row_verdict``, else the audit's."""
+        return self._outcome("verdict")
+
+    @property
+    def verdict_text(self) -> str:
+        """The sentence stating the row's verdict: ``row_verdict_text``, else the audit's."""
+        return self._outcome("verdict_text")
+
+    @property
+    def witness(self) -> Witness | None:
+        """What proves the bound (``row_witness``, else the audit's); None where none exists."""
+        return self._outcome("witness")
 
     @property
     def violation(self) -> bool:
-        """True when the audit shows the claim false."""
+        """True when the row shows the claim false."""
         return self.verdict is Verdict.VIOLATION
 
     @property
     def card_lines(self) -> Mapping[str, Any]:
         """The witness card's ``label → value`` lines (see the class docstring)."""
-        if self.witness_lines or self.witness is None:
+        witness = self.witness
+        if self.witness_lines or witness is None:
             return self.witness_lines
-        return self.witness.summary()
+        return witness.summary()
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict; ``violation`` is written too, for readers of the file."""
+        """JSON-ready dict: the row as every version wrote it, then ``audit`` (its ``to_dict``).
+
+        The row's bound, confidence, verdict, sentence, witness and ``violation``
+        are written resolved (for readers of the file and older dpaudit);
+        :meth:`from_dict` takes the audit's own from ``audit`` and keeps only
+        where the row differs.
+        """
         out = {name: getattr(self, name) for name in AUDIT_FIELDS}  # violation: the property
         out.update(verdict=self.verdict.value, verdict_text=self.verdict_text)
         out.update(witness=self.witness, witness_lines=self.witness_lines)
+        out.update(audit=None if self.audit is None else self.audit.to_dict())
         return out
 
     @classmethod
@@ -205,12 +296,36 @@ class AuditRecord:
             witness, lines = None, get.optional("witness", _mapping, {})
         return cls(
             get.required("mechanism", _text), get.required("parameters", _mapping),
-            get.required("claim", _text), get.required("claimed_epsilon", _number),
             get.optional("true_epsilon", _number, None),
-            get.optional("truth_method", _text, None),
-            get.required("epsilon_lower_bound", _number), get.required("confidence", _number),
-            get.required("method", _text), verdict, text, witness, lines,
+            get.optional("truth_method", _text, None), get.required("method", _text),
+            audit=get.optional("audit", _audit_result, None), witness_lines=lines,
+            row_claim=get.required("claim", _text),
+            row_claimed_epsilon=get.required("claimed_epsilon", _number),
+            row_epsilon_lower_bound=get.required("epsilon_lower_bound", _number),
+            row_confidence=get.required("confidence", _number),
+            row_verdict=verdict, row_verdict_text=text, row_witness=witness,
         )  # fmt: skip
+
+
+#: What a row may state in place of its audit's own (``AuditRecord.row_<name>``); all but
+#: the witness are required of a record without an audit.
+_ROW_OUTCOME = ("claim", "claimed_epsilon", "epsilon_lower_bound", "confidence", "verdict",
+                "verdict_text", "witness")  # fmt: skip
+
+
+def _same(row: Any, own: Any) -> bool:
+    """True when a row's value is its audit's own (NaN equals NaN: a profile claim's ε may be)."""
+    if isinstance(row, float) and isinstance(own, float) and math.isnan(row) and math.isnan(own):
+        return True
+    return row is not None and row == own
+
+
+def _audit_result(value: Any) -> AuditResult:
+    """A stored audit result: :meth:`AuditResult.from_dict` (typed, exact)."""
+    try:
+        return AuditResult.from_dict(_mapping(value))
+    except InvalidArgumentError as exc:  # e.g. an unknown auditor kind
+        raise ValueError(str(exc)) from None
 
 
 def _legacy_verdict(violation: bool, sentence: str) -> Verdict:
