@@ -66,3 +66,12 @@ def test_bad_input_exits_2_naming_the_argument(args, named, tmp_path: Path, caps
     assert code == 2
     assert named in capsys.readouterr().err
     assert set(tmp_path.iterdir()) == before
+
+
+def test_help_names_every_rewriter() -> None:
+    """``audit-rewriter --help`` lists each rewriter of the catalogue (the help is static text)."""
+    pytest.importorskip("torch")
+    from dpaudit.cli.cmd_audit_rewriter import REWRITER_HELP
+    from dpaudit.mechanisms.rewriters.catalogue import rewriter_names
+
+    assert all(name in REWRITER_HELP for name in rewriter_names()), REWRITER_HELP

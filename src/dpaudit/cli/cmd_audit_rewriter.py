@@ -20,12 +20,18 @@ from dpaudit.errors import InvalidArgumentError
 from dpaudit.io import atomic_write_text
 
 DEFAULT_DOCUMENT = "I loved this movie, the acting was good and John was great."
+#: Every name of ``mechanisms.rewriters.catalogue.REWRITERS`` (a test keeps them equal; the
+#: catalogue is not imported here, as it loads the rewriters' modules).
+REWRITER_HELP = (
+    "dp-prompt, dp-paraphrase (a causal LM: --model smollm2, tiny or a directory) "
+    "or dp-mlm (a masked LM: --model tiny or a directory)"
+)
 
 
 def register(sub: Any) -> None:
     """Add the ``audit-rewriter`` sub-command."""
     p = sub.add_parser("audit-rewriter", help=command_help("audit-rewriter"), description=__doc__)
-    p.add_argument("mechanism", metavar="REWRITER", help="dp-prompt or dp-paraphrase")
+    p.add_argument("mechanism", metavar="REWRITER", help=REWRITER_HELP)
     p.add_argument("--epsilon", type=float, required=True, help="claimed ε per token (> 0)")
     p.add_argument(
         "--model",

@@ -105,7 +105,7 @@ class ReleasedDPMLM:
         rows = {w: i for i, w in enumerate(words) if not self.copied(w)}
         draws = self.base.declared_matrix(document) if rows else None
         targets = {}
-        for style in {self._style(w) for w in rows}:
+        for style in sorted({self._style(w) for w in rows}):  # set order follows PYTHONHASHSEED
             targets[style] = np.asarray([self._table.add(_apply(style, t)) for t in texts])
         fixed = {i: self._table.add(w) for i, w in enumerate(words) if self.copied(w)}
         out = np.full((len(words), len(self._table.strings)), -np.inf)
