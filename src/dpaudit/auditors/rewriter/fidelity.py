@@ -19,7 +19,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 
 @dataclass(frozen=True)
@@ -92,6 +91,8 @@ def check_fidelity(
     u = np.asarray(pit_values, dtype=np.float64)
     if u.size == 0:
         return FidelityCheck(0, impossible_tokens, float("nan"), float("nan"), level)
+    from scipy import stats  # here: the result types import this module, scipy.stats costs 0.6 s
+
     result = stats.kstest(u, "uniform")
     p = 0.0 if impossible_tokens else float(result.pvalue)
     return FidelityCheck(int(u.size), int(impossible_tokens), float(result.statistic), p, level)
