@@ -102,7 +102,7 @@ def test_correct_laplace_not_flagged_with_the_proposer_on(seed: int) -> None:
 SCAN = AuditConfig(samples=400_000, final_samples=2_000_000, train_samples=20_000)
 
 
-@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow)])
 def test_the_rare_scan_sees_a_leak_training_is_too_small_for(seed: int) -> None:
     # 2·10⁶ final outputs see ≈ 100 leaked values under x, none under x': ε_lcb ≈ ln 9 ≈ 2.2.
     mech = LeakyLaplace(epsilon=1.0, leak=5e-5)
@@ -113,6 +113,7 @@ def test_the_rare_scan_sees_a_leak_training_is_too_small_for(seed: int) -> None:
     assert audit(mech, no_scan, ONE).epsilon_lower_bound < 1.0
 
 
+@pytest.mark.slow  # quick sibling: test_correct_laplace_not_flagged_with_the_proposer_on
 def test_the_rare_scan_leaves_a_correct_mechanism_alone() -> None:
     # Nothing found: the audit is the one without the stage, bound for bound.
     mech = LeakyLaplace(epsilon=1.0, leak=0.0)

@@ -86,6 +86,7 @@ def test_every_figure_has_all_outputs(tiny_run: Path) -> None:
         assert FIGURE_PNG in readme
 
 
+@pytest.mark.slow  # uses tiny_run (`reproduce all`); quick sibling: tests/test_records_audit.py
 def test_every_figure_result_reads_back_typed_and_byte_for_byte(tiny_run: Path) -> None:
     """``results.json`` → FigureResult → JSON gives the same file, for every real figure."""
     audited, kinds = {}, {}
