@@ -350,7 +350,7 @@ def markdown(out: dict[str, Any]) -> str:
     ]
     lines.append("|---|---|---|---|---|---|---|---|")
     for r in out["rows"]:
-        if r["variant"] not in ("full", "after"):
+        if r["variant"] not in ("full", "after", "now"):  # the labelled full searches
             continue
         for st, c in r["stage_cpu_s_median"].items():
             n, d = r["stage_outputs_drawn"][st], r["stage_numpy_draw_s"][st]

@@ -353,7 +353,7 @@ def playoff(state: Shortlist, budget: Budget) -> Shortlist:
     Within a group the sets are ranked on ranking + playoff counts, and the
     winner's ladder is read off the same pooled counts.  With a single group there
     is nothing to decide.  (A group too close to the leader to call once sent its
-    best set to the final stage as well, a "runner-up"; measured over 13 rows, 3–5
+    best set to the final stage as well, a "runner-up"; measured over 13 rows, 3–10
     seeds, it never raised a median bound beyond the seed spread and was removed:
     ``benchmarks/README.md``, "Search ablation".)
     """
