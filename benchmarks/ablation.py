@@ -14,14 +14,18 @@ DP-Sniper's (10.7M per selection estimate, 200M final, confidence 0.9) divided
 by ``--scale``.
 
 Variants (:class:`dpaudit.auditors.blackbox.config.SearchConfig` switches):
-``full`` (defaults), ``no-playoff`` (``playoff_groups=0``), ``no-runners-up``
-(``playoff_tie_z=-inf``), ``no-ladder`` (``ladder_rungs=0``), ``no-extra-leaders``
-(``rank_extra=0``), ``narrow-screen`` (``screen_pairs=4``).  Two stages were
+``full`` (defaults), ``no-playoff`` (``playoff_groups=0``), ``no-ladder``
+(``ladder_rungs=0``), ``no-extra-leaders``
+(``rank_extra=0``), ``narrow-screen`` (``screen_pairs=4``), ``no-rare-scan``
+(``rare_scan_pairs=0``: no second look for rare events).  Three stages were
 measured and removed: ``validate`` (the leaders re-ranked on a fresh half of
-``samples``) and DP-Sniper's fixed-mass sets in ``rank``; the rows of their
+``samples``), DP-Sniper's fixed-mass sets in ``rank`` and the playoff's runners-up
+(groups too close to the leader to call, certified beside it); the rows of their
 variants (``no-validate``, ``no-fixed-mass``, ``lean``: fixed-mass sets and extra
 leaders off, ``lean-no-validate``) in ``results/ablation.json`` came from this
-file at commit 85a66c6 on main's search (``benchmarks/README.md``, "Search ablation").
+file at commit 85a66c6 on main's search, those of ``no-runners-up``
+(``playoff_tie_z=-inf``) from this file before that switch was removed
+(``benchmarks/README.md``, "Search ablation").
 
 Per (case, variant) the row gives min / median / max ε_lcb over seeds F..F+S−1 (never
 the best seed), ``K`` per seed, and per stage the outputs drawn, this process's
@@ -65,10 +69,10 @@ sys.path.insert(0, str(HERE))  # audit_laplace, dpsniper_mechanisms, dpsniper_su
 VARIANTS: dict[str, SearchConfig] = {
     "full": SearchConfig(),
     "no-playoff": SearchConfig(playoff_groups=0),
-    "no-runners-up": SearchConfig(playoff_tie_z=-math.inf),
     "no-ladder": SearchConfig(ladder_rungs=0),
     "no-extra-leaders": SearchConfig(rank_extra=0.0),
     "narrow-screen": SearchConfig(screen_pairs=4),
+    "no-rare-scan": SearchConfig(rare_scan_pairs=0),
 }
 #: The cases of the first measurement (``--only`` default).  ``--only suite`` adds every
 #: other row of ``dpsniper_suite.py`` (``truncated_geometric_true`` is
@@ -108,13 +112,14 @@ class SharedStages:
     """Reuse, across variants of one case, the stage results the variants cannot change.
 
     Every stage draws from its own key range ``(seed, stage code, unit)``, so what
-    ``train`` and ``screen`` return, and the counts ``count_combos`` takes for given
-    combinations, sample size and stage, depend only on the seed (and ``screen_pairs``)
-    and not on the switches of later stages.  Running them once per seed and case
-    therefore gives every variant exactly the bound its own uncomputed run would
-    (``--no-share`` reruns everything; checked equal on rnm1 and bb-laplace, see the README),
-    at the cost of only the stages that differ.  Stage CPU seconds are read from the
-    ``full`` variant, which runs first and computes everything itself.
+    ``train``, ``screen`` and ``rare-scan`` return, and the counts ``count_combos``
+    takes for given combinations, sample size and stage, depend only on the seed (and
+    ``screen_pairs``, ``rare_scan_pairs``) and not on the switches of later stages.
+    Running them once per seed and case therefore gives every variant exactly the
+    bound its own uncomputed run would (``--no-share`` reruns everything; checked
+    equal, see the README), at the cost of only the stages that differ.  Stage CPU
+    seconds are read from the ``full`` variant, which runs first and computes
+    everything itself.
     """
 
     def __init__(self) -> None:
@@ -126,6 +131,7 @@ class SharedStages:
 
         self._saved = (dict(stages.STAGES), stages.count_combos)
         train, screen, count = stages.STAGES["train"], stages.STAGES["screen"], stages.count_combos
+        scan = stages.STAGES["rare-scan"]
 
         def shared_train(state: Any, budget: Any) -> Any:
             key = ("train", budget.config.seed)
@@ -144,6 +150,17 @@ class SharedStages:
                 self.keep.append(self.memo[key])
             return self.memo[key]
 
+        def shared_scan(state: Any, budget: Any) -> Any:
+            # Its input is the shared screen's output and it draws from its own stage
+            # code, so it too depends only on the seed and its own switches; sharing it
+            # also keeps its new combinations' ids, which the count memo keys on.
+            s = budget.config.search
+            key = ("rare-scan", budget.config.seed, s.screen_pairs, s.rare_scan_pairs)
+            if key not in self.memo:
+                self.memo[key] = scan(state, budget)
+                self.keep.append(self.memo[key])
+            return self.memo[key]
+
         def shared_count(budget: Any, combos: Any, ks: Any, n: int, st: int, label: str) -> Any:
             ids = tuple((k, id(combos[k])) for k in ks)
             key = ("count", budget.config.seed, st, n, label, ids)
@@ -152,6 +169,7 @@ class SharedStages:
             return self.memo[key]
 
         stages.STAGES.update(train=shared_train, screen=shared_screen)
+        stages.STAGES["rare-scan"] = shared_scan
         stages.count_combos = shared_count
         return self
 
@@ -332,7 +350,7 @@ def markdown(out: dict[str, Any]) -> str:
     ]
     lines.append("|---|---|---|---|---|---|---|---|")
     for r in out["rows"]:
-        if r["variant"] not in ("full", "after"):
+        if r["variant"] not in ("full", "after", "now"):  # the labelled full searches
             continue
         for st, c in r["stage_cpu_s_median"].items():
             n, d = r["stage_outputs_drawn"][st], r["stage_numpy_draw_s"][st]
