@@ -14,18 +14,15 @@ DP-Sniper's (10.7M per selection estimate, 200M final, confidence 0.9) divided
 by ``--scale``.
 
 Variants (:class:`dpaudit.auditors.blackbox.config.SearchConfig` switches):
-``full`` (defaults), ``no-playoff`` (``playoff_groups=0``), ``no-ladder``
-(``ladder_rungs=0``), ``no-extra-leaders``
+``full`` (defaults), ``no-playoff`` (``playoff_groups=0``), ``no-runners-up``
+(``playoff_tie_z=-inf``), ``no-ladder`` (``ladder_rungs=0``), ``no-extra-leaders``
 (``rank_extra=0``), ``narrow-screen`` (``screen_pairs=4``), ``no-rare-scan``
-(``rare_scan_pairs=0``: no second look for rare events).  Three stages were
+(``rare_scan_pairs=0``: no second look for rare events).  Two stages were
 measured and removed: ``validate`` (the leaders re-ranked on a fresh half of
-``samples``), DP-Sniper's fixed-mass sets in ``rank`` and the playoff's runners-up
-(groups too close to the leader to call, certified beside it); the rows of their
+``samples``) and DP-Sniper's fixed-mass sets in ``rank``; the rows of their
 variants (``no-validate``, ``no-fixed-mass``, ``lean``: fixed-mass sets and extra
 leaders off, ``lean-no-validate``) in ``results/ablation.json`` came from this
-file at commit 85a66c6 on main's search, those of ``no-runners-up``
-(``playoff_tie_z=-inf``) from this file before that switch was removed
-(``benchmarks/README.md``, "Search ablation").
+file at commit 85a66c6 on main's search (``benchmarks/README.md``, "Search ablation").
 
 Per (case, variant) the row gives min / median / max ε_lcb over seeds F..F+S−1 (never
 the best seed), ``K`` per seed, and per stage the outputs drawn, this process's
@@ -69,6 +66,7 @@ sys.path.insert(0, str(HERE))  # audit_laplace, dpsniper_mechanisms, dpsniper_su
 VARIANTS: dict[str, SearchConfig] = {
     "full": SearchConfig(),
     "no-playoff": SearchConfig(playoff_groups=0),
+    "no-runners-up": SearchConfig(playoff_tie_z=-math.inf),
     "no-ladder": SearchConfig(ladder_rungs=0),
     "no-extra-leaders": SearchConfig(rank_extra=0.0),
     "narrow-screen": SearchConfig(screen_pairs=4),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 
 import pytest
 
@@ -46,6 +47,7 @@ def test_stage_list_follows_the_switches() -> None:
         ("rare_scan_pairs", -1),
         ("rare_scan_values", 0),
         ("playoff_samples", 0),
+        ("playoff_tie_z", math.nan),
         ("ladder_rungs", -1),
         ("ladder_step", 1.0),
     ],

@@ -87,7 +87,7 @@ everything used to choose the witness (training, ranking and playoff
 samples), so choosing among any number of pairs, families, thresholds,
 directions (and, in ``dpsniper`` mode, pairs) costs no confidence.  If ``K``
 sets are re-estimated on the final samples (the config's ``best_candidates`` best,
-the winner's ladder and confirmed rare-event sets; the result's
+runners-up the playoff could not call and the winner's ladder; the result's
 ``detail.certified_proposals`` gives ``K``), the result
 is the best of ``K`` bounds, each computed with both one-sided Clopper–Pearson
 bounds at error ``α/(2K)`` (Bonferroni over the ``K`` sets and the two

@@ -61,6 +61,7 @@ class Shortlist:
     (training, ranking, or ranking + playoff pooled).  ``pool``
     the sets still in, as ``(combo, set index)`` (``None``: every set of every
     combination); ``ranked`` those of them with a finite projection, best first.
+    ``runners_up`` are groups the playoff could not tell from the leader's,
     ``rungs`` the winner's ladder.  ``compared``: candidates compared on the
     training sample; ``samples``: outputs per input each stage used.
     """
@@ -70,20 +71,24 @@ class Shortlist:
     tables: tuple[CandidateTable, ...] = ()
     pool: tuple[tuple[int, int], ...] | None = None
     ranked: tuple[Entry, ...] = ()
+    runners_up: tuple[Entry, ...] = ()
     rungs: tuple[Entry, ...] = ()
     #: Rare-event sets the ranking confirmed (certified beside the others, one more in K each).
     rare: tuple[Entry, ...] = ()
     compared: int = 0
     samples: dict[str, int] = field(default_factory=dict)
 
-    def proposals(self, best: int) -> tuple[list[Entry], list[Entry]]:
-        """The sets the final stage certifies: the ``best`` leaders and the rungs.
+    def proposals(self, best: int) -> tuple[list[Entry], list[Entry], list[Entry]]:
+        """The sets the final stage certifies: the ``best`` leaders, runners-up, rungs.
 
-        Each set once (a rung that is already a leader is not repeated).
+        Each set once (a runner-up or rung that is already a leader is not repeated).
         """
         leaders = list(self.ranked[:best])
         taken = {e.key for e in leaders}
-        return leaders, [e for e in self.rungs if e.key not in taken]
+        runners = [e for e in self.runners_up if e.key not in taken]
+        taken.update(e.key for e in runners)
+        rungs = [e for e in self.rungs if e.key not in taken]
+        return leaders, runners, rungs
 
 
 @dataclass(frozen=True)

@@ -351,11 +351,14 @@ def playoff(state: Shortlist, budget: Budget) -> Shortlist:
     ordered by their best candidate on the playoff counts alone: the ranking
     counts chose these groups, so the leader's are biased upward (winner's curse).
     Within a group the sets are ranked on ranking + playoff counts, and the
-    winner's ladder is read off the same pooled counts.  With a single group there
-    is nothing to decide.  (A group too close to the leader to call once sent its
-    best set to the final stage as well, a "runner-up"; measured over 13 rows, 3–10
-    seeds, it never raised a median bound beyond the seed spread and was removed:
-    ``benchmarks/README.md``, "Search ablation".)
+    winner's ladder is read off the same pooled counts.  A group within
+    ``playoff_tie_z`` standard errors of the leader is too close to call: its best
+    set goes to the final stage too (a runner-up).  With a single group there is
+    nothing to decide.  What runners-up earn (``benchmarks/README.md``, "Search
+    ablation", second run): not the median bound, but the seeds where the playoff
+    called the wrong group — without them 6 of 45 seed-runs lost 0.021–0.042
+    (ReportNoisyMax2's worst seed 0.0943 → 0.0719, SVT4's 0.1171 → 0.0846), while
+    the gain of certifying fewer sets was 0.0004–0.0027.
     """
     search = budget.config.search
     groups: dict[tuple[int, bool], int] = {}
@@ -374,13 +377,30 @@ def playoff(state: Shortlist, budget: Budget) -> Shortlist:
     samples = {**state.samples, "playoff": n}
     if not pooled:
         return dataclasses.replace(state, samples=samples)
-    # Each group's standing: its best projection on the fresh playoff counts only.
-    standing: dict[tuple[int, bool], float] = {}
+    # Each group's standing: its best projection on the fresh playoff counts only,
+    # with that set's log-ratio estimate and standard error there.
+    standing: dict[tuple[int, bool], tuple[float, float, float]] = {}
     for e in rank_sets(budget, state.combos, extra, keys):
-        standing.setdefault(e.group, e.candidate.projected)
+        if e.group not in standing:
+            c = e.candidate
+            se = extra[e.combo].log_ratio_se(e.index)
+            standing[e.group] = (c.projected, c.selection_estimate, se)
     # ``sort`` is stable: within a group the pooled order stays.
-    pooled.sort(key=lambda e: -standing.get(e.group, -math.inf))
-    return dataclasses.replace(state, tables=merged, ranked=tuple(pooled), samples=samples)
+    pooled.sort(key=lambda e: -standing.get(e.group, (-math.inf,))[0])
+    leader = standing.get(pooled[0].group)
+    too_close: list[Entry] = []
+    if leader is not None:
+        seen = {pooled[0].group}
+        for e in pooled:
+            if e.group in seen or e.group not in groups or e.group not in standing:
+                continue
+            seen.add(e.group)
+            _, est, se = standing[e.group]
+            if leader[1] - est <= search.playoff_tie_z * math.hypot(leader[2], se):
+                too_close.append(e)
+    return dataclasses.replace(
+        state, tables=merged, ranked=tuple(pooled), runners_up=tuple(too_close), samples=samples
+    )
 
 
 def ladder(state: Shortlist, budget: Budget) -> Shortlist:
@@ -392,8 +412,8 @@ def ladder(state: Shortlist, budget: Budget) -> Shortlist:
     if not state.ranked:
         return state
     search = budget.config.search
-    leaders, _ = state.proposals(budget.config.best_candidates)
-    taken = {e.key for e in leaders}
+    leaders, runners, _ = state.proposals(budget.config.best_candidates)
+    taken = {e.key for e in leaders + runners}
     win = state.ranked[0]
     t, c = state.tables[win.combo], state.combos[win.combo]
     cfg = budget.config
@@ -469,9 +489,9 @@ def certify_proposals(state: Shortlist, budget: Budget, timer: Timer) -> AuditRe
     :func:`dpaudit.auditors.core.certify.certify` needs no independence between them.
     """
     mech, cfg, pairs = budget.mechanism, budget.config, budget.pairs
-    leaders, rungs = state.proposals(cfg.best_candidates)
-    rare = [e for e in state.rare if e.key not in {f.key for f in leaders + rungs}]
-    chosen = [e.candidate for e in leaders + rungs + rare]
+    leaders, runners, rungs = state.proposals(cfg.best_candidates)
+    rare = [e for e in state.rare if e.key not in {f.key for f in leaders + runners + rungs}]
+    chosen = [e.candidate for e in leaders + runners + rungs + rare]
     groups: dict[int, list[int]] = {}
     for n_c, c in enumerate(chosen):
         groups.setdefault(c.pair_index, []).append(n_c)
@@ -508,7 +528,7 @@ def certify_proposals(state: Shortlist, budget: Budget, timer: Timer) -> AuditRe
         cfg.confidence,
     )
     k = len(chosen)
-    statement = _statement(state, budget, k, len(rungs), certs[top].p1.bound_error)
+    statement = _statement(state, budget, k, len(runners), len(rungs), certs[top].p1.bound_error)
     if rare:
         statement += (
             f" {len(rare)} of the {k} set(s) are rare-event sets (clusters of repeated or "
@@ -520,7 +540,9 @@ def certify_proposals(state: Shortlist, budget: Budget, timer: Timer) -> AuditRe
     )
 
 
-def _statement(state: Shortlist, budget: Budget, k: int, rungs: int, alpha_side: float) -> str:
+def _statement(
+    state: Shortlist, budget: Budget, k: int, runners: int, rungs: int, alpha_side: float
+) -> str:
     """What the confidence covers, in words (the module docstring of ``auditor``)."""
     cfg = budget.config
     playoff = " and playoff" if state.samples.get("playoff") else ""
@@ -530,7 +552,8 @@ def _statement(state: Shortlist, budget: Budget, k: int, rungs: int, alpha_side:
         f"{state.compared} threshold/direction candidates were compared on separate training, "
         f"ranking{playoff} samples, so choosing among "
         f"them costs no confidence; "
-        f"{k} set(s) ({k - rungs} best candidate(s), {rungs} smaller set(s) of the "
+        f"{k} set(s) ({k - rungs - runners} best candidate(s), "
+        f"{runners} runner(s)-up too close to call, {rungs} smaller set(s) of the "
         f"winner's kind) were re-estimated on fresh final samples, Bonferroni-corrected: "
         f"p1_lower and p2_upper are each one-sided Clopper–Pearson bounds at error α/(2·{k}) = "
         f"{alpha_side:.4g} (α = {1 - cfg.confidence:.4g})."
