@@ -76,10 +76,11 @@ class SearchConfig:
     #: Playoff: a group whose log-ratio estimate on the playoff counts is within this many
     #: standard errors of the leader's is too close to call, and its best set goes to the
     #: final stage too (1.0; SVT1/SVT2: two pairs 0.0007 apart, noise ≈ 0.004).
-    #: Measured: switched off, ReportNoisyMax1 at 1/20 size lost 0.0007 of median bound
-    #: (spread 0.0021); at 1/100 ReportNoisyMax1, ReportNoisyMax4 and the truncated
-    #: geometric lost none.  Not yet shown beyond seed noise on any of the 5 rows
-    #: measured (a candidate for removal once measured over the suite).  ``-inf``: never.
+    #: Measured over 13 rows (``benchmarks/README.md``, "Search ablation"): switched off,
+    #: no median fell beyond the seed spread, but the worst seed did where the playoff
+    #: called the wrong group (prefix_sum at 1/100 of DP-Sniper's sizes 0.5075 → 0.4745,
+    #: spread 0.0279; ReportNoisyMax2 0.0943 → 0.0719), against gains of ≤ 0.0027 from
+    #: certifying fewer sets.  ``-inf``: never.
     playoff_tie_z: float = 1.0
     #: Ladder: at most this many smaller sets of the winner's kind, at denominator masses
     #: ``m/ladder_step^j``, re-estimated beside it on the final samples (3; 20 coordinates
