@@ -199,3 +199,27 @@ def test_public_api_exports_the_typed_result() -> None:
     assert dpaudit.AuditResult is AuditResult and dpaudit.RewriterDetail is RewriterDetail
     for gone in ("MetricAuditResult", "SanityCheckResult", "RewriterAuditResult"):
         assert gone not in dpaudit.__all__
+
+
+def test_a_detail_type_loads_its_auditors_module_in_a_fresh_process() -> None:
+    """A reader of stored results (``rundir``, the report) imports no auditor: ``detail_type``
+    loads each kind's result module by name (``DETAIL_MODULES``) on first use."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from dpaudit.auditors.core.result import AuditorKind, detail_type\n"
+        "assert 'dpaudit.auditors.profile.result' not in sys.modules\n"
+        "print(' '.join(detail_type(k).__name__ for k in AuditorKind))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert out == [
+        "BlackBoxDetail",
+        "SanityDetail",
+        "MetricDetail",
+        "ProfileDetail",
+        "RewriterDetail",
+    ]

@@ -36,12 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from dpaudit.auditors.blackbox.result import BlackBoxDetail
 from dpaudit.auditors.core.result import AuditResult
-from dpaudit.auditors.metric.result import MetricDetail
-from dpaudit.auditors.profile.result import ProfileDetail
-from dpaudit.auditors.rewriter.result import RewriterDetail
-from dpaudit.auditors.sanity.check import SanityDetail
 from dpaudit.errors import DPAuditError, InvalidArgumentError
 from dpaudit.rundir.layout import RESULTS_JSON
 from dpaudit.serialization import from_jsonable
@@ -50,10 +45,6 @@ from dpaudit.witness import Witness
 
 T = TypeVar("T")
 
-#: The typed details a stored audit may carry: importing them registers each with
-#: :func:`~dpaudit.auditors.core.result.detail_type`, so :meth:`AuditResult.from_dict`
-#: rebuilds an audit of any kind without the caller importing its auditor.
-AUDIT_DETAILS = (BlackBoxDetail, SanityDetail, MetricDetail, ProfileDetail, RewriterDetail)
 
 #: What a run says about a finding (:attr:`Finding.status`).  Only ``shows`` counts as
 #: shown: a finding the scale cannot test, or one the run could neither show nor

@@ -10,11 +10,13 @@ what only one auditor has (the black-box search's counts, the sanity check's
 2×2 table, the metric audit's per-pair results …) lives in its typed
 ``detail``, one frozen dataclass per auditor, defined beside that auditor and
 registered here by its :class:`AuditorKind` so that :meth:`AuditResult.from_dict`
-can rebuild it.  This module imports no auditor.
+can rebuild it.  This module imports no auditor: a kind's result module is loaded by
+name when a stored result of that kind is read (:data:`DETAIL_MODULES`).
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
@@ -41,6 +43,17 @@ class AuditorKind(StrEnum):
 
 #: Detail type of each auditor kind, filled by the auditors' result modules on import.
 _DETAIL_TYPES: dict[AuditorKind, type] = {}
+#: The module whose import registers each kind's detail (:func:`detail_type` loads it by
+#: name when a stored result of that kind is read, as the figure registry loads figures):
+#: a reader of results need not import every auditor, and the core names no auditor
+#: module in an import statement.
+DETAIL_MODULES: dict[AuditorKind, str] = {
+    AuditorKind.BLACKBOX: "dpaudit.auditors.blackbox.result",
+    AuditorKind.SANITY: "dpaudit.auditors.sanity.check",
+    AuditorKind.METRIC: "dpaudit.auditors.metric.result",
+    AuditorKind.PROFILE: "dpaudit.auditors.profile.result",
+    AuditorKind.REWRITER: "dpaudit.auditors.rewriter.result",
+}
 D = TypeVar("D", bound=type)
 
 
@@ -55,20 +68,15 @@ def register_detail(kind: AuditorKind) -> Any:
 
 
 def detail_type(kind: AuditorKind | str) -> type:
-    """The detail dataclass registered for ``kind`` (its auditor's result module must be imported).
-
-    ``import dpaudit`` and :func:`dpaudit.AuditResult` load every auditor's result
-    module; importing ``auditors.core`` alone registers none (the core imports no auditor).
-    """
+    """The detail dataclass registered for ``kind``, its module (:data:`DETAIL_MODULES`)
+    loaded on first use."""
     try:
         kind = AuditorKind(kind)
     except ValueError:
         allowed = ", ".join(k.value for k in AuditorKind)
         raise InvalidArgumentError("kind", kind, f"one of {allowed}") from None
     if kind not in _DETAIL_TYPES:
-        raise InvalidArgumentError(
-            "kind", kind.value, f"a kind whose auditor is imported (import dpaudit.auditors.{kind})"
-        )
+        importlib.import_module(DETAIL_MODULES[kind])
     return _DETAIL_TYPES[kind]
 
 
