@@ -266,12 +266,12 @@ def estimate_duration(
     if samples <= GROW * start:
         return None
 
-    sized: list[float | None] = []  # the sampling stages' share of each pilot, where known
+    sized: dict[int, float | None] = {}  # size → its pilot's sampling seconds, where known
 
     def pilot(s: int) -> tuple[int, float]:
         t0 = time.perf_counter()
         out = run(s, max(1, round(ratio * s)))
-        sized.append(None if sized_seconds is None else sized_seconds(out))
+        sized[s] = None if sized_seconds is None else sized_seconds(out)
         return s, time.perf_counter() - t0
 
     # A warm-up of the pilot's own size (start < 4) would only pay the fixed costs twice:
@@ -297,9 +297,10 @@ def estimate_duration(
         # a 0.2 ms/output function 2.7× and mldp's TEM 5× (pilot docstring).
         points.insert(0, pilot(max(start // GROW, 1)))
         spent += points[0][1]
-    if len(points) == 1 and sized[0] is not None:
+    grows = sized[points[0][0]] if len(points) == 1 else None
+    if grows is not None:
         # The pilot's own stage timings separate what it paid once from what grows.
-        (s1, t1), grows = points[0], min(max(sized[0], 0.0), points[0][1])
+        (s1, t1), grows = points[0], min(max(grows, 0.0), points[0][1])
         estimate, upper = t1 - grows + grows * samples / s1, False
     elif len(points) == 1:
         (s1, t1), upper = points[0], True
