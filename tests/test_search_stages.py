@@ -11,12 +11,14 @@ import dataclasses
 import itertools
 import math
 
+import numpy as np
 import pytest
 
 from dpaudit.auditors.blackbox.auditor import AuditConfig, audit
 from dpaudit.auditors.blackbox.config import SearchConfig
 from dpaudit.auditors.blackbox.sampler import Sampler, Timer
-from dpaudit.auditors.blackbox.shortlist import Budget, Shortlist
+from dpaudit.auditors.blackbox.selection import CandidateTable
+from dpaudit.auditors.blackbox.shortlist import Budget, Combo, Shortlist
 from dpaudit.auditors.blackbox.stages import STAGES, stages_for
 from dpaudit.auditors.core.certify import FinalCounts, certify_one
 from dpaudit.engine.executor import ExecutionConfig
@@ -144,3 +146,35 @@ def test_without_the_ladder_the_winner_is_counted_on_the_same_final_outputs() ->
     assert f"α/(2·{b.detail.certified_proposals})" in b.confidence_statement
     if a.witness.event == b.witness.event:
         assert (a.witness.p1.hits, a.witness.p2.hits) == (b.witness.p1.hits, b.witness.p2.hits)
+
+
+def _table(num: int, den: int, n: int = 1_000_000) -> CandidateTable:
+    # Two thresholds × the 8 set kinds; only entry 0 (upper tail, x on top) is hit.
+    size = 16
+    hits_num, hits_den = np.zeros(size), np.zeros(size)
+    hits_num[0], hits_den[0] = num, den
+    full = np.full(size, float(n))
+    return CandidateTable(2, hits_num, full, hits_den, full, np.full(size, np.nan))
+
+
+def test_screen_keeps_the_best_pair_that_only_its_own_margin_lets_project() -> None:
+    final = 20_000_000  # 1/10 of DP-Sniper's final size
+    budget = _budget(dataclasses.replace(SMALL, final_samples=final))
+    thr = np.array([0.0, 1.0])
+    compared = 5_616  # SVT2's training candidates at 1/10 of DP-Sniper's sizes
+    large = _table(300_000, 250_000)  # ratio 1.2 on 30 %: projects under any margin
+    small = _table(2_000, 1_700)  # ratio 1.18 on 0.2 %: only under its own margin
+    flat = _table(2_000, 2_000)  # no signal
+    a, s = budget.alpha_side, budget.delta
+    assert np.max(small.project(final, a, s, compared)) <= 0.0
+    assert np.max(small.project(final, a, s, small.size)) > 0.0
+    # Nine useful combinations of pair 0 (more than SCREEN_MIN), then pairs 1 and 2.
+    combos = (
+        *(Combo(0, None, thr) for _ in range(9)),  # type: ignore[arg-type]
+        Combo(2, None, thr),  # type: ignore[arg-type]
+        Combo(1, None, thr),  # type: ignore[arg-type]
+    )
+    tables = (large,) * 9 + (flat, small)
+    state = Shortlist(combos=combos, tables=tables, compared=compared)
+    out = STAGES["screen"](state, budget)
+    assert [c.pair_index for c in out.combos] == [0] * 9 + [1]
