@@ -43,6 +43,8 @@ def test_stage_list_follows_the_switches() -> None:
     [
         ("train_floor", 0),
         ("screen_pairs", 0),
+        ("screen_min", 0),
+        ("screen_spare", -1),
         ("rank_top", 0),
         ("rank_extra", 1.5),
         ("playoff_groups", -1),
@@ -168,7 +170,7 @@ def test_screen_keeps_the_best_pair_that_only_its_own_margin_lets_project() -> N
     a, s = budget.alpha_side, budget.delta
     assert np.max(small.project(final, a, s, compared)) <= 0.0
     assert np.max(small.project(final, a, s, small.size)) > 0.0
-    # Nine useful combinations of pair 0 (more than SCREEN_MIN), then pairs 1 and 2.
+    # Nine useful combinations of pair 0 (more than screen_min), then pairs 1 and 2.
     combos = (
         *(Combo(0, None, thr) for _ in range(9)),  # type: ignore[arg-type]
         Combo(2, None, thr),  # type: ignore[arg-type]
@@ -178,3 +180,7 @@ def test_screen_keeps_the_best_pair_that_only_its_own_margin_lets_project() -> N
     state = Shortlist(combos=combos, tables=tables, compared=compared)
     out = STAGES["screen"](state, budget)
     assert [c.pair_index for c in out.combos] == [0] * 9 + [1]
+    # Switched off (screen_spare=0): pair 1 is dropped, as before the rule.
+    off = dataclasses.replace(budget.config, search=SearchConfig(screen_spare=0))
+    out = STAGES["screen"](state, dataclasses.replace(budget, config=off))
+    assert [c.pair_index for c in out.combos] == [0] * 9

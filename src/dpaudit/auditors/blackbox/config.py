@@ -50,6 +50,18 @@ class SearchConfig:
     #: judge them, and each input is sampled once for all kept scores that use it, so a
     #: wide screen costs scoring, not sampling.
     screen_pairs: int = 32
+    #: Screen: combinations whose best set projects no bound on training go on only to
+    #: fill the screen up to this many (8): each widens the ranking's margin, which
+    #: costs small sets most (SVT4 at 1/100 of DP-Sniper's sizes: 13 of 32 places
+    #: went to such pairs and a large set of 0.097 beat the X pattern's ≈ 0.13).
+    screen_min: int = 8
+    #: Screen: and the best combination of each of this many more pairs whose best set
+    #: projects a bound under its own combination's margin only (2): the margin for
+    #: every training candidate hides small sets.  Measured
+    #: (``benchmarks/results/pairs25_table.md``, Session 4): SVT2 at 1/10 of
+    #: DP-Sniper's sizes 0.0387 → 0.0775 (median of 3 seeds); at 1/100 five of 54
+    #: seed-runs of the suite rose (SVT4 seed 2 0.0948 → 0.1235), none fell.  0: off.
+    screen_spare: int = 2
     #: Rank: the leaders (under the margin for every candidate ranked, on ``samples``
     #: fresh outputs per input) kept for the playoff and the final stage (16; at least
     #: ``best_candidates``).  Enough for every DP-Sniper-suite winner to be among them
@@ -139,6 +151,8 @@ class SearchConfig:
         check_int("train_floor", self.train_floor, minimum=1)
         check_int("train_fraction", self.train_fraction, minimum=1)
         check_int("screen_pairs", self.screen_pairs, minimum=1)
+        check_int("screen_min", self.screen_min, minimum=1)
+        check_int("screen_spare", self.screen_spare, minimum=0)
         check_int("rank_top", self.rank_top, minimum=1)
         if not (0.0 <= self.rank_extra <= 1.0):
             raise InvalidArgumentError("rank_extra", self.rank_extra, "a number in [0, 1]")

@@ -210,18 +210,11 @@ def _add_rare(
     combos.append(Combo(i, rare, thr))
 
 
-#: The screen keeps at least this many combinations, projecting a bound or not.
-SCREEN_MIN = 8
-#: ... and the best combination of this many more pairs that project a bound under
-#: their own combination's margin only (:func:`screen`).
-SCREEN_SPARE = 2
-
-
 def screen(state: Shortlist, budget: Budget) -> Shortlist:
     """Keep the ``screen_pairs`` combinations whose best set projects highest on training.
 
     Combinations whose best set projects no bound at all (≤ 0) on the training
-    outputs go on only to fill the screen up to :data:`SCREEN_MIN`: each one kept
+    outputs go on only to fill the screen up to ``screen_min``: each one kept
     widens the ranking's multiplicity margin (it counts every candidate ranked),
     which costs small sets more than large ones.  With the box patterns placed
     inside the box, SparseVectorTechnique4 at 1/100 of DP-Sniper's sizes (seed 0)
@@ -235,8 +228,9 @@ def screen(state: Shortlist, budget: Budget) -> Shortlist:
     while 11 combinations of large sets did, so it never reached the ranking, where
     its sets certify 0.06 against the large sets' 0.038.  So the combinations that
     project nothing are ordered by their projection under their own candidates'
-    margin, and the best combination of each of the :data:`SCREEN_SPARE` best pairs
-    with none kept goes on too.
+    margin, and the best combination of each of the ``screen_spare`` best pairs
+    with none kept goes on too (both fields of
+    :class:`~dpaudit.auditors.blackbox.config.SearchConfig`).
     """
     cfg = budget.config
 
@@ -251,12 +245,12 @@ def screen(state: Shortlist, budget: Budget) -> Shortlist:
     # own margin, so the fill below is the most promising of them, not the first made.
     order = sorted(range(len(state.combos)), key=lambda k: (-screened[k], -own[k]))
     useful = sum(screened[k] > 0.0 for k in order)
-    keep = order[: min(cfg.search.screen_pairs, max(useful, SCREEN_MIN))]
+    keep = order[: min(cfg.search.screen_pairs, max(useful, cfg.search.screen_min))]
     held = {state.combos[k].pair_index for k in keep}
     spare: list[int] = []
     for k in sorted(order[len(keep) :], key=lambda k: -own[k]):
         pair = state.combos[k].pair_index
-        if len(spare) >= SCREEN_SPARE or own[k] <= 0.0:
+        if len(spare) >= cfg.search.screen_spare or own[k] <= 0.0:
             break
         if pair not in held:
             held.add(pair)
