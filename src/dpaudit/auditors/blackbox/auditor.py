@@ -34,9 +34,8 @@ every size and switch below is a field of
      candidate of every combination), and each input is sampled once for all
      the scores that use it, so a wide screen costs scoring, not sampling; but
      those whose best set projects no bound at all on training only fill it up
-     to ``screen_min`` (8), since each
-     one widens the ranking's multiplicity margin — except the best combination
-     of each of the ``screen_spare`` (2)
+     to ``screen_min`` (8), since each one widens the ranking's multiplicity
+     margin — except the best combination of each of the ``screen_spare`` (2)
      best pairs that project a bound under their own candidates' margin, since
      the full margin hides small sets;
   2. *ranking* (``rank``): every candidate — pair × attack family × threshold ×
