@@ -240,15 +240,20 @@ def screen(state: Shortlist, budget: Budget) -> Shortlist:
         return float(np.max(proj, initial=-np.inf))
 
     screened = [best(state.compared, t) for t in state.tables]
-    own = [best(None, t) for t in state.tables]
-    # Ties (no bound on training) are broken by the projection under the combination's
-    # own margin, so the fill below is the most promising of them, not the first made.
-    order = sorted(range(len(state.combos)), key=lambda k: (-screened[k], -own[k]))
+    order = sorted(range(len(state.combos)), key=lambda k: -screened[k])
     useful = sum(screened[k] > 0.0 for k in order)
-    keep = order[: min(cfg.search.screen_pairs, max(useful, cfg.search.screen_min))]
+    n_keep = min(cfg.search.screen_pairs, max(useful, cfg.search.screen_min))
+    head = order[: min(useful, n_keep)]
+    # The rest is ordered by the projection under each combination's own margin among
+    # ties (no bound on training), so the fill is the most promising of them, not the
+    # first made, and the spare pairs are the most promising left out.  Computed only
+    # for the rest: a projection costs beta quantiles per candidate.
+    own = {k: best(None, state.tables[k]) for k in order[len(head) :]}
+    rest = sorted(order[len(head) :], key=lambda k: (-screened[k], -own[k]))
+    keep = head + rest[: n_keep - len(head)]
     held = {state.combos[k].pair_index for k in keep}
     spare: list[int] = []
-    for k in sorted(order[len(keep) :], key=lambda k: -own[k]):
+    for k in sorted(rest[n_keep - len(head) :], key=lambda k: -own[k]):
         pair = state.combos[k].pair_index
         if len(spare) >= cfg.search.screen_spare or own[k] <= 0.0:
             break
