@@ -29,11 +29,9 @@ import dpsniper_suite  # noqa: E402
 
 from dpaudit import progress  # noqa: E402
 from dpaudit.auditors.blackbox import stages  # noqa: E402
-from dpaudit.auditors.blackbox.auditor import AuditConfig, _families  # noqa: E402
+from dpaudit.auditors.blackbox.auditor import AuditConfig, _families, search_budget  # noqa: E402
 from dpaudit.auditors.blackbox.pairs import generate_pairs  # noqa: E402
-from dpaudit.auditors.blackbox.sampler import Sampler  # noqa: E402
-from dpaudit.auditors.blackbox.shortlist import Budget, Shortlist  # noqa: E402
-from dpaudit.auditors.core.certify import split_error  # noqa: E402
+from dpaudit.auditors.blackbox.shortlist import Shortlist  # noqa: E402
 from dpaudit.engine.executor import ExecutionConfig  # noqa: E402
 
 
@@ -55,15 +53,9 @@ def main(argv: list[str]) -> int:
     cfg = AuditConfig(
         samples, final, confidence=dpsniper_suite.DPSNIPER_CONFIDENCE, seed=seed, pairs=()
     )
-    budget = Budget(
-        mech,
-        cfg,
-        generate_pairs(mech, mode="dpaudit", user_pairs=(), use_patterns=True),
-        _families(mech, cfg),
-        Sampler(mech, seed, ExecutionConfig(workers=1), None),
-        split_error(1.0 - cfg.confidence, cfg.best_candidates),
-        mech.claim.delta,
-    )
+    # The pairs, families and budget the audit itself would use.
+    pairs = generate_pairs(mech, mode=cfg.mode, user_pairs=cfg.pairs, use_patterns=True)
+    budget = search_budget(mech, cfg, ExecutionConfig(workers=1), pairs, _families(mech, cfg))
     state = stages.train(Shortlist(), budget)
     kept = {id(c) for c in stages.screen(state, budget).combos}
     print(f"{len(budget.pairs)} pairs, {len(state.combos)} combinations, "

@@ -224,7 +224,18 @@ def _audit_dpaudit(
     timer: Timer,
 ) -> AuditResult:
     """The staged search of :mod:`~dpaudit.auditors.blackbox.stages` and its certification."""
-    budget = Budget(
+    return search(search_budget(mech, cfg, execution, pairs, families), timer)
+
+
+def search_budget(
+    mech: Mechanism,
+    cfg: AuditConfig,
+    execution: ExecutionConfig,
+    pairs: list[InputPair],
+    families: tuple[str, ...],
+) -> Budget:
+    """What the dpaudit-mode search's stages may spend on ``mech`` under ``cfg``."""
+    return Budget(
         mechanism=mech,
         config=cfg,
         pairs=pairs,
@@ -234,4 +245,3 @@ def _audit_dpaudit(
         alpha_side=split_error(1.0 - cfg.confidence, cfg.best_candidates),
         delta=mech.claim.delta,
     )
-    return search(budget, timer)
