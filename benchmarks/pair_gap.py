@@ -9,14 +9,14 @@ seeds, their difference and a verdict:
 * ``yes``: the box median is at least the ``--pair`` median;
 * ``tie``: it is lower by less than ``2·sd``, where ``sd`` is the standard deviation
   of one run's final log-ratio estimate at the ``--pair`` median seed's witness counts
-  (delta method: ``sqrt((1 − p1)/k1 + (1 − p2)/k2)``).  Two runs that certify the same
-  set differ by about ``√2·sd`` from their final samples alone, so a smaller gap says
-  nothing about the search;
+  (delta method, ``dpaudit.auditors.core.projection.log_ratio_se``).  Two runs that
+  certify the same set differ by about ``√2·sd`` from their final samples alone, so a
+  smaller gap says nothing about the search;
 * ``no``: lower by more.
 
-Usage (from ``benchmarks/``)::
+Usage (from the repository root, dpaudit installed)::
 
-    python pair_gap.py results/pairs25d_full_box.jsonl results/pairs25d_full_box-pairs.jsonl
+    .venv/bin/python benchmarks/pair_gap.py BOX.jsonl PAIRS.jsonl
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ import json
 import math
 import re
 import statistics
+
+from dpaudit.auditors.core.projection import log_ratio_se
 
 _COUNTS = re.compile(r"p1 (\d+)/(\d+) p2 (\d+)/(\d+)")
 
@@ -56,9 +58,7 @@ def final_sd(witness: str | None) -> float:
     if m is None:
         return math.nan
     k1, n1, k2, n2 = map(int, m.groups())
-    if k1 == 0 or k2 == 0:
-        return math.nan
-    return math.sqrt((1 - k1 / n1) / k1 + (1 - k2 / n2) / k2)
+    return log_ratio_se(k1, n1, k2, n2) if k1 and k2 else math.nan
 
 
 def compare(box: dict, pair: dict) -> dict:

@@ -11,7 +11,6 @@ samples).  Its sizes and tuning constants are
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,6 +19,7 @@ from dpaudit.auditors.blackbox.counting import UnitCounts
 from dpaudit.auditors.blackbox.scores import Score, count_at_thresholds, weighted_sums_at_thresholds
 from dpaudit.auditors.core.projection import (
     log_ratio,
+    log_ratio_se,
     point_projection,
     projected_bound,
 )
@@ -163,8 +163,7 @@ class CandidateTable:
     def log_ratio_se(self, idx: int) -> float:
         """Delta-method standard error of entry ``idx``'s log-ratio estimate (counts ≥ 1)."""
         k1, k2 = max(int(self.num[idx]), 1), max(int(self.den[idx]), 1)
-        n1, n2 = int(self.n_num[idx]), int(self.n_den[idx])
-        return math.sqrt(max(1 / k1 - 1 / n1, 0.0) + max(1 / k2 - 1 / n2, 0.0))
+        return log_ratio_se(k1, int(self.n_num[idx]), k2, int(self.n_den[idx]))
 
     def project(
         self,

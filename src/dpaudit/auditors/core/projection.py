@@ -111,3 +111,12 @@ def log_ratio(k1: int, n1: int, k2: int, n2: int, delta: float) -> float:
     if p2 == 0:
         return math.inf
     return math.log(p1 - delta) - math.log(p2)
+
+
+def log_ratio_se(k1: int, n1: int, k2: int, n2: int) -> float:
+    """Delta-method standard error of ``ln(k1/n1) − ln(k2/n2)`` (``k1, k2 ≥ 1``).
+
+    ``sqrt((1 − p1)/k1 + (1 − p2)/k2)``: the spread of one log-ratio estimate from
+    its own counts, e.g. what two runs that certify the same set differ by.
+    """
+    return math.sqrt(max(1 / k1 - 1 / n1, 0.0) + max(1 / k2 - 1 / n2, 0.0))
