@@ -29,7 +29,7 @@ import dpsniper_suite  # noqa: E402
 
 from dpaudit import progress  # noqa: E402
 from dpaudit.auditors.blackbox import stages  # noqa: E402
-from dpaudit.auditors.blackbox.auditor import AuditConfig, _families, search_budget  # noqa: E402
+from dpaudit.auditors.blackbox.auditor import AuditConfig, score_families, search_budget  # noqa: E402
 from dpaudit.auditors.blackbox.pairs import generate_pairs  # noqa: E402
 from dpaudit.auditors.blackbox.shortlist import Shortlist  # noqa: E402
 from dpaudit.engine.executor import ExecutionConfig  # noqa: E402
@@ -55,7 +55,7 @@ def main(argv: list[str]) -> int:
     )
     # The pairs, families and budget the audit itself would use.
     pairs = generate_pairs(mech, mode=cfg.mode, user_pairs=cfg.pairs, use_patterns=True)
-    budget = search_budget(mech, cfg, ExecutionConfig(workers=1), pairs, _families(mech, cfg))
+    budget = search_budget(mech, cfg, ExecutionConfig(workers=1), pairs, score_families(mech, cfg))
     state = stages.train(Shortlist(), budget)
     kept = {id(c) for c in stages.screen(state, budget).combos}
     print(f"{len(budget.pairs)} pairs, {len(state.combos)} combinations, "

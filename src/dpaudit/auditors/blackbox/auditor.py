@@ -142,6 +142,8 @@ __all__ = [
     "SearchConfig",
     "audit",
     "projected_bound",
+    "score_families",
+    "search_budget",
 ]
 
 
@@ -173,7 +175,7 @@ def audit(
     pairs = generate_pairs(
         mechanism, mode=config.mode, user_pairs=config.pairs, use_patterns=config.use_patterns
     )
-    families = _families(mechanism, config)
+    families = score_families(mechanism, config)
     timer = timer or Timer()
     # The one trust call: a fixed seed raises; an unseedable source and declarations
     # the sampler contradicts are reported in the result.
@@ -185,7 +187,12 @@ def audit(
     return trust.apply(result)
 
 
-def _families(mechanism: Mechanism, config: AuditConfig) -> tuple[str, ...]:
+def score_families(mechanism: Mechanism, config: AuditConfig) -> tuple[str, ...]:
+    """The score families the audit of ``mechanism`` trains under ``config.classifier``.
+
+    Raises :class:`~dpaudit.errors.InvalidArgumentError` (naming ``classifier``) for a
+    family the mechanism or the mode cannot take.
+    """
     choice = config.classifier
     if choice == "likelihood-ratio" and not mechanism.has_log_prob:
         raise InvalidArgumentError(
