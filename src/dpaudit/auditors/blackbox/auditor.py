@@ -43,8 +43,9 @@ every size and switch below is a field of
      ``x'`` or the reverse) — is counted on ``samples`` fresh outputs
      per input and ranked by the bound it can be counted on to reach on the
      final sample size (:func:`~dpaudit.auditors.blackbox.selection.projected_bound`): its
-     counts are first replaced by Clopper–Pearson bounds at an error divided by
-     the number of candidates compared, so a small tail set wins only when its
+     counts are first moved by Clopper–Pearson deviations at an error divided by
+     the number of candidates compared (together, in quadrature, one margin on the
+     log-ratio), so a small tail set wins only when its
      advantage exceeds what the luckiest of thousands of correlated counts
      would show, and every set pays for the width of its final interval
      (large-mass sets win at equal ratio; small-mass sets, which DP-Sniper's
