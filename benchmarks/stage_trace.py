@@ -1,0 +1,89 @@
+"""Which sets lead after each stage of the black-box search on a DP-Sniper suite row.
+
+Usage (from the repository root)::
+
+    PYTHONPATH=src python benchmarks/stage_trace.py ROW SEED SAMPLES FINAL_SAMPLES [TOP]
+
+Runs the dpaudit-mode search's stages in order on the row's box inputs (no
+``--pair``), as :func:`dpaudit.auditors.blackbox.auditor.audit` would, and after
+``rank``, ``playoff`` and ``ladder`` prints the ``TOP`` (default 8) leading sets:
+projected bound, log-ratio estimate, the counts behind them, score, pair and
+orientation.  Then it counts the winner on 2M outputs per input drawn from an
+independent generator, so a winner that leads on lucky counts shows as a gap
+between its stage counts and these (OneTimeRappor at 1/100 of DP-Sniper's sizes,
+seed 0: ``benchmarks/results/pairs25_table.md``, Session 6).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))  # dpsniper_suite, dpsniper_mechanisms
+
+import dpsniper_suite  # noqa: E402
+
+from dpaudit import progress  # noqa: E402
+from dpaudit.auditors.blackbox import stages  # noqa: E402
+from dpaudit.auditors.blackbox.auditor import AuditConfig, score_families, search_budget  # noqa: E402
+from dpaudit.auditors.blackbox.pairs import generate_pairs  # noqa: E402
+from dpaudit.auditors.blackbox.shortlist import Shortlist  # noqa: E402
+from dpaudit.engine.executor import ExecutionConfig  # noqa: E402
+
+CHECK_OUTPUTS, CHECK_BLOCK, CHECK_SEED = 2_000_000, 200_000, 987_654
+
+
+def _leaders(state: Shortlist, top: int) -> None:
+    for e in state.ranked[:top]:
+        t, j, c = state.tables[e.combo], e.index, e.candidate
+        counts = f"num {int(t.num[j])}/{int(t.n_num[j])}  den {int(t.den[j])}/{int(t.n_den[j])}"
+        where = f"{type(c.score).__name__}  pair {c.pair_index}  x on top {c.numerator_is_x}"
+        print(f"  {c.projected:8.4f}  est {c.selection_estimate:7.4f}  {counts}  {where}")
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) not in (4, 5):
+        print(__doc__, file=sys.stderr)
+        return 2
+    name, seed, samples, final = argv[0], int(argv[1]), int(argv[2]), int(argv[3])
+    top = int(argv[4]) if len(argv) == 5 else 8
+    case = next((c for c in dpsniper_suite.CASES if c.name == name), None)
+    if case is None:
+        print(f"unknown row {name!r}", file=sys.stderr)
+        return 2
+    progress.ENABLED = False
+    mech = dpsniper_suite.black_box(case, "box")
+    cfg = AuditConfig(
+        samples, final, confidence=dpsniper_suite.DPSNIPER_CONFIDENCE, seed=seed, pairs=()
+    )
+    pairs = generate_pairs(mech, mode=cfg.mode, user_pairs=cfg.pairs, use_patterns=True)
+    budget = search_budget(mech, cfg, ExecutionConfig(workers=1), pairs, score_families(mech, cfg))
+    state = Shortlist(samples={"training": 0, "selection": 0, "playoff": 0})
+    for stage_name, stage in stages.stages_for(budget.config.search):
+        state = stage(state, budget)
+        if stage_name in ("rank", "playoff", "ladder"):
+            print(f"after {stage_name}: {len(state.ranked)} sets ranked")
+            _leaders(state, top)
+    if not state.ranked:
+        print("no set ranked")
+        return 0
+    c = state.ranked[0].candidate
+    pair = budget.pairs[c.pair_index]
+    print(f"winner: {c.tail} tail at {c.threshold:.9g} on {pair.x} / {pair.x_prime}; "
+          f"counted on {CHECK_OUTPUTS} outputs per input of an independent generator:")  # fmt: skip
+    rng = np.random.default_rng(CHECK_SEED)
+    for label, x in (("x", pair.x), ("x'", pair.x_prime)):
+        hits = 0.0
+        for _ in range(CHECK_OUTPUTS // CHECK_BLOCK):
+            s = np.asarray(c.score(mech.sample(np.asarray(x, float), CHECK_BLOCK, rng))).ravel()
+            inside = s > c.threshold if c.tail == "upper" else s < c.threshold
+            hits += float(np.sum(inside) + c.tie_probability * np.sum(s == c.threshold))
+        print(f"  {label}: {hits:.0f} of {CHECK_OUTPUTS}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
