@@ -60,8 +60,10 @@ from dpaudit.auditors.blackbox.auditor import (
     AuditConfig,
     SearchConfig,
     audit,
+    score_families,
+    search_budget,
 )
-from dpaudit.auditors.blackbox.pairs import InputPair, dedupe, statdp_patterns
+from dpaudit.auditors.blackbox.pairs import InputPair, dedupe, generate_pairs, statdp_patterns
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.mechanisms import make_mechanism
 from dpaudit.serialization import dumps
@@ -188,6 +190,22 @@ def black_box(case: Case, inputs: str = "dpsniper") -> Any:
         domain=case.domain if inputs == "dpsniper" else UNIT_BOX,
         dim=case.dim,
     )
+
+
+def box_search_budget(name: str, seed: int, samples: int, final: int) -> Any:
+    """The search budget (``stages.Budget``) of the box audit of row ``name``.
+
+    Pairs, score families and sizes as ``--inputs box`` (no ``--pair``) at ``seed``, one
+    worker: what the diagnostics (``screen_diagnosis.py``, ``stage_trace.py``) run the
+    search's stages on.  ``None`` for an unknown row.
+    """
+    case = next((c for c in CASES if c.name == name), None)
+    if case is None:
+        return None
+    mech = black_box(case, "box")
+    cfg = AuditConfig(samples, final, confidence=DPSNIPER_CONFIDENCE, seed=seed, pairs=())
+    pairs = generate_pairs(mech, mode=cfg.mode, user_pairs=cfg.pairs, use_patterns=True)
+    return search_budget(mech, cfg, ExecutionConfig(workers=1), pairs, score_families(mech, cfg))
 
 
 def command(case: Case, samples: int, final: int, mode: str, inputs: str = "dpsniper") -> str:

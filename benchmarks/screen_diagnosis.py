@@ -29,10 +29,7 @@ import dpsniper_suite  # noqa: E402
 
 from dpaudit import progress  # noqa: E402
 from dpaudit.auditors.blackbox import stages  # noqa: E402
-from dpaudit.auditors.blackbox.auditor import AuditConfig, score_families, search_budget  # noqa: E402
-from dpaudit.auditors.blackbox.pairs import generate_pairs  # noqa: E402
 from dpaudit.auditors.blackbox.shortlist import Shortlist  # noqa: E402
-from dpaudit.engine.executor import ExecutionConfig  # noqa: E402
 
 
 def _vector(v: tuple[float, ...]) -> str:
@@ -44,18 +41,12 @@ def main(argv: list[str]) -> int:
         print(__doc__, file=sys.stderr)
         return 2
     name, seed, samples, final = argv[0], int(argv[1]), int(argv[2]), int(argv[3])
-    case = next((c for c in dpsniper_suite.CASES if c.name == name), None)
-    if case is None:
+    # The pairs, families and budget the audit itself would use.
+    budget = dpsniper_suite.box_search_budget(name, seed, samples, final)
+    if budget is None:
         print(f"unknown row {name!r}", file=sys.stderr)
         return 2
     progress.ENABLED = False
-    mech = dpsniper_suite.black_box(case, "box")
-    cfg = AuditConfig(
-        samples, final, confidence=dpsniper_suite.DPSNIPER_CONFIDENCE, seed=seed, pairs=()
-    )
-    # The pairs, families and budget the audit itself would use.
-    pairs = generate_pairs(mech, mode=cfg.mode, user_pairs=cfg.pairs, use_patterns=True)
-    budget = search_budget(mech, cfg, ExecutionConfig(workers=1), pairs, score_families(mech, cfg))
     state = stages.train(Shortlist(), budget)
     kept = {id(c) for c in stages.screen(state, budget).combos}
     print(f"{len(budget.pairs)} pairs, {len(state.combos)} combinations, "
