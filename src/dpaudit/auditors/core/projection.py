@@ -19,7 +19,7 @@ from dpaudit.auditors.core.statistics import clopper_pearson_lower, clopper_pear
 #: Ranking error: every candidate's log-ratio estimate is lowered by a margin of
 #: ``z = Φ⁻¹(1 − SELECTION_ERROR/M)`` of its own standard errors for ``M``
 #: candidates compared (the two counts' one-sided Clopper–Pearson deviations at that
-#: error, added in quadrature), so that with probability ≈ ≥ 1 − SELECTION_ERROR no
+#: error, added in quadrature), so that with probability about 1 − SELECTION_ERROR no
 #: candidate's conservative ratio exceeds its true ratio: a set wins on a lucky count
 #: only if the count beats that multiplicity-adjusted margin, which keeps small tail
 #: sets from winning by chance among thousands of correlated candidates.
