@@ -9,7 +9,8 @@ Runs the dpaudit-mode search's stages in order on the row's box inputs (no
 ``rank``, ``playoff`` and ``ladder`` prints the ``TOP`` (default 8) leading sets:
 projected bound, log-ratio estimate, the counts behind them, score, pair and
 orientation.  Then it counts the winner on 2M outputs per input drawn from an
-independent generator, so a winner that leads on lucky counts shows as a gap
+independent stream (the sampler's own counting under a stage key no audit
+uses), so a winner that leads on lucky counts shows as a gap
 between its stage counts and these (OneTimeRappor at 1/100 of DP-Sniper's sizes,
 seed 0: ``benchmarks/results/pairs25_table.md``, Session 6).
 """
@@ -28,9 +29,11 @@ import dpsniper_suite  # noqa: E402
 
 from dpaudit import progress  # noqa: E402
 from dpaudit.auditors.blackbox import stages  # noqa: E402
+from dpaudit.auditors.blackbox.outcome import final_counts  # noqa: E402
 from dpaudit.auditors.blackbox.shortlist import Shortlist  # noqa: E402
 
-CHECK_OUTPUTS, CHECK_BLOCK, CHECK_SEED = 2_000_000, 200_000, 987_654
+#: Outputs per input for the winner's check, and the sampler stage key they are drawn under.
+CHECK_OUTPUTS, CHECK_STAGE = 2_000_000, 99  # audits use stage keys 1-29
 
 
 def _leaders(state: Shortlist, top: int) -> None:
@@ -52,7 +55,6 @@ def main(argv: list[str]) -> int:
         print(f"unknown row {name!r}", file=sys.stderr)
         return 2
     progress.ENABLED = False
-    mech = budget.mechanism
     state = Shortlist(samples={"training": 0, "selection": 0, "playoff": 0})
     for stage_name, stage in stages.stages_for(budget.config.search):
         state = stage(state, budget)
@@ -65,15 +67,17 @@ def main(argv: list[str]) -> int:
     c = state.ranked[0].candidate
     pair = budget.pairs[c.pair_index]
     print(f"winner: {c.tail} tail at {c.threshold:.9g} on {pair.x} / {pair.x_prime}; "
-          f"counted on {CHECK_OUTPUTS} outputs per input of an independent generator:")  # fmt: skip
-    rng = np.random.default_rng(CHECK_SEED)
-    for label, x in (("x", pair.x), ("x'", pair.x_prime)):
-        hits = 0.0
-        for _ in range(CHECK_OUTPUTS // CHECK_BLOCK):
-            s = np.asarray(c.score(mech.sample(np.asarray(x, float), CHECK_BLOCK, rng))).ravel()
-            inside = s > c.threshold if c.tail == "upper" else s < c.threshold
-            hits += float(np.sum(inside) + c.tie_probability * np.sum(s == c.threshold))
-        print(f"  {label}: {hits:.0f} of {CHECK_OUTPUTS}")
+          f"{CHECK_OUTPUTS} fresh outputs per input (stage key {CHECK_STAGE}):")  # fmt: skip
+    # The final stage's own counting, on a stream of its own: the same set rule and ties.
+    job = ((c.score,), (np.array([c.threshold]),))
+    num, den = (pair.x, pair.x_prime) if c.numerator_is_x else (pair.x_prime, pair.x)
+    counted = budget.sampler.counts(
+        [(num, *job), (den, *job)], CHECK_OUTPUTS, CHECK_STAGE, "check",
+        tie_probabilities=[(c.tie_probability,)] * 2,
+    )  # fmt: skip
+    f = final_counts(c, *counted)
+    print(f"  numerator {num}: {f.hits_x} of {f.samples_x}")
+    print(f"  denominator {den}: {f.hits_x_prime} of {f.samples_x_prime}")
     return 0
 
 
