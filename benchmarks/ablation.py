@@ -15,9 +15,10 @@ by ``--scale``.
 
 Variants (:class:`dpaudit.auditors.blackbox.config.SearchConfig` switches):
 ``full`` (defaults), ``no-playoff`` (``playoff_groups=0``), ``no-runners-up``
-(``playoff_tie_z=-inf``), ``no-ladder`` (``ladder_rungs=0``), ``no-extra-leaders``
-(``rank_extra=0``), ``narrow-screen`` (``screen_pairs=4``), ``no-rare-scan``
-(``rare_scan_pairs=0``: no second look for rare events).  Two stages were
+(``playoff_tie_z=-inf``), ``no-hedge`` (``playoff_hedge=False``), ``no-ladder``
+(``ladder_rungs=0``), ``no-extra-leaders`` (``rank_extra=0``), ``narrow-screen``
+(``screen_pairs=4``), ``no-rare-scan`` (``rare_scan_pairs=0``: no second look for
+rare events).  Two stages were
 measured and removed: ``validate`` (the leaders re-ranked on a fresh half of
 ``samples``) and DP-Sniper's fixed-mass sets in ``rank``; the rows of their
 variants (``no-validate``, ``no-fixed-mass``, ``lean``: fixed-mass sets and extra
@@ -67,6 +68,7 @@ VARIANTS: dict[str, SearchConfig] = {
     "full": SearchConfig(),
     "no-playoff": SearchConfig(playoff_groups=0),
     "no-runners-up": SearchConfig(playoff_tie_z=-math.inf),
+    "no-hedge": SearchConfig(playoff_hedge=False),
     "no-ladder": SearchConfig(ladder_rungs=0),
     "no-extra-leaders": SearchConfig(rank_extra=0.0),
     "narrow-screen": SearchConfig(screen_pairs=4),

@@ -352,9 +352,10 @@ def test_bonferroni_over_final_candidates() -> None:
     cfg = AuditConfig(samples=10_000, final_samples=20_000, best_candidates=3, seed=0)
     r = audit(mech, cfg, ONE)
     # The 3 best candidates (the request), plus any runners-up of the playoff (at most
-    # playoff_groups − 1) and rungs of the winner's ladder: the result's K.
+    # playoff_groups − 1), the hedge and rungs of the winner's ladder: the result's K.
     search = SearchConfig()
-    assert 3 <= r.detail.certified_proposals <= 3 + search.playoff_groups - 1 + search.ladder_rungs
+    most = 3 + search.playoff_groups - 1 + int(search.playoff_hedge) + search.ladder_rungs
+    assert 3 <= r.detail.certified_proposals <= most
     assert r.witness is not None
     assert r.witness.p1.bound_error == pytest.approx(
         (1 - cfg.confidence) / (2 * r.detail.certified_proposals)

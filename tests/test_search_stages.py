@@ -14,11 +14,12 @@ import math
 import numpy as np
 import pytest
 
+from dpaudit.auditors.blackbox import stages as stages_module
 from dpaudit.auditors.blackbox.auditor import AuditConfig, audit
 from dpaudit.auditors.blackbox.config import SearchConfig
 from dpaudit.auditors.blackbox.sampler import Sampler, Timer
 from dpaudit.auditors.blackbox.selection import CandidateTable
-from dpaudit.auditors.blackbox.shortlist import Budget, Combo, Shortlist
+from dpaudit.auditors.blackbox.shortlist import Budget, Combo, Shortlist, rank_sets
 from dpaudit.auditors.blackbox.stages import STAGES, stages_for
 from dpaudit.auditors.core.certify import FinalCounts, certify_one
 from dpaudit.engine.executor import ExecutionConfig
@@ -184,3 +185,74 @@ def test_screen_keeps_the_best_pair_that_only_its_own_margin_lets_project() -> N
     off = dataclasses.replace(budget.config, search=SearchConfig(screen_spare=0))
     out = STAGES["screen"](state, dataclasses.replace(budget, config=off))
     assert [c.pair_index for c in out.combos] == [0] * 9
+
+
+def _sparse_table(m: int, hits: dict[int, tuple[int, int]], n: int) -> CandidateTable:
+    # ``8·m`` sets on ``n`` outputs per input; only the entries in ``hits`` are hit.
+    num, den = np.zeros(8 * m), np.zeros(8 * m)
+    for j, (a, b) in hits.items():
+        num[j], den[j] = a, b
+    full = np.full(8 * m, float(n))
+    return CandidateTable(m, num, full, den, full, np.full(8 * m, np.nan))
+
+
+@pytest.mark.parametrize("hedge", [False, True])
+def test_playoff_hedge_certifies_the_groups_best_set_under_the_rankings_margin(
+    monkeypatch: pytest.MonkeyPatch, hedge: bool
+) -> None:
+    # one_time_rappor, seed 0, at 1/100 of DP-Sniper's sizes (pairs25_table.md, Session 6):
+    # a 0.006 % set counted 25 vs 2 on the ranking outputs, chosen from thousands of
+    # candidates, and 16 vs 1 on the playoff's; a 1.8 % set of the same group counted
+    # 1 918 vs 1 056 on both.  Pooled under the margin for the three sets re-ranked the
+    # lucky set leads; under the ranking's margin for its 2 × 8·320 candidates the large
+    # one does, and the hedge sends it to the final stage beside the leader.
+    n, m, final = 107_000, 320, 2_000_000
+    search = SearchConfig(playoff_hedge=hedge)
+    cfg = dataclasses.replace(SMALL, samples=n, final_samples=final, search=search)
+    budget = _budget(cfg)
+    thr = np.linspace(0.0, 1.0, m)
+    combos = (Combo(0, None, thr), Combo(1, None, thr))  # type: ignore[arg-type]
+    large, lucky, other = 0, 1, 2  # upper tail, x on top: one (pair, orientation) group
+    ranking = (
+        _sparse_table(m, {large: (1_918, 1_056), lucky: (25, 2)}, n),
+        _sparse_table(m, {other: (3_000, 2_100)}, n),  # a weaker pair: a second group
+    )
+    fresh = {
+        0: _sparse_table(m, {large: (1_918, 1_056), lucky: (16, 1)}, n),
+        1: _sparse_table(m, {other: (3_000, 2_100)}, n),
+    }
+    monkeypatch.setattr(stages_module, "count_combos", lambda *args: fresh)
+    keys = [(0, large), (0, lucky), (1, other)]
+    state = Shortlist(
+        combos=combos,
+        tables=ranking,
+        pool=tuple(keys),
+        ranked=rank_sets(budget, combos, ranking, keys),
+        samples={"training": 0, "selection": n},
+    )
+    out = STAGES["playoff"](state, budget)
+    assert out.ranked[0].key == (0, lucky)  # the hedge changes no order
+    assert [e.key for e in out.hedges] == ([(0, large)] if hedge else [])
+    leaders, _, hedges, _ = out.proposals(1)
+    assert [e.key for e in leaders + hedges] == [(0, lucky)] + ([(0, large)] if hedge else [])
+    # Were the margins equal, the two orders would agree and nothing would be added.
+    same = rank_sets(budget, combos, out.tables, [(0, large), (0, lucky)], 2)
+    assert same[0].key == (0, lucky)
+
+
+def test_the_hedge_adds_one_set_and_changes_no_other_sets_counts() -> None:
+    # The hedge only adds a set of the leader's pair, whose final jobs are drawn anyway:
+    # every other set keeps its final counts, so the audit with the hedge certifies at
+    # least what the one without it certified, at the error of one more set in K.
+    mech = make_mechanism("laplace", epsilon=1.0)
+    cfg = dataclasses.replace(SMALL, pairs=(), seed=5)  # a seed whose two orders disagree
+    on = audit(mech, cfg, ONE)
+    off = audit(mech, dataclasses.replace(cfg, search=SearchConfig(playoff_hedge=False)), ONE)
+    assert on.witness is not None and off.witness is not None
+    assert on.detail.certified_proposals == off.detail.certified_proposals + 1
+    assert "1 leading set(s) under the ranking's own margin" in on.confidence_statement
+    assert "leading set(s)" not in off.confidence_statement
+    w = off.witness
+    counts = FinalCounts(w.p1.hits, w.p1.samples, w.p2.hits, w.p2.samples)
+    error = (1 - cfg.confidence) / (2 * on.detail.certified_proposals)
+    assert on.witness.epsilon_lower_bound >= certify_one(counts, error).lower_bound

@@ -59,7 +59,9 @@ every size and switch below is a field of
      and the candidates of those scores are ranked again on ranking +
      playoff counts: two pairs whose ratios differ by less than the ranking
      noise (ReportNoisyMax1's 0.0946 and 0.0927) are told apart before the final
-     stage spends its samples on one of them;
+     stage spends its samples on one of them; when the leading group's best set
+     under the ranking's own margin is another set than its leader, it goes to the
+     final stage too (``playoff_hedge``: half of the pooled counts chose the sets);
   4. *final*: only the chosen candidate(s) are re-estimated on
      ``final_samples`` fresh outputs per input — with the winner's *ladder*
      (:meth:`~dpaudit.auditors.blackbox.selection.CandidateTable.ladder`): up to
@@ -90,7 +92,7 @@ everything used to choose the witness (training, ranking and playoff
 samples), so choosing among any number of pairs, families, thresholds,
 directions (and, in ``dpsniper`` mode, pairs) costs no confidence.  If ``K``
 sets are re-estimated on the final samples (the config's ``best_candidates`` best,
-runners-up the playoff could not call and the winner's ladder; the result's
+runners-up the playoff could not call, its hedge and the winner's ladder; the result's
 ``detail.certified_proposals`` gives ``K``), the result
 is the best of ``K`` bounds, each computed with both one-sided Clopper–Pearson
 bounds at error ``α/(2K)`` (Bonferroni over the ``K`` sets and the two

@@ -94,6 +94,19 @@ class SearchConfig:
     #: spread 0.0279; ReportNoisyMax2 0.0943 → 0.0719), against gains of ≤ 0.0027 from
     #: certifying fewer sets.  ``-inf``: never.
     playoff_tie_z: float = 1.0
+    #: Playoff: also certify the leading group's best set under the ranking's own margin
+    #: (for every candidate ranked) when it is not the leader.  The group's sets are
+    #: ordered on ranking + playoff counts with the margin for the few sets re-ranked, and
+    #: the ranking half of those counts chose them among thousands, so a tiny set with a
+    #: few lucky hits can lead (one_time_rappor at 1/100 of DP-Sniper's sizes, seed 0:
+    #: a 0.006 % set certified 0.30 where its group's 2 % set certifies 0.57).  Costs
+    #: one more set in the Bonferroni ``K`` when the two orders disagree, and changes no
+    #: other set's final counts.  Measured (``benchmarks/results/pairs25_table.md``,
+    #: Session 8): that seed 0.2997 → 0.5672; on the seven other box seed-runs of the
+    #: suite at 1/100 where the orders disagreed, −0.0036 to 0 (prefix_sum seed 1
+    #: 0.5545 → 0.5509); the own-mechanism tutorial's ADePT example over 12 seeds, mean
+    #: 2.250 → 2.244.  False: off.
+    playoff_hedge: bool = True
     #: Ladder: at most this many smaller sets of the winner's kind, at denominator masses
     #: ``m/ladder_step^j``, re-estimated beside it on the final samples (3; 20 coordinates
     #: of Laplace, where the ratio keeps growing into the tail).  Measured: switched off,
@@ -220,8 +233,8 @@ class AuditConfig:
     :func:`default_train_samples`; dpsniper default ``samples`` as in DP-Sniper).
 
     ``best_candidates`` is the *request*: how many of the best-ranked sets the
-    final stage certifies (besides runners-up too close to call and the
-    winner's ladder).  The number actually certified, ``K`` of the Bonferroni
+    final stage certifies (besides runners-up too close to call, the playoff's
+    hedge and the winner's ladder).  The number actually certified, ``K`` of the Bonferroni
     split, is the result's ``detail.certified_proposals``.  ``search`` holds the search's
     sizes, tuning constants and stage switches (dpaudit mode only).
     """

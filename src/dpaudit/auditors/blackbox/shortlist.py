@@ -62,7 +62,9 @@ class Shortlist:
     the sets still in, as ``(combo, set index)`` (``None``: every set of every
     combination); ``ranked`` those of them with a finite projection, best first.
     ``runners_up`` are groups the playoff could not tell from the leader's,
-    ``rungs`` the winner's ladder.  ``compared``: candidates compared on the
+    ``hedges`` the leader group's best set under the ranking's own margin where
+    that is not the leader (``SearchConfig.playoff_hedge``), ``rungs`` the
+    winner's ladder.  ``compared``: candidates compared on the
     training sample; ``samples``: outputs per input each stage used.
     """
 
@@ -72,23 +74,26 @@ class Shortlist:
     pool: tuple[tuple[int, int], ...] | None = None
     ranked: tuple[Entry, ...] = ()
     runners_up: tuple[Entry, ...] = ()
+    hedges: tuple[Entry, ...] = ()
     rungs: tuple[Entry, ...] = ()
     #: Rare-event sets the ranking confirmed (certified beside the others, one more in K each).
     rare: tuple[Entry, ...] = ()
     compared: int = 0
     samples: dict[str, int] = field(default_factory=dict)
 
-    def proposals(self, best: int) -> tuple[list[Entry], list[Entry], list[Entry]]:
-        """The sets the final stage certifies: the ``best`` leaders, runners-up, rungs.
+    def proposals(self, best: int) -> tuple[list[Entry], list[Entry], list[Entry], list[Entry]]:
+        """The sets the final stage certifies: the ``best`` leaders, runners-up, hedges, rungs.
 
-        Each set once (a runner-up or rung that is already a leader is not repeated).
+        Each set once (a runner-up, hedge or rung already proposed is not repeated).
         """
         leaders = list(self.ranked[:best])
         taken = {e.key for e in leaders}
         runners = [e for e in self.runners_up if e.key not in taken]
         taken.update(e.key for e in runners)
+        hedges = [e for e in self.hedges if e.key not in taken]
+        taken.update(e.key for e in hedges)
         rungs = [e for e in self.rungs if e.key not in taken]
-        return leaders, runners, rungs
+        return leaders, runners, hedges, rungs
 
 
 @dataclass(frozen=True)
@@ -149,10 +154,12 @@ def rank_sets(
     combos: Sequence[Combo],
     tables: Sequence[CandidateTable] | dict[int, CandidateTable],
     keys: Sequence[tuple[int, int]],
+    compared: int | None = None,
 ) -> tuple[Entry, ...]:
     """The sets ``keys`` as entries, best projection on ``tables`` first.
 
-    Each is projected with the margin for ``len(keys)`` compared; sets with no
+    Each is projected with the margin for ``compared`` candidates (default
+    ``len(keys)``: counts on which only these sets were compared); sets with no
     finite projection are dropped.  Ties keep the order of combination, then of
     ``keys``.
     """
@@ -161,7 +168,8 @@ def rank_sets(
     for k in sorted({k for k, _ in keys}):
         mine = np.array([j for kk, j in keys if kk == k], dtype=np.int64)
         t = tables[k]
-        proj = t.project(cfg.final_samples, budget.alpha_side, delta, len(keys), only=mine)
+        n_compared = compared or len(keys)
+        proj = t.project(cfg.final_samples, budget.alpha_side, delta, n_compared, only=mine)
         c = combos[k]
         for j in mine:
             if np.isfinite(proj[j]):

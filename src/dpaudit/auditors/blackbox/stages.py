@@ -375,12 +375,15 @@ def playoff(state: Shortlist, budget: Budget) -> Shortlist:
     Within a group the sets are ranked on ranking + playoff counts, and the
     winner's ladder is read off the same pooled counts.  A group within
     ``playoff_tie_z`` standard errors of the leader is too close to call: its best
-    set goes to the final stage too (a runner-up).  With a single group there is
-    nothing to decide.  What runners-up earn (``benchmarks/README.md``, "Search
-    ablation", second run): not the median bound, but the seeds where the playoff
-    called the wrong group — without them 6 of 45 seed-runs lost 0.021–0.042
-    (ReportNoisyMax2's worst seed 0.0943 → 0.0719, SVT4's 0.1171 → 0.0846), while
-    the gain of certifying fewer sets was 0.0004–0.0027.
+    set goes to the final stage too (a runner-up).  With ``playoff_hedge``, the
+    leading group's best set under the ranking's own margin goes there too when it
+    is not the leader (a hedge against a tiny set whose lead rests on a few lucky
+    ranking hits).  With a single group there is nothing to decide.  What
+    runners-up earn (``benchmarks/README.md``, "Search ablation", second run): not
+    the median bound, but the seeds where the playoff called the wrong group —
+    without them 6 of 45 seed-runs lost 0.021–0.042 (ReportNoisyMax2's worst seed
+    0.0943 → 0.0719, SVT4's 0.1171 → 0.0846), while the gain of certifying fewer
+    sets was 0.0004–0.0027.
     """
     search = budget.config.search
     groups: dict[tuple[int, bool], int] = {}
@@ -420,8 +423,23 @@ def playoff(state: Shortlist, budget: Budget) -> Shortlist:
             _, est, se = standing[e.group]
             if leader[1] - est <= search.playoff_tie_z * math.hypot(leader[2], se):
                 too_close.append(e)
+    hedges: tuple[Entry, ...] = ()
+    if search.playoff_hedge:
+        # Half of the pooled counts are the ranking's, which chose these sets among
+        # every candidate it ranked; under that margin a set whose lead rests on a
+        # few lucky hits falls back.  Certified beside the leader, not instead of it.
+        mine = [e.key for e in pooled if e.group == pooled[0].group]
+        ranked_from = sum(t.size for t in state.tables)
+        careful = rank_sets(budget, state.combos, merged, mine, ranked_from)
+        if careful and careful[0].key != pooled[0].key:
+            hedges = careful[:1]
     return dataclasses.replace(
-        state, tables=merged, ranked=tuple(pooled), runners_up=tuple(too_close), samples=samples
+        state,
+        tables=merged,
+        ranked=tuple(pooled),
+        runners_up=tuple(too_close),
+        hedges=hedges,
+        samples=samples,
     )
 
 
@@ -434,8 +452,8 @@ def ladder(state: Shortlist, budget: Budget) -> Shortlist:
     if not state.ranked:
         return state
     search = budget.config.search
-    leaders, runners, _ = state.proposals(budget.config.best_candidates)
-    taken = {e.key for e in leaders + runners}
+    leaders, runners, hedges, _ = state.proposals(budget.config.best_candidates)
+    taken = {e.key for e in leaders + runners + hedges}
     win = state.ranked[0]
     t, c = state.tables[win.combo], state.combos[win.combo]
     cfg = budget.config
@@ -511,9 +529,10 @@ def certify_proposals(state: Shortlist, budget: Budget, timer: Timer) -> AuditRe
     :func:`dpaudit.auditors.core.certify.certify` needs no independence between them.
     """
     mech, cfg, pairs = budget.mechanism, budget.config, budget.pairs
-    leaders, runners, rungs = state.proposals(cfg.best_candidates)
-    rare = [e for e in state.rare if e.key not in {f.key for f in leaders + runners + rungs}]
-    chosen = [e.candidate for e in leaders + runners + rungs + rare]
+    leaders, runners, hedges, rungs = state.proposals(cfg.best_candidates)
+    proposed = leaders + runners + hedges + rungs
+    rare = [e for e in state.rare if e.key not in {f.key for f in proposed}]
+    chosen = [e.candidate for e in proposed + rare]
     groups: dict[int, list[int]] = {}
     for n_c, c in enumerate(chosen):
         groups.setdefault(c.pair_index, []).append(n_c)
@@ -550,7 +569,9 @@ def certify_proposals(state: Shortlist, budget: Budget, timer: Timer) -> AuditRe
         cfg.confidence,
     )
     k = len(chosen)
-    statement = _statement(state, budget, k, len(runners), len(rungs), certs[top].p1.bound_error)
+    statement = _statement(
+        state, budget, k, len(runners), len(hedges), len(rungs), certs[top].p1.bound_error
+    )
     if rare:
         statement += (
             f" {len(rare)} of the {k} set(s) are rare-event sets (clusters of repeated or "
@@ -563,7 +584,13 @@ def certify_proposals(state: Shortlist, budget: Budget, timer: Timer) -> AuditRe
 
 
 def _statement(
-    state: Shortlist, budget: Budget, k: int, runners: int, rungs: int, alpha_side: float
+    state: Shortlist,
+    budget: Budget,
+    k: int,
+    runners: int,
+    hedges: int,
+    rungs: int,
+    alpha_side: float,
 ) -> str:
     """What the confidence covers, in words (the module docstring of ``auditor``)."""
     cfg = budget.config
@@ -574,8 +601,10 @@ def _statement(
         f"{state.compared} threshold/direction candidates were compared on separate training, "
         f"ranking{playoff} samples, so choosing among "
         f"them costs no confidence; "
-        f"{k} set(s) ({k - rungs - runners} best candidate(s), "
-        f"{runners} runner(s)-up too close to call, {rungs} smaller set(s) of the "
+        f"{k} set(s) ({k - rungs - runners - hedges} best candidate(s), "
+        f"{runners} runner(s)-up too close to call, "
+        + (f"{hedges} leading set(s) under the ranking's own margin, " if hedges else "")
+        + f"{rungs} smaller set(s) of the "
         f"winner's kind) were re-estimated on fresh final samples, Bonferroni-corrected: "
         f"p1_lower and p2_upper are each one-sided Clopper–Pearson bounds at error α/(2·{k}) = "
         f"{alpha_side:.4g} (α = {1 - cfg.confidence:.4g})."
