@@ -192,3 +192,38 @@ def no_witness_result(
         timing=timer.total(),
         notes=("no candidate had a positive projected bound",),
     )
+
+
+def search_statement(
+    confidence: float,
+    compared: tuple[int, int, int],
+    playoff: bool,
+    sets: tuple[int, int, int, int, int],
+    alpha_side: float,
+) -> str:
+    """What the dpaudit-mode search's confidence covers, in words (``auditor``'s docstring).
+
+    ``compared``: pairs, attack families and threshold/direction candidates compared
+    before the final samples; ``sets``: ``K`` and how many of them are runners-up,
+    hedges, ladder rungs and rare-event sets (the rest are the best candidates).
+    """
+    k, runners, hedges, rungs, rare = sets
+    pairs, families, candidates = compared
+    hedged = f"{hedges} leading set(s) under the ranking's own margin, " if hedges else ""
+    text = (
+        f"ε ≥ ε_lcb holds with probability ≥ {confidence:g} over the final samples. "
+        f"{pairs} pair(s), {families} attack famil(ies) and {candidates} threshold/direction "
+        f"candidates were compared on separate training, ranking"
+        f"{' and playoff' if playoff else ''} samples, so choosing among them costs no "
+        f"confidence; {k} set(s) ({k - rungs - runners - hedges - rare} best candidate(s), "
+        f"{runners} runner(s)-up too close to call, {hedged}{rungs} smaller set(s) of the "
+        f"winner's kind) were re-estimated on fresh final samples, Bonferroni-corrected: "
+        f"p1_lower and p2_upper are each one-sided Clopper–Pearson bounds at error α/(2·{k}) = "
+        f"{alpha_side:.4g} (α = {1 - confidence:.4g})."
+    )
+    if rare:
+        text += (
+            f" {rare} of the {k} set(s) are rare-event sets (clusters of repeated or "
+            "nearly equal training outputs), counted in that K."
+        )
+    return text

@@ -39,6 +39,7 @@ from dpaudit.auditors.blackbox.outcome import (
     build_witness,
     final_counts,
     no_witness_result,
+    search_statement,
 )
 from dpaudit.auditors.blackbox.pair_search import propose_pairs, searchable
 from dpaudit.auditors.blackbox.rare import RARE_MIN_HITS, RareSetScore, propose
@@ -569,43 +570,14 @@ def certify_proposals(state: Shortlist, budget: Budget, timer: Timer) -> AuditRe
         cfg.confidence,
     )
     k = len(chosen)
-    statement = _statement(
-        state, budget, k, len(runners), len(hedges), len(rungs), certs[top].p1.bound_error
+    statement = search_statement(
+        cfg.confidence,
+        (len(pairs), len(state.families), state.compared),
+        bool(state.samples.get("playoff")),
+        (k, len(runners), len(hedges), len(rungs), len(rare)),
+        certs[top].p1.bound_error,
     )
-    if rare:
-        statement += (
-            f" {len(rare)} of the {k} set(s) are rare-event sets (clusters of repeated or "
-            "nearly equal training outputs), counted in that K."
-        )
     samples = {**state.samples, "final": cfg.final_samples}
     return build_result(
         mech, cfg, witness, state.families, pairs, state.compared, statement, timer, samples, k
-    )
-
-
-def _statement(
-    state: Shortlist,
-    budget: Budget,
-    k: int,
-    runners: int,
-    hedges: int,
-    rungs: int,
-    alpha_side: float,
-) -> str:
-    """What the confidence covers, in words (the module docstring of ``auditor``)."""
-    cfg = budget.config
-    playoff = " and playoff" if state.samples.get("playoff") else ""
-    return (
-        f"ε ≥ ε_lcb holds with probability ≥ {cfg.confidence:g} over the final "
-        f"samples. {len(budget.pairs)} pair(s), {len(state.families)} attack famil(ies) and "
-        f"{state.compared} threshold/direction candidates were compared on separate training, "
-        f"ranking{playoff} samples, so choosing among "
-        f"them costs no confidence; "
-        f"{k} set(s) ({k - rungs - runners - hedges} best candidate(s), "
-        f"{runners} runner(s)-up too close to call, "
-        + (f"{hedges} leading set(s) under the ranking's own margin, " if hedges else "")
-        + f"{rungs} smaller set(s) of the "
-        f"winner's kind) were re-estimated on fresh final samples, Bonferroni-corrected: "
-        f"p1_lower and p2_upper are each one-sided Clopper–Pearson bounds at error α/(2·{k}) = "
-        f"{alpha_side:.4g} (α = {1 - cfg.confidence:.4g})."
     )
