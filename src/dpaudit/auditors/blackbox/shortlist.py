@@ -164,11 +164,11 @@ def rank_sets(
     ``keys``.
     """
     cfg, delta = budget.config, budget.delta
+    n_compared = compared or len(keys)
     out: list[Entry] = []
     for k in sorted({k for k, _ in keys}):
         mine = np.array([j for kk, j in keys if kk == k], dtype=np.int64)
         t = tables[k]
-        n_compared = compared or len(keys)
         proj = t.project(cfg.final_samples, budget.alpha_side, delta, n_compared, only=mine)
         c = combos[k]
         for j in mine:
