@@ -192,19 +192,24 @@ def black_box(case: Case, inputs: str = "dpsniper") -> Any:
     )
 
 
-def box_search_budget(name: str, seed: int, samples: int, final: int) -> Any:
-    """The search budget (``stages.Budget``) of the box audit of row ``name``.
+def box_search_budget(name: str, seed: int, samples: int, final: int, inputs: str = "box") -> Any:
+    """The search budget (``stages.Budget``) of the unit-box audit of row ``name``.
 
-    Pairs, score families and sizes as ``--inputs box`` (no ``--pair``) at ``seed``, one
-    worker: what the diagnostics (``screen_diagnosis.py``, ``stage_trace.py``) run the
-    search's stages on.  ``None`` for an unknown row.
+    Pairs, score families and sizes as ``--inputs box`` (no ``--pair``, the default)
+    or ``--inputs box-pairs`` (DP-Sniper's pairs given with ``--pair``) at ``seed``,
+    one worker: what the diagnostics (``screen_diagnosis.py``, ``stage_trace.py``)
+    run the search's stages on.  ``None`` for an unknown row.
     """
     case = next((c for c in CASES if c.name == name), None)
     if case is None:
         return None
-    mech = black_box(case, "box")
-    cfg = AuditConfig(samples, final, confidence=DPSNIPER_CONFIDENCE, seed=seed, pairs=())
-    pairs = generate_pairs(mech, mode=cfg.mode, user_pairs=cfg.pairs, use_patterns=True)
+    mech = black_box(case, inputs)
+    given = case_pairs(case, inputs)
+    cfg = AuditConfig(
+        samples, final, confidence=DPSNIPER_CONFIDENCE, seed=seed, pairs=given,
+        use_patterns=not given,
+    )  # fmt: skip
+    pairs = generate_pairs(mech, mode=cfg.mode, user_pairs=cfg.pairs, use_patterns=not given)
     return search_budget(mech, cfg, ExecutionConfig(workers=1), pairs, score_families(mech, cfg))
 
 

@@ -2,10 +2,11 @@
 
 Usage (from the repository root)::
 
-    PYTHONPATH=src python benchmarks/stage_trace.py ROW SEED SAMPLES FINAL_SAMPLES [TOP]
+    PYTHONPATH=src python benchmarks/stage_trace.py [--pair] ROW SEED SAMPLES FINAL_SAMPLES [TOP]
 
 Runs the dpaudit-mode search's stages in order on the row's box inputs (no
-``--pair``), as :func:`dpaudit.auditors.blackbox.auditor.audit` would, and after
+``--pair``; with ``--pair``, DP-Sniper's pairs given as ``--inputs box-pairs`` gives
+them), as :func:`dpaudit.auditors.blackbox.auditor.audit` would, and after
 ``rank``, ``playoff`` and ``ladder`` prints the ``TOP`` (default 8) leading sets:
 projected bound, log-ratio estimate, the counts behind them, score, pair and
 orientation.  Then it counts the winner on 2M outputs per input drawn from an
@@ -45,12 +46,14 @@ def _leaders(state: Shortlist, top: int) -> None:
 
 
 def main(argv: list[str]) -> int:
+    inputs = "box-pairs" if argv[:1] == ["--pair"] else "box"
+    argv = argv[1:] if inputs == "box-pairs" else argv
     if len(argv) not in (4, 5):
         print(__doc__, file=sys.stderr)
         return 2
     name, seed, samples, final = argv[0], int(argv[1]), int(argv[2]), int(argv[3])
     top = int(argv[4]) if len(argv) == 5 else 8
-    budget = dpsniper_suite.box_search_budget(name, seed, samples, final)
+    budget = dpsniper_suite.box_search_budget(name, seed, samples, final, inputs)
     if budget is None:
         print(f"unknown row {name!r}", file=sys.stderr)
         return 2
