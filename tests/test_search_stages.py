@@ -240,6 +240,41 @@ def test_playoff_hedge_certifies_the_groups_best_set_under_the_rankings_margin(
     assert same[0].key == (0, lucky)
 
 
+@pytest.mark.parametrize("hedge", [False, True])
+def test_a_single_group_is_hedged_on_the_ranking_counts_alone(
+    monkeypatch: pytest.MonkeyPatch, hedge: bool
+) -> None:
+    # LaplaceParallel with DP-Sniper's pair given, seed 1 at DP-Sniper's full sizes
+    # (pairs25_table.md, Session 9): every ranked set was of one (pair, orientation)
+    # group, so no playoff ran; under the margin for the pool's few sets a 0.0013 %
+    # set counted 138 vs 84 led a 1.2 % set counted 130 306 vs 122 068, and certified
+    # 0 on the final outputs (its fresh counts: 13 vs 23 of 2M).
+    n, m, final = 10_700_000, 320, 200_000_000
+    search = SearchConfig(playoff_hedge=hedge)
+    cfg = dataclasses.replace(SMALL, samples=n, final_samples=final, search=search)
+    budget = _budget(cfg)
+    combos = (Combo(0, None, np.linspace(0.0, 1.0, m)),)  # type: ignore[arg-type]
+    large, lucky = 0, 1  # upper tail, x on top: one group
+    ranking = (_sparse_table(m, {large: (130_306, 122_068), lucky: (138, 84)}, n),)
+    keys = [(0, large), (0, lucky)]
+
+    def no_playoff(*args: object) -> None:
+        raise AssertionError("a single group draws no playoff outputs")
+
+    monkeypatch.setattr(stages_module, "count_combos", no_playoff)
+    state = Shortlist(
+        combos=combos,
+        tables=ranking,
+        pool=tuple(keys),
+        ranked=rank_sets(budget, combos, ranking, keys),
+        samples={"training": 0, "selection": n},
+    )
+    assert state.ranked[0].key == (0, lucky)  # under the margin for the pool's two sets
+    out = STAGES["playoff"](state, budget)
+    assert out.samples["playoff"] == 0 and out.ranked == state.ranked
+    assert [e.key for e in out.hedges] == ([(0, large)] if hedge else [])
+
+
 def test_the_hedge_adds_one_set_and_changes_no_other_sets_counts() -> None:
     # The hedge only adds a set of the leader's pair, whose final jobs are drawn anyway:
     # every other set keeps its final counts, so the audit with the hedge certifies at

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -379,7 +379,11 @@ def playoff(state: Shortlist, budget: Budget) -> Shortlist:
     set goes to the final stage too (a runner-up).  With ``playoff_hedge``, the
     leading group's best set under the ranking's own margin goes there too when it
     is not the leader (a hedge against a tiny set whose lead rests on a few lucky
-    ranking hits).  With a single group there is nothing to decide.  What
+    ranking hits).  With a single group there is nothing to decide and no playoff
+    outputs are drawn, but the hedge still applies, on the ranking counts alone (a
+    single ``--pair`` whose ranking pool, compared under the margin for its few
+    sets, led with a 0.0012 % set: LaplaceParallel at DP-Sniper's full sizes,
+    ``benchmarks/results/pairs25_table.md``, Session 9).  What
     runners-up earn (``benchmarks/README.md``, "Search ablation", second run): not
     the median bound, but the seeds where the playoff called the wrong group —
     without them 6 of 45 seed-runs lost 0.021–0.042 (ReportNoisyMax2's worst seed
@@ -393,7 +397,11 @@ def playoff(state: Shortlist, budget: Budget) -> Shortlist:
             break
         groups.setdefault(e.group, e.combo)
     if len(groups) < 2:
-        return dataclasses.replace(state, samples={**state.samples, "playoff": 0})
+        return dataclasses.replace(
+            state,
+            hedges=_hedge(state, budget, state.tables, state.ranked),
+            samples={**state.samples, "playoff": 0},
+        )
     n = search.playoff_samples or budget.config.samples
     ks = sorted(set(groups.values()))
     extra = count_combos(budget, state.combos, ks, n, STAGE_PLAYOFF, "playoff")
@@ -424,24 +432,31 @@ def playoff(state: Shortlist, budget: Budget) -> Shortlist:
             _, est, se = standing[e.group]
             if leader[1] - est <= search.playoff_tie_z * math.hypot(leader[2], se):
                 too_close.append(e)
-    hedges: tuple[Entry, ...] = ()
-    if search.playoff_hedge:
-        # Half of the pooled counts are the ranking's, which chose these sets among
-        # every candidate it ranked; under that margin a set whose lead rests on a
-        # few lucky hits falls back.  Certified beside the leader, not instead of it.
-        mine = [e.key for e in pooled if e.group == pooled[0].group]
-        ranked_from = sum(t.size for t in state.tables)
-        careful = rank_sets(budget, state.combos, merged, mine, ranked_from)
-        if careful and careful[0].key != pooled[0].key:
-            hedges = careful[:1]
     return dataclasses.replace(
         state,
         tables=merged,
         ranked=tuple(pooled),
         runners_up=tuple(too_close),
-        hedges=hedges,
+        hedges=_hedge(state, budget, merged, pooled),
         samples=samples,
     )
+
+
+def _hedge(
+    state: Shortlist, budget: Budget, tables: Sequence[CandidateTable], ranked: Sequence[Entry]
+) -> tuple[Entry, ...]:
+    """The leading group's best set under the ranking's own margin, when not the leader.
+
+    The counts in ``tables`` are, in whole or half, the ranking's, which chose these
+    sets among every candidate it ranked; under that margin a set whose lead rests
+    on a few lucky hits falls back.  Certified beside the leader, not instead of it.
+    """
+    if not budget.config.search.playoff_hedge or not ranked:
+        return ()
+    mine = [e.key for e in ranked if e.group == ranked[0].group]
+    ranked_from = sum(t.size for t in state.tables)
+    careful = rank_sets(budget, state.combos, tables, mine, ranked_from)
+    return careful[:1] if careful and careful[0].key != ranked[0].key else ()
 
 
 def ladder(state: Shortlist, budget: Budget) -> Shortlist:
