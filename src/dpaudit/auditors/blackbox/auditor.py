@@ -61,7 +61,9 @@ every size and switch below is a field of
      noise (ReportNoisyMax1's 0.0946 and 0.0927) are told apart before the final
      stage spends its samples on one of them; when the leading group's best set
      under the ranking's own margin is another set than its leader, it goes to the
-     final stage too (``playoff_hedge``: half of the pooled counts chose the sets);
+     final stage too (``playoff_hedge``: half of the pooled counts chose the sets;
+     with a single group there is no playoff draw, and the hedge is chosen on the
+     ranking counts alone);
   4. *final*: only the chosen candidate(s) are re-estimated on
      ``final_samples`` fresh outputs per input — with the winner's *ladder*
      (:meth:`~dpaudit.auditors.blackbox.selection.CandidateTable.ladder`): up to

@@ -105,7 +105,8 @@ class SearchConfig:
     #: Session 8): that seed 0.2997 → 0.5672; on the seven other box seed-runs of the
     #: suite at 1/100 where the orders disagreed, −0.0036 to 0 (prefix_sum seed 1
     #: 0.5545 → 0.5509); the own-mechanism tutorial's ADePT example over 12 seeds, mean
-    #: 2.250 → 2.244.  False: off.
+    #: 2.250 → 2.244.  With a single group no playoff runs, and the hedge is chosen on
+    #: the ranking counts alone (Session 9).  False: off.
     playoff_hedge: bool = True
     #: Ladder: at most this many smaller sets of the winner's kind, at denominator masses
     #: ``m/ladder_step^j``, re-estimated beside it on the final samples (3; 20 coordinates
