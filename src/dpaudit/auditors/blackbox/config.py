@@ -106,7 +106,10 @@ class SearchConfig:
     #: suite at 1/100 where the orders disagreed, −0.0036 to 0 (prefix_sum seed 1
     #: 0.5545 → 0.5509); the own-mechanism tutorial's ADePT example over 12 seeds, mean
     #: 2.250 → 2.244.  With a single group no playoff runs, and the hedge is chosen on
-    #: the ranking counts alone (Session 9).  False: off.
+    #: the ranking counts alone (Session 9: LaplaceParallel given DP-Sniper's pair, full
+    #: sizes, seed 1, 0 → 0.0537; at 1/100 ReportNoisyMax3 ``--pair`` seed 0 0.169 →
+    #: 0.229, ReportNoisyMax4 −0.010 to −0.017 where the small leader was right).
+    #: False: off.
     playoff_hedge: bool = True
     #: Ladder: at most this many smaller sets of the winner's kind, at denominator masses
     #: ``m/ladder_step^j``, re-estimated beside it on the final samples (3; 20 coordinates
