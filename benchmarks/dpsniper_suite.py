@@ -206,10 +206,14 @@ def box_search_budget(name: str, seed: int, samples: int, final: int, inputs: st
     mech = black_box(case, inputs)
     given = case_pairs(case, inputs)
     cfg = AuditConfig(
-        samples, final, confidence=DPSNIPER_CONFIDENCE, seed=seed, pairs=given,
+        samples,
+        final,
+        confidence=DPSNIPER_CONFIDENCE,
+        seed=seed,
+        pairs=given,
         use_patterns=not given,
-    )  # fmt: skip
-    pairs = generate_pairs(mech, mode=cfg.mode, user_pairs=cfg.pairs, use_patterns=not given)
+    )
+    pairs = generate_pairs(mech, mode=cfg.mode, user_pairs=cfg.pairs, use_patterns=cfg.use_patterns)
     return search_budget(mech, cfg, ExecutionConfig(workers=1), pairs, score_families(mech, cfg))
 
 

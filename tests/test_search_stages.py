@@ -196,6 +196,23 @@ def _sparse_table(m: int, hits: dict[int, tuple[int, int]], n: int) -> Candidate
     return CandidateTable(m, num, full, den, full, np.full(8 * m, np.nan))
 
 
+def _ranked(
+    budget: Budget,
+    combos: tuple[Combo, ...],
+    tables: tuple[CandidateTable, ...],
+    keys: list[tuple[int, int]],
+    n: int,
+) -> Shortlist:
+    # The state the rank stage leaves: ``keys`` pooled and ordered under their own margin.
+    return Shortlist(
+        combos=combos,
+        tables=tables,
+        pool=tuple(keys),
+        ranked=rank_sets(budget, combos, tables, keys),
+        samples={"training": 0, "selection": n},
+    )
+
+
 @pytest.mark.parametrize("hedge", [False, True])
 def test_playoff_hedge_certifies_the_groups_best_set_under_the_rankings_margin(
     monkeypatch: pytest.MonkeyPatch, hedge: bool
@@ -222,14 +239,7 @@ def test_playoff_hedge_certifies_the_groups_best_set_under_the_rankings_margin(
         1: _sparse_table(m, {other: (3_000, 2_100)}, n),
     }
     monkeypatch.setattr(stages_module, "count_combos", lambda *args: fresh)
-    keys = [(0, large), (0, lucky), (1, other)]
-    state = Shortlist(
-        combos=combos,
-        tables=ranking,
-        pool=tuple(keys),
-        ranked=rank_sets(budget, combos, ranking, keys),
-        samples={"training": 0, "selection": n},
-    )
+    state = _ranked(budget, combos, ranking, [(0, large), (0, lucky), (1, other)], n)
     out = STAGES["playoff"](state, budget)
     assert out.ranked[0].key == (0, lucky)  # the hedge changes no order
     assert [e.key for e in out.hedges] == ([(0, large)] if hedge else [])
@@ -256,19 +266,12 @@ def test_a_single_group_is_hedged_on_the_ranking_counts_alone(
     combos = (Combo(0, None, np.linspace(0.0, 1.0, m)),)  # type: ignore[arg-type]
     large, lucky = 0, 1  # upper tail, x on top: one group
     ranking = (_sparse_table(m, {large: (130_306, 122_068), lucky: (138, 84)}, n),)
-    keys = [(0, large), (0, lucky)]
 
     def no_playoff(*args: object) -> None:
         raise AssertionError("a single group draws no playoff outputs")
 
     monkeypatch.setattr(stages_module, "count_combos", no_playoff)
-    state = Shortlist(
-        combos=combos,
-        tables=ranking,
-        pool=tuple(keys),
-        ranked=rank_sets(budget, combos, ranking, keys),
-        samples={"training": 0, "selection": n},
-    )
+    state = _ranked(budget, combos, ranking, [(0, large), (0, lucky)], n)
     assert state.ranked[0].key == (0, lucky)  # under the margin for the pool's two sets
     out = STAGES["playoff"](state, budget)
     assert out.samples["playoff"] == 0 and out.ranked == state.ranked
