@@ -192,6 +192,27 @@ def black_box(case: Case, inputs: str = "dpsniper") -> Any:
     )
 
 
+def case_config(
+    case: Case,
+    inputs: str,
+    samples: int,
+    final: int,
+    mode: str = "dpaudit",
+    pair_search: bool = True,
+) -> AuditConfig:
+    """The audit's settings for ``--inputs``: the given pairs, and patterns only without them."""
+    given = case_pairs(case, inputs)
+    return AuditConfig(
+        samples,
+        final,
+        confidence=DPSNIPER_CONFIDENCE,
+        mode=mode,
+        pairs=given,
+        use_patterns=not given,
+        search=SearchConfig(pair_search=pair_search),
+    )
+
+
 def box_search_budget(name: str, seed: int, samples: int, final: int, inputs: str = "box") -> Any:
     """The search budget (``stages.Budget``) of the unit-box audit of row ``name``.
 
@@ -204,15 +225,7 @@ def box_search_budget(name: str, seed: int, samples: int, final: int, inputs: st
     if case is None:
         return None
     mech = black_box(case, inputs)
-    given = case_pairs(case, inputs)
-    cfg = AuditConfig(
-        samples,
-        final,
-        confidence=DPSNIPER_CONFIDENCE,
-        seed=seed,
-        pairs=given,
-        use_patterns=not given,
-    )
+    cfg = dataclasses.replace(case_config(case, inputs, samples, final), seed=seed)
     pairs = generate_pairs(mech, mode=cfg.mode, user_pairs=cfg.pairs, use_patterns=cfg.use_patterns)
     return search_budget(mech, cfg, ExecutionConfig(workers=1), pairs, score_families(mech, cfg))
 
@@ -254,16 +267,7 @@ def run_case(
     The summary is min / median / max, never the best seed alone.
     """
     mech = black_box(case, inputs)
-    given = case_pairs(case, inputs)
-    cfg = AuditConfig(
-        samples,
-        final,
-        confidence=DPSNIPER_CONFIDENCE,
-        mode=mode,
-        pairs=given,
-        use_patterns=not given,
-        search=SearchConfig(pair_search=pair_search),
-    )
+    cfg = case_config(case, inputs, samples, final, mode, pair_search)
     bounds, walls, witnesses = [], [], []
     for seed in range(first_seed, first_seed + seeds):
         t0 = time.perf_counter()
