@@ -294,3 +294,35 @@ def test_the_hedge_adds_one_set_and_changes_no_other_sets_counts() -> None:
     counts = FinalCounts(w.p1.hits, w.p1.samples, w.p2.hits, w.p2.samples)
     error = (1 - cfg.confidence) / (2 * on.detail.certified_proposals)
     assert on.witness.epsilon_lower_bound >= certify_one(counts, error).lower_bound
+
+
+def test_training_outputs_drawn_in_batches_are_those_of_one_call(monkeypatch) -> None:
+    """Pair by pair in small batches: the same outputs, and no batch over its budget."""
+    from dpaudit.auditors.blackbox import sampler as sampler_module
+
+    budget = _budget(SMALL)
+    pairs = [(p.x, p.x_prime) for p in budget.pairs]
+    assert len(pairs) >= 3
+    n = 5_000
+    one = Sampler(budget.mechanism, 7, ONE, None)
+    whole = one.outputs([x for x, _ in pairs] + [xp for _, xp in pairs], n, 4, "training")
+    held: list[int] = []
+    batched = Sampler(budget.mechanism, 7, ONE, None)
+    real_outputs = batched.outputs
+
+    def spy(inputs, n_, stage, desc, streams=None):  # type: ignore[no-untyped-def]
+        held.append(len(inputs) * n_)
+        return real_outputs(inputs, n_, stage, desc, streams)
+
+    object.__setattr__(batched, "outputs", spy)
+    # Room for two pairs' values per batch (output size 1), and units small enough
+    # that the workers' floor does not raise it.
+    monkeypatch.setattr(sampler_module, "TRAINING_BATCH_ELEMENTS", 4 * n)
+    monkeypatch.setattr(sampler_module, "UNIT_ELEMENTS", 1)
+    got = list(batched.pair_outputs(pairs, n, 4, "training"))
+    assert len(got) == len(pairs)
+    assert max(held) <= 4 * n and len(held) == math.ceil(len(pairs) / 2)
+    for k, (dx, dxp) in enumerate(got):
+        np.testing.assert_array_equal(dx.rows, whole[k].rows)
+        np.testing.assert_array_equal(dxp.rows, whole[len(pairs) + k].rows)
+    assert batched.tally[0] == one.tally[0] == 2 * len(pairs) * n

@@ -47,14 +47,13 @@ def audit_dpsniper(
     """DP-Sniper's search and its final estimate of the best pair, as published."""
     family = families[0]
     n_train = cfg.train_samples or cfg.samples
-    inputs = [p.x for p in pairs] + [p.x_prime for p in pairs]
     sampler = Sampler(mech, cfg.seed, execution, cfg.unit_timeout)
-    data = sampler.outputs(inputs, n_train, STAGE_SNIPER_TRAIN, "training")
+    draws = sampler.pair_outputs(
+        [(p.x, p.x_prime) for p in pairs], n_train, STAGE_SNIPER_TRAIN, "training"
+    )
     scores = [
-        train_classifier(
-            family, mech, data[i], data[len(pairs) + i], seed=cfg.seed, dpsniper_rounding=True
-        )
-        for i in range(len(pairs))
+        train_classifier(family, mech, dx, dxp, seed=cfg.seed, dpsniper_rounding=True)
+        for dx, dxp in draws
     ]
     timer.mark("training", sampler.tally[0])
     cand = _best_pair(sampler, pairs, scores, cfg)

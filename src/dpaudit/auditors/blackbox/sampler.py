@@ -9,12 +9,16 @@ any number of workers.  Imports nothing above ``auditors/``.
 
 from __future__ import annotations
 
+import math
+import os
 import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from dpaudit.auditors.blackbox.counting import (
+    UNIT_ELEMENTS,
     CountUnit,
     OutputUnit,
     UnitCounts,
@@ -26,6 +30,13 @@ from dpaudit.auditors.blackbox.scores import Score, TrainingData
 from dpaudit.engine.executor import ExecutionConfig, run_units
 from dpaudit.engine.timeout import with_timeout
 from dpaudit.mechanisms.base import Mechanism
+
+#: Output values (rows × output size, float64) one batch of training pairs may hold at
+#: once (128 MB), or as many as keep every worker busy when that is more.  Drawing
+#: every pair's training outputs in one call held them all: 14 pairs × 2 inputs ×
+#: 1.34M rows × 10 values, 6.5 GB at peak for a box audit of SparseVectorTechnique1
+#: at DP-Sniper's sizes (``benchmarks/results/pairs25_table.md``, Session 10).
+TRAINING_BATCH_ELEMENTS = 1 << 24
 
 
 @dataclass
@@ -80,15 +91,26 @@ class Sampler:
     stage_label: list[str] = field(default_factory=lambda: [""], compare=False)
 
     def outputs(
-        self, inputs: list[tuple[float, ...]], n: int, stage: int, desc: str
+        self,
+        inputs: list[tuple[float, ...]],
+        n: int,
+        stage: int,
+        desc: str,
+        streams: Sequence[int] | None = None,
     ) -> list[TrainingData]:
-        """``n`` outputs of every input (compressed when discrete)."""
+        """``n`` outputs of every input (compressed when discrete).
+
+        ``streams``: each input's random stream within ``stage`` (default its
+        position in ``inputs``), so that outputs drawn in several calls are those
+        of one.
+        """
         mech = self.mechanism
         compress = mech.output_kind in ("binary", "categorical")
         units, owner = [], []
         for i, x in enumerate(inputs):
+            stream = i if streams is None else streams[i]
             for c, size in enumerate(split_samples(n, mech)):
-                units.append(OutputUnit(mech, x, size, self.seed, (stage, i, c), compress))
+                units.append(OutputUnit(mech, x, size, self.seed, (stage, stream, c), compress))
                 owner.append(i)
         self.tally[0] += n * len(inputs)
         fn = with_timeout(run_output_unit, self.timeout)
@@ -97,6 +119,40 @@ class Sampler:
         for i, r in zip(owner, results, strict=True):
             grouped[i].append(r)
         return [TrainingData.merge(g, compress) for g in grouped]
+
+    def pair_outputs(
+        self,
+        pairs: Sequence[tuple[tuple[float, ...], tuple[float, ...]]],
+        n: int,
+        stage: int,
+        desc: str,
+    ) -> Iterator[tuple[TrainingData, TrainingData]]:
+        """``n`` outputs of both inputs of every pair ``(x, x')``, pair by pair.
+
+        Drawn in batches of pairs that hold at most :data:`TRAINING_BATCH_ELEMENTS`
+        output values (more when the workers need more units to stay busy), so
+        memory is flat in the number of pairs; a caller that keeps only what it
+        computes from each pair never holds them all.  The outputs are those of
+        one :meth:`outputs` call on ``[x₁, …, x_m, x′₁, …, x′_m]`` (stream ``k`` for
+        pair ``k``'s ``x``, ``m + k`` for its ``x′``) whatever the batch size.
+        """
+        m = len(pairs)
+        values = 2 * n * max(1, math.prod(self.mechanism.output_shape))
+        workers = self.execution.workers or os.cpu_count() or 1
+        per = max(1, max(TRAINING_BATCH_ELEMENTS, workers * UNIT_ELEMENTS) // values)
+        for start in range(0, m, per):
+            batch = pairs[start : start + per]
+            b = len(batch)
+            what = desc if b == m else f"{desc} (pairs {start + 1}-{start + b} of {m})"
+            data = self.outputs(
+                [x for x, _ in batch] + [xp for _, xp in batch],
+                n,
+                stage,
+                what,
+                streams=[*range(start, start + b), *range(m + start, m + start + b)],
+            )
+            for k in range(b):
+                yield data[k], data[b + k]
 
     def counts(
         self,

@@ -161,12 +161,13 @@ def _train_pairs(
     """Combinations and training tables of pairs ``first..`` on ``n_train`` outputs per input."""
     mech, cfg = budget.mechanism, budget.config
     pairs = budget.pairs[first:]
-    inputs = [p.x for p in pairs] + [p.x_prime for p in pairs]
-    data = budget.sampler.outputs(inputs, n_train, stage, "training")
+    # Pair by pair, so only a batch of pairs' outputs is held at once.
+    draws = budget.sampler.pair_outputs(
+        [(p.x, p.x_prime) for p in pairs], n_train, stage, "training"
+    )
     combos: list[Combo] = []
     tables: list[CandidateTable] = []
-    for i, pair in enumerate(pairs, start=first):
-        dx, dxp = data[i - first], data[len(pairs) + i - first]
+    for i, (pair, (dx, dxp)) in enumerate(zip(pairs, draws, strict=True), start=first):
         for family in budget.families:
             if family == "likelihood-ratio":
                 score: Score = LikelihoodRatioScore(mech, pair.x, pair.x_prime)
