@@ -33,9 +33,10 @@ from dpaudit.mechanisms.base import Mechanism
 
 #: Output values (rows × output size, float64) one batch of training pairs may hold at
 #: once (128 MB), or as many as keep every worker busy when that is more.  Drawing
-#: every pair's training outputs in one call held them all: 14 pairs × 2 inputs ×
-#: 1.34M rows × 10 values, 6.5 GB at peak for a box audit of SparseVectorTechnique1
-#: at DP-Sniper's sizes (``benchmarks/results/pairs25_table.md``, Session 10).
+#: every pair's training outputs in one call held them all (14 pairs × 2 inputs ×
+#: 1.34M rows × 10 values): a box audit of PrefixSum at DP-Sniper's sizes peaked at
+#: 6.5 GB that way and at 1.25 GB in batches (``benchmarks/results/pairs25_table.md``,
+#: Session 10).
 TRAINING_BATCH_ELEMENTS = 1 << 24
 
 
