@@ -9,10 +9,12 @@ Runs the dpaudit-mode search's stages in order on the row's box inputs (no
 them), as :func:`dpaudit.auditors.blackbox.auditor.audit` would, and after
 ``rank``, ``playoff`` and ``ladder`` prints the ``TOP`` (default 8) leading sets:
 projected bound, log-ratio estimate, the counts behind them, score, pair and
-orientation.  Then it counts the winner on 2M outputs per input drawn from an
-independent stream (the sampler's own counting under a stage key no audit
-uses), so a winner that leads on lucky counts shows as a gap
-between its stage counts and these (OneTimeRappor at 1/100 of DP-Sniper's sizes,
+orientation; after ``playoff`` also the leader's and its group's best projection
+under the margin for every candidate the ranking compared, and the hedge the
+search certifies beside the leader, if any.  Then it counts the winner on 2M
+outputs per input drawn from an independent stream (the sampler's own counting
+under a stage key no audit uses), so a winner that leads on lucky counts shows
+as a gap between its stage counts and these (OneTimeRappor at 1/100 of DP-Sniper's sizes,
 seed 0: ``benchmarks/results/pairs25_table.md``, Session 6).
 """
 
@@ -31,7 +33,7 @@ import dpsniper_suite  # noqa: E402
 from dpaudit import progress  # noqa: E402
 from dpaudit.auditors.blackbox import stages  # noqa: E402
 from dpaudit.auditors.blackbox.outcome import final_counts  # noqa: E402
-from dpaudit.auditors.blackbox.shortlist import Shortlist  # noqa: E402
+from dpaudit.auditors.blackbox.shortlist import Budget, Shortlist, rank_sets  # noqa: E402
 
 #: Outputs per input for the winner's check, and the sampler stage key they are drawn under.
 CHECK_OUTPUTS, CHECK_STAGE = 2_000_000, 99  # audits use stage keys 1-29
@@ -43,6 +45,24 @@ def _leaders(state: Shortlist, top: int) -> None:
         counts = f"num {int(t.num[j])}/{int(t.n_num[j])}  den {int(t.den[j])}/{int(t.n_den[j])}"
         where = f"{type(c.score).__name__}  pair {c.pair_index}  x on top {c.numerator_is_x}"
         print(f"  {c.projected:8.4f}  est {c.selection_estimate:7.4f}  {counts}  {where}")
+
+
+def _hedge(state: Shortlist, budget: Budget) -> None:
+    """The leading group's sets under the whole ranking's margin: what the hedge compares."""
+    if not state.ranked:
+        return
+    lead = state.ranked[0]
+    mine = [e.key for e in state.ranked if e.group == lead.group]
+    ranked_from = sum(t.size for t in state.tables)  # as stages._hedge counts it
+    careful = rank_sets(budget, state.combos, state.tables, mine, ranked_from)
+    at = {e.key: e.candidate.projected for e in careful}
+    if careful:
+        print(f"  under the whole ranking's margin: leader {at.get(lead.key, -np.inf):.4f}, "
+              f"its group's best {careful[0].candidate.projected:.4f}")  # fmt: skip
+    for e in state.hedges:
+        t, j = state.tables[e.combo], e.index
+        counts = f"num {int(t.num[j])}/{int(t.n_num[j])}  den {int(t.den[j])}/{int(t.n_den[j])}"
+        print(f"  hedge: {e.candidate.projected:8.4f}  {counts}")
 
 
 def main(argv: list[str]) -> int:
@@ -64,6 +84,8 @@ def main(argv: list[str]) -> int:
         if stage_name in ("rank", "playoff", "ladder"):
             print(f"after {stage_name}: {len(state.ranked)} sets ranked")
             _leaders(state, top)
+        if stage_name == "playoff":
+            _hedge(state, budget)
     if not state.ranked:
         print("no set ranked")
         return 0
