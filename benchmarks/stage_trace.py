@@ -33,7 +33,7 @@ import dpsniper_suite  # noqa: E402
 from dpaudit import progress  # noqa: E402
 from dpaudit.auditors.blackbox import stages  # noqa: E402
 from dpaudit.auditors.blackbox.outcome import final_counts  # noqa: E402
-from dpaudit.auditors.blackbox.shortlist import Budget, Shortlist, rank_sets  # noqa: E402
+from dpaudit.auditors.blackbox.shortlist import Budget, Shortlist  # noqa: E402
 
 #: Outputs per input for the winner's check, and the sampler stage key they are drawn under.
 CHECK_OUTPUTS, CHECK_STAGE = 2_000_000, 99  # audits use stage keys 1-29
@@ -49,14 +49,10 @@ def _leaders(state: Shortlist, top: int) -> None:
 
 def _hedge(state: Shortlist, budget: Budget) -> None:
     """The leading group's sets under the whole ranking's margin: what the hedge compares."""
-    if not state.ranked:
-        return
-    lead = state.ranked[0]
-    mine = [e.key for e in state.ranked if e.group == lead.group]
-    ranked_from = sum(t.size for t in state.tables)  # as stages._hedge counts it
-    careful = rank_sets(budget, state.combos, state.tables, mine, ranked_from)
+    careful = stages.leading_group_under_ranking_margin(state, budget, state.tables, state.ranked)
     at = {e.key: e.candidate.projected for e in careful}
     if careful:
+        lead = state.ranked[0]
         print(f"  under the whole ranking's margin: leader {at.get(lead.key, -np.inf):.4f}, "
               f"its group's best {careful[0].candidate.projected:.4f}")  # fmt: skip
     for e in state.hedges:

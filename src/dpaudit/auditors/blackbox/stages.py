@@ -454,10 +454,20 @@ def _hedge(
     """
     if not budget.config.search.playoff_hedge or not ranked:
         return ()
+    careful = leading_group_under_ranking_margin(state, budget, tables, ranked)
+    return careful[:1] if careful and careful[0].key != ranked[0].key else ()
+
+
+def leading_group_under_ranking_margin(
+    state: Shortlist, budget: Budget, tables: Sequence[CandidateTable], ranked: Sequence[Entry]
+) -> tuple[Entry, ...]:
+    """The sets of ``ranked[0]``'s group on ``tables``, under the margin for every
+    candidate the ranking compared (best first): what the hedge chooses from."""
+    if not ranked:
+        return ()
     mine = [e.key for e in ranked if e.group == ranked[0].group]
     ranked_from = sum(t.size for t in state.tables)
-    careful = rank_sets(budget, state.combos, tables, mine, ranked_from)
-    return careful[:1] if careful and careful[0].key != ranked[0].key else ()
+    return rank_sets(budget, state.combos, tables, mine, ranked_from)
 
 
 def ladder(state: Shortlist, budget: Budget) -> Shortlist:
