@@ -33,7 +33,11 @@ import dpsniper_suite  # noqa: E402
 from dpaudit import progress  # noqa: E402
 from dpaudit.auditors.blackbox import stages  # noqa: E402
 from dpaudit.auditors.blackbox.outcome import final_counts  # noqa: E402
-from dpaudit.auditors.blackbox.shortlist import Budget, Shortlist  # noqa: E402
+from dpaudit.auditors.blackbox.shortlist import (  # noqa: E402
+    Budget,
+    Shortlist,
+    leading_group_under_ranking_margin,
+)
 
 #: Outputs per input for the winner's check, and the sampler stage key they are drawn under.
 CHECK_OUTPUTS, CHECK_STAGE = 2_000_000, 99  # audits use stage keys 1-29
@@ -49,7 +53,7 @@ def _leaders(state: Shortlist, top: int) -> None:
 
 def _hedge(state: Shortlist, budget: Budget) -> None:
     """The leading group's sets under the whole ranking's margin: what the hedge compares."""
-    careful = stages.leading_group_under_ranking_margin(state, budget, state.tables, state.ranked)
+    careful = leading_group_under_ranking_margin(state, budget, state.tables, state.ranked)
     at = {e.key: e.candidate.projected for e in careful}
     if careful:
         lead = state.ranked[0]

@@ -179,3 +179,16 @@ def rank_sets(
                 out.append(Entry(k, int(j), cand))
     out.sort(key=lambda e: -e.candidate.projected)
     return tuple(out)
+
+
+def leading_group_under_ranking_margin(
+    state: Shortlist, budget: Budget, tables: Sequence[CandidateTable], ranked: Sequence[Entry]
+) -> tuple[Entry, ...]:
+    """The sets of ``ranked[0]``'s (pair, orientation) group on ``tables``, best first,
+    under the margin for every candidate the ranking compared (``state.tables``):
+    what the playoff's hedge chooses from."""
+    if not ranked:
+        return ()
+    mine = [e.key for e in ranked if e.group == ranked[0].group]
+    ranked_from = sum(t.size for t in state.tables)
+    return rank_sets(budget, state.combos, tables, mine, ranked_from)

@@ -58,6 +58,7 @@ from dpaudit.auditors.blackbox.shortlist import (
     Entry,
     Shortlist,
     count_combos,
+    leading_group_under_ranking_margin,
     rank_sets,
 )
 from dpaudit.auditors.core.certify import FinalCounts, best, certify
@@ -456,18 +457,6 @@ def _hedge(
         return ()
     careful = leading_group_under_ranking_margin(state, budget, tables, ranked)
     return careful[:1] if careful and careful[0].key != ranked[0].key else ()
-
-
-def leading_group_under_ranking_margin(
-    state: Shortlist, budget: Budget, tables: Sequence[CandidateTable], ranked: Sequence[Entry]
-) -> tuple[Entry, ...]:
-    """The sets of ``ranked[0]``'s group on ``tables``, under the margin for every
-    candidate the ranking compared (best first): what the hedge chooses from."""
-    if not ranked:
-        return ()
-    mine = [e.key for e in ranked if e.group == ranked[0].group]
-    ranked_from = sum(t.size for t in state.tables)
-    return rank_sets(budget, state.combos, tables, mine, ranked_from)
 
 
 def ladder(state: Shortlist, budget: Budget) -> Shortlist:
