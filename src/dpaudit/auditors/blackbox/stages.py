@@ -5,7 +5,8 @@ Every stage has one contract: it takes a
 combinations and sets still in, with their counts) and a
 :class:`~dpaudit.auditors.blackbox.shortlist.Budget` (what it may sample) and
 returns a smaller shortlist.  :func:`search` runs :func:`stages_for` in order —
-``train``, ``screen``, the optional ``rare-scan``, ``rank``, then the optional
+``train``, ``screen``, the optional ``rare-scan``
+(:mod:`~dpaudit.auditors.blackbox.rare_scan`), ``rank``, then the optional
 ``playoff`` and ``ladder`` (switched by
 :class:`~dpaudit.auditors.blackbox.config.SearchConfig`) — and
 :func:`certify_proposals` hands the sets the last stage left to
@@ -27,7 +28,6 @@ from dpaudit.auditors.blackbox.config import (
     STAGE_FINAL,
     STAGE_PAIR_SEARCH,
     STAGE_PLAYOFF,
-    STAGE_RARE_SCAN,
     STAGE_SELECT,
     STAGE_TRAIN,
     SearchConfig,
@@ -42,12 +42,12 @@ from dpaudit.auditors.blackbox.outcome import (
     search_statement,
 )
 from dpaudit.auditors.blackbox.pair_search import propose_pairs, searchable
-from dpaudit.auditors.blackbox.rare import RARE_MIN_HITS, RareSetScore, propose
+from dpaudit.auditors.blackbox.rare import RARE_MIN_HITS, RareSetScore
+from dpaudit.auditors.blackbox.rare_scan import add_rare, scan_rare
 from dpaudit.auditors.blackbox.sampler import Timer
 from dpaudit.auditors.blackbox.scores import (
     LikelihoodRatioScore,
     Score,
-    TrainingData,
     candidate_thresholds,
     train_classifier,
 )
@@ -192,25 +192,8 @@ def _train_pairs(
             )
             combos.append(Combo(i, score, thr))
         if cfg.search.rare_events and mech.output_kind not in ("binary", "categorical"):
-            _add_rare(combos, tables, i, dx, dxp)
+            add_rare(combos, tables, i, dx, dxp)
     return combos, tables
-
-
-def _add_rare(
-    combos: list[Combo], tables: list[CandidateTable], i: int, dx: TrainingData, dxp: TrainingData
-) -> None:
-    """Append pair ``i``'s rare-event score (if its training outputs show one) and its table."""
-    rare = propose(dx.rows, dxp.rows)
-    if rare is None:
-        return
-    sx, sxp = rare(dx.rows), rare(dxp.rows)
-    thr = np.array([0.5], dtype=np.float32)
-    tables.append(
-        CandidateTable.of(
-            thr, SideStats.of(sx, thr, dx.counts, 0), SideStats.of(sxp, thr, dxp.counts, 0)
-        )
-    )
-    combos.append(Combo(i, rare, thr))
 
 
 def screen(state: Shortlist, budget: Budget) -> Shortlist:
@@ -268,40 +251,6 @@ def screen(state: Shortlist, budget: Budget) -> Shortlist:
         state,
         combos=tuple(state.combos[k] for k in keep),
         tables=tuple(state.tables[k] for k in keep),
-    )
-
-
-def scan_rare(state: Shortlist, budget: Budget) -> Shortlist:
-    """Look for rare events again, on many more outputs of the best screened pairs.
-
-    Training outputs see a leak of probability q only when about 5 of them hit it;
-    here the ``rare_scan_pairs`` best screened pairs that training found no rare set
-    for get up to ``samples`` fresh outputs per input (within ``rare_scan_values``),
-    searched by the same rule (:func:`~dpaudit.auditors.blackbox.rare.propose`).  A
-    found set joins the combinations as one more ``rare`` score; like everything
-    before the final stage it only proposes: the ranking counts confirm it and fresh
-    final counts certify it.  Adds combinations rather than removing them.
-    """
-    cfg, mech, search = budget.config, budget.mechanism, budget.config.search
-    if mech.output_kind in ("binary", "categorical"):
-        return state  # discrete outputs: the histogram family reads every outcome
-    have = {c.pair_index for c in state.combos if isinstance(c.score, RareSetScore)}
-    pairs = list(dict.fromkeys(c.pair_index for c in state.combos if c.pair_index not in have))
-    pairs = pairs[: search.rare_scan_pairs]
-    size = max(1, math.prod(mech.output_shape))
-    n = min(cfg.samples, search.rare_scan_values // max(1, 2 * len(pairs) * size))
-    if not pairs or n <= state.samples.get("training", 0):
-        return state
-    inputs = [budget.pairs[i].x for i in pairs] + [budget.pairs[i].x_prime for i in pairs]
-    data = budget.sampler.outputs(inputs, n, STAGE_RARE_SCAN, "rare-event scan")
-    combos, tables = list(state.combos), list(state.tables)
-    for k, i in enumerate(pairs):
-        _add_rare(combos, tables, i, data[k], data[len(pairs) + k])
-    return dataclasses.replace(
-        state,
-        combos=tuple(combos),
-        tables=tuple(tables),
-        samples={**state.samples, "rare scan": n},
     )
 
 
