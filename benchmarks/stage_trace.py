@@ -35,6 +35,7 @@ from dpaudit.auditors.blackbox import stages  # noqa: E402
 from dpaudit.auditors.blackbox.outcome import final_counts  # noqa: E402
 from dpaudit.auditors.blackbox.shortlist import (  # noqa: E402
     Budget,
+    Entry,
     Shortlist,
     leading_group_under_ranking_margin,
 )
@@ -43,10 +44,15 @@ from dpaudit.auditors.blackbox.shortlist import (  # noqa: E402
 CHECK_OUTPUTS, CHECK_STAGE = 2_000_000, 99  # audits use stage keys 1-29
 
 
+def _counts(state: Shortlist, e: Entry) -> str:
+    t, j = state.tables[e.combo], e.index
+    return f"num {int(t.num[j])}/{int(t.n_num[j])}  den {int(t.den[j])}/{int(t.n_den[j])}"
+
+
 def _leaders(state: Shortlist, top: int) -> None:
     for e in state.ranked[:top]:
-        t, j, c = state.tables[e.combo], e.index, e.candidate
-        counts = f"num {int(t.num[j])}/{int(t.n_num[j])}  den {int(t.den[j])}/{int(t.n_den[j])}"
+        c = e.candidate
+        counts = _counts(state, e)
         where = f"{type(c.score).__name__}  pair {c.pair_index}  x on top {c.numerator_is_x}"
         print(f"  {c.projected:8.4f}  est {c.selection_estimate:7.4f}  {counts}  {where}")
 
@@ -60,9 +66,7 @@ def _hedge(state: Shortlist, budget: Budget) -> None:
         print(f"  under the whole ranking's margin: leader {at.get(lead.key, -np.inf):.4f}, "
               f"its group's best {careful[0].candidate.projected:.4f}")  # fmt: skip
     for e in state.hedges:
-        t, j = state.tables[e.combo], e.index
-        counts = f"num {int(t.num[j])}/{int(t.n_num[j])}  den {int(t.den[j])}/{int(t.n_den[j])}"
-        print(f"  hedge: {e.candidate.projected:8.4f}  {counts}")
+        print(f"  hedge: {e.candidate.projected:8.4f}  {_counts(state, e)}")
 
 
 def main(argv: list[str]) -> int:
