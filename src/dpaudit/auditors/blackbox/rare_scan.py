@@ -23,6 +23,15 @@ from dpaudit.auditors.blackbox.selection import CandidateTable, SideStats
 from dpaudit.auditors.blackbox.shortlist import Budget, Combo, Shortlist
 
 
+def looks_for_rare_sets(output_kind: str) -> bool:
+    """Whether rare-event sets are proposed for outputs of this kind.
+
+    Binary and categorical outputs are not: the histogram family already reads
+    every outcome, however rare, as a set of its own.
+    """
+    return output_kind not in ("binary", "categorical")
+
+
 def add_rare(
     combos: list[Combo], tables: list[CandidateTable], i: int, dx: TrainingData, dxp: TrainingData
 ) -> None:
@@ -52,8 +61,8 @@ def scan_rare(state: Shortlist, budget: Budget) -> Shortlist:
     final counts certify it.  Adds combinations rather than removing them.
     """
     cfg, mech, search = budget.config, budget.mechanism, budget.config.search
-    if mech.output_kind in ("binary", "categorical"):
-        return state  # discrete outputs: the histogram family reads every outcome
+    if not looks_for_rare_sets(mech.output_kind):
+        return state
     have = {c.pair_index for c in state.combos if isinstance(c.score, RareSetScore)}
     pairs = list(dict.fromkeys(c.pair_index for c in state.combos if c.pair_index not in have))
     pairs = pairs[: search.rare_scan_pairs]

@@ -43,7 +43,7 @@ from dpaudit.auditors.blackbox.outcome import (
 )
 from dpaudit.auditors.blackbox.pair_search import propose_pairs, searchable
 from dpaudit.auditors.blackbox.rare import RARE_MIN_HITS, RareSetScore
-from dpaudit.auditors.blackbox.rare_scan import add_rare, scan_rare
+from dpaudit.auditors.blackbox.rare_scan import add_rare, looks_for_rare_sets, scan_rare
 from dpaudit.auditors.blackbox.sampler import Timer
 from dpaudit.auditors.blackbox.scores import (
     LikelihoodRatioScore,
@@ -191,7 +191,7 @@ def _train_pairs(
                 )
             )
             combos.append(Combo(i, score, thr))
-        if cfg.search.rare_events and mech.output_kind not in ("binary", "categorical"):
+        if cfg.search.rare_events and looks_for_rare_sets(mech.output_kind):
             add_rare(combos, tables, i, dx, dxp)
     return combos, tables
 
