@@ -84,6 +84,15 @@ def _masked_lm(kind: str = "roberta", head_scale: float = 30.0, seed: int = 0) -
     return SimpleNamespace(model=model, tokenizer=_tokenizer(), source="tiny random MLM")
 
 
+def _logit_roundoff(logits: np.ndarray) -> float:
+    """How far two float32 computations of the tiny models' logits may differ.
+
+    Each logit is a 16-term dot product, so its rounding error is up to 16 unit
+    roundoffs of the largest logit (not of its own value); twice, one per computation.
+    """
+    return 2 * 16 * 2.0**-24 * float(np.max(np.abs(logits)))
+
+
 def _bart(seed: int = 0) -> SimpleNamespace:
     torch.manual_seed(seed)
     config = transformers.BartConfig(
@@ -140,11 +149,9 @@ def test_dp_mlm_exact_word_loss_equals_the_closed_form(mlm: SimpleNamespace) -> 
     for w in range(2):
         cf_x = _closed_form_log_probs(mlm, x, w, r.decoding)
         cf_xp = _closed_form_log_probs(mlm, x_prime, w, r.decoding)
-        # float32 logits through two batch layouts and the head applied at the mask only:
-        # each logit is a 16-term dot product of float32 values up to max|l|, so it agrees to
-        # 16 unit roundoffs of max|l|; divided by T, for the two terms of a log-probability.
-        big = float(np.max(np.abs(r.mask_logits(x))))
-        tol = 2 * 16 * 2.0**-24 * big / r.decoding.temperature
+        # float32 logits through two batch layouts and the head applied at the mask only,
+        # divided by T for a log-probability.
+        tol = _logit_roundoff(r.mask_logits(x)) / r.decoding.temperature
         for y, a, b in zip(ys, lp_x, lp_xp, strict=True):
             assert a[w] == pytest.approx(cf_x[y[w]], abs=tol)
             assert (a[w] - b[w]) == pytest.approx(cf_x[y[w]] - cf_xp[y[w]], abs=2 * tol)
@@ -164,11 +171,10 @@ def test_head_only_at_the_mask_equals_the_full_forward() -> None:
             with torch.no_grad():
                 out = m.model(input_ids=torch.tensor([ids])).logits[0, at]
             full.append(out.numpy())
-        # float32 logits from two batch layouts: each is a 16-term dot product, so the two
-        # agree to 16 unit roundoffs of the largest logit (twice, one per layout), not of
-        # each logit (a near-zero logit was 5e-6 off under a loaded CPU's other blocking).
+        # Two batch layouts: a near-zero logit was 5e-6 off on a loaded CPU, within the
+        # largest logit's roundoff though far outside its own.
         full_logits = np.array(full)
-        tol = 2 * 16 * 2.0**-24 * float(np.max(np.abs(full_logits)))
+        tol = _logit_roundoff(full_logits)
         np.testing.assert_allclose(r.mask_logits(doc), full_logits, rtol=0, atol=tol)
 
 
