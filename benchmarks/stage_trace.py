@@ -11,7 +11,8 @@ them), as :func:`dpaudit.auditors.blackbox.auditor.audit` would, and after
 projected bound, log-ratio estimate, the counts behind them, score, pair and
 orientation; after ``playoff`` also the leader's and its group's best projection
 under the margin for every candidate the ranking compared, and the hedge the
-search certifies beside the leader, if any.  Then it counts the winner on 2M
+search certifies beside the leader, if any; after ``ladder`` the winner's rung
+candidates at face value and which of them the ladder kept.  Then it counts the winner on 2M
 outputs per input drawn from an independent stream (the sampler's own counting
 under a stage key no audit uses), so a winner that leads on lucky counts shows
 as a gap between its stage counts and these (OneTimeRappor at 1/100 of DP-Sniper's sizes,
@@ -69,6 +70,24 @@ def _hedge(state: Shortlist, budget: Budget) -> None:
         print(f"  hedge: {e.candidate.projected:8.4f}  {_counts(state, e)}")
 
 
+def _rungs(state: Shortlist, budget: Budget) -> None:
+    """The winner's rung candidates at face value, and which of them the ladder kept."""
+    if not state.ranked:
+        return
+    cfg, search = budget.config, budget.config.search
+    win = state.ranked[0]
+    t = state.tables[win.combo]
+    picks = t.ladder_picks(win.index, search.ladder_rungs, search.ladder_step)
+    face = t.face_projection([win.index, *picks], cfg.final_samples, budget.alpha_side,
+                             budget.delta)  # fmt: skip
+    kept = {e.index for e in state.rungs if e.combo == win.combo}
+    print(f"  ladder: winner at face value {face[0]:.4f}  {_counts(state, win)}")
+    for j, v in zip(picks, face[1:], strict=True):
+        mark = "kept" if j in kept else "dropped"
+        n, d = int(t.num[j]), int(t.den[j])
+        print(f"  rung: face {v:.4f}  num {n}/{int(t.n_num[j])}  den {d}/{int(t.n_den[j])}  {mark}")
+
+
 def main(argv: list[str]) -> int:
     inputs = "box-pairs" if argv[:1] == ["--pair"] else "box"
     argv = argv[1:] if inputs == "box-pairs" else argv
@@ -90,6 +109,8 @@ def main(argv: list[str]) -> int:
             _leaders(state, top)
         if stage_name == "playoff":
             _hedge(state, budget)
+        if stage_name == "ladder":
+            _rungs(state, budget)
     if not state.ranked:
         print("no set ranked")
         return 0

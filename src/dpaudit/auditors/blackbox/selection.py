@@ -11,6 +11,7 @@ samples).  Its sizes and tuning constants are
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -231,6 +232,12 @@ class CandidateTable:
         the best of them under a Bonferroni correction over all sets it
         re-estimates, so the rungs cost confidence width, never validity.
         """
+        picks = self.ladder_picks(idx, rungs, step)
+        face = self.face_projection([idx, *picks], n_final, alpha_side, delta)
+        return [p for p, v in zip(picks, face[1:], strict=True) if v > face[0]]
+
+    def ladder_picks(self, idx: int, rungs: int, step: float) -> list[int]:
+        """The rung candidates of :meth:`ladder` before its face-value filter, distinct."""
         r = idx // self.m
         rate = self.den / np.maximum(self.n_den, 1)
         block = rate[r * self.m : (r + 1) * self.m]
@@ -244,15 +251,20 @@ class CandidateTable:
             pick = r * self.m + int(smaller[np.argmin(np.abs(block[smaller] - target))])
             if pick not in picks:
                 picks.append(pick)
-        idx_all = np.array([idx, *picks], dtype=np.int64)
-        face = point_projection(
-            self.num[idx_all] / self.n_num[idx_all],
-            self.den[idx_all] / np.maximum(self.n_den[idx_all], 1),
+        return picks
+
+    def face_projection(
+        self, idx: Sequence[int], n_final: int, alpha_side: float, delta: float
+    ) -> np.ndarray:
+        """:func:`point_projection` of entries ``idx`` at face value: counts scaled, no margin."""
+        at = np.asarray(idx, dtype=np.int64)
+        return point_projection(
+            self.num[at] / self.n_num[at],
+            self.den[at] / np.maximum(self.n_den[at], 1),
             n_final,
             alpha_side,
             delta,
         )
-        return [p for p, v in zip(picks, face[1:], strict=True) if v > face[0]]
 
     def candidate(
         self, pair_index: int, score: Score, thr: np.ndarray, idx: int, value: float, delta: float
