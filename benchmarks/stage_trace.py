@@ -12,9 +12,9 @@ projected bound, log-ratio estimate, the counts behind them, score, pair and
 orientation; after ``playoff`` also the leader's and its group's best projection
 under the margin for every candidate the ranking compared, and the hedge the
 search certifies beside the leader, if any; after ``ladder`` the winner's rung
-candidates at face value and which of them the ladder kept.  Then it counts the winner on 2M
-outputs per input drawn from an independent stream (the sampler's own counting
-under a stage key no audit uses), so a winner that leads on lucky counts shows
+candidates at face value and which of them the ladder kept.  Then it counts the
+winner on 2M outputs per input drawn from an independent stream (the sampler's own
+counting under a stage key no audit uses), so a winner that leads on lucky counts shows
 as a gap between its stage counts and these (OneTimeRappor at 1/100 of DP-Sniper's sizes,
 seed 0: ``benchmarks/results/pairs25_table.md``, Session 6).
 """
@@ -45,8 +45,9 @@ from dpaudit.auditors.blackbox.shortlist import (  # noqa: E402
 CHECK_OUTPUTS, CHECK_STAGE = 2_000_000, 99  # audits use stage keys 1-29
 
 
-def _counts(state: Shortlist, e: Entry) -> str:
-    t, j = state.tables[e.combo], e.index
+def _counts(state: Shortlist, e: Entry, index: int | None = None) -> str:
+    """The counts behind entry ``e``'s set, or behind set ``index`` of ``e``'s table."""
+    t, j = state.tables[e.combo], e.index if index is None else index
     return f"num {int(t.num[j])}/{int(t.n_num[j])}  den {int(t.den[j])}/{int(t.n_den[j])}"
 
 
@@ -84,8 +85,7 @@ def _rungs(state: Shortlist, budget: Budget) -> None:
     print(f"  ladder: winner at face value {face[0]:.4f}  {_counts(state, win)}")
     for j, v in zip(picks, face[1:], strict=True):
         mark = "kept" if j in kept else "dropped"
-        n, d = int(t.num[j]), int(t.den[j])
-        print(f"  rung: face {v:.4f}  num {n}/{int(t.n_num[j])}  den {d}/{int(t.n_den[j])}  {mark}")
+        print(f"  rung: face {v:.4f}  {_counts(state, win, j)}  {mark}")
 
 
 def main(argv: list[str]) -> int:
