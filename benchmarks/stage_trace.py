@@ -81,10 +81,13 @@ def _rungs(state: Shortlist, budget: Budget) -> None:
     picks = t.ladder_picks(win.index, search.ladder_rungs, search.ladder_step)
     face = t.face_projection([win.index, *picks], cfg.final_samples, budget.alpha_side,
                              budget.delta)  # fmt: skip
-    kept = {e.index for e in state.rungs if e.combo == win.combo}
+    # The ladder's own rule, then which of the rungs it passed the final stage already had.
+    passed = set(t.ladder(win.index, cfg.final_samples, budget.alpha_side, budget.delta,
+                          search.ladder_rungs, search.ladder_step))  # fmt: skip
+    added = {e.index for e in state.rungs if e.combo == win.combo}
     print(f"  ladder: winner at face value {face[0]:.4f}  {_counts(state, win)}")
     for j, v in zip(picks, face[1:], strict=True):
-        mark = "kept" if j in kept else "dropped"
+        mark = "dropped" if j not in passed else "kept" if j in added else "kept, already proposed"
         print(f"  rung: face {v:.4f}  {_counts(state, win, j)}  {mark}")
 
 
