@@ -199,6 +199,7 @@ def case_config(
     final: int,
     mode: str = "dpaudit",
     pair_search: bool = True,
+    ladder_bar: str = "face",
 ) -> AuditConfig:
     """The audit's settings for ``--inputs``: the given pairs, and patterns only without them."""
     given = case_pairs(case, inputs)
@@ -209,7 +210,7 @@ def case_config(
         mode=mode,
         pairs=given,
         use_patterns=not given,
-        search=SearchConfig(pair_search=pair_search),
+        search=SearchConfig(pair_search=pair_search, ladder_bar=ladder_bar),
     )
 
 
@@ -261,13 +262,14 @@ def run_case(
     first_seed: int = 0,
     inputs: str = "dpsniper",
     pair_search: bool = True,
+    ladder_bar: str = "face",
 ) -> dict[str, Any]:
     """Audit ``case`` for seeds first_seed.. (``seeds`` of them) and summarise.
 
     The summary is min / median / max, never the best seed alone.
     """
     mech = black_box(case, inputs)
-    cfg = case_config(case, inputs, samples, final, mode, pair_search)
+    cfg = case_config(case, inputs, samples, final, mode, pair_search, ladder_bar)
     bounds, walls, witnesses = [], [], []
     for seed in range(first_seed, first_seed + seeds):
         t0 = time.perf_counter()
@@ -294,6 +296,7 @@ def run_case(
         "mode": mode,
         "inputs": inputs,
         "pair_search": pair_search,
+        "ladder_bar": ladder_bar,
         "claimed_epsilon": case.claimed,
         "truth": case.truth,
         "samples": samples,
@@ -384,6 +387,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="switch the adaptive pair search off (SearchConfig.pair_search)",
     )
+    parser.add_argument(
+        "--ladder-bar",
+        choices=("face", "projected"),
+        default="face",
+        help="what a ladder rung must beat to be certified (SearchConfig.ladder_bar)",
+    )
     parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
     parser.add_argument("--json", default=None, metavar="FILE", help="append rows as JSON lines")
     parser.add_argument(
@@ -417,6 +426,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.first_seed,
                 args.inputs,
                 not args.no_pair_search,
+                args.ladder_bar,
             )
             if args.json:
                 with open(args.json, "a") as fh:

@@ -83,7 +83,8 @@ def _rungs(state: Shortlist, budget: Budget) -> None:
                              budget.delta)  # fmt: skip
     # The ladder's own rule, then which of the rungs it passed the final stage already had.
     passed = set(t.ladder(win.index, cfg.final_samples, budget.alpha_side, budget.delta,
-                          search.ladder_rungs, search.ladder_step))  # fmt: skip
+                          search.ladder_rungs, search.ladder_step,
+                          bar=stages.rung_bar(search, win)))  # fmt: skip
     added = {e.index for e in state.rungs if e.combo == win.combo}
     print(f"  ladder: winner at face value {face[0]:.4f}  {_counts(state, win)}")
     for j, v in zip(picks, face[1:], strict=True):

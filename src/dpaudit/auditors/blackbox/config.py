@@ -119,6 +119,17 @@ class SearchConfig:
     ladder_rungs: int = 3
     #: Ladder: the mass ratio between rungs (√10: three rungs span a factor ≈ 30).
     ladder_step: float = math.sqrt(10.0)
+    #: Ladder: what a rung must project above, at face value on the counts it was
+    #: picked from, to be re-estimated: ``"face"`` (the winner's face value on the
+    #: same counts) or ``"projected"`` (the winner's projection under the ranking's
+    #: margin, a lower bar: the winner's face value is inflated by having won).  The
+    #: final Bonferroni covers whichever rungs are kept, so both are valid; the lower
+    #: bar costs up to ``ladder_rungs`` more sets in ``K``.  Seen (Session 13,
+    #: ``benchmarks/results/pairs25m_trace_svt34_seed0.txt``): SVT34Parallel on the
+    #: unit box at DP-Sniper's sizes, seed 0, dropped a rung at face value 0.3755
+    #: against the winner's 0.3757, the size ``--pair`` certified at 0.392; the
+    #: winner certified 0.362.
+    ladder_bar: str = "face"
     #: Rare events: after training, look for clusters of ≥ 5 training outputs of one
     #: input in a region ≪ the local spacing (a light atom — an exact value repeated —
     #: or a tiny region) that the other input barely hits, and add them as one extra
@@ -183,6 +194,8 @@ class SearchConfig:
         check_int("rare_scan_values", self.rare_scan_values, minimum=1)
         if not (math.isfinite(self.ladder_step) and self.ladder_step > 1.0):
             raise InvalidArgumentError("ladder_step", self.ladder_step, "a number > 1")
+        if self.ladder_bar not in ("face", "projected"):
+            raise InvalidArgumentError("ladder_bar", self.ladder_bar, "'face' or 'projected'")
         check_int("pair_search_rounds", self.pair_search_rounds, minimum=0, maximum=9)
         check_int("pair_search_parents", self.pair_search_parents, minimum=1)
         check_int("pair_search_moves", self.pair_search_moves, minimum=1)

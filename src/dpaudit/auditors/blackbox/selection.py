@@ -217,6 +217,7 @@ class CandidateTable:
         delta: float,
         rungs: int,
         step: float,
+        bar: float | None = None,
     ) -> list[int]:
         """Smaller sets of entry ``idx``'s kind worth re-estimating beside it on the final samples.
 
@@ -228,13 +229,20 @@ class CandidateTable:
         the sets of the same tail, tie handling and orientation whose denominator
         rate is nearest ``m/step^j`` (``m``: that of ``idx``), ``j = 1..rungs``; a
         rung is kept only when, at face value on this table (counts scaled to
-        ``n_final``, no margin), it projects above ``idx``.  The final stage picks
-        the best of them under a Bonferroni correction over all sets it
-        re-estimates, so the rungs cost confidence width, never validity.
+        ``n_final``, no margin), it projects above ``bar`` — by default ``idx``'s own
+        face value.  The final stage picks the best of them under a Bonferroni
+        correction over all sets it re-estimates, so the rungs cost confidence
+        width, never validity.
+
+        ``idx``'s face value is biased upwards when ``idx`` won a ranking on these
+        counts (it is a maximum), while a rung is picked by its mass alone; a
+        lower ``bar`` (e.g. ``idx``'s projection under the ranking's margin) lets
+        a rung that only loses by that bias reach the final samples.
         """
         picks = self.ladder_picks(idx, rungs, step)
         face = self.face_projection([idx, *picks], n_final, alpha_side, delta)
-        return [p for p, v in zip(picks, face[1:], strict=True) if v > face[0]]
+        above = face[0] if bar is None else bar
+        return [p for p, v in zip(picks, face[1:], strict=True) if v > above]
 
     def ladder_picks(self, idx: int, rungs: int, step: float) -> list[int]:
         """The rung candidates of :meth:`ladder` before its face-value filter, distinct."""

@@ -429,6 +429,7 @@ def ladder(state: Shortlist, budget: Budget) -> Shortlist:
         budget.delta,
         search.ladder_rungs,
         search.ladder_step,
+        bar=rung_bar(search, win),
     )
     rungs = tuple(
         Entry(
@@ -440,6 +441,11 @@ def ladder(state: Shortlist, budget: Budget) -> Shortlist:
         if (win.combo, j) not in taken
     )
     return dataclasses.replace(state, rungs=rungs)
+
+
+def rung_bar(search: SearchConfig, winner: Entry) -> float | None:
+    """What a rung must project above at face value (``None``: the winner's face value)."""
+    return winner.candidate.projected if search.ladder_bar == "projected" else None
 
 
 #: Every stage by name, in the order the search runs them.
