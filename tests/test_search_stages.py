@@ -55,6 +55,7 @@ def test_stage_list_follows_the_switches() -> None:
         ("playoff_tie_z", math.nan),
         ("ladder_rungs", -1),
         ("ladder_step", 1.0),
+        ("ladder_bar", "margin"),
     ],
 )
 def test_search_config_rejects_bad_values_by_name(field: str, value: object) -> None:
@@ -149,6 +150,25 @@ def test_without_the_ladder_the_winner_is_counted_on_the_same_final_outputs() ->
     assert f"α/(2·{b.detail.certified_proposals})" in b.confidence_statement
     if a.witness.event == b.witness.event:
         assert (a.witness.p1.hits, a.witness.p2.hits) == (b.witness.p1.hits, b.witness.p2.hits)
+
+
+def test_the_lower_ladder_bar_only_adds_sets_to_the_final_stage() -> None:
+    # Everything before the ladder is the same search; the projected bar is below the
+    # winner's face value, so it keeps every rung the default keeps and here two more
+    # (the Gaussian's ratio grows into the tail), and more sets in K change no set's
+    # final counts (the rungs share the winner's jobs).
+    mech = make_mechanism("gaussian", epsilon=1.0, delta=1e-5)
+    cfg = dataclasses.replace(SMALL, pairs=(), seed=2)
+    face = audit(mech, cfg, ONE)
+    low = audit(mech, dataclasses.replace(cfg, search=SearchConfig(ladder_bar="projected")), ONE)
+    assert face.witness is not None and low.witness is not None
+    assert low.detail.certified_proposals > face.detail.certified_proposals
+    assert f"α/(2·{low.detail.certified_proposals})" in low.confidence_statement
+    if low.witness.event == face.witness.event:
+        assert (low.witness.p1.hits, low.witness.p2.hits) == (
+            face.witness.p1.hits,
+            face.witness.p2.hits,
+        )
 
 
 def _table(num: int, den: int, n: int = 1_000_000) -> CandidateTable:

@@ -247,6 +247,28 @@ def test_ladder_is_empty_when_smaller_sets_have_the_same_ratio() -> None:
     assert table.ladder(idx, n_final, alpha_side, 0.0, LADDER_RUNGS, LADDER_STEP) == []
 
 
+def test_ladder_bar_sets_what_a_rung_must_beat() -> None:
+    # The Laplace tails above: every rung's face value sits just under the winner's
+    # (a wider final interval, the same ratio), so the default bar drops them all.
+    # The winner's projection under the ranking's margin lies below every rung, so
+    # with that bar all of them are kept; the bar at the winner's face value is the
+    # default rule itself.
+    sets, n, n_final, alpha_side = 60, 5_350_000, 200_000_000, 0.05
+    p1, p2 = _laplace_tail_sets(sets)
+    t = np.arange(sets, dtype=np.float32)
+    e = np.zeros(sets)
+    table = CandidateTable.of(t, SideStats(np.rint(p1 * n), e, n), SideStats(np.rint(p2 * n), e, n))
+    proj = table.project(n_final, alpha_side, 0.0, compared=8 * sets)
+    idx = int(np.argmax(proj))
+    picks = table.ladder_picks(idx, LADDER_RUNGS, LADDER_STEP)
+    face = table.face_projection([idx, *picks], n_final, alpha_side, 0.0)
+    assert len(picks) == LADDER_RUNGS and max(face[1:]) < face[0]
+    args = (idx, n_final, alpha_side, 0.0, LADDER_RUNGS, LADDER_STEP)
+    assert table.ladder(*args, bar=float(face[0])) == table.ladder(*args) == []
+    assert proj[idx] < min(face[1:])
+    assert table.ladder(*args, bar=float(proj[idx])) == picks
+
+
 def test_point_projection_is_the_final_bound_of_the_scaled_counts() -> None:
     # Closed form: Clopper–Pearson bounds of the counts scaled to the final size.
     got = point_projection(np.array([0.05]), np.array([0.04]), 10**7, 0.05)
