@@ -128,7 +128,9 @@ class SearchConfig:
     #: ``benchmarks/results/pairs25m_trace_svt34_seed0.txt``): SVT34Parallel on the
     #: unit box at DP-Sniper's sizes, seed 0, dropped a rung at face value 0.3755
     #: against the winner's 0.3757, the size ``--pair`` certified at 0.392; the
-    #: winner certified 0.362.
+    #: winner certified 0.362.  Measured with ``"projected"`` (Session 14, both
+    #: modes, 3 seeds): box median 0.362 → 0.385, ``--pair`` 0.392 → 0.392 (seed 2
+    #: −0.006 from the wider split); the other rows are not yet re-measured.
     ladder_bar: str = "face"
     #: Rare events: after training, look for clusters of ≥ 5 training outputs of one
     #: input in a region ≪ the local spacing (a light atom — an exact value repeated —
