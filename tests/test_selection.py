@@ -232,16 +232,23 @@ def test_ladder_offers_smaller_sets_of_the_winners_kind() -> None:
     assert max(truth[r] for r in rungs) > truth[idx] + 0.005
 
 
-def test_ladder_is_empty_when_smaller_sets_have_the_same_ratio() -> None:
-    # Laplace ε = 0.1 (module docstring): every upper set above 1 has ratio e^0.1, so at
-    # face value a smaller set only has a wider final interval — no rung is re-estimated,
-    # and the 1-D Laplace keeps its mass-½ set with no Bonferroni cost.
-    sets, n, n_final, alpha_side = 60, 5_350_000, 200_000_000, 0.05
+def _laplace_tail_table(n_final: int, alpha_side: float) -> tuple[CandidateTable, np.ndarray]:
+    # 60 Laplace tail sets counted exactly on 5.35 M outputs per input, and their
+    # projections under the margin for all 8·60 entries.
+    sets, n = 60, 5_350_000
     p1, p2 = _laplace_tail_sets(sets)
     t = np.arange(sets, dtype=np.float32)  # any increasing grid: sets ordered by mass
     e = np.zeros(sets)
     table = CandidateTable.of(t, SideStats(np.rint(p1 * n), e, n), SideStats(np.rint(p2 * n), e, n))
-    proj = table.project(n_final, alpha_side, 0.0, compared=8 * sets)
+    return table, table.project(n_final, alpha_side, 0.0, compared=8 * sets)
+
+
+def test_ladder_is_empty_when_smaller_sets_have_the_same_ratio() -> None:
+    # Laplace ε = 0.1 (module docstring): every upper set above 1 has ratio e^0.1, so at
+    # face value a smaller set only has a wider final interval — no rung is re-estimated,
+    # and the 1-D Laplace keeps its mass-½ set with no Bonferroni cost.
+    n_final, alpha_side = 200_000_000, 0.05
+    table, proj = _laplace_tail_table(n_final, alpha_side)
     idx = int(np.argmax(proj))
     assert idx == 0
     assert table.ladder(idx, n_final, alpha_side, 0.0, LADDER_RUNGS, LADDER_STEP) == []
@@ -253,12 +260,8 @@ def test_ladder_bar_sets_what_a_rung_must_beat() -> None:
     # The winner's projection under the ranking's margin lies below every rung, so
     # with that bar all of them are kept; the bar at the winner's face value is the
     # default rule itself.
-    sets, n, n_final, alpha_side = 60, 5_350_000, 200_000_000, 0.05
-    p1, p2 = _laplace_tail_sets(sets)
-    t = np.arange(sets, dtype=np.float32)
-    e = np.zeros(sets)
-    table = CandidateTable.of(t, SideStats(np.rint(p1 * n), e, n), SideStats(np.rint(p2 * n), e, n))
-    proj = table.project(n_final, alpha_side, 0.0, compared=8 * sets)
+    n_final, alpha_side = 200_000_000, 0.05
+    table, proj = _laplace_tail_table(n_final, alpha_side)
     idx = int(np.argmax(proj))
     picks = table.ladder_picks(idx, LADDER_RUNGS, LADDER_STEP)
     face = table.face_projection([idx, *picks], n_final, alpha_side, 0.0)
