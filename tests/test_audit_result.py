@@ -67,6 +67,7 @@ def test_blackbox_round_trip_is_exact() -> None:
     assert r.kind is AuditorKind.BLACKBOX and r.witness is not None
     back = _round_trip(r)
     assert back == r and back.detail.certified_proposals >= 1
+    assert len(back.detail.certified) == back.detail.certified_proposals
     assert back.witness.attack is not None and back.witness.seeds == r.witness.seeds
 
 

@@ -17,6 +17,7 @@ import pytest
 from dpaudit.auditors.blackbox import stages as stages_module
 from dpaudit.auditors.blackbox.auditor import AuditConfig, audit
 from dpaudit.auditors.blackbox.config import SearchConfig
+from dpaudit.auditors.blackbox.result import CertifiedSet
 from dpaudit.auditors.blackbox.sampler import Sampler, Timer
 from dpaudit.auditors.blackbox.selection import CandidateTable
 from dpaudit.auditors.blackbox.shortlist import Budget, Combo, Shortlist, rank_sets
@@ -169,6 +170,36 @@ def test_the_lower_ladder_bar_only_adds_sets_to_the_final_stage() -> None:
             face.witness.p1.hits,
             face.witness.p2.hits,
         )
+
+
+def test_the_record_of_certified_sets_gives_back_the_default_ladder_rule() -> None:
+    # The projected run records all K sets; dropping the rungs the default rule drops
+    # (face projection not above the winner's) and re-splitting α gives exactly the
+    # default run's bound, and the default run's record is the same sets with the same
+    # counts: a set's final counts do not depend on which other sets were certified.
+    mech = make_mechanism("gaussian", epsilon=1.0, delta=1e-5)
+    cfg = dataclasses.replace(SMALL, pairs=(), seed=2)
+    face = audit(mech, cfg, ONE)
+    low = audit(mech, dataclasses.replace(cfg, search=SearchConfig(ladder_bar="projected")), ONE)
+    record = low.detail.certified
+    assert len(record) == low.detail.certified_proposals and record[0].role == "best"
+    assert low.witness is not None and low.epsilon_lower_bound == max(
+        c.epsilon_lower_bound for c in record
+    )
+    winner = record[0].face_projection
+
+    def default_rule(c: CertifiedSet) -> bool:
+        return c.role != "rung" or c.face_projection > winner
+
+    assert any(not default_rule(c) for c in record)  # the projected bar kept more
+    kept = [(c.event, c.hits_x, c.hits_x_prime) for c in record if default_rule(c)]
+    assert kept == [(c.event, c.hits_x, c.hits_x_prime) for c in face.detail.certified]
+    derived = low.detail.recertified(default_rule, cfg.confidence, low.claimed_delta)
+    assert derived == face.epsilon_lower_bound
+    assert low.detail.recertified(lambda c: True, cfg.confidence, low.claimed_delta) == (
+        low.epsilon_lower_bound
+    )
+    assert low.detail.recertified(lambda c: False, cfg.confidence) == 0.0
 
 
 def _table(num: int, den: int, n: int = 1_000_000) -> CandidateTable:

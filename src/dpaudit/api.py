@@ -23,7 +23,7 @@ from typing import Any, cast
 
 from dpaudit.auditors.blackbox.auditor import audit as audit_blackbox
 from dpaudit.auditors.blackbox.config import AuditConfig
-from dpaudit.auditors.blackbox.result import BlackBoxDetail
+from dpaudit.auditors.blackbox.result import BlackBoxDetail, CertifiedSet
 from dpaudit.auditors.core.result import AuditorKind, AuditResult
 from dpaudit.auditors.metric.auditor import MetricAuditConfig, audit_metric
 from dpaudit.auditors.metric.result import MetricDetail, PairResult
@@ -43,6 +43,7 @@ __all__ = [
     "AuditResult",
     "AuditorKind",
     "BlackBoxDetail",
+    "CertifiedSet",
     "MetricDetail",
     "PairResult",
     "ProfileDetail",

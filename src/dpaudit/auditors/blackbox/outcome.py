@@ -13,7 +13,7 @@ from typing import Any
 from dpaudit.auditors.blackbox.config import AuditConfig
 from dpaudit.auditors.blackbox.counting import UnitCounts
 from dpaudit.auditors.blackbox.pairs import InputPair
-from dpaudit.auditors.blackbox.result import BlackBoxDetail
+from dpaudit.auditors.blackbox.result import BlackBoxDetail, CertifiedSet
 from dpaudit.auditors.blackbox.sampler import Timer
 from dpaudit.auditors.blackbox.selection import Candidate, log_ratio
 from dpaudit.auditors.core.certify import Certificate, FinalCounts
@@ -70,17 +70,7 @@ def build_witness(
     every other set re-estimated on the final samples.
     """
     x, xp = (pair.x, pair.x_prime) if c.numerator_is_x else (pair.x_prime, pair.x)
-    score = c.score
-    attack = ThresholdAttack(
-        family=score.family,
-        score=score.describe(),
-        score_inputs=(pair.x, pair.x_prime),
-        tail=c.tail,
-        threshold=c.threshold,
-        tie_probability=c.tie_probability,
-        target_mass=c.target_mass,
-        classifier=score.parameters(),
-    )
+    attack = threshold_attack(pair, c)
     p1, p2 = cert.p1, cert.p2
     return Witness(
         **typed_inputs(mech, x, xp),
@@ -99,6 +89,47 @@ def build_witness(
     )
 
 
+def threshold_attack(pair: InputPair, c: Candidate) -> ThresholdAttack:
+    """Candidate ``c``'s set on ``pair`` as the attack a witness names."""
+    return ThresholdAttack(
+        family=c.score.family,
+        score=c.score.describe(),
+        score_inputs=(pair.x, pair.x_prime),
+        tail=c.tail,
+        threshold=c.threshold,
+        tie_probability=c.tie_probability,
+        target_mass=c.target_mass,
+        classifier=c.score.parameters(),
+    )
+
+
+def certified_sets(
+    pairs: list[InputPair],
+    proposed: list[tuple[str, Candidate, float]],
+    counts: list[FinalCounts],
+    certs: list[Certificate],
+) -> tuple[CertifiedSet, ...]:
+    """The record of every set certified together: ``(role, candidate, face projection)``
+    as proposed, with its final counts and certificate."""
+    out = []
+    for (role, c, face), n, cert in zip(proposed, counts, certs, strict=True):
+        attack = threshold_attack(pairs[c.pair_index], c)
+        out.append(
+            CertifiedSet(
+                role=role,
+                pair_index=c.pair_index,
+                numerator_is_x=c.numerator_is_x,
+                event=f"{attack.family} {attack.set_description}",
+                hits_x=n.hits_x,
+                hits_x_prime=n.hits_x_prime,
+                samples=n.samples_x,
+                epsilon_lower_bound=cert.lower_bound,
+                face_projection=face,
+            )
+        )
+    return tuple(out)
+
+
 def build_result(
     mech: Mechanism,
     cfg: AuditConfig,
@@ -110,10 +141,12 @@ def build_result(
     timer: Timer,
     samples: dict[str, int],
     certified_proposals: int,
+    certified: tuple[CertifiedSet, ...] = (),
 ) -> AuditResult:
     """The result of an audit whose best certified set is ``witness``.
 
-    ``certified_proposals``: ``K``, the number of sets certified together on the final samples.
+    ``certified_proposals``: ``K``, the number of sets certified together on the final
+    samples; ``certified``: those sets (:func:`certified_sets`), where recorded.
     """
     claim = mech.claim
     lcb = max(0.0, witness.epsilon_lower_bound)  # ε ≥ 0 always; report no negative bound
@@ -145,7 +178,9 @@ def build_result(
         verdict=verdict,
         verdict_text=text,
         witness=witness,
-        detail=BlackBoxDetail(cfg.mode, families, len(pairs), n_compared, certified_proposals),
+        detail=BlackBoxDetail(
+            cfg.mode, families, len(pairs), n_compared, certified_proposals, certified
+        ),
         samples=samples,
         confidence_statement=statement,
         seed=cfg.seed,

@@ -37,6 +37,7 @@ from dpaudit.auditors.blackbox.histogram import train_histogram
 from dpaudit.auditors.blackbox.outcome import (
     build_result,
     build_witness,
+    certified_sets,
     final_counts,
     no_witness_result,
     search_statement,
@@ -503,7 +504,8 @@ def certify_proposals(state: Shortlist, budget: Budget, timer: Timer) -> AuditRe
     leaders, runners, hedges, rungs = state.proposals(cfg.best_candidates)
     proposed = leaders + runners + hedges + rungs
     rare = [e for e in state.rare if e.key not in {f.key for f in proposed}]
-    chosen = [e.candidate for e in proposed + rare]
+    chosen_e = proposed + rare
+    chosen = [e.candidate for e in chosen_e]
     groups: dict[int, list[int]] = {}
     for n_c, c in enumerate(chosen):
         groups.setdefault(c.pair_index, []).append(n_c)
@@ -526,6 +528,10 @@ def certify_proposals(state: Shortlist, budget: Budget, timer: Timer) -> AuditRe
         keys.append((num, den))
         counts.append(final_counts(c, final[num], final[den], slot))
     certs = certify(counts, cfg.confidence, budget.delta)
+    roles = ["best"] * len(leaders) + ["runner-up"] * len(runners) + ["hedge"] * len(hedges)
+    roles += ["rung"] * len(rungs) + ["rare"] * len(rare)
+    at = (cfg.final_samples, budget.alpha_side, budget.delta)  # as the ladder compares
+    faces = [float(state.tables[e.combo].face_projection([e.index], *at)[0]) for e in chosen_e]
     top = best(certs)
     num, den = keys[top]
     c = chosen[top]
@@ -548,6 +554,8 @@ def certify_proposals(state: Shortlist, budget: Budget, timer: Timer) -> AuditRe
         certs[top].p1.bound_error,
     )
     samples = {**state.samples, "final": cfg.final_samples}
+    record = certified_sets(pairs, list(zip(roles, chosen, faces, strict=True)), counts, certs)
     return build_result(
-        mech, cfg, witness, state.families, pairs, state.compared, statement, timer, samples, k
-    )
+        mech, cfg, witness, state.families, pairs, state.compared, statement, timer, samples, k,
+        record,
+    )  # fmt: skip
