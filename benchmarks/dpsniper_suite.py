@@ -280,7 +280,7 @@ def run_case(
     """
     mech = black_box(case, inputs)
     cfg = case_config(case, inputs, samples, final, mode, pair_search, ladder_bar)
-    bounds, walls, witnesses, certified, face_bar = [], [], [], [], []
+    bounds, walls, witnesses, certified, face_bar, stages = [], [], [], [], [], []
     for seed in range(first_seed, first_seed + seeds):
         t0 = time.perf_counter()
         r = audit(mech, dataclasses.replace(cfg, seed=seed), execution)
@@ -297,6 +297,7 @@ def run_case(
         # would have given on the same seed: the same counts, without the rungs it drops.
         detail = r.to_dict()["detail"]
         certified.append(detail.get("certified", []))
+        stages.append(r.timing)  # wall seconds at the end of each stage, where the time goes
         if ladder_bar == "projected" and r.detail.certified:
             face_bar.append(
                 r.detail.recertified(face_bar_rule(r.detail), cfg.confidence, r.claimed_delta)
@@ -337,6 +338,7 @@ def run_case(
         "command": command(case, samples, final, mode, inputs),
         "witnesses": witnesses,
         "certified": certified,
+        "stage_seconds": stages,
     }
     if face_bar:
         row["epsilon_lcb_face_bar"] = face_bar
