@@ -297,7 +297,7 @@ def run_case(
         # would have given on the same seed: the same counts, without the rungs it drops.
         detail = r.to_dict()["detail"]
         certified.append(detail.get("certified", []))
-        stages.append(r.timing)  # wall seconds at the end of each stage, where the time goes
+        stages.append(r.timing)  # wall seconds per stage (and total): where the time goes
         if ladder_bar == "projected" and r.detail.certified:
             face_bar.append(
                 r.detail.recertified(face_bar_rule(r.detail), cfg.confidence, r.claimed_delta)
