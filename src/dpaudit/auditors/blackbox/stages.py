@@ -504,8 +504,8 @@ def certify_proposals(state: Shortlist, budget: Budget, timer: Timer) -> AuditRe
     leaders, runners, hedges, rungs = state.proposals(cfg.best_candidates)
     proposed = leaders + runners + hedges + rungs
     rare = [e for e in state.rare if e.key not in {f.key for f in proposed}]
-    chosen_e = proposed + rare
-    chosen = [e.candidate for e in chosen_e]
+    entries = proposed + rare
+    chosen = [e.candidate for e in entries]
     groups: dict[int, list[int]] = {}
     for n_c, c in enumerate(chosen):
         groups.setdefault(c.pair_index, []).append(n_c)
@@ -531,7 +531,7 @@ def certify_proposals(state: Shortlist, budget: Budget, timer: Timer) -> AuditRe
     roles = ["best"] * len(leaders) + ["runner-up"] * len(runners) + ["hedge"] * len(hedges)
     roles += ["rung"] * len(rungs) + ["rare"] * len(rare)
     at = (cfg.final_samples, budget.alpha_side, budget.delta)  # as the ladder compares
-    faces = [float(state.tables[e.combo].face_projection([e.index], *at)[0]) for e in chosen_e]
+    faces = [float(state.tables[e.combo].face_projection([e.index], *at)[0]) for e in entries]
     top = best(certs)
     num, den = keys[top]
     c = chosen[top]
