@@ -252,16 +252,6 @@ def command(case: Case, samples: int, final: int, mode: str, inputs: str = "dpsn
     )
 
 
-def face_bar_rule(detail: Any) -> Any:
-    """Which recorded sets the default ladder bar (``"face"``) would have certified.
-
-    A rung goes to the final stage under that rule only when its face projection is
-    above the winner's (the first set recorded); every other set is proposed alike.
-    """
-    winner = detail.certified[0].face_projection
-    return lambda c: c.role != "rung" or c.face_projection > winner
-
-
 def run_case(
     case: Case,
     mode: str,
@@ -300,7 +290,7 @@ def run_case(
         stages.append(r.timing)  # wall seconds per stage (and total): where the time goes
         if ladder_bar == "projected" and r.detail.certified:
             face_bar.append(
-                r.detail.recertified(face_bar_rule(r.detail), cfg.confidence, r.claimed_delta)
+                r.detail.recertified(r.detail.kept_by_face_bar, cfg.confidence, r.claimed_delta)
             )
         print(
             f"  {case.name} [{mode}, {inputs}] seed {seed}: "

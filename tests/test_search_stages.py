@@ -17,7 +17,6 @@ import pytest
 from dpaudit.auditors.blackbox import stages as stages_module
 from dpaudit.auditors.blackbox.auditor import AuditConfig, audit
 from dpaudit.auditors.blackbox.config import SearchConfig
-from dpaudit.auditors.blackbox.result import CertifiedSet
 from dpaudit.auditors.blackbox.sampler import Sampler, Timer
 from dpaudit.auditors.blackbox.selection import CandidateTable
 from dpaudit.auditors.blackbox.shortlist import Budget, Combo, Shortlist, rank_sets
@@ -186,11 +185,7 @@ def test_the_record_of_certified_sets_gives_back_the_default_ladder_rule() -> No
     assert low.witness is not None and low.epsilon_lower_bound == max(
         c.epsilon_lower_bound for c in record
     )
-    winner = record[0].face_projection
-
-    def default_rule(c: CertifiedSet) -> bool:
-        return c.role != "rung" or c.face_projection > winner
-
+    default_rule = low.detail.kept_by_face_bar
     assert any(not default_rule(c) for c in record)  # the projected bar kept more
     kept = [(c.event, c.hits_x, c.hits_x_prime) for c in record if default_rule(c)]
     assert kept == [(c.event, c.hits_x, c.hits_x_prime) for c in face.detail.certified]

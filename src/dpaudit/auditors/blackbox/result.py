@@ -70,6 +70,14 @@ class BlackBoxDetail:
     certified_proposals: int
     certified: tuple[CertifiedSet, ...] = ()
 
+    def kept_by_face_bar(self, c: CertifiedSet) -> bool:
+        """Whether the default ladder bar (``"face"``) would have proposed set ``c``.
+
+        Under it a rung is proposed only when its ``face_projection`` is above the
+        winner's (``certified[0]``); every other set is proposed alike.
+        """
+        return c.role != "rung" or c.face_projection > self.certified[0].face_projection
+
     def recertified(
         self, keep: Callable[[CertifiedSet], bool], confidence: float, delta: float = 0.0
     ) -> float:
@@ -80,8 +88,7 @@ class BlackBoxDetail:
         share its samples, one slot each), so this is what a search proposing only
         those sets would have certified on the same seed; a randomised tie drawn
         after a dropped set's is the one exception.  E.g. the default ladder rule
-        from a ``ladder_bar="projected"`` run: keep a rung only when its
-        ``face_projection`` is above the winner's (``certified[0]``).
+        from a ``ladder_bar="projected"`` run: ``keep=detail.kept_by_face_bar``.
         """
         kept = [c for c in self.certified if keep(c)]
         if not kept:
