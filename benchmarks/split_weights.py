@@ -15,7 +15,8 @@ columns are checked against the row's own ``epsilon_lcb_face_bar`` and ``epsilon
 
 Usage (from the repository root, dpaudit installed)::
 
-    .venv/bin/python benchmarks/split_weights.py results/A_box.jsonl results/A_box-pairs.jsonl
+    .venv/bin/python benchmarks/split_weights.py benchmarks/results/pairs25o_bar_box.jsonl \
+        benchmarks/results/pairs25o_bar_box-pairs.jsonl
 """
 
 from __future__ import annotations
@@ -35,11 +36,14 @@ def bound(recorded: CertifiedSet, error: float) -> float:
     return certify_one(counts, error).lower_bound
 
 
-def split_bound(sets: list[CertifiedSet], alpha: float, winner_weight: float | None) -> float:
-    """The run's bound (≥ 0) with ``sets[0]`` at ``winner_weight·α/2`` (``None``: equal split)."""
+def split_bound(sets: list[CertifiedSet], alpha: float, winner_weight: float) -> float:
+    """The run's bound (≥ 0) with ``sets[0]`` at ``winner_weight·α/2``, the rest sharing the rest.
+
+    (The equal split is ``BlackBoxDetail.recertified``.)
+    """
     k = len(sets)
-    if k == 1 or winner_weight is None:
-        return max(0.0, *(bound(s, alpha / (2 * k)) for s in sets))
+    if k == 1:
+        return max(0.0, bound(sets[0], alpha / 2))
     rest = (1.0 - winner_weight) * alpha / (2 * (k - 1))
     return max(0.0, bound(sets[0], winner_weight * alpha / 2), *(bound(s, rest) for s in sets[1:]))
 
@@ -61,7 +65,7 @@ def main() -> None:
     parser.add_argument("jsonl", nargs="+", help="dpsniper_suite.py --json files")
     parser.add_argument("--weights", type=float, nargs="+", default=[0.5, 0.75])
     args = parser.parse_args()
-    columns = [None, *args.weights]
+    columns = 1 + len(args.weights)
     names = ["equal"] + [f"w={w:g}" for w in args.weights]
     header = " ".join(f"{rule}:{n}" for rule in ("face", "proj") for n in names)
     print(f"{'case':20s} {'inputs':9s} seed K(face/proj) {header}")
@@ -71,11 +75,13 @@ def main() -> None:
         every = [CertifiedSet(**entry) for entry in row["certified"][0]]
         detail = BlackBoxDetail("dpaudit", (), 0, 0, len(every), tuple(every))
         face = [s for s in every if detail.kept_by_face_bar(s)]
-        values = [split_bound(face, alpha, w) for w in columns]
-        values += [split_bound(every, alpha, w) for w in columns]
+        values = []
+        for keep, kept in ((detail.kept_by_face_bar, face), (lambda _: True, every)):
+            values.append(detail.recertified(keep, row["confidence"]))
+            values += [split_bound(kept, alpha, w) for w in args.weights]
         for mine, recorded in (
             (values[0], row.get("epsilon_lcb_face_bar")),
-            (values[len(columns)], row["epsilon_lcb"]),
+            (values[columns], row["epsilon_lcb"]),
         ):
             if recorded is not None and not math.isclose(
                 mine, recorded[0], rel_tol=1e-12, abs_tol=1e-15

@@ -32,10 +32,11 @@ def _bound(s, error):
     return math.log(lower / upper)
 
 
-def test_the_equal_split_is_the_libraries_own_recertification():
-    detail = BlackBoxDetail("dpaudit", (), 0, 0, len(SETS), tuple(SETS))
+def test_an_even_weight_is_the_libraries_own_equal_split():
+    # two sets: w = 1/2 gives each α/4 per estimate, the equal split of recertified
+    detail = BlackBoxDetail("dpaudit", (), 0, 0, 2, tuple(SETS[:2]))
     want = detail.recertified(lambda c: True, confidence=0.9)
-    assert split_weights.split_bound(SETS, 0.1, None) == pytest.approx(want, rel=1e-12)
+    assert split_weights.split_bound(SETS[:2], 0.1, 0.5) == pytest.approx(want, rel=1e-12)
 
 
 def test_the_winner_gets_its_weight_and_the_rest_share_what_is_left():
@@ -49,4 +50,4 @@ def test_the_winner_gets_its_weight_and_the_rest_share_what_is_left():
 
 
 def test_a_set_with_no_evidence_gives_zero_not_a_negative_bound():
-    assert split_weights.split_bound([_set("best", 10, 900)], 0.1, None) == 0.0
+    assert split_weights.split_bound([_set("best", 10, 900)], 0.1, 0.5) == 0.0
