@@ -27,13 +27,12 @@ import math
 import statistics
 
 from dpaudit.auditors.blackbox.result import BlackBoxDetail, CertifiedSet
-from dpaudit.auditors.core.certify import FinalCounts, certify_one
+from dpaudit.auditors.core.certify import certify_one
 
 
 def bound(recorded: CertifiedSet, error: float) -> float:
     """Certified bound of one recorded set with each one-sided estimate at ``error``."""
-    counts = FinalCounts(recorded.hits_x, recorded.samples, recorded.hits_x_prime, recorded.samples)
-    return certify_one(counts, error).lower_bound
+    return certify_one(recorded.final_counts, error).lower_bound
 
 
 def split_bound(sets: list[CertifiedSet], alpha: float, winner_weight: float) -> float:

@@ -48,6 +48,11 @@ class CertifiedSet:
     epsilon_lower_bound: float
     face_projection: float
 
+    @property
+    def final_counts(self) -> FinalCounts:
+        """Its final hits as the certification core takes them (numerator first)."""
+        return FinalCounts(self.hits_x, self.samples, self.hits_x_prime, self.samples)
+
 
 @register_detail(AuditorKind.BLACKBOX)
 @dataclass(frozen=True)
@@ -93,5 +98,5 @@ class BlackBoxDetail:
         kept = [c for c in self.certified if keep(c)]
         if not kept:
             return 0.0
-        counts = [FinalCounts(c.hits_x, c.samples, c.hits_x_prime, c.samples) for c in kept]
+        counts = [c.final_counts for c in kept]
         return max(0.0, max(cert.lower_bound for cert in certify(counts, confidence, delta)))
