@@ -132,11 +132,11 @@ class SearchConfig:
     #: modes, 3 seeds): box median 0.362 → 0.385, ``--pair`` 0.392 → 0.392 (seed 2
     #: −0.006 from the wider split).  Session 15: laplace, truncated_geometric,
     #: ReportNoisyMax1–4, rappor and LaplaceParallel re-measured with it, Session 16
-    #: SVT1 and SVT3, Session 17 SVT2 and one_time_rappor, Session 18 SVT4 and SVT5:
-    #: all still reached or tied; SVT6, prefix_sum and NumericalSVT not yet.  An uneven
-    #: split favouring the winner does not pay (Sessions 16–18,
-    #: ``benchmarks/split_weights.py``): the witness is a rung, hedge or runner-up in 35
-    #: of the 50 runs recorded with ``K ≥ 2``.
+    #: SVT1 and SVT3, Session 17 SVT2 and one_time_rappor, Session 18 SVT4–6: all
+    #: still reached or tied; prefix_sum and NumericalSVT not yet.  An uneven split
+    #: favouring the winner does not pay (Sessions 16–18,
+    #: ``benchmarks/split_weights.py``): the witness is a rung, hedge or runner-up in 36
+    #: of the 51 runs recorded with ``K ≥ 2``.
     ladder_bar: str = "face"
     #: Rare events: after training, look for clusters of ≥ 5 training outputs of one
     #: input in a region ≪ the local spacing (a light atom — an exact value repeated —
