@@ -63,6 +63,7 @@ from dpaudit.auditors.blackbox.auditor import (
     score_families,
     search_budget,
 )
+from dpaudit.auditors.blackbox.config import LADDER_BARS
 from dpaudit.auditors.blackbox.pairs import InputPair, dedupe, generate_pairs, statdp_patterns
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.mechanisms import make_mechanism
@@ -199,7 +200,7 @@ def case_config(
     final: int,
     mode: str = "dpaudit",
     pair_search: bool = True,
-    ladder_bar: str = "face",
+    ladder_bar: str = SearchConfig.ladder_bar,
 ) -> AuditConfig:
     """The audit's settings for ``--inputs``: the given pairs, and patterns only without them."""
     given = case_pairs(case, inputs)
@@ -262,7 +263,7 @@ def run_case(
     first_seed: int = 0,
     inputs: str = "dpsniper",
     pair_search: bool = True,
-    ladder_bar: str = "face",
+    ladder_bar: str = SearchConfig.ladder_bar,
 ) -> dict[str, Any]:
     """Audit ``case`` for seeds first_seed.. (``seeds`` of them) and summarise.
 
@@ -270,6 +271,7 @@ def run_case(
     """
     mech = black_box(case, inputs)
     cfg = case_config(case, inputs, samples, final, mode, pair_search, ladder_bar)
+    bar = cfg.search.effective_ladder_bar(samples, final)  # "auto" resolved by the sizes
     bounds, walls, witnesses, certified, face_bar, stages = [], [], [], [], [], []
     for seed in range(first_seed, first_seed + seeds):
         t0 = time.perf_counter()
@@ -283,12 +285,12 @@ def run_case(
             else f"{w.attack.family} {w.attack.set_description} on {list(w.x)}/{list(w.x_prime)} "
             f"p1 {w.p1.hits}/{w.p1.samples} p2 {w.p2.hits}/{w.p2.samples}"
         )
-        # Every set certified together, and (projected bar) the bound the default rule
+        # Every set certified together, and (projected bar) the bound the face bar
         # would have given on the same seed: the same counts, without the rungs it drops.
         detail = r.to_dict()["detail"]
         certified.append(detail.get("certified", []))
         stages.append(r.timing)  # wall seconds per stage (and total): where the time goes
-        if ladder_bar == "projected" and r.detail.certified:
+        if bar == "projected" and r.detail.certified:
             face_bar.append(
                 r.detail.recertified(r.detail.kept_by_face_bar, cfg.confidence, r.claimed_delta)
             )
@@ -305,7 +307,7 @@ def run_case(
         "mode": mode,
         "inputs": inputs,
         "pair_search": pair_search,
-        "ladder_bar": ladder_bar,
+        "ladder_bar": bar,
         "claimed_epsilon": case.claimed,
         "truth": case.truth,
         "samples": samples,
@@ -402,9 +404,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--ladder-bar",
-        choices=("face", "projected"),
-        default="face",
-        help="what a ladder rung must beat to be certified (SearchConfig.ladder_bar)",
+        choices=LADDER_BARS,
+        default=SearchConfig.ladder_bar,
+        help="what a ladder rung must beat to be certified (SearchConfig.ladder_bar; "
+        "default %(default)s)",
     )
     parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
     parser.add_argument("--json", default=None, metavar="FILE", help="append rows as JSON lines")

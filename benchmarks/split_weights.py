@@ -7,11 +7,12 @@ sharing ``(1 − w)·α/2``.  A set's final counts do not depend on the split, s
 ``dpsniper_suite.py`` row that records its sets (``certified``, Session 15 on) gives
 every split's bound on the same seed without a new sample.
 
-For each recorded run this prints the bound under the default ladder rule (``face``:
-rungs kept only above the winner's face value) and under ``ladder_bar="projected"``
-(all recorded sets), each with the equal split and with the winner weighted ``w`` for
-every ``--weights`` value; then the medians per row and mode.  The equal-split
-columns are checked against the row's own ``epsilon_lcb_face_bar`` and ``epsilon_lcb``.
+For each recorded run this prints the bound under ``ladder_bar="face"`` (rungs kept
+only above the winner's face value, the default until Session 19) and under
+``ladder_bar="projected"`` (all recorded sets), each with the equal split and with
+the winner weighted ``w`` for every ``--weights`` value; then the medians per row
+and mode.  The equal-split columns are checked against the row's own
+``epsilon_lcb_face_bar`` and ``epsilon_lcb``.
 
 Usage (from the repository root, dpaudit installed)::
 
@@ -73,11 +74,12 @@ def main() -> None:
         alpha = 1.0 - row["confidence"]
         every = [CertifiedSet(**entry) for entry in row["certified"][0]]
         detail = BlackBoxDetail("dpaudit", (), 0, 0, len(every), tuple(every))
-        face = [s for s in every if detail.kept_by_face_bar(s)]
         values = []
-        for keep, kept in ((detail.kept_by_face_bar, face), (lambda _: True, every)):
+        for keep in (detail.kept_by_face_bar, lambda _: True):
+            kept = [s for s in every if keep(s)]
             values.append(detail.recertified(keep, row["confidence"]))
             values += [split_bound(kept, alpha, w) for w in args.weights]
+        face_kept = sum(map(detail.kept_by_face_bar, every))
         for mine, recorded in (
             (values[0], row.get("epsilon_lcb_face_bar")),
             (values[columns], row["epsilon_lcb"]),
@@ -90,7 +92,7 @@ def main() -> None:
                 )
         by_row.setdefault((case, inputs), []).append(values)
         shown = " ".join(f"{v:.5f}" for v in values)
-        print(f"{case:20s} {inputs:9s} {seed:4d} {len(face):>4d}/{len(every):<4d}      {shown}")
+        print(f"{case:20s} {inputs:9s} {seed:4d} {face_kept:>4d}/{len(every):<4d}      {shown}")
     print("\nmedians over seeds")
     for (case, inputs), values in by_row.items():
         medians = " ".join(

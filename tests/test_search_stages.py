@@ -56,6 +56,8 @@ def test_stage_list_follows_the_switches() -> None:
         ("ladder_rungs", -1),
         ("ladder_step", 1.0),
         ("ladder_bar", "margin"),
+        ("ladder_auto_ratio", 0.0),
+        ("ladder_auto_ratio", math.inf),
     ],
 )
 def test_search_config_rejects_bad_values_by_name(field: str, value: object) -> None:
@@ -154,12 +156,12 @@ def test_without_the_ladder_the_winner_is_counted_on_the_same_final_outputs() ->
 
 def test_the_lower_ladder_bar_only_adds_sets_to_the_final_stage() -> None:
     # Everything before the ladder is the same search; the projected bar is below the
-    # winner's face value, so it keeps every rung the default keeps and here two more
+    # winner's face value, so it keeps every rung the face bar keeps and here two more
     # (the Gaussian's ratio grows into the tail), and more sets in K change no set's
     # final counts (the rungs share the winner's jobs).
     mech = make_mechanism("gaussian", epsilon=1.0, delta=1e-5)
     cfg = dataclasses.replace(SMALL, pairs=(), seed=2)
-    face = audit(mech, cfg, ONE)
+    face = audit(mech, dataclasses.replace(cfg, search=SearchConfig(ladder_bar="face")), ONE)
     low = audit(mech, dataclasses.replace(cfg, search=SearchConfig(ladder_bar="projected")), ONE)
     assert face.witness is not None and low.witness is not None
     assert low.detail.certified_proposals > face.detail.certified_proposals
@@ -171,30 +173,58 @@ def test_the_lower_ladder_bar_only_adds_sets_to_the_final_stage() -> None:
         )
 
 
-def test_the_record_of_certified_sets_gives_back_the_default_ladder_rule() -> None:
-    # The projected run records all K sets; dropping the rungs the default rule drops
+def test_the_record_of_certified_sets_gives_back_the_face_bar() -> None:
+    # The projected run records all K sets; dropping the rungs the face bar drops
     # (face projection not above the winner's) and re-splitting α gives exactly the
-    # default run's bound, and the default run's record is the same sets with the same
+    # face run's bound, and the face run's record is the same sets with the same
     # counts: a set's final counts do not depend on which other sets were certified.
     mech = make_mechanism("gaussian", epsilon=1.0, delta=1e-5)
     cfg = dataclasses.replace(SMALL, pairs=(), seed=2)
-    face = audit(mech, cfg, ONE)
+    face = audit(mech, dataclasses.replace(cfg, search=SearchConfig(ladder_bar="face")), ONE)
     low = audit(mech, dataclasses.replace(cfg, search=SearchConfig(ladder_bar="projected")), ONE)
     record = low.detail.certified
     assert len(record) == low.detail.certified_proposals and record[0].role == "best"
     assert low.witness is not None and low.epsilon_lower_bound == max(
         c.epsilon_lower_bound for c in record
     )
-    default_rule = low.detail.kept_by_face_bar
-    assert any(not default_rule(c) for c in record)  # the projected bar kept more
-    kept = [(c.event, c.hits_x, c.hits_x_prime) for c in record if default_rule(c)]
+    face_rule = low.detail.kept_by_face_bar
+    assert any(not face_rule(c) for c in record)  # the projected bar kept more
+    kept = [(c.event, c.hits_x, c.hits_x_prime) for c in record if face_rule(c)]
     assert kept == [(c.event, c.hits_x, c.hits_x_prime) for c in face.detail.certified]
-    derived = low.detail.recertified(default_rule, cfg.confidence, low.claimed_delta)
+    derived = low.detail.recertified(face_rule, cfg.confidence, low.claimed_delta)
     assert derived == face.epsilon_lower_bound
     assert low.detail.recertified(lambda c: True, cfg.confidence, low.claimed_delta) == (
         low.epsilon_lower_bound
     )
     assert low.detail.recertified(lambda c: False, cfg.confidence) == 0.0
+
+
+def test_the_auto_ladder_bar_takes_the_lower_bar_only_for_a_large_final_sample() -> None:
+    # "auto" (the default) is "face" below final = 10 × selection samples, "projected"
+    # from there on; the explicit bars are kept whatever the sizes.
+    auto = SearchConfig()
+    assert auto.ladder_bar == "auto" and auto.ladder_auto_ratio == 10.0
+    assert auto.effective_ladder_bar(20_000, 40_000) == "face"
+    assert auto.effective_ladder_bar(20_000, 199_999) == "face"
+    assert auto.effective_ladder_bar(20_000, 200_000) == "projected"
+    assert auto.effective_ladder_bar(10_700_000, 200_000_000) == "projected"
+    for bar in ("face", "projected"):
+        assert SearchConfig(ladder_bar=bar).effective_ladder_bar(1, 10**9) == bar
+        assert SearchConfig(ladder_bar=bar).effective_ladder_bar(10**9, 1) == bar
+    assert SearchConfig(ladder_auto_ratio=2.0).effective_ladder_bar(20_000, 40_000) == "projected"
+    # The audit follows it: at ratio 2 the default run is the face run, at ratio 10 the
+    # projected run, set for set (seed 2: the two bars certify different sets at both).
+    mech = make_mechanism("gaussian", epsilon=1.0, delta=1e-5)
+    for final, bar in ((8_000, "face"), (40_000, "projected")):
+        cfg = AuditConfig(samples=4_000, final_samples=final, train_samples=4_000, seed=2)
+        default = audit(mech, cfg, ONE)
+        runs = {
+            b: audit(mech, dataclasses.replace(cfg, search=SearchConfig(ladder_bar=b)), ONE)
+            for b in ("face", "projected")
+        }
+        assert runs["face"].detail.certified != runs["projected"].detail.certified
+        assert default.detail.certified == runs[bar].detail.certified
+        assert default.epsilon_lower_bound == runs[bar].epsilon_lower_bound
 
 
 def _table(num: int, den: int, n: int = 1_000_000) -> CandidateTable:

@@ -69,9 +69,10 @@ every size and switch below is a field of
      (:meth:`~dpaudit.auditors.blackbox.selection.CandidateTable.ladder`): up to
      ``ladder_rungs`` smaller sets of its own kind, at masses ``m/√10, m/10, …``, kept
      when they look better at face value on the ranking counts than the winner does
-     (``ladder_bar``: than its face value, or than its projection under the ranking's
-     margin).  The margin of stages 2–3 must cover the noise of the selection sample,
-     which is large for small sets; the final sample (DP-Sniper's: 19× the selection
+     (``ladder_bar``: than its face value, or, where the final sample is at least ten
+     times the selection sample, than its projection under the ranking's margin).
+     The margin of stages 2–3 must cover the noise of the selection sample, which is
+     large for small sets; the final sample (DP-Sniper's: 19× the selection
      sample) resolves them, and the rungs share the winner's final samples (one job per
      input, one count per set), so they cost only the wider Bonferroni correction below
      (stage ``ladder`` chooses them; :func:`dpaudit.auditors.core.certify.certify`

@@ -22,6 +22,8 @@ DPSNIPER_TARGET_MASS = 0.01
 DPSNIPER_SAMPLES = 10_700_000
 DPSNIPER_FINAL_SAMPLES = 200_000_000
 DPSNIPER_CONFIDENCE = 0.9
+#: What a ladder rung must beat (``SearchConfig.ladder_bar``).
+LADDER_BARS = ("auto", "face", "projected")
 
 
 @dataclass(frozen=True)
@@ -119,25 +121,32 @@ class SearchConfig:
     ladder_rungs: int = 3
     #: Ladder: the mass ratio between rungs (√10: three rungs span a factor ≈ 30).
     ladder_step: float = math.sqrt(10.0)
-    #: Ladder: what a rung must project above, at face value on the counts it was
-    #: picked from, to be re-estimated: ``"face"`` (the winner's face value on the
-    #: same counts) or ``"projected"`` (the winner's projection under the ranking's
-    #: margin, a lower bar: the winner's face value is inflated by having won).  The
-    #: final Bonferroni covers whichever rungs are kept, so both are valid; the lower
-    #: bar costs up to ``ladder_rungs`` more sets in ``K``.  Seen (Session 13,
-    #: ``benchmarks/results/pairs25m_trace_svt34_seed0.txt``): SVT34Parallel on the
-    #: unit box at DP-Sniper's sizes, seed 0, dropped a rung at face value 0.3755
-    #: against the winner's 0.3757, the size ``--pair`` certified at 0.392; the
-    #: winner certified 0.362.  Measured with ``"projected"`` (Session 14, both
-    #: modes, 3 seeds): box median 0.362 → 0.385, ``--pair`` 0.392 → 0.392 (seed 2
-    #: −0.006 from the wider split).  Session 15: laplace, truncated_geometric,
-    #: ReportNoisyMax1–4, rappor and LaplaceParallel re-measured with it, Session 16
-    #: SVT1 and SVT3, Session 17 SVT2 and one_time_rappor, Session 18 SVT4–6: all
-    #: still reached or tied; prefix_sum and NumericalSVT not yet.  An uneven split
-    #: favouring the winner does not pay (Sessions 16–18,
-    #: ``benchmarks/split_weights.py``): the witness is a rung, hedge or runner-up in 36
-    #: of the 51 runs recorded with ``K ≥ 2``.
-    ladder_bar: str = "face"
+    #: Ladder: what a rung must project above, at face value on the counts it was picked
+    #: from, to be re-estimated: ``"face"`` (the winner's face value on the same counts),
+    #: ``"projected"`` (the winner's projection under the ranking's margin, a lower bar: the
+    #: winner's face value is inflated by having won) or ``"auto"``: ``"projected"`` when
+    #: ``final_samples ≥ ladder_auto_ratio · samples``, else ``"face"``
+    #: (:meth:`effective_ladder_bar`).  The final Bonferroni covers whichever rungs are
+    #: kept, so all are valid; the lower bar costs up to ``ladder_rungs`` more sets in ``K``
+    #: and pays only where the final sample resolves sets the ranking's could not.  Seen
+    #: (Session 13, ``benchmarks/results/pairs25m_trace_svt34_seed0.txt``): SVT34Parallel on
+    #: the unit box at DP-Sniper's sizes, seed 0, dropped a rung at face value 0.3755
+    #: against the winner's 0.3757, the size ``--pair`` certified at 0.392; the winner
+    #: certified 0.362.  Measured with ``"projected"`` at DP-Sniper's sizes (final 18.7×
+    #: selection; ``benchmarks/results/pairs25_table.md``, Sessions 14–19, both modes, 3
+    #: seeds): SVT34Parallel's box median 0.362 → 0.385 (a tie with ``--pair``), PrefixSum
+    #: ``--pair`` 0.622 → 0.633, every other row of DP-Sniper's suite still reached or tied.
+    #: At small sizes (``benchmarks/results/ladder_bar_small.txt``, 20 seeds; one run gives
+    #: both bars' bounds on the same counts), 20 000 selection outputs: final 2–5×, never
+    #: higher, mean −0.0006 to −0.012 (ADePT, Gaussian, Laplace); 10×, +0.003 and +0.001;
+    #: 20×, +0.010 and +0.011 (ADePT, Gaussian); ADePT at 100 000 and 5×, +0.0008 (8 of 10
+    #: seeds equal: at larger sizes the two bars differ less).  An uneven split favouring
+    #: the winner does not pay (Sessions 16–18, ``benchmarks/split_weights.py``): the
+    #: witness is a rung, hedge or runner-up in 36 of the 51 runs recorded with ``K ≥ 2``.
+    ladder_bar: str = "auto"
+    #: Ladder: the final-to-selection sample ratio from which ``"auto"`` takes the
+    #: lower bar (10: where the gain and the cost measured above balance).
+    ladder_auto_ratio: float = 10.0
     #: Rare events: after training, look for clusters of ≥ 5 training outputs of one
     #: input in a region ≪ the local spacing (a light atom — an exact value repeated —
     #: or a tiny region) that the other input barely hits, and add them as one extra
@@ -202,8 +211,12 @@ class SearchConfig:
         check_int("rare_scan_values", self.rare_scan_values, minimum=1)
         if not (math.isfinite(self.ladder_step) and self.ladder_step > 1.0):
             raise InvalidArgumentError("ladder_step", self.ladder_step, "a number > 1")
-        if self.ladder_bar not in ("face", "projected"):
-            raise InvalidArgumentError("ladder_bar", self.ladder_bar, "'face' or 'projected'")
+        if self.ladder_bar not in LADDER_BARS:
+            raise InvalidArgumentError(
+                "ladder_bar", self.ladder_bar, ", ".join(f"'{b}'" for b in LADDER_BARS)
+            )
+        if not (math.isfinite(self.ladder_auto_ratio) and self.ladder_auto_ratio > 0):
+            raise InvalidArgumentError("ladder_auto_ratio", self.ladder_auto_ratio, "a number > 0")
         check_int("pair_search_rounds", self.pair_search_rounds, minimum=0, maximum=9)
         check_int("pair_search_parents", self.pair_search_parents, minimum=1)
         check_int("pair_search_moves", self.pair_search_moves, minimum=1)
@@ -211,6 +224,16 @@ class SearchConfig:
         z = self.pair_search_accept_z
         if z is not None and (math.isnan(z) or z == math.inf):
             raise InvalidArgumentError("pair_search_accept_z", z, "None, a number or -inf")
+
+    def effective_ladder_bar(self, samples: int, final_samples: int) -> str:
+        """The ladder bar an audit of these sizes uses: ``"face"`` or ``"projected"``.
+
+        ``"auto"`` resolves by the ratio of ``final_samples`` to ``samples`` (per
+        input; see ``ladder_bar``); the other two are returned as they are.
+        """
+        if self.ladder_bar != "auto":
+            return self.ladder_bar
+        return "projected" if final_samples >= self.ladder_auto_ratio * samples else "face"
 
     def pair_search_z(self, moves: int) -> float:
         """Standard errors by which a move must beat its parent, in a round of ``moves``."""

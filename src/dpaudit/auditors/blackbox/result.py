@@ -76,7 +76,7 @@ class BlackBoxDetail:
     certified: tuple[CertifiedSet, ...] = ()
 
     def kept_by_face_bar(self, c: CertifiedSet) -> bool:
-        """Whether the default ladder bar (``"face"``) would have proposed set ``c``.
+        """Whether the ladder bar ``"face"`` would have proposed set ``c``.
 
         Under it a rung is proposed only when its ``face_projection`` is above the
         winner's (``certified[0]``); every other set is proposed alike.
@@ -92,8 +92,8 @@ class BlackBoxDetail:
         counts do not depend on which others were certified (the sets of a pair
         share its samples, one slot each), so this is what a search proposing only
         those sets would have certified on the same seed; a randomised tie drawn
-        after a dropped set's is the one exception.  E.g. the default ladder rule
-        from a ``ladder_bar="projected"`` run: ``keep=detail.kept_by_face_bar``.
+        after a dropped set's is the one exception.  E.g. the ``"face"`` ladder bar
+        from a run with the lower bar: ``keep=detail.kept_by_face_bar``.
         """
         kept = [c for c in self.certified if keep(c)]
         if not kept:

@@ -30,6 +30,7 @@ from dpaudit.auditors.blackbox.config import (
     STAGE_PLAYOFF,
     STAGE_SELECT,
     STAGE_TRAIN,
+    AuditConfig,
     SearchConfig,
     default_train_samples,
 )
@@ -430,7 +431,7 @@ def ladder(state: Shortlist, budget: Budget) -> Shortlist:
         budget.delta,
         search.ladder_rungs,
         search.ladder_step,
-        bar=rung_bar(search, win),
+        bar=rung_bar(cfg, win),
     )
     rungs = tuple(
         Entry(
@@ -444,9 +445,10 @@ def ladder(state: Shortlist, budget: Budget) -> Shortlist:
     return dataclasses.replace(state, rungs=rungs)
 
 
-def rung_bar(search: SearchConfig, winner: Entry) -> float | None:
+def rung_bar(config: AuditConfig, winner: Entry) -> float | None:
     """What a rung must project above at face value (``None``: the winner's face value)."""
-    return winner.candidate.projected if search.ladder_bar == "projected" else None
+    bar = config.search.effective_ladder_bar(config.samples, config.final_samples)
+    return winner.candidate.projected if bar == "projected" else None
 
 
 #: Every stage by name, in the order the search runs them.
