@@ -134,15 +134,15 @@ class SearchConfig:
     #: against the winner's 0.3757, the size ``--pair`` certified at 0.392; the winner
     #: certified 0.362.  Measured with ``"projected"`` at DP-Sniper's sizes (final 18.7×
     #: selection; ``benchmarks/results/pairs25_table.md``, Sessions 14–19, both modes, 3
-    #: seeds): SVT34Parallel's box median 0.362 → 0.385 (a tie with ``--pair``), PrefixSum
-    #: ``--pair`` 0.622 → 0.633, every other row of DP-Sniper's suite still reached or tied.
+    #: seeds; PrefixSum's box 2 seeds): SVT34Parallel's box median 0.362 → 0.385 (a tie with
+    #: ``--pair``), PrefixSum ``--pair`` 0.622 → 0.633, every other row still reached or tied.
     #: At small sizes (``benchmarks/results/ladder_bar_small.txt``, 20 seeds; one run gives
     #: both bars' bounds on the same counts), 20 000 selection outputs: final 2–5×, never
     #: higher, mean −0.0006 to −0.012 (ADePT, Gaussian, Laplace); 10×, +0.003 and +0.001;
     #: 20×, +0.010 and +0.011 (ADePT, Gaussian); ADePT at 100 000 and 5×, +0.0008 (8 of 10
     #: seeds equal: at larger sizes the two bars differ less).  An uneven split favouring
-    #: the winner does not pay (Sessions 16–18, ``benchmarks/split_weights.py``): the
-    #: witness is a rung, hedge or runner-up in 36 of the 51 runs recorded with ``K ≥ 2``.
+    #: the winner does not pay (Sessions 16–19, ``benchmarks/split_weights.py``): the
+    #: witness is a rung, hedge or runner-up in 40 of the 57 runs recorded with ``K ≥ 2``.
     ladder_bar: str = "auto"
     #: Ladder: the final-to-selection sample ratio from which ``"auto"`` takes the
     #: lower bar (10: where the gain and the cost measured above balance).
