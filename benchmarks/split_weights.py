@@ -74,12 +74,12 @@ def main() -> None:
         alpha = 1.0 - row["confidence"]
         every = [CertifiedSet(**entry) for entry in row["certified"][0]]
         detail = BlackBoxDetail("dpaudit", (), 0, 0, len(every), tuple(every))
-        values = []
+        values, sizes = [], []
         for keep in (detail.kept_by_face_bar, lambda _: True):
             kept = [s for s in every if keep(s)]
+            sizes.append(len(kept))
             values.append(detail.recertified(keep, row["confidence"]))
             values += [split_bound(kept, alpha, w) for w in args.weights]
-        face_kept = sum(map(detail.kept_by_face_bar, every))
         for mine, recorded in (
             (values[0], row.get("epsilon_lcb_face_bar")),
             (values[columns], row["epsilon_lcb"]),
@@ -92,7 +92,7 @@ def main() -> None:
                 )
         by_row.setdefault((case, inputs), []).append(values)
         shown = " ".join(f"{v:.5f}" for v in values)
-        print(f"{case:20s} {inputs:9s} {seed:4d} {face_kept:>4d}/{len(every):<4d}      {shown}")
+        print(f"{case:20s} {inputs:9s} {seed:4d} {sizes[0]:>4d}/{sizes[1]:<4d}      {shown}")
     print("\nmedians over seeds")
     for (case, inputs), values in by_row.items():
         medians = " ".join(
