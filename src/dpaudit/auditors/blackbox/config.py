@@ -134,7 +134,7 @@ class SearchConfig:
     #: against the winner's 0.3757, the size ``--pair`` certified at 0.392; the winner
     #: certified 0.362.  Measured with ``"projected"`` at DP-Sniper's sizes (final 18.7×
     #: selection; ``benchmarks/results/pairs25_table.md``, Sessions 14–19, both modes, 3
-    #: seeds; PrefixSum's box 2 seeds): SVT34Parallel's box median 0.362 → 0.385 (a tie with
+    #: seeds): SVT34Parallel's box median 0.362 → 0.385 (a tie with
     #: ``--pair``), PrefixSum ``--pair`` 0.622 → 0.633, every other row still reached or tied.
     #: At small sizes (``benchmarks/results/ladder_bar_small.txt``, 20 seeds; one run gives
     #: both bars' bounds on the same counts), 20 000 selection outputs: final 2–5×, never
@@ -142,7 +142,7 @@ class SearchConfig:
     #: 20×, +0.010 and +0.011 (ADePT, Gaussian); ADePT at 100 000 and 5×, +0.0008 (8 of 10
     #: seeds equal: at larger sizes the two bars differ less).  An uneven split favouring
     #: the winner does not pay (Sessions 16–19, ``benchmarks/split_weights.py``): the
-    #: witness is a rung, hedge or runner-up in 40 of the 57 runs recorded with ``K ≥ 2``.
+    #: witness is a rung, hedge or runner-up in 41 of the 58 runs recorded with ``K ≥ 2``.
     ladder_bar: str = "auto"
     #: Ladder: the final-to-selection sample ratio from which ``"auto"`` takes the
     #: lower bar (10: where the gain and the cost measured above balance).
