@@ -8,7 +8,6 @@ import pytest
 from dpaudit.analysis.word_embedding import WordEmbedding
 from dpaudit.api import audit
 from dpaudit.auditors.blackbox.config import AuditConfig
-from dpaudit.auditors.core.result import AuditorKind, AuditResult
 from dpaudit.auditors.metric.auditor import MetricAuditConfig
 from dpaudit.claims import Definition, InputDomain, MetricClaim, PrivacyClaim
 from dpaudit.engine.config import ExecutionConfig
@@ -17,6 +16,7 @@ from dpaudit.mechanisms import make_mechanism, mechanism_class, mechanism_names
 from dpaudit.mechanisms.base import MechanismContract
 from dpaudit.mechanisms.registry import make_word_mechanism
 from dpaudit.mechanisms.word.base import WordMechanism
+from dpaudit.results.audit import AuditorKind, AuditResult
 
 ONE = ExecutionConfig(workers=1)
 SMALL = AuditConfig(samples=4_000, final_samples=8_000, seed=0)

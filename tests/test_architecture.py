@@ -12,8 +12,9 @@ Layers (each may import only what is listed for it, plus the basics)::
     mechanisms → analysis                      (mechanisms use the maths)
     engine, analysis, text       basics only
     basics: errors, validation, claims, random, serialization, io, progress, verdicts,
-                                 witness, rundir (a run directory's file names and records;
-                                 the records hold typed audit results, so rundir reads auditors/)
+                                 witness, results (the typed audit result: a leaf that
+                                 imports only basics), rundir (a run directory's file names
+                                 and records, which hold typed results)
 
 Imports are read with :mod:`ast` from the source, so the test fails as soon as
 a file breaks a rule, whether or not that code path runs.
@@ -43,6 +44,7 @@ BASICS = frozenset(
         "verdicts",
         "witness",
         "rundir",
+        "results",
         "__init__",
     }
 )
@@ -75,10 +77,12 @@ BASIC_ALLOWED: dict[str, frozenset[str]] = {
     "progress": frozenset({"errors"}),
     "verdicts": frozenset(),
     "witness": frozenset(),
-    # A run directory's file names and its typed results.json records; the records hold each
-    # audit's typed result, so they read it with auditors/ (whose engine imports only
-    # rundir.layout: no cycle, which test_no_import_cycles_between_modules checks).
-    "rundir": frozenset({"errors", "serialization", "verdicts", "witness", "auditors"}),
+    # What an audit answers (AuditResult, its kind, declaration findings): a leaf that the run
+    # directory, the report and every auditor read, importing only basics itself.
+    "results": frozenset({"errors", "serialization", "verdicts", "witness"}),
+    # A run directory's file names and its typed results.json records, which hold each
+    # audit's typed result (read from results/, never from an auditor).
+    "rundir": frozenset({"errors", "serialization", "verdicts", "witness", "results"}),
 }
 #: Largest source file, in lines: a file longer than this holds more than one idea.
 MAX_LINES = 600

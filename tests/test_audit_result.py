@@ -25,7 +25,6 @@ from dpaudit.auditors.blackbox.result import BlackBoxDetail
 from dpaudit.auditors.blackbox.scores import LikelihoodRatioScore
 from dpaudit.auditors.core.certify import Certificate
 from dpaudit.auditors.core.declarations import DeclarationFinding
-from dpaudit.auditors.core.result import AuditorKind, AuditResult, detail_type
 from dpaudit.auditors.metric.auditor import MetricAuditConfig, audit_metric
 from dpaudit.auditors.metric.result import MetricDetail, PairResult
 from dpaudit.auditors.profile import ProfileAuditConfig, audit_profile
@@ -46,6 +45,7 @@ from dpaudit.mechanisms import make_mechanism
 from dpaudit.mechanisms.registry import make_word_mechanism
 from dpaudit.mechanisms.rewriters.claim import Neighbours, TextClaim, Unit
 from dpaudit.mechanisms.rewriters.decoding import Decoding
+from dpaudit.results.audit import AuditorKind, AuditResult, detail_type
 from dpaudit.serialization import dumps, from_jsonable
 from dpaudit.verdicts import Verdict
 from dpaudit.witness import ProbabilityEstimate, Witness, WitnessKind
@@ -210,7 +210,7 @@ def test_a_detail_type_loads_its_auditors_module_in_a_fresh_process() -> None:
 
     probe = (
         "import sys\n"
-        "from dpaudit.auditors.core.result import AuditorKind, detail_type\n"
+        "from dpaudit.results.audit import AuditorKind, detail_type\n"
         "assert 'dpaudit.auditors.profile.result' not in sys.modules\n"
         "print(' '.join(detail_type(k).__name__ for k in AuditorKind))\n"
     )

@@ -26,7 +26,6 @@ import pytest
 from dpaudit.analysis.word_embedding import WordEmbedding
 from dpaudit.auditors.blackbox.auditor import AuditConfig, audit
 from dpaudit.auditors.core.certify import Certificate
-from dpaudit.auditors.core.result import AuditorKind, AuditResult, detail_type
 from dpaudit.auditors.metric.auditor import MetricAuditConfig, audit_metric
 from dpaudit.auditors.rewriter.exact import ExactLoss, WorstToken
 from dpaudit.auditors.rewriter.fidelity import FidelityCheck
@@ -47,6 +46,7 @@ from dpaudit.report.collect import load_run
 from dpaudit.report.html import render_html
 from dpaudit.report.markdown import render_markdown
 from dpaudit.reproduce.common import FigureRun
+from dpaudit.results.audit import AuditorKind, AuditResult, detail_type
 from dpaudit.rundir.layout import RESULTS_JSON, RUN_STATUS
 from dpaudit.rundir.records import AuditRecord, FigureResult, ResultsFormatError
 from dpaudit.serialization import dumps, from_jsonable, to_jsonable

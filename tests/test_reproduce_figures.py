@@ -23,7 +23,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from dpaudit.auditors.core.result import AuditorKind, AuditResult
 from dpaudit.cli.main import main
 from dpaudit.reproduce import registry
 from dpaudit.reproduce.acl_loss import (
@@ -32,6 +31,7 @@ from dpaudit.reproduce.acl_loss import (
     loss_upper_bound,
 )
 from dpaudit.reproduce.reference_data import acl2022_published, acl2022_published_runs
+from dpaudit.results.audit import AuditorKind, AuditResult
 from dpaudit.rundir.layout import (
     FIGURE_PNG,
     FIGURE_README,

@@ -19,13 +19,13 @@ torch = pytest.importorskip("torch", reason="the rewriter tests need PyTorch (ex
 
 from lm_threads import one_torch_thread  # noqa: E402, F401  (autouse fixture)
 
-from dpaudit.auditors.core.result import AuditResult  # noqa: E402
 from dpaudit.auditors.rewriter import (  # noqa: E402
     RewriterAuditConfig,
     audit_rewriter,
     exact_violation,
     summary,
 )
+from dpaudit.results.audit import AuditResult  # noqa: E402
 from dpaudit.testing.toy_lm import toy_model  # noqa: E402
 
 WORDS = ("<eos>", "a", "b", "c", "good", "bad")

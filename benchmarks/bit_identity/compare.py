@@ -36,7 +36,7 @@ RENAMES = {
 }
 
 
-#: Auditor kinds of the typed layout (``dpaudit.auditors.core.result.AuditorKind``).
+#: Auditor kinds of the typed layout (``dpaudit.results.audit.AuditorKind``).
 KINDS = ("blackbox", "sanity", "metric", "profile", "rewriter")
 #: Old field → where the typed layout keeps it (a path from the top).
 RENAMED: dict[str, tuple[str | int, ...]] = {

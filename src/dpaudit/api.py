@@ -12,7 +12,7 @@ The ACL 2022 sanity check is a different test (a fixed attack on constant
 inputs), so it keeps its own entry, :func:`dpaudit.sanity_check`.
 
 Every auditor returns the one typed result,
-:class:`~dpaudit.auditors.core.result.AuditResult`, whose ``detail`` is its
+:class:`~dpaudit.results.audit.AuditResult`, whose ``detail`` is its
 auditor's own frozen dataclass (re-exported here with it).
 """
 
@@ -24,7 +24,6 @@ from typing import Any, cast
 from dpaudit.auditors.blackbox.auditor import audit as audit_blackbox
 from dpaudit.auditors.blackbox.config import AuditConfig
 from dpaudit.auditors.blackbox.result import BlackBoxDetail, CertifiedSet
-from dpaudit.auditors.core.result import AuditorKind, AuditResult
 from dpaudit.auditors.metric.auditor import MetricAuditConfig, audit_metric
 from dpaudit.auditors.metric.result import MetricDetail, PairResult
 from dpaudit.auditors.profile.result import ProfileDetail
@@ -35,6 +34,7 @@ from dpaudit.engine.config import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError, InvalidTypeError
 from dpaudit.mechanisms.base import Mechanism, MechanismContract
 from dpaudit.mechanisms.word.base import WordMechanism
+from dpaudit.results.audit import AuditorKind, AuditResult
 from dpaudit.testing import as_mechanism
 
 # Importing every auditor's detail type here registers it, so that

@@ -34,7 +34,6 @@ from dpaudit.auditors.blackbox.config import default_train_samples
 from dpaudit.auditors.blackbox.names import CLASSIFIERS, MODES
 from dpaudit.auditors.blackbox.pairs import InputPair, parse_pair
 from dpaudit.auditors.core.guard import check_sample_memory, checked_sample, domain_corners
-from dpaudit.auditors.core.result import AuditResult
 from dpaudit.auditors.metric.auditor import MetricAuditConfig, audit_metric
 from dpaudit.auditors.metric.sampling import sample_word_codes
 from dpaudit.cli.cmd_audit_profile import add_profile_args, run_profile
@@ -68,6 +67,7 @@ from dpaudit.engine.pilot import (
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.word.base import WordMechanism
+from dpaudit.results.audit import AuditResult
 from dpaudit.serialization import to_jsonable
 from dpaudit.validation import check_epsilon
 from dpaudit.witness import Witness, format_value

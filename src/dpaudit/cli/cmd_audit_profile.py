@@ -23,10 +23,10 @@ from dpaudit.serialization import to_jsonable
 if TYPE_CHECKING:  # claims and the auditor need scipy, which the CLI's start-up must not load
     from dpaudit.analysis.claim_text import ParsedClaim
     from dpaudit.auditors.blackbox.pairs import InputPair
-    from dpaudit.auditors.core.result import AuditResult
     from dpaudit.auditors.profile import ProfileAuditConfig
     from dpaudit.engine.executor import ExecutionConfig
     from dpaudit.mechanisms.base import Mechanism
+    from dpaudit.results.audit import AuditResult
 
 #: The forms of ``--claim`` (those of :data:`dpaudit.analysis.claim_text.CLAIM_FORMS`, kept
 #: here as text so that ``--help`` does not load scipy; a test checks that they agree).

@@ -11,7 +11,6 @@ import argparse
 import shlex
 from typing import Any
 
-from dpaudit.auditors.core.result import AuditResult
 from dpaudit.auditors.sanity.check import PATHS, TIE_RULES, sanity_check
 from dpaudit.cli.common import (
     add_mechanism_args,
@@ -23,6 +22,7 @@ from dpaudit.cli.common import (
 )
 from dpaudit.cli.main import command_help
 from dpaudit.cli.parser import integer
+from dpaudit.results.audit import AuditResult
 
 
 def register(sub: Any) -> None:

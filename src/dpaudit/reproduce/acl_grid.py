@@ -15,11 +15,11 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dpaudit.auditors.core.result import AuditResult
 from dpaudit.auditors.sanity.check import finish_sanity_check, plan_sanity_check, run_sanity_unit
 from dpaudit.engine.executor import ExecutionConfig, run_units
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms import make_mechanism
+from dpaudit.results.audit import AuditResult
 from dpaudit.validation import check_probability_open
 
 ACL2022_EPSILONS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)

@@ -28,7 +28,6 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.auditors.core.result import AuditResult
 from dpaudit.auditors.sanity.check import sanity_epsilon_lower_bound
 from dpaudit.engine.executor import run_units
 from dpaudit.mechanisms import make_mechanism
@@ -46,6 +45,7 @@ from dpaudit.reproduce.reference_data import (
     acl2022_published_runs,
 )
 from dpaudit.reproduce.registry import FigureSpec
+from dpaudit.results.audit import AuditResult
 from dpaudit.verdicts import verdict_text
 from dpaudit.witness import Witness
 

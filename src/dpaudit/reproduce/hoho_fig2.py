@@ -29,11 +29,11 @@ from dpaudit.auditors.blackbox.auditor import (
     AuditConfig,
     audit,
 )
-from dpaudit.auditors.core.result import AuditResult
 from dpaudit.mechanisms import make_mechanism
 from dpaudit.reproduce import common
 from dpaudit.reproduce.common import AuditRecord, FigureResult, FigureRun, Finding
 from dpaudit.reproduce.registry import FigureSpec
+from dpaudit.results.audit import AuditResult
 
 NAME = "hoho-fig2"
 TITLE = "OME on a scalar: estimated ε vs claimed ε (DP-Sniper mode and dpaudit mode)"

@@ -36,7 +36,6 @@ import numpy as np
 from dpaudit.adapters._support import library_available
 from dpaudit.adapters.mldp import MLDPMechanism
 from dpaudit.analysis.word_embedding import glove_embedding
-from dpaudit.auditors.core.result import AuditResult
 from dpaudit.auditors.metric.auditor import (
     INCONCLUSIVE,
     OUTSIDE,
@@ -58,6 +57,7 @@ from dpaudit.reproduce.common import (
     Finding,
 )
 from dpaudit.reproduce.registry import FigureSpec
+from dpaudit.results.audit import AuditResult
 from dpaudit.verdicts import Verdict
 
 NAME = "mldp-lrec2024"

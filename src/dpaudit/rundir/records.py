@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from dpaudit.auditors.core.result import AuditResult
 from dpaudit.errors import DPAuditError, InvalidArgumentError
+from dpaudit.results.audit import AuditResult
 from dpaudit.rundir.layout import RESULTS_JSON
 from dpaudit.serialization import from_jsonable
 from dpaudit.verdicts import Verdict
@@ -140,7 +140,7 @@ class ReportTable:
 class AuditRecord:
     """One audited mechanism as the report shows it: a row and a witness card.
 
-    ``audit`` is the audit's own typed result (:class:`~dpaudit.auditors.core.result.AuditResult`:
+    ``audit`` is the audit's own typed result (:class:`~dpaudit.results.audit.AuditResult`:
     claim, bound, confidence, verdict, witness, trust notes and the auditor's
     typed detail), stored whole.  The row's claim, claimed ε, bound, confidence,
     verdict, sentence and witness are the audit's, read through the properties

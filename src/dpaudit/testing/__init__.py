@@ -60,13 +60,13 @@ import numpy as np
 from dpaudit.adapters.callable import FunctionMechanism
 from dpaudit.auditors.blackbox.auditor import AuditConfig, audit
 from dpaudit.auditors.blackbox.pairs import InputPair
-from dpaudit.auditors.core.result import AuditorKind, AuditResult
 from dpaudit.auditors.metric.auditor import MetricAuditConfig, audit_metric
 from dpaudit.claims import PrivacyClaim
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidTypeError
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.word.base import WordMechanism
+from dpaudit.results.audit import AuditorKind, AuditResult
 from dpaudit.testing.conformance import check_mechanism
 from dpaudit.testing.results import CheckResult, ConformanceError, ConformanceReport
 from dpaudit.validation import check_epsilon, check_int
@@ -221,7 +221,7 @@ def assert_no_violation(
     ``pairs`` ``[(x, x'), ...]`` to try besides the generated patterns;
     ``workers`` processes (1 = in-process, which also works for lambdas).
 
-    Returns the :class:`~dpaudit.auditors.core.result.AuditResult` when no violation is
+    Returns the :class:`~dpaudit.results.audit.AuditResult` when no violation is
     found (for a word mechanism its ``detail`` is a
     :class:`~dpaudit.auditors.metric.result.MetricDetail`, whose ``pairs`` are
     ``(w, w')`` words); an inconclusive audit also

@@ -130,12 +130,12 @@ from dpaudit.auditors.blackbox.selection import projected_bound
 from dpaudit.auditors.blackbox.shortlist import Budget
 from dpaudit.auditors.blackbox.stages import search
 from dpaudit.auditors.core.certify import split_error
-from dpaudit.auditors.core.result import AuditResult
 from dpaudit.auditors.core.trust import establish_trust
 from dpaudit.claims import Definition
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.base import Mechanism
+from dpaudit.results.audit import AuditResult
 
 __all__ = [
     "CLASSIFIERS",
@@ -164,7 +164,7 @@ def audit(
 ) -> AuditResult:
     """Run the black-box audit of ``mechanism`` against its own claim.
 
-    Returns an :class:`~dpaudit.auditors.core.result.AuditResult` whose
+    Returns an :class:`~dpaudit.results.audit.AuditResult` whose
     ``epsilon_lower_bound`` holds with probability ≥ ``config.confidence``
     (see the module docstring for exactly what that covers).  ``timer``: pass one
     to read each stage's CPU seconds and outputs drawn afterwards (the result's

@@ -31,9 +31,9 @@ from dpaudit.auditors.blackbox.scores import (
 )
 from dpaudit.auditors.blackbox.selection import Candidate
 from dpaudit.auditors.core.certify import certify_one, split_error
-from dpaudit.auditors.core.result import AuditResult
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.mechanisms.base import Mechanism
+from dpaudit.results.audit import AuditResult
 
 
 def audit_dpsniper(

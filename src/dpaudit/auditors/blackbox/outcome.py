@@ -1,7 +1,7 @@
 """Building the black-box audit's witness and result from the final counts.
 
 Shared by both modes; the witness is :class:`dpaudit.witness.Witness`, the
-result :class:`dpaudit.auditors.core.result.AuditResult` with its
+result :class:`dpaudit.results.audit.AuditResult` with its
 :class:`~dpaudit.auditors.blackbox.result.BlackBoxDetail`.  Imports nothing above ``auditors/``.
 """
 
@@ -18,8 +18,8 @@ from dpaudit.auditors.blackbox.sampler import Timer
 from dpaudit.auditors.blackbox.selection import Candidate, log_ratio
 from dpaudit.auditors.core.certify import Certificate, FinalCounts
 from dpaudit.auditors.core.power import describe_power, power_summary
-from dpaudit.auditors.core.result import AuditorKind, AuditResult
 from dpaudit.mechanisms.base import Mechanism
+from dpaudit.results.audit import AuditorKind, AuditResult
 from dpaudit.verdicts import Verdict, verdict_text
 from dpaudit.witness import ThresholdAttack, Witness, WitnessKind, WitnessSeeds
 

@@ -1,6 +1,6 @@
 """What only the black-box audit (:mod:`dpaudit.auditors.blackbox.auditor`) reports.
 
-The result itself is the shared :class:`dpaudit.auditors.core.result.AuditResult`
+The result itself is the shared :class:`dpaudit.results.audit.AuditResult`
 (bound, verdict, witness, trust notes); :class:`BlackBoxDetail` is its
 ``detail`` for ``kind = blackbox``: how the search ran, and every set it
 certified together (:class:`CertifiedSet`).
@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from dpaudit.auditors.core.certify import FinalCounts, certify
-from dpaudit.auditors.core.result import AuditorKind, register_detail
+from dpaudit.results.audit import AuditorKind, register_detail
 
 __all__ = ["BlackBoxDetail", "CertifiedSet"]
 

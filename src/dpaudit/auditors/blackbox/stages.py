@@ -64,7 +64,7 @@ from dpaudit.auditors.blackbox.shortlist import (
     rank_sets,
 )
 from dpaudit.auditors.core.certify import FinalCounts, best, certify
-from dpaudit.auditors.core.result import AuditResult
+from dpaudit.results.audit import AuditResult
 
 #: A stage: (shortlist, budget) → a smaller shortlist.
 Stage = Callable[[Shortlist, Budget], Shortlist]

@@ -56,7 +56,6 @@ check can only fail by chance (probability ≤ α).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -71,6 +70,7 @@ from dpaudit.engine.timeout import preview
 from dpaudit.errors import MechanismError
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.random import open_uniform, stable_hash, unit_rng
+from dpaudit.results.findings import DeclarationFinding
 
 #: Probability that a correct declaration is flagged (each check, Bonferroni inside).
 DECLARATION_ALPHA = 1e-3
@@ -82,26 +82,6 @@ TRANSFORM_COORDS = 1 << 18
 _LOWER_MASSES = (2.0**-1, 2.0**-4, 2.0**-7, 2.0**-10, 2.0**-13, 0.0)
 _UPPER_MASSES = (2.0**-1, 2.0**-4, 2.0**-7)
 _SEED_TAG = stable_hash("dpaudit.declarations")
-
-
-@dataclass(frozen=True)
-class DeclarationFinding:
-    """A declaration that the real sampler contradicts, with the evidence.
-
-    ``declaration``: ``log_prob`` or ``noise_from_uniform``; ``summary``: the
-    finding in words; ``evidence``: the numbers behind it; ``alpha``: the
-    check's error (probability of flagging a correct declaration).
-    """
-
-    declaration: str
-    mechanism: str
-    summary: str
-    evidence: str
-    alpha: float
-
-    def describe(self) -> str:
-        """One line: ``finding: <summary> (<evidence>)``."""
-        return f"finding: {self.summary} ({self.evidence})"
 
 
 # ------------------------------------------------------------------ log_prob

@@ -54,7 +54,6 @@ import numpy as np
 
 from dpaudit.auditors.core.certify import FinalCounts, certify_one, split_error, verdict_for
 from dpaudit.auditors.core.projection import projected_bound
-from dpaudit.auditors.core.result import AuditorKind, AuditResult
 from dpaudit.auditors.core.trust import establish_trust
 from dpaudit.auditors.metric.exact import exact_beside, exact_notes
 from dpaudit.auditors.metric.pairs import WordPair, search_pairs
@@ -74,6 +73,7 @@ from dpaudit.auditors.metric.sampling import count_words
 from dpaudit.engine.config import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.word.base import WordMechanism, outcome_name
+from dpaudit.results.audit import AuditorKind, AuditResult
 from dpaudit.validation import check_int, check_probability_open, check_seed
 
 #: Stage codes at the head of every unit key.
@@ -137,7 +137,7 @@ def audit_metric(
 ) -> AuditResult:
     """Audit ``mechanism``'s metric-DP claim pair by pair (see the module docstring).
 
-    Returns an :class:`~dpaudit.auditors.core.result.AuditResult` whose
+    Returns an :class:`~dpaudit.results.audit.AuditResult` whose
     :class:`~dpaudit.auditors.metric.result.MetricDetail` holds the per-pair
     statements, jointly true with probability ≥ ``config.confidence``; its
     bound and witness are the worst pair's.

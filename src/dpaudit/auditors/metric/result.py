@@ -5,7 +5,7 @@ certified bound against ``ε·d``, and — without a violation — its power
 (:mod:`dpaudit.auditors.metric.power`): what the audit could have flagged and
 the samples an inconclusive pair would need; where the output law is known,
 the exact loss beside it (:mod:`dpaudit.auditors.metric.exact`).  The audit's
-result is the shared :class:`~dpaudit.auditors.core.result.AuditResult` with a
+result is the shared :class:`~dpaudit.results.audit.AuditResult` with a
 :class:`MetricDetail`; its witness is the worst pair's (:func:`pair_witness`).
 """
 
@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from dpaudit.auditors.core.result import AuditorKind, register_detail
+from dpaudit.results.audit import AuditorKind, register_detail
 from dpaudit.verdicts import Verdict
 from dpaudit.witness import ProbabilityEstimate, Witness, WitnessKind
 

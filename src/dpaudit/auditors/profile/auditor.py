@@ -37,7 +37,6 @@ from typing import Any
 import numpy as np
 
 from dpaudit.auditors.core.certify import FinalCounts, certify, split_error
-from dpaudit.auditors.core.result import AuditorKind, AuditResult
 from dpaudit.auditors.core.trust import establish_trust
 from dpaudit.auditors.profile.bounds import (
     ceiling,
@@ -60,6 +59,7 @@ from dpaudit.auditors.profile.selection import ProposedSet, select_sets
 from dpaudit.engine.executor import ExecutionConfig, run_units
 from dpaudit.errors import InvalidArgumentError, InvalidTypeError
 from dpaudit.mechanisms.base import Mechanism
+from dpaudit.results.audit import AuditorKind, AuditResult
 from dpaudit.validation import check_int, check_probability_open, check_seed
 from dpaudit.verdicts import Verdict
 from dpaudit.witness import ProbabilityEstimate, Witness, WitnessKind
@@ -156,7 +156,7 @@ def audit_profile(
 ) -> AuditResult:
     """Certify lower bounds on the whole privacy profile of ``(x, x')`` and judge ``claim``.
 
-    Returns an :class:`~dpaudit.auditors.core.result.AuditResult` whose
+    Returns an :class:`~dpaudit.results.audit.AuditResult` whose
     :class:`~dpaudit.auditors.profile.result.ProfileDetail` holds every
     certified statement (see :func:`_result` for its summary bound and witness).
     """

@@ -1,6 +1,6 @@
 """What only a profile audit reports: :class:`ProfileDetail`, the ``detail`` of its result.
 
-The result itself is the shared :class:`dpaudit.auditors.core.result.AuditResult`.
+The result itself is the shared :class:`dpaudit.results.audit.AuditResult`.
 Every number here is one-sided: a lower bound on what the mechanism really
 gives away, holding — all of them together — with the audit's confidence.
 """
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dpaudit.auditors.core.certify import FinalCounts
-from dpaudit.auditors.core.result import AuditorKind, register_detail
+from dpaudit.results.audit import AuditorKind, register_detail
 from dpaudit.verdicts import Verdict
 
 

@@ -21,7 +21,6 @@ import numpy as np
 
 from dpaudit.auditors.core.certify import FinalCounts, certify, split_error, verdict_for
 from dpaudit.auditors.core.power import certifiable_ceiling
-from dpaudit.auditors.core.result import AuditResult
 from dpaudit.auditors.core.statistics import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.auditors.rewriter.features import (
     TextEvent,
@@ -38,6 +37,7 @@ from dpaudit.auditors.rewriter.result import (
     rewriter_result,
 )
 from dpaudit.errors import InvalidArgumentError, MechanismError
+from dpaudit.results.audit import AuditResult
 from dpaudit.validation import check_int, check_probability_open
 from dpaudit.witness import Witness, WitnessKind
 

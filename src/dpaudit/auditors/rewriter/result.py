@@ -3,7 +3,7 @@
 Both rewriter auditors — white box (:mod:`.whitebox`: exact token losses,
 the declared-decoding check) and black box (:mod:`.blackbox`: a text
 function read as a reviewer would) — return the shared
-:class:`~dpaudit.auditors.core.result.AuditResult` (kind ``rewriter``); its
+:class:`~dpaudit.results.audit.AuditResult` (kind ``rewriter``); its
 bound and witness are those of the best certified :class:`Statement`.
 :func:`rewriter_result` builds it, :func:`summary` states it in a few lines.
 """
@@ -18,12 +18,12 @@ from typing import Any
 import numpy as np
 
 from dpaudit.auditors.core.certify import Certificate
-from dpaudit.auditors.core.result import AuditorKind, AuditResult, register_detail
 from dpaudit.auditors.rewriter.exact import ExactLoss
 from dpaudit.auditors.rewriter.features import words
 from dpaudit.auditors.rewriter.fidelity import FidelityCheck
 from dpaudit.mechanisms.rewriters.claim import TextClaim
 from dpaudit.mechanisms.rewriters.decoding import Decoding
+from dpaudit.results.audit import AuditorKind, AuditResult, register_detail
 from dpaudit.verdicts import Verdict
 from dpaudit.witness import Witness
 

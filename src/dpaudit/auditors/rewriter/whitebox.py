@@ -32,7 +32,6 @@ import numpy as np
 
 from dpaudit.auditors.core.certify import FinalCounts, certify, split_error, verdict_for
 from dpaudit.auditors.core.power import certifiable_ceiling
-from dpaudit.auditors.core.result import AuditResult
 from dpaudit.auditors.core.statistics import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.auditors.rewriter.exact import ExactLoss, summarise, token_losses
 from dpaudit.auditors.rewriter.fidelity import FidelityCheck, check_fidelity, randomised_pit
@@ -47,6 +46,7 @@ from dpaudit.auditors.rewriter.result import (
 from dpaudit.engine.config import ExecutionConfig
 from dpaudit.engine.executor import run_units
 from dpaudit.errors import InvalidArgumentError
+from dpaudit.results.audit import AuditResult
 from dpaudit.validation import check_int, check_probability_open
 from dpaudit.verdicts import Verdict
 from dpaudit.witness import Witness, WitnessKind

@@ -74,9 +74,7 @@ from typing import Any
 import numpy as np
 
 from dpaudit.auditors.core.certify import FinalCounts, best, certify
-from dpaudit.auditors.core.declarations import DeclarationFinding
 from dpaudit.auditors.core.guard import checked_sample
-from dpaudit.auditors.core.result import AuditorKind, AuditResult, register_detail
 from dpaudit.auditors.core.trust import TrustReport, establish_trust
 from dpaudit.auditors.sanity.decision_set import DecisionSet, attack_decision_set
 from dpaudit.engine.executor import ExecutionConfig, run_units
@@ -84,6 +82,8 @@ from dpaudit.engine.timeout import mechanism_label
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.random import stable_hash, unit_rng
+from dpaudit.results.audit import AuditorKind, AuditResult, register_detail
+from dpaudit.results.findings import DeclarationFinding
 from dpaudit.serialization import to_jsonable
 from dpaudit.validation import check_int, check_probability_open, check_seed
 from dpaudit.verdicts import Verdict, verdict_text

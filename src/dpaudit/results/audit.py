@@ -22,8 +22,8 @@ from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any, TypeVar
 
-from dpaudit.auditors.core.declarations import DeclarationFinding
 from dpaudit.errors import InvalidArgumentError
+from dpaudit.results.findings import DeclarationFinding
 from dpaudit.serialization import dataclass_fields, dumps, from_jsonable, to_jsonable
 from dpaudit.verdicts import Verdict
 from dpaudit.witness import Witness
