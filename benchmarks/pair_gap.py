@@ -17,6 +17,10 @@ seeds, their difference and a verdict:
 Usage (from the repository root, dpaudit installed)::
 
     .venv/bin/python benchmarks/pair_gap.py BOX.jsonl PAIRS.jsonl
+
+The table of ``docs/tuning.md`` (DP-Sniper's sizes, 3 seeds, measured 2026-11-28 to 29)
+is this script's output on ``benchmarks/results/box_vs_pair_full_box.jsonl`` and
+``benchmarks/results/box_vs_pair_full_box-pairs.jsonl``.
 """
 
 from __future__ import annotations

@@ -293,7 +293,7 @@ def _ranked(
 def test_playoff_hedge_certifies_the_groups_best_set_under_the_rankings_margin(
     monkeypatch: pytest.MonkeyPatch, hedge: bool
 ) -> None:
-    # one_time_rappor, seed 0, at 1/100 of DP-Sniper's sizes (pairs25_table.md, Session 6):
+    # one_time_rappor, seed 0, at 1/100 of DP-Sniper's sizes (measured 2026-11-28):
     # a 0.006 % set counted 25 vs 2 on the ranking outputs, chosen from thousands of
     # candidates, and 16 vs 1 on the playoff's; a 1.8 % set of the same group counted
     # 1 918 vs 1 056 on both.  Pooled under the margin for the three sets re-ranked the
@@ -331,7 +331,7 @@ def test_a_single_group_is_hedged_on_the_ranking_counts_alone(
     monkeypatch: pytest.MonkeyPatch, hedge: bool
 ) -> None:
     # LaplaceParallel with DP-Sniper's pair given, seed 1 at DP-Sniper's full sizes
-    # (pairs25_table.md, Session 9): every ranked set was of one (pair, orientation)
+    # (measured 2026-11-28): every ranked set was of one (pair, orientation)
     # group, so no playoff ran; under the margin for the pool's few sets a 0.0013 %
     # set counted 138 vs 84 led a 1.2 % set counted 130 306 vs 122 068, and certified
     # 0 on the final outputs (its fresh counts: 13 vs 23 of 2M).

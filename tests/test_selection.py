@@ -96,9 +96,9 @@ def test_margin_is_one_for_the_ratio_not_one_per_count() -> None:
 
 
 def test_a_smaller_set_of_a_stronger_pair_outranks_a_larger_weaker_one() -> None:
-    # SparseVectorTechnique1 at 1/10 of DP-Sniper's sizes (benchmarks/results/pairs25_table.md,
-    # Session 5): a 2.2 % set with true loss 0.085 (final bound 0.080) against an 8.8 % set
-    # with loss 0.058 (final bound 0.056), ranked among 5 000 candidates on 1.07M outputs.
+    # SparseVectorTechnique1 at 1/10 of DP-Sniper's sizes (measured 2026-11-27): a 2.2 % set
+    # with true loss 0.085 (final bound 0.080) against an 8.8 % set with loss 0.058 (final
+    # bound 0.056), ranked among 5 000 candidates on 1.07M outputs.
     n, n_final, alpha_side, draws = 1_070_000, 20_000_000, 0.05, 200
     p_num = np.array([0.022 * math.exp(0.085), 0.088 * math.exp(0.058)])
     p_den = np.array([0.022, 0.088])

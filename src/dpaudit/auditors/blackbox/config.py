@@ -32,164 +32,60 @@ class SearchConfig:
 
     The search (:mod:`dpaudit.auditors.blackbox.stages`) chooses sets on samples the final
     certification never sees, so no value here can make a reported bound invalid: they
-    trade power against time.  The defaults are the values each stage was tuned to on the
-    benchmark cases named below; ``benchmarks/ablation.py`` measures what switching each
-    optional stage off costs (``benchmarks/README.md``, "Search ablation"), and a stage
-    that raised no row's median bound beyond its spread over seeds was removed
+    trade power against time.  The measurements behind each default, and the stages
+    removed because they raised no row's median bound beyond its spread over seeds
     (``validate``, a re-ranking on a fresh half of ``samples``, and DP-Sniper's
-    fixed-mass sets in ``rank``).
+    fixed-mass sets in ``rank``), are in ``docs/tuning.md``; ``benchmarks/ablation.py``
+    measures what switching each optional stage off costs.
     """
 
-    #: Training outputs per input when ``AuditConfig.train_samples`` is not given: at least
-    #: this many (2^17), see :func:`default_train_samples`.  With 20 coordinates of
-    #: Lap(200) it leaves the logistic direction at cosine ≈ 0.79 to the true one.
+    #: Train: least training outputs per input without ``AuditConfig.train_samples`` (≥ 1).
     train_floor: int = 1 << 17
-    #: ... and at least ``samples // train_fraction`` (8: DP-Sniper's 10.7M gives 1.3M,
-    #: cosine ≈ 0.95 in the same case), at a small fraction of the later stages' cost.
+    #: Train: also at least ``samples // train_fraction`` training outputs per input (≥ 1).
     train_fraction: int = 8
-    #: Screen: the (pair, score) combinations, best first by their training-sample
-    #: projection, that go on to ranking (32).  The training sample is too small to
-    #: judge them, and each input is sampled once for all kept scores that use it, so a
-    #: wide screen costs scoring, not sampling.
+    #: Screen: (pair, score) combinations, best first on training, kept for ranking (≥ 1).
     screen_pairs: int = 32
-    #: Screen: combinations whose best set projects no bound on training go on only to
-    #: fill the screen up to this many (8): each widens the ranking's margin, which
-    #: costs small sets most (SVT4 at 1/100 of DP-Sniper's sizes: 13 of 32 places
-    #: went to such pairs and a large set of 0.097 beat the X pattern's ≈ 0.13).
+    #: Screen: places for combinations that project no bound on training, at most (≥ 1).
     screen_min: int = 8
-    #: Screen: and the best combination of each of this many more pairs whose best set
-    #: projects a bound under its own combination's margin only (2): the margin for
-    #: every training candidate hides small sets.  Measured
-    #: (``benchmarks/results/pairs25_table.md``, Session 4): SVT2 at 1/10 of
-    #: DP-Sniper's sizes 0.0387 → 0.0775 (median of 3 seeds); at 1/100 five of 54
-    #: seed-runs of the suite rose (SVT4 seed 2 0.0948 → 0.1235), none fell.  0: off.
+    #: Screen: extra pairs kept for a bound under their own combination's margin (≥ 0; 0 off).
     screen_spare: int = 2
-    #: Rank: the leaders (under the margin for every candidate ranked, on ``samples``
-    #: fresh outputs per input) kept for the playoff and the final stage (16; at least
-    #: ``best_candidates``).  Enough for every DP-Sniper-suite winner to be among them
-    #: at 1M samples.
+    #: Rank: leaders under the margin for every candidate kept for playoff and final (≥ 1).
     rank_top: int = 16
-    #: Rank: a second group of leaders, ``rank_top · this`` many (½), the best under the
-    #: margin for the ``rank_top`` leaders alone, so that an effect the full margin hides
-    #: at small sizes keeps a chance.  Measured (``benchmarks/README.md``, "Search
-    #: ablation"): switched off, DP-Sniper's ReportNoisyMax4 at 1/100 of its sizes fell
-    #: on every seed, median 0.889 → 0.751 (spread over 3 seeds 0.065); in this search
-    #: (no validation, no fixed-mass sets) 0.8725 → 0.7832 over 9 seeds, lower on 7.
-    #: 0: off.
+    #: Rank: a second group of ``rank_top · rank_extra`` leaders under their own margin ([0, 1]).
     rank_extra: float = 0.5
-    #: Playoff: how many distinct (pair, orientation) groups, best first after
-    #: ranking, have their scores counted on more fresh outputs (3; ReportNoisyMax1's
-    #: two best pairs differ by less than the ranking noise).  0 or 1: no playoff.
-    #: Measured: switched off, the truncated geometric at 1/20 of DP-Sniper's sizes fell
-    #: 0.1168 → 0.1162 (spread over 3 seeds 0.0004); SVT1 at 1/20 0.0771 → 0.0605, within
-    #: its spread 0.0218; at 1/100 ReportNoisyMax1, ReportNoisyMax4 and the truncated
-    #: geometric lost nothing.
+    #: Playoff: (pair, orientation) groups recounted on fresh outputs (≥ 0; 0 or 1: none).
     playoff_groups: int = 3
-    #: Playoff: outputs per input it counts (``None``: ``samples``).
+    #: Playoff: outputs per input it counts (≥ 1; ``None``: ``samples``).
     playoff_samples: int | None = None
-    #: Playoff: a group whose log-ratio estimate on the playoff counts is within this many
-    #: standard errors of the leader's is too close to call, and its best set goes to the
-    #: final stage too (1.0; SVT1/SVT2: two pairs 0.0007 apart, noise ≈ 0.004).
-    #: Measured over 13 rows (``benchmarks/README.md``, "Search ablation"): switched off,
-    #: no median fell beyond the seed spread, but the worst seed did where the playoff
-    #: called the wrong group (prefix_sum at 1/100 of DP-Sniper's sizes 0.5075 → 0.4745,
-    #: spread 0.0279; ReportNoisyMax2 0.0943 → 0.0719), against gains of ≤ 0.0027 from
-    #: certifying fewer sets.  ``-inf``: never.
+    #: Playoff: standard errors within which a group also goes to the final stage (-inf: never).
     playoff_tie_z: float = 1.0
-    #: Playoff: also certify the leading group's best set under the ranking's own margin
-    #: (for every candidate ranked) when it is not the leader.  The group's sets are
-    #: ordered on ranking + playoff counts with the margin for the few sets re-ranked, and
-    #: the ranking half of those counts chose them among thousands, so a tiny set with a
-    #: few lucky hits can lead (one_time_rappor at 1/100 of DP-Sniper's sizes, seed 0:
-    #: a 0.006 % set certified 0.30 where its group's 2 % set certifies 0.57).  Costs
-    #: one more set in the Bonferroni ``K`` when the two orders disagree, and changes no
-    #: other set's final counts.  Measured (``benchmarks/results/pairs25_table.md``,
-    #: Session 8): that seed 0.2997 → 0.5672; on the seven other box seed-runs of the
-    #: suite at 1/100 where the orders disagreed, −0.0036 to 0 (prefix_sum seed 1
-    #: 0.5545 → 0.5509); the own-mechanism tutorial's ADePT example over 12 seeds, mean
-    #: 2.250 → 2.244.  With a single group no playoff runs, and the hedge is chosen on
-    #: the ranking counts alone (Session 9: LaplaceParallel given DP-Sniper's pair, full
-    #: sizes, seed 1, 0 → 0.0537; at 1/100 ReportNoisyMax3 ``--pair`` seed 0 0.169 →
-    #: 0.229, ReportNoisyMax4 −0.010 to −0.017 where the small leader was right).
-    #: False: off.
+    #: Playoff: also certify the leading group's best set under the ranking's margin (bool).
     playoff_hedge: bool = True
-    #: Ladder: at most this many smaller sets of the winner's kind, at denominator masses
-    #: ``m/ladder_step^j``, re-estimated beside it on the final samples (3; 20 coordinates
-    #: of Laplace, where the ratio keeps growing into the tail).  Measured: switched off,
-    #: ReportNoisyMax4 at 1/100 of DP-Sniper's sizes fell on every seed, median
-    #: 0.912 → 0.482 (spread over 3 seeds 0.185).  0: no ladder.
+    #: Ladder: smaller sets of the winner's kind re-estimated on the final samples (≥ 0; 0 off).
     ladder_rungs: int = 3
-    #: Ladder: the mass ratio between rungs (√10: three rungs span a factor ≈ 30).
+    #: Ladder: denominator-mass ratio between rungs (> 1; √10: three rungs span ≈ 30×).
     ladder_step: float = math.sqrt(10.0)
-    #: Ladder: what a rung must project above, at face value on the counts it was picked
-    #: from, to be re-estimated: ``"face"`` (the winner's face value on the same counts),
-    #: ``"projected"`` (the winner's projection under the ranking's margin, a lower bar: the
-    #: winner's face value is inflated by having won) or ``"auto"``: ``"projected"`` when
-    #: ``final_samples ≥ ladder_auto_ratio · samples``, else ``"face"``
-    #: (:meth:`effective_ladder_bar`).  The final Bonferroni covers whichever rungs are
-    #: kept, so all are valid; the lower bar costs up to ``ladder_rungs`` more sets in ``K``
-    #: and pays only where the final sample resolves sets the ranking's could not.  Seen
-    #: (Session 13, ``benchmarks/results/pairs25m_trace_svt34_seed0.txt``): SVT34Parallel on
-    #: the unit box at DP-Sniper's sizes, seed 0, dropped a rung at face value 0.3755
-    #: against the winner's 0.3757, the size ``--pair`` certified at 0.392; the winner
-    #: certified 0.362.  Measured with ``"projected"`` at DP-Sniper's sizes (final 18.7×
-    #: selection; ``benchmarks/results/pairs25_table.md``, Sessions 14–19, both modes, 3
-    #: seeds): SVT34Parallel's box median 0.362 → 0.385 (a tie with
-    #: ``--pair``), PrefixSum ``--pair`` 0.622 → 0.633, every other row still reached or tied.
-    #: At small sizes (``benchmarks/results/ladder_bar_small.txt``, 20 seeds; one run gives
-    #: both bars' bounds on the same counts), 20 000 selection outputs: final 2–5×, never
-    #: higher, mean −0.0006 to −0.012 (ADePT, Gaussian, Laplace); 10×, +0.003 and +0.001;
-    #: 20×, +0.010 and +0.011 (ADePT, Gaussian); ADePT at 100 000 and 5×, +0.0008 (8 of 10
-    #: seeds equal: at larger sizes the two bars differ less).  An uneven split favouring
-    #: the winner does not pay (Sessions 16–19, ``benchmarks/split_weights.py``): the
-    #: witness is a rung, hedge or runner-up in 41 of the 58 runs recorded with ``K ≥ 2``.
+    #: Ladder: what a rung must beat to be certified: ``"face"``, ``"projected"`` or ``"auto"``.
     ladder_bar: str = "auto"
-    #: Ladder: the final-to-selection sample ratio from which ``"auto"`` takes the
-    #: lower bar (10: where the gain and the cost measured above balance).
+    #: Ladder: final-to-selection sample ratio from which ``"auto"`` is ``"projected"`` (> 0).
     ladder_auto_ratio: float = 10.0
-    #: Rare events: after training, look for clusters of ≥ 5 training outputs of one
-    #: input in a region ≪ the local spacing (a light atom — an exact value repeated —
-    #: or a tiny region) that the other input barely hits, and add them as one extra
-    #: ``rare`` score per pair (:mod:`dpaudit.auditors.blackbox.rare`).  It adds a score
-    #: only where it finds a cluster; the ranking weighs it like any other.
+    #: Rare events: add a ``rare`` score where training shows a light atom or tiny region (bool).
     rare_events: bool = True
-    #: Rare events, second look (stage ``rare-scan``): the ``rare_scan_pairs`` best
-    #: screened pairs without a rare set from training are drawn again, ``min(samples,
-    #: rare_scan_values / (2·pairs·output size))`` outputs per input, and searched for
-    #: the same clusters.  Training's 131 072 outputs show a leak of probability q only
-    #: when q ≳ 4·10⁻⁵ (≥ 5 hits); 10⁶ outputs show q ≳ 10⁻⁵.  The values are held in
-    #: memory at once (float64 rows plus their counts): 2²³ values ≈ 128 MB.
+    #: Rare events, ``rare-scan``: best screened pairs without a rare set drawn again (≥ 0).
     rare_scan_pairs: int = 4
+    #: Rare events, ``rare-scan``: output values held in memory at once (≥ 1; 2²³ ≈ 128 MB).
     rare_scan_values: int = 1 << 23
-    #: Pair search (:mod:`dpaudit.auditors.blackbox.pair_search`): after training the
-    #: pattern pairs, propose local moves around the best of them for a few rounds
-    #: and train those too; all go on to the screen.  Only where the audit generates
-    #: the pairs (patterns on) on a box whose points are all neighbours.  Selection
-    #: only: the moves are judged on training outputs of their own, and their sets
-    #: count in the ranking's multiplicity margin like any other.
+    #: Pair search: propose and train local moves around the best pattern pairs (bool).
     pair_search: bool = True
-    #: Pair search: rounds of proposals (2); each round's parents are the best pairs
-    #: of all tried so far, so a good move can be moved again.
+    #: Pair search: rounds of proposals (0–9); each round's parents are the best pairs so far.
     pair_search_rounds: int = 2
-    #: Pair search: how many of the best pairs (by the best bound any of their sets
-    #: projects on training outputs, the screen's measure) get moves each round (2).
+    #: Pair search: best pairs (by their best projected bound on training) moved per round (≥ 1).
     pair_search_parents: int = 2
-    #: Pair search: single-entry moves tried per parent and round (4), drawn at random
-    #: (seeded by the audit's seed) from all moves not tried yet.  Each new pair costs
-    #: a training sample of both inputs and the training of every attack family.
+    #: Pair search: single-entry moves tried per parent and round, drawn at random (≥ 1).
     pair_search_moves: int = 4
-    #: Pair search: a move goes on to the screen (and may be moved again) only when the
-    #: log-ratio estimate of its best set on training outputs beats its parent's by more
-    #: than ``z`` standard errors, ``z = Φ⁻¹(1 − pair_search_false_keep / m)`` for the
-    #: round's ``m`` moves: a Bonferroni bound, so that a round keeps a move no better
-    #: than its parent with probability ≤ 0.1 (z ≈ 2.24 for 8 moves).  Each near-copy
-    #: kept is one more chance for a lucky count in the ranking (the winner's curse): at
-    #: 1/100 of DP-Sniper's sizes a fixed z = 1 kept about two lucky moves per round on
-    #: SparseVectorTechnique4, which then won the ranking and certified 0.097 where the
-    #: patterns' own winner certifies ≈ 0.13.
+    #: Pair search: chance a round keeps a move no better than its parent (Bonferroni, (0, 1)).
     pair_search_false_keep: float = 0.1
-    #: Pair search: a fixed ``z`` instead of the Bonferroni one (``None``: Bonferroni;
-    #: ``-inf``: keep every move).
+    #: Pair search: a fixed ``z`` a move must beat its parent by (``None``: Bonferroni; -inf: all).
     pair_search_accept_z: float | None = None
 
     def __post_init__(self) -> None:

@@ -35,8 +35,7 @@ from dpaudit.mechanisms.base import Mechanism
 #: once (128 MB), or as many as keep every worker busy when that is more.  Drawing
 #: every pair's training outputs in one call held them all (14 pairs × 2 inputs ×
 #: 1.34M rows × 10 values): a box audit of PrefixSum at DP-Sniper's sizes peaked at
-#: 6.5 GB that way and at 1.25 GB in batches (``benchmarks/results/pairs25_table.md``,
-#: Session 10).
+#: 6.5 GB that way and at 1.25 GB in batches (measured 2026-11-28, ``docs/tuning.md``).
 TRAINING_BATCH_ELEMENTS = 1 << 24
 
 

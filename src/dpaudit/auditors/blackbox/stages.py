@@ -336,7 +336,7 @@ def playoff(state: Shortlist, budget: Budget) -> Shortlist:
     outputs are drawn, but the hedge still applies, on the ranking counts alone (a
     single ``--pair`` whose ranking pool, compared under the margin for its few
     sets, led with a 0.0012 % set: LaplaceParallel at DP-Sniper's full sizes,
-    ``benchmarks/results/pairs25_table.md``, Session 9).  What
+    measured 2026-11-28, ``docs/tuning.md``).  What
     runners-up earn (``benchmarks/README.md``, "Search ablation", second run): not
     the median bound, but the seeds where the playoff called the wrong group —
     without them 6 of 45 seed-runs lost 0.021–0.042 (ReportNoisyMax2's worst seed

@@ -53,8 +53,8 @@ def projected_bound(
     only when its advantage is real.  (Adding the two deviations instead, each at
     half the error, guards the ratio too but overcharges every set by up to √2:
     at 1/10 of DP-Sniper's sizes that let an 8.8 % set of a weaker pair outrank a
-    2.2 % set of SparseVectorTechnique1's worst one, ``benchmarks/results/pairs25_table.md``,
-    Session 6.)  Where ``den_rate`` is finite it replaces the denominator's bound:
+    2.2 % set of SparseVectorTechnique1's worst one, measured 2026-11-28,
+    ``docs/tuning.md``.)  Where ``den_rate`` is finite it replaces the denominator's bound:
     an importance-sampling estimate whose noise is already small, so only the
     numerator's deviation counts.  The conservative rates are then scaled to
     ``n_final`` and turned into the Clopper–Pearson bound the final stage would
