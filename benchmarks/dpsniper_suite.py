@@ -60,11 +60,9 @@ from dpaudit.auditors.blackbox.auditor import (
     AuditConfig,
     SearchConfig,
     audit,
-    score_families,
-    search_budget,
 )
 from dpaudit.auditors.blackbox.config import LADDER_BARS
-from dpaudit.auditors.blackbox.pairs import InputPair, dedupe, generate_pairs, statdp_patterns
+from dpaudit.auditors.blackbox.pairs import InputPair, dedupe, statdp_patterns
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.mechanisms import make_mechanism
 from dpaudit.serialization import dumps
@@ -213,23 +211,6 @@ def case_config(
         use_patterns=not given,
         search=SearchConfig(pair_search=pair_search, ladder_bar=ladder_bar),
     )
-
-
-def box_search_budget(name: str, seed: int, samples: int, final: int, inputs: str = "box") -> Any:
-    """The search budget (``stages.Budget``) of the unit-box audit of row ``name``.
-
-    Pairs, score families and sizes as ``--inputs box`` (no ``--pair``, the default)
-    or ``--inputs box-pairs`` (DP-Sniper's pairs given with ``--pair``) at ``seed``,
-    one worker: what the diagnostics (``screen_diagnosis.py``, ``stage_trace.py``)
-    run the search's stages on.  ``None`` for an unknown row.
-    """
-    case = next((c for c in CASES if c.name == name), None)
-    if case is None:
-        return None
-    mech = black_box(case, inputs)
-    cfg = dataclasses.replace(case_config(case, inputs, samples, final), seed=seed)
-    pairs = generate_pairs(mech, mode=cfg.mode, user_pairs=cfg.pairs, use_patterns=cfg.use_patterns)
-    return search_budget(mech, cfg, ExecutionConfig(workers=1), pairs, score_families(mech, cfg))
 
 
 def command(case: Case, samples: int, final: int, mode: str, inputs: str = "dpsniper") -> str:
