@@ -35,6 +35,8 @@ MLDP_SPEED = "| mechanism | words / CPU-s |"
 VALIDATION = "docs/validation.md"
 FALSE = "| correct mechanism | false alarms |"
 RARE = "| leak of probability q |"
+TUNING = "docs/tuning.md"
+BOX_VS_PAIR = "| row, claimed ε | box (no `--pair`) | `--pair` |"
 
 
 def _runs(runs: int) -> str:
@@ -134,6 +136,43 @@ def _suite_rows() -> list[Quote]:
             Quote(BLACKBOX, SUITE, label, 2, file, stats),
             Quote(BLACKBOX, SUITE, label, 3, "dpsniper_suite_1m_dpsniper_mode.jsonl", stats[:1]),
         ]
+    return rows
+
+
+# The tuning page's box-vs-pair table: every row of DP-Sniper's suite, box and --pair runs.
+_BOX_VS_PAIR = [
+    "laplace",
+    "truncated_geometric",
+    "rnm1",
+    "rnm2",
+    "rnm3",
+    "rnm4",
+    "one_time_rappor",
+    "rappor",
+    "laplace_parallel",
+    "svt1",
+    "svt2",
+    "svt3",
+    "svt4",
+    "svt5",
+    "svt6",
+    "prefix_sum",
+    "numerical_svt",
+    "svt34_parallel",
+]
+
+
+def _box_vs_pair_rows() -> list[Quote]:
+    """Median, min and max over seeds of each mode (a seed re-run repeats its bound)."""
+    rows = []
+    for case in _BOX_VS_PAIR:
+        at = f"[*case={case}].epsilon_lcb.0"
+        stats = tuple(f"{at}|{s}" for s in ("median", "min", "max"))
+        for column, file in (
+            (1, "box_vs_pair_full_box.jsonl"),
+            (2, "box_vs_pair_full_box-pairs.jsonl"),
+        ):
+            rows.append(Quote(TUNING, BOX_VS_PAIR, f"{case},", column, file, stats))
     return rows
 
 
@@ -242,6 +281,7 @@ QUOTES: list[Quote] = [
     *_suite_rows(),
     *_validation_rows(),
     *_released_rows(),
+    *_box_vs_pair_rows(),
 ]
 
 _NO_FILE = "not stored in benchmarks/results/"
@@ -291,6 +331,7 @@ CHECKED_TABLES = [
     (MLDP, MLDP_SPEED),
     (VALIDATION, FALSE),
     (VALIDATION, RARE),
+    (TUNING, BOX_VS_PAIR),
 ]
 
 
