@@ -119,7 +119,7 @@ CLI_CASES = [
     ("complex-dtype", [*SANITY, "dpa_faulty:complex_values"], "complex"),
     ("python-list", [*SANITY, "dpa_faulty:python_list"], "returned list"),
     ("none", [*SANITY, "dpa_faulty:none"], "returned NoneType"),
-    ("nan-in-audit", [*AUDIT, "dpa_faulty:nan", "--epsilon", "1"], "NaN"),
+    ("nan-in-audit", [*AUDIT, "dpa_faulty:nan", "--epsilon", "1", "--domain", "0,1"], "NaN"),
     # -- raising, hanging, ignoring the rng
     ("raises", [*SANITY, "dpa_faulty:raises"], "raised ValueError: boom"),
     ("hangs", [*SANITY, "dpa_faulty:hangs", "--unit-timeout", "1"], "did not finish within 1 s"),

@@ -408,7 +408,9 @@ def test_callable_with_wrong_signature_names_f_x_n_rng(
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
     before = sorted(p.name for p in tmp_path.iterdir())
-    code, out, err = run_cli_quiet(capsys, "audit", "badsig_mod:f", "--epsilon", "1")
+    code, out, err = run_cli_quiet(
+        capsys, "audit", "badsig_mod:f", "--epsilon", "1", "--domain", "0,1"
+    )
     assert code == 2 and out == ""
     assert "f(x, n, rng)" in err and "TypeError" not in err
     assert len(err.strip().splitlines()) == 1

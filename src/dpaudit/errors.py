@@ -26,6 +26,18 @@ class InvalidArgumentError(DPAuditError, ValueError):
         super().__init__(f"{argument}={value!r} is invalid: expected {allowed}")
 
 
+class MissingArgumentError(DPAuditError, ValueError):
+    """A needed argument (usually a command-line flag) was not given.
+
+    The message names the argument and what it takes.
+    """
+
+    def __init__(self, argument: str, needed: str) -> None:
+        self.argument = argument
+        self.needed = needed
+        super().__init__(f"{argument} is missing: {needed}")
+
+
 class InvalidTypeError(DPAuditError, TypeError):
     """An argument has the wrong type."""
 

@@ -44,10 +44,11 @@ from dpaudit.cli.common import (
     build_mechanism,
     emit_verdict,
     parse_params,
+    require_callable_domain,
     run_recorded,
 )
 from dpaudit.cli.main import command_help
-from dpaudit.cli.parser import integer
+from dpaudit.cli.parser import integer, positive_seconds
 from dpaudit.cli.word_args import (
     add_word_args,
     build_word_mechanism,
@@ -64,7 +65,7 @@ from dpaudit.engine.pilot import (
     plan_sizes,
     seconds_per_output,
 )
-from dpaudit.errors import InvalidArgumentError
+from dpaudit.errors import InvalidArgumentError, MissingArgumentError
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.word.base import WordMechanism
 from dpaudit.results.audit import AuditResult
@@ -131,7 +132,7 @@ def _add_size_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--time-budget",
-        type=float,
+        type=positive_seconds,
         default=None,
         metavar="SECONDS",
         help="size the audit to about this many seconds from timed pilot runs on this machine "
@@ -407,8 +408,8 @@ def _plan(
             _estimate(args, pilot, draw, sized_seconds)
         return
     if getattr(args, "resume", False):
-        raise InvalidArgumentError(
-            "--resume", True, "the --samples and --final-samples the first run printed"
+        raise MissingArgumentError(
+            "--samples", "--resume needs the --samples and --final-samples the first run printed"
         )
 
     budget = DEFAULT_TIME_BUDGET if args.time_budget is None else args.time_budget
@@ -507,6 +508,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the audit; exit 1 on a violation with ``--fail-on-violation``."""
     if args.epsilon is not None:  # the commonest typo, refused before the auditors load
         check_epsilon(args.epsilon, "--epsilon")
+    require_callable_domain(args)
     from dpaudit.auditors.metric.auditor import MetricAuditConfig, sampling_seconds
 
     pilot_execution = ExecutionConfig(workers=args.workers)

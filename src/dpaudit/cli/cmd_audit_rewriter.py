@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import argparse
 import functools
+import math
 from pathlib import Path
 from typing import Any
 
 from dpaudit.cli.common import add_json, add_seed, emit
 from dpaudit.cli.main import command_help
-from dpaudit.cli.parser import integer
+from dpaudit.cli.parser import bounded_integer, integer
+from dpaudit.engine.config import MAX_WORKERS
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.io import atomic_write_text
 
@@ -39,8 +41,22 @@ def register(sub: Any) -> None:
         help="smollm2 (embedded default, extra lm), tiny (random, for trying) or a local "
         "Hugging Face model directory",
     )
-    p.add_argument("--clip", type=float, nargs=2, default=(-5.0, 5.0), metavar=("LO", "HI"))
-    p.add_argument("--max-new-tokens", type=integer, default=16, metavar="N")
+    p.add_argument(
+        "--clip",
+        type=float,
+        nargs=2,
+        default=(-5.0, 5.0),
+        metavar=("LO", "HI"),
+        help="logits are clipped into [LO, HI], LO < HI (default -5 5); the temperature is "
+        "2(HI − LO)/ε",
+    )
+    p.add_argument(
+        "--max-new-tokens",
+        type=bounded_integer(1),
+        default=16,
+        metavar="N",
+        help="most tokens (dp-mlm: words) a rewrite releases, >= 1 (default 16)",
+    )
     p.add_argument("--document", default=DEFAULT_DOCUMENT, help="document the pairs start from")
     p.add_argument(
         "--pair", nargs=2, action="append", metavar=("X", "X_PRIME"), help="a pair (repeatable)"
@@ -73,7 +89,11 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--ray-address", default=None, metavar="ADDR", help="an existing Ray cluster")
     p.add_argument(
-        "--workers", type=integer, default=None, metavar="N", help="Ray CPUs (default: all)"
+        "--workers",
+        type=bounded_integer(1, MAX_WORKERS),
+        default=None,
+        metavar="N",
+        help=f"Ray CPUs, 1 to {MAX_WORKERS} (default: all)",
     )
     p.add_argument("--out", default=None, metavar="FILE", help="also write the JSON result here")
     add_seed(p)
@@ -133,8 +153,21 @@ def _embedder(name: str | None) -> Any:
     return functools.partial(fit_embedder, name)
 
 
+def _check_args(args: argparse.Namespace) -> None:
+    """The checks that need no model, made before one loads (a typo is answered at once)."""
+    from dpaudit.validation import check_epsilon
+
+    check_epsilon(args.epsilon, "--epsilon")
+    low, high = args.clip
+    if not (math.isfinite(low) and math.isfinite(high) and low < high):
+        raise InvalidArgumentError(
+            "--clip", f"{low:g} {high:g}", "LO HI, finite numbers with LO < HI (default -5 5)"
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     """Build the rewriter, audit it, print the result."""
+    _check_args(args)
     from dpaudit.auditors.rewriter import (
         RewriterAuditConfig,
         TextAuditConfig,
@@ -151,20 +184,26 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidArgumentError("--out", args.out, "a file in an existing directory")
     if args.out and Path(args.out).is_dir():
         raise InvalidArgumentError("--out", args.out, "a file path (it is a directory)")
+    # Sizes, confidence and execution are checked here too, before the model loads.
+    if args.black_box:
+        cfg: Any = TextAuditConfig(
+            args.samples, args.final_samples, args.confidence, seed=args.seed
+        )
+    else:
+        cfg = RewriterAuditConfig(args.samples, args.final_samples, args.confidence, seed=args.seed)
+        execution = _execution(args)
     rewriter = make_rewriter(
         args.mechanism, _load(args, kind), args.epsilon,
         clip=tuple(args.clip), max_new_tokens=args.max_new_tokens,
     )  # fmt: skip
     if args.black_box:
-        cfg = TextAuditConfig(args.samples, args.final_samples, args.confidence, seed=args.seed)
         result = audit_text_mechanism(
             rewriter.sample, pairs, rewriter.claim, max_units=args.max_new_tokens,
             config=cfg, name=f"{rewriter.name}: {rewriter.decoding.describe()}",
             embedder=_embedder(args.embedder),
         )  # fmt: skip
     else:
-        cfg = RewriterAuditConfig(args.samples, args.final_samples, args.confidence, seed=args.seed)
-        result = audit_rewriter(rewriter, pairs, cfg, execution=_execution(args))
+        result = audit_rewriter(rewriter, pairs, cfg, execution=execution)
     if args.out:
         atomic_write_text(args.out, dumps(result) + "\n")
     emit(args, result, summary)

@@ -23,13 +23,19 @@ from dpaudit.adapters import missing_adapter_error
 from dpaudit.adapters.callable import FunctionMechanism, resolve_callable
 from dpaudit.auditors.core.guard import preflight
 from dpaudit.claims import Definition, PrivacyClaim
-from dpaudit.cli.parser import EXIT_OK, EXIT_VIOLATION, integer
+from dpaudit.cli.parser import (
+    EXIT_OK,
+    EXIT_VIOLATION,
+    bounded_integer,
+    integer,
+    positive_seconds,
+)
 from dpaudit.domains import SYNTAX, Dataset, is_typed, parse_domain
 from dpaudit.domains import parse_pair as parse_typed_pair
 from dpaudit.engine.checkpoint import cli_run
-from dpaudit.engine.config import BACKENDS, ExecutionConfig
+from dpaudit.engine.config import BACKENDS, MAX_WORKERS, ExecutionConfig
 from dpaudit.engine.timeout import DEFAULT_UNIT_TIMEOUT, check_timeout
-from dpaudit.errors import InvalidArgumentError
+from dpaudit.errors import InvalidArgumentError, MissingArgumentError
 from dpaudit.mechanisms import make_mechanism, mechanism_names
 from dpaudit.mechanisms.registry import mechanism_class, parameter_fields
 from dpaudit.validation import check_delta, check_epsilon
@@ -51,7 +57,10 @@ def add_json(parser: argparse.ArgumentParser) -> None:
 def add_seed(parser: argparse.ArgumentParser, default: int = 0) -> None:
     """``--seed S``: root seed of every random stream."""
     parser.add_argument(
-        "--seed", type=integer, default=default, help=f"root random seed (default {default})"
+        "--seed",
+        type=bounded_integer(0),
+        default=default,
+        help=f"root random seed, a whole number >= 0 (default {default})",
     )
 
 
@@ -99,9 +108,9 @@ def add_execution_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--workers",
         metavar="N",
-        type=integer,
+        type=bounded_integer(1, MAX_WORKERS),
         default=None,
-        help="number of worker processes (default: core count)",
+        help=f"number of worker processes, 1 to {MAX_WORKERS} (default: core count)",
     )
     parser.add_argument(
         "--ray-address",
@@ -111,7 +120,7 @@ def add_execution_args(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--unit-timeout",
-        type=float,
+        type=positive_seconds,
         default=DEFAULT_UNIT_TIMEOUT,
         metavar="SECONDS",
         help=f"stop if one work unit runs longer (default {DEFAULT_UNIT_TIMEOUT:g} s)",
@@ -163,6 +172,31 @@ def build_mechanism(args: argparse.Namespace) -> Mechanism:
     timeout = check_timeout(getattr(args, "unit_timeout", None), "--unit-timeout")
     preflight(mechanism, timeout=min(timeout or PREFLIGHT_TIMEOUT, PREFLIGHT_TIMEOUT))
     return mechanism
+
+
+#: What ``--domain`` takes, for messages: both forms, with an example of each.
+DOMAIN_FORMS = (
+    "LOW,HIGH for real inputs in a box (per coordinate, e.g. --domain 0,1) or a typed "
+    f"domain whose values the callable receives as they are ({SYNTAX}; e.g. --domain "
+    "int:0..1 for bits)"
+)
+
+
+def require_callable_domain(args: argparse.Namespace) -> None:
+    """A ``module:callable`` names its inputs with ``--domain``: no silent [0, 1].
+
+    The claim is judged over the domain, so a guessed one would audit a
+    different claim (a bit-valued function fed reals in [0, 1] is no longer
+    the mechanism the user wrote).  Word adapters (``mldp:NAME``) take words and
+    need none.
+    """
+    name = getattr(args, "mechanism", "")
+    if ":" not in str(name) or getattr(args, "domain", None) is not None:
+        return
+    from dpaudit.cli.word_args import is_word_mechanism
+
+    if not is_word_mechanism(name):
+        raise MissingArgumentError("--domain", f"{name} is audited on --domain: {DOMAIN_FORMS}")
 
 
 def build_typed_callable(args: argparse.Namespace, params: dict[str, Any]) -> Mechanism:
@@ -221,7 +255,7 @@ def _build_registered(args: argparse.Namespace, params: dict[str, Any]) -> Mecha
         params["target"], name = name, "callable"
         domain = getattr(args, "domain", None)
         if domain is not None and not _is_low_high(domain):
-            raise InvalidArgumentError("--domain", domain, f"LOW,HIGH or a typed domain: {SYNTAX}")
+            raise InvalidArgumentError("--domain", domain, DOMAIN_FORMS)
     elif name not in mechanism_names() and (missing := missing_adapter_error(name)):
         raise missing
     cls = mechanism_class(name)

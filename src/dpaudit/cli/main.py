@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from dpaudit.cli.parser import EXIT_USAGE, OneLineParser
-from dpaudit.errors import DPAuditError
+from dpaudit.errors import DPAuditError, InvalidArgumentError, MissingArgumentError
 
 #: Sub-command name → (module in ``dpaudit.cli``, one-line help), in the order
 #: ``dpaudit --help`` lists them.  Each module defines ``register(subparsers)``,
@@ -232,6 +232,46 @@ def _resume_hint(args: argparse.Namespace) -> str:
     return "finished work was not kept; pass --out DIR to make a run resumable with --resume"
 
 
+def _flag_for(parser: argparse.ArgumentParser, args: argparse.Namespace, name: str) -> str | None:
+    """The command-line spelling of the Python parameter ``name``, or None.
+
+    The option whose value it is (``time_budget`` → ``--time-budget``), else the
+    mechanism parameter given as ``-p NAME=VALUE`` (``lambda`` → ``-p lambda``).
+    """
+    for action in parser._actions:
+        if action.dest == name and action.option_strings:
+            return max(action.option_strings, key=len)
+    for item in getattr(args, "param", None) or []:
+        if isinstance(item, str) and item.partition("=")[0].strip() == name:
+            return f"-p {name}"
+    return None
+
+
+def in_flag_terms(
+    exc: DPAuditError, parser: argparse.ArgumentParser, args: argparse.Namespace
+) -> str:
+    """``exc``'s message, naming the flag where a check deep inside named its Python parameter.
+
+    The library's checks name their parameters (``workers=0 is invalid: expected
+    an integer in [1, 4096]``); on the command line the same value came from a
+    flag, so the message names the flag (``--workers=0 is invalid: ...``) and
+    keeps the allowed range.  Every command's errors pass through here.
+    """
+    if isinstance(exc, InvalidArgumentError) and not str(exc.argument).startswith("-"):
+        flag = _flag_for(parser, args, str(exc.argument))
+        if flag is not None:
+            return str(InvalidArgumentError(flag, exc.value, exc.allowed))
+    return str(exc)
+
+
+def check_run_flags(args: argparse.Namespace) -> None:
+    """Checks of ``--out``/``--resume`` every command shares, before any work or import."""
+    if getattr(args, "resume", False) and not getattr(args, "out", None):
+        raise MissingArgumentError(
+            "--out", "--resume continues the run in --out DIR; give the --out of the run to resume"
+        )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns (and exits with) 0, 1 or 2."""
     tokens = attach_dash_values(sys.argv[1:] if argv is None else argv)
@@ -248,9 +288,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         progress.ENABLED = False
     try:
+        check_run_flags(args)
         code = int(args.func(args) or 0)
     except DPAuditError as exc:
-        sys.stderr.write(f"dpaudit {args.command}: error: {exc}\n")
+        message = in_flag_terms(exc, _innermost_parser(parser, args), args)
+        sys.stderr.write(f"dpaudit {args.command}: error: {message}\n")
         code = EXIT_USAGE
     except KeyboardInterrupt:
         sys.stderr.write(f"dpaudit: interrupted; {_resume_hint(args)}\n")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -38,3 +39,32 @@ def integer(text: str) -> int:
     if value.adjusted() > 18:  # 1e18 and beyond: no count is that large; keeps int() cheap
         raise argparse.ArgumentTypeError(f"expected a whole number below 1e19, got {text!r}")
     return int(value)
+
+
+def bounded_integer(minimum: int, maximum: int | None = None) -> Any:
+    """argparse type: a whole number (as :func:`integer` reads it) in ``[minimum, maximum]``.
+
+    Checked while the line is parsed, so ``--workers 0`` is refused naming the
+    flag and its range before any module or model loads.
+    """
+    allowed = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
+
+    def parse(text: str) -> int:
+        value = integer(text)
+        if value < minimum or (maximum is not None and value > maximum):
+            raise argparse.ArgumentTypeError(f"expected a whole number {allowed}, got {text!r}")
+        return value
+
+    parse.__name__ = "integer"  # argparse names the type in some of its messages
+    return parse
+
+
+def positive_seconds(text: str) -> float:
+    """argparse type: a finite number of seconds > 0 (``--time-budget``, ``--unit-timeout``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}")
+    return value

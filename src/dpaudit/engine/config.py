@@ -23,6 +23,10 @@ class WorkerLostError(DPAuditError, RuntimeError):
     """A worker process died and the lost units could not be completed by retrying."""
 
 
+#: Most worker processes (or Ray CPUs) one run may ask for.
+MAX_WORKERS = 4096
+
+
 def default_workers() -> int:
     """The number of CPU cores this process may use."""
     if hasattr(os, "sched_getaffinity"):
@@ -56,7 +60,7 @@ class ExecutionConfig:
         if self.backend not in BACKENDS:
             raise InvalidArgumentError("backend", self.backend, f"one of {', '.join(BACKENDS)}")
         if self.workers is not None:
-            check_int("workers", self.workers, minimum=1, maximum=4096)
+            check_int("workers", self.workers, minimum=1, maximum=MAX_WORKERS)
         check_int("max_retries", self.max_retries, minimum=0, maximum=100)
         if self.ray_address is not None:
             parse_ray_address(self.ray_address)
