@@ -195,6 +195,11 @@ class Witness:
     ``(x, x')`` they stand for, and ``input_encoding`` the rule in words.  The text
     and the JSON show the user's values as ``x``/``x_prime`` (the encoded inputs as
     ``x_encoded``/``x_prime_encoded``).
+
+    Where the outputs are categorical (strings, categories, a few distinct values)
+    ``output_set`` is ``S`` as the output values it contains, e.g. ``{'GREEN'}``
+    (:func:`dpaudit.auditors.blackbox.outcome.output_set_text`); the text shows it
+    in place of the score threshold ``event``, which the JSON keeps beside it.
     """
 
     kind: WitnessKind
@@ -211,6 +216,7 @@ class Witness:
     seeds: WitnessSeeds | None = None
     values: tuple[Any, Any] | None = None
     input_encoding: str = ""
+    output_set: str = ""
 
     def __post_init__(self) -> None:
         # Normalise numpy scalars/arrays to plain tuples of floats (hashable, JSON-ready);
@@ -236,9 +242,15 @@ class Witness:
         if self.p1 is None or self.p2 is None:
             return f"{pair}: ε ≥ {eps} {level}" + (f"; {self.event}" if self.event else "")
         return (
-            f"{pair}; S = {{{self.event}}}: Pr[M(x) ∈ S] {self.p1.describe()}, "
+            f"{pair}; S = {self.shown_set()}: Pr[M(x) ∈ S] {self.p1.describe()}, "
             f"Pr[M(x') ∈ S] {self.p2.describe()}; ε ≥ {eps} {level}"
         )
+
+    def shown_set(self) -> str:
+        """``S`` as a reader should see it: its output values where they are categorical."""
+        if self.output_set:
+            return self.output_set
+        return f"{{y : {self.event}}}" if self.attack is not None else f"{{{self.event}}}"
 
     def shown_inputs(self) -> tuple[str, str]:
         """``x`` and ``x'`` as a reader should see them: the user's values when typed."""
@@ -257,6 +269,8 @@ class Witness:
             out["pair"] = self.pair_origin
         if self.attack is not None:
             out["attack"] = f"{self.attack.family}: S = {{y : {self.event}}}"
+            if self.output_set:
+                out["S"] = self.output_set
         else:
             out["event"] = self.event
         if self.p1 is not None and self.p2 is not None:
@@ -298,6 +312,8 @@ class Witness:
         if self.pair_origin:
             out["pair_origin"] = self.pair_origin
         out["event"] = self.event
+        if self.output_set:
+            out["output_set"] = self.output_set
         for name in ("attack", "p1", "p2", "epsilon_estimate"):
             value = getattr(self, name)
             if value is not None:

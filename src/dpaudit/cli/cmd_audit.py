@@ -305,7 +305,9 @@ def _witness_lines(w: Witness, verbose: bool) -> list[str]:
     )
     lines = [
         f"witness: x = {x}, x′ = {xp}  ({w.pair_origin})",
-        f"  S = {{y : {a.set_description}}}  (attack: {a.family})",
+        f"  S = {w.output_set}  (the outputs y with {a.set_description}; attack: {a.family})"
+        if w.output_set
+        else f"  S = {{y : {a.set_description}}}  (attack: {a.family})",
         f"  Pr[M(x) ∈ S]  ≈ {p1.estimate:.6g} ({p1.hits} of {p1.samples} outputs), "
         f"at least {p1.bound:.6g}",
         f"  Pr[M(x′) ∈ S] ≈ {p2.estimate:.6g} ({p2.hits} of {p2.samples} outputs), "

@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from dpaudit.auditors.blackbox.config import AuditConfig
 from dpaudit.auditors.blackbox.counting import UnitCounts
 from dpaudit.auditors.blackbox.pairs import InputPair
@@ -18,10 +20,11 @@ from dpaudit.auditors.blackbox.sampler import Timer
 from dpaudit.auditors.blackbox.selection import Candidate, log_ratio
 from dpaudit.auditors.core.certify import Certificate, FinalCounts
 from dpaudit.auditors.core.power import describe_power, power_summary
+from dpaudit.errors import DPAuditError
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.results.audit import AuditorKind, AuditResult
 from dpaudit.verdicts import Verdict, verdict_text
-from dpaudit.witness import ThresholdAttack, Witness, WitnessKind, WitnessSeeds
+from dpaudit.witness import ThresholdAttack, Witness, WitnessKind, WitnessSeeds, format_value
 
 
 def final_counts(
@@ -54,6 +57,85 @@ def typed_inputs(mech: Mechanism, x: tuple[float, ...], xp: tuple[float, ...]) -
     return {"values": values, "input_encoding": mech.input_encoding}
 
 
+#: Outputs drawn per input to name a witness set by the output values it contains.
+OUTPUT_DRAWS = 256
+#: Most distinct outputs for which the set is listed by its values (else the threshold).
+MAX_LISTED = 12
+
+
+def _drawn_outputs(mech: Mechanism, x: tuple[float, ...], seed: int) -> Any:
+    """``OUTPUT_DRAWS`` outputs at ``x``: (the rows the audit sees, the user's values or None).
+
+    A mechanism calling a user function (``function``) whose outputs are not arrays of
+    numbers has its rows encoded from the values; the values are drawn again from
+    the same seed with the function itself (it draws from its ``rng`` alone, which the
+    audit's trust check enforces; :func:`output_set_text` checks that they agree).
+    """
+    shaped = np.asarray(x, dtype=np.float64).reshape(mech.input_shape)
+    rows = np.asarray(mech.sample(shaped, OUTPUT_DRAWS, np.random.default_rng(seed)))
+    function = getattr(mech, "function", None)
+    if function is None or rows.dtype.kind not in "f":
+        return rows, None
+    value = mech.input_value(x)
+    raw = function(shaped if value is None else value, OUTPUT_DRAWS, np.random.default_rng(seed))
+    if isinstance(raw, np.ndarray) and raw.dtype.kind in "biuf":
+        if raw.ndim > 2 or (raw.ndim == 2 and raw.shape[1] != 1):
+            return rows, None  # vectors of numbers: listed only when the rows are scalars
+        raw = raw.ravel()
+    values = list(raw)
+    return rows, values if len(values) == rows.shape[0] else None
+
+
+def output_set_text(
+    mech: Mechanism, x: tuple[float, ...], xp: tuple[float, ...], c: Candidate
+) -> str:
+    """Candidate ``c``'s set ``S`` as the output values it contains, e.g. ``{'GREEN'}``.
+
+    Only where the outputs are categorical: at most :data:`MAX_LISTED` distinct
+    outputs among :data:`OUTPUT_DRAWS` fresh draws at each input (strings and other
+    non-numbers are shown as the user's values, one number per output as a number).
+    Each is in ``S`` when its score passes the threshold, as the audit decided; one on
+    the threshold is kept with the set's tie probability.  ``""`` otherwise, and when
+    the draws cannot be made: the witness then names ``S`` by its threshold alone.
+    The draws use a generator of their own, so no count of the audit changes.
+    """
+    rows, values = [], []
+    try:
+        for seed, point in enumerate((x, xp)):
+            r, v = _drawn_outputs(mech, point, seed)
+            rows.append(r.reshape(r.shape[0], -1))
+            values.append(v)
+        outputs = np.concatenate(rows)
+        scores = np.asarray(c.score(outputs), dtype=np.float64)
+    except (DPAuditError, AttributeError, TypeError, ValueError):
+        return ""
+    typed = values[0] is not None and values[1] is not None
+    if not typed and outputs.shape[1] != 1:
+        return ""
+    labels = [*values[0], *values[1]] if typed else [None] * outputs.shape[0]
+    shown: dict[str, float] = {}
+    row_of: dict[str, bytes] = {}
+    for i, (row, value) in enumerate(zip(outputs, labels, strict=True)):
+        if isinstance(value, np.generic):
+            value = value.item()
+        text = f"{row[0]:g}" if value is None else format_value(value)
+        if row_of.setdefault(text, row.tobytes()) != row.tobytes():
+            return ""  # the values drawn again disagree with the rows: name S by its threshold
+        shown.setdefault(text, float(scores[i]))
+        if len(shown) > MAX_LISTED:
+            return ""
+    if len(set(row_of.values())) != len(row_of):
+        return ""
+    inside = []
+    for text, score in sorted(shown.items()):
+        beyond = score > c.threshold if c.tail == "upper" else score < c.threshold
+        if beyond or (score == c.threshold and c.tie_probability == 1.0):
+            inside.append(text)
+        elif score == c.threshold and c.tie_probability > 0.0:
+            inside.append(f"{text} (with probability {c.tie_probability:.3g})")
+    return "{" + ", ".join(inside) + "}" if inside else ""
+
+
 def build_witness(
     mech: Mechanism,
     pair: InputPair,
@@ -74,6 +156,7 @@ def build_witness(
     p1, p2 = cert.p1, cert.p2
     return Witness(
         **typed_inputs(mech, x, xp),
+        output_set=output_set_text(mech, x, xp, c),
         kind=WitnessKind.BLACK_BOX,
         x=x,
         x_prime=xp,
