@@ -48,16 +48,23 @@ def wrong_shape(x, n, rng):
     return rng.laplace(0.0, 1.0, size=(n + 1, 1))
 
 
-def strings(x, n, rng):
-    return np.array([["a"]] * n)
+def one_string(x, n, rng):
+    return "yes"  # one output, not a sequence of n
 
 
 def complex_values(x, n, rng):
     return ok(x, n, rng).astype(complex)
 
 
-def python_list(x, n, rng):
-    return [[float(v)] for v in rng.laplace(0.0, 1.0, size=n)]
+def list_too_long(x, n, rng):
+    return [float(v) for v in rng.laplace(0.0, 1.0, size=n + 1)]
+
+
+def number_then_none(x, n, rng):
+    out = [float(v) for v in rng.laplace(0.0, 1.0, size=n)]
+    if n > 2:  # the probe (n = 2) sees numbers, the preflight a None
+        out[-1] = None
+    return out
 
 
 def none(x, n, rng):
@@ -115,9 +122,10 @@ CLI_CASES = [
     ("posinf", [*SANITY, "dpa_faulty:posinf"], "inf"),
     ("neginf", [*SANITY, "dpa_faulty:neginf"], "inf"),
     ("wrong-shape", [*SANITY, "dpa_faulty:wrong_shape"], "shape"),
-    ("string-dtype", [*SANITY, "dpa_faulty:strings"], "dtype"),
+    ("one-string", [*SANITY, "dpa_faulty:one_string"], "returned str"),
     ("complex-dtype", [*SANITY, "dpa_faulty:complex_values"], "complex"),
-    ("python-list", [*SANITY, "dpa_faulty:python_list"], "returned list"),
+    ("list-too-long", [*SANITY, "dpa_faulty:list_too_long"], "outputs for n = 2"),
+    ("number-then-none", [*SANITY, "dpa_faulty:number_then_none"], "as output 15 of 16"),
     ("none", [*SANITY, "dpa_faulty:none"], "returned NoneType"),
     ("nan-in-audit", [*AUDIT, "dpa_faulty:nan", "--epsilon", "1", "--domain", "0,1"], "NaN"),
     # -- raising, hanging, ignoring the rng

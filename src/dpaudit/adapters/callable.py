@@ -1,4 +1,4 @@
-"""Adapter: any Python callable ``f(x, n, rng) -> array (n, ...)`` with a claim from the user.
+"""Adapter: any Python callable ``f(x, n, rng) -> n outputs`` with a claim from the user.
 
 On the command line a MECHANISM containing ``:`` names such a callable::
 
@@ -11,8 +11,10 @@ input ``x`` as a float64 array of shape ``(dim,)``, the number of outputs
 numpy's or Python's global generator, which dpaudit seeds from the work unit's
 stream around every call (see :mod:`dpaudit.auditors.core.guard`; a fixed internal
 seed is refused, OS entropy is run but marked not reproducible).  It returns
-``n`` outputs as an array of shape ``(n, ...)``; a 1-D array of length ``n``
-is read as ``n`` scalar outputs.  The claim comes from the command line:
+``n`` outputs: an array of shape ``(n, ...)`` (a 1-D array of length ``n`` is
+``n`` scalar outputs), or a sequence of ``n`` values of any type — read by
+:func:`dpaudit.adapters.encoding.encode_block`, the one reader of outputs for
+real boxes and typed domains alike.  The claim comes from the command line:
 ``--epsilon``, ``--delta`` (default 0: pure ε-DP), ``--domain LOW,HIGH``
 (default 0,1) and ``-p dim=N`` (default 1).
 
@@ -38,7 +40,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from dpaudit.adapters.encoding import encode_outputs, output_width
+from dpaudit.adapters.encoding import OutputLayout, encode_block, layout_of
 from dpaudit.claims import InputDomain, PrivacyClaim
 from dpaudit.domains import Dataset
 from dpaudit.errors import InvalidArgumentError, InvalidTypeError, MechanismError
@@ -125,31 +127,41 @@ def _check_signature(fn: Callable[..., Any], target: str) -> None:
         ) from None
 
 
-def probe_output_shape(fn: Callable[..., Any], label: str, x: tuple[float, ...]) -> tuple[int, ...]:
-    """Shape of one output, found by calling ``fn`` once with ``n = 2``."""
-    where = f"mechanism {label!r} on x = {list(x)[:4]}"
+def probe_layout(fn: Callable[..., Any], label: str, x: Any) -> OutputLayout:
+    """The :class:`~dpaudit.adapters.encoding.OutputLayout` of ``fn``'s outputs, from one
+    call ``fn(x, 2, rng)`` with a fixed generator (global generators seeded and restored)."""
+    where = f"mechanism {label!r} on x = {_input_text(x)}"
     rng = np.random.default_rng(0)
-    try:
-        # Global generators seeded (and restored) as for every sample: a function that
-        # draws from np.random / random must not consume the caller's streams here.
-        with seeded_global_state(state_entropy(rng)):
-            out = fn(np.asarray(x, dtype=np.float64), 2, rng)
-    except Exception as exc:
-        raise MechanismError(f"{where} raised {type(exc).__name__}: {exc}") from exc
-    if not isinstance(out, np.ndarray):
-        raise MechanismError(
-            f"{where} returned {type(out).__name__}: expected a numpy array of shape (n, ...)"
-        )
-    if out.ndim == 0 or out.shape[0] != 2:
-        raise MechanismError(
-            f"{where} returned shape {out.shape} for n = 2: expected (n, ...) with n first"
-        )
-    return tuple(int(s) for s in out.shape[1:]) or (1,)
+    # Global generators seeded (and restored) as for every sample: a function that
+    # draws from np.random / random must not consume the caller's streams here.
+    with seeded_global_state(state_entropy(rng)):
+        out = _call_naming(where, fn, copy.deepcopy(x), 2, rng)
+    return layout_of(out, 2, where)
+
+
+def probe_output_shape(fn: Callable[..., Any], label: str, x: tuple[float, ...]) -> tuple[int, ...]:
+    """Shape of one encoded output of ``fn`` on the box point ``x`` (one call, ``n = 2``)."""
+    return _box_layout(fn, label, x).shape
+
+
+def _box_layout(fn: Callable[..., Any], label: str, x: tuple[float, ...]) -> OutputLayout:
+    """:func:`probe_layout` at a box point, once per (function, label, point) and process."""
+    key = (fn, label, json.dumps(x))
+    if key not in _LAYOUTS:
+        _LAYOUTS[key] = probe_layout(fn, label, np.asarray(x, dtype=np.float64))
+    return _LAYOUTS[key]
 
 
 @functools.lru_cache(maxsize=64)
-def _probe_target(target: str, x: tuple[float, ...]) -> tuple[int, ...]:
-    return probe_output_shape(resolve_callable(target), target, x)
+def _probe_target(target: str, x: tuple[float, ...]) -> OutputLayout:
+    return _box_layout(resolve_callable(target), target, x)
+
+
+def _input_text(x: Any) -> str:
+    if isinstance(x, np.ndarray):
+        return str(x.ravel()[:4].tolist())
+    text = repr(x)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _call_naming(where: str, fn: Callable[..., Any], *args: Any) -> Any:
@@ -165,21 +177,15 @@ def _call_naming(where: str, fn: Callable[..., Any], *args: Any) -> Any:
 def call_user_function(
     fn: Callable[..., Any],
     label: str,
-    x: np.ndarray,
+    x: Any,
     n: int,
     rng: np.random.Generator,
-    output_shape: tuple[int, ...],
+    layout: OutputLayout,
 ) -> np.ndarray:
-    """``fn(x, n, rng)`` with errors naming the mechanism and input; 1-D output → ``(n, 1)``."""
-    where = f"mechanism {label!r} on input {x.ravel()[:4].tolist()}"
-    out = _call_naming(where, fn, x, n, rng)
-    if not isinstance(out, np.ndarray):
-        raise MechanismError(
-            f"{where} returned {type(out).__name__}: expected a numpy array of shape ({n}, ...)"
-        )
-    if out.ndim == 1 and output_shape == (1,):
-        out = out.reshape(-1, 1)  # n scalar outputs
-    return out
+    """``fn(x, n, rng)`` encoded by ``layout`` (:func:`~dpaudit.adapters.encoding.encode_block`),
+    errors naming the mechanism and the input; on a box a 1-D array is ``(n, 1)``."""
+    where = f"mechanism {label!r} on input {_input_text(x)}"
+    return encode_block(_call_naming(where, fn, x, n, rng), n, layout, where)
 
 
 class _RegistryOrTargetName:
@@ -196,7 +202,7 @@ class CallableMechanism(Mechanism):
     """A user callable ``f(x, n, rng)`` named ``module:callable``, with a user-given claim."""
 
     name: ClassVar[str] = _RegistryOrTargetName()  # type: ignore[assignment]
-    reference: ClassVar[str] = "user code: f(x, n, rng) -> array of shape (n, ...)"
+    reference: ClassVar[str] = "user code: f(x, n, rng) -> n outputs (an array or a sequence)"
     summary: ClassVar[str] = "any Python callable given as module:callable (claim from the CLI)"
 
     target: str = parameter(DEFAULT_TARGET, doc="module:callable with signature f(x, n, rng)")
@@ -227,13 +233,18 @@ class CallableMechanism(Mechanism):
         return box_claim(self.epsilon, self.dim, self.domain, delta=self.delta)
 
     @property
-    def output_shape(self) -> tuple[int, ...]:
+    def output_layout(self) -> OutputLayout:
+        """How the callable's outputs are read, fixed by one probe call at a domain point."""
         low, high = self.domain
         corner = min(max(0.0, low), high)  # a point of the domain: 0 when it is inside
         return _probe_target(self.target, (corner,) * self.dim)
 
+    @property
+    def output_shape(self) -> tuple[int, ...]:
+        return self.output_layout.shape
+
     def _sample(self, x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
-        return call_user_function(self.function, self.target, x, n, rng, self.output_shape)
+        return call_user_function(self.function, self.target, x, n, rng, self.output_layout)
 
 
 @dataclass(frozen=True)
@@ -246,7 +257,7 @@ class FunctionMechanism(Mechanism):
     """
 
     name: ClassVar[str] = "function"
-    reference: ClassVar[str] = "user code: f(x, n, rng) -> array of shape (n, ...)"
+    reference: ClassVar[str] = "user code: f(x, n, rng) -> n outputs (an array or a sequence)"
     summary: ClassVar[str] = "a Python function object with a user-given claim"
 
     function: Callable[..., Any] = unit_laplace
@@ -392,48 +403,31 @@ class FunctionMechanism(Mechanism):
         return [self._index_pair(a, b, "") for a, b in cands]
 
     @property
-    def output_shape(self) -> tuple[int, ...]:
+    def output_layout(self) -> OutputLayout:
+        """How the function's outputs are read, on a box and a typed domain alike: fixed
+        by one probe call at a domain point (a typed domain's first index point)."""
         if self.typed:
-            return _typed_width(self.function, self.label, self.index_points()[0])
+            point = self.index_points()[0]
+            key = (self.function, self.label, _value_key(point))
+            if key not in _LAYOUTS:
+                _LAYOUTS[key] = probe_layout(self.function, self.label, point)
+            return _LAYOUTS[key]
         x = tuple(float(v) for v in _domain_point(self.claim.domain).ravel())
-        return probe_output_shape(self.function, self.label, x)
+        return _box_layout(self.function, self.label, x)
+
+    @property
+    def output_shape(self) -> tuple[int, ...]:
+        return self.output_layout.shape
 
     def _sample(self, x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+        value: Any = x
         if self.typed:
             value = copy.deepcopy(self.index_points()[int(x.ravel()[0])])
-            outs = _typed_call(self.function, self.label, value, n, rng)
-            return encode_outputs(outs, self.output_shape[0])
-        return call_user_function(self.function, self.label, x, n, rng, self.output_shape)
+        return call_user_function(self.function, self.label, value, n, rng, self.output_layout)
 
 
-def _typed_call(
-    fn: Callable[..., Any], label: str, value: Any, n: int, rng: np.random.Generator
-) -> list[Any]:
-    """``fn(value, n, rng)`` as a list of ``n`` outputs of any type, errors naming the call."""
-    where = f"mechanism {label!r} on input {repr(value)[:60]}"
-    out = _call_naming(where, fn, value, n, rng)
-    try:
-        outs = list(out)
-    except TypeError:
-        outs = []
-    if len(outs) != n:
-        raise MechanismError(f"{where} returned {type(out).__name__}: expected a sequence of {n}")
-    return outs
-
-
-def _typed_width(fn: Callable[..., Any], label: str, point: Any) -> tuple[int]:
-    """Feature width fixed by the first output on the first index point (global RNGs seeded)."""
-    key = (fn, label, _value_key(point))
-    if key not in _WIDTHS:
-        rng = np.random.default_rng(0)
-        with seeded_global_state(state_entropy(rng)):
-            outs = _typed_call(fn, label, copy.deepcopy(point), 2, rng)
-        _WIDTHS[key] = (output_width(outs[0]),)
-    return _WIDTHS[key]
-
-
-#: :func:`_typed_width` per (function, label, first point): one probe call per process.
-_WIDTHS: dict[tuple[Any, str, str], tuple[int]] = {}
+#: The output layout per (function, label, probe point): one probe call per process.
+_LAYOUTS: dict[tuple[Any, str, str], OutputLayout] = {}
 
 #: A typed domain's candidate pairs are listed to the auditor when there are at most
 #: this many (a dataset's always: its index points are not all neighbours).

@@ -82,7 +82,9 @@ def checked_sample(
     if not isinstance(out, np.ndarray) or out.dtype.kind not in "biuf":
         kind = getattr(out, "dtype", type(out).__name__)
         raise MechanismError(
-            f"{where} returned dtype {kind}: expected numbers (bool, int or float)"
+            f"{where} returned dtype {kind}: expected numbers (bool, int or float) from a "
+            "Mechanism; a function f(x, n, rng) may return outputs of any type (dpaudit.audit "
+            "encodes them, see dpaudit.adapters.encoding)"
         )
     expected = (n, *mechanism.output_shape)
     if out.shape != expected:
