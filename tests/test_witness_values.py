@@ -82,5 +82,5 @@ def test_witness_describe_uses_the_values() -> None:
     assert w.to_dict()["output_set"] == "{'GREEN'}"
     plain = Witness("black-box", (1.0,), (0.0,), attack.set_description, 1.9, 0.95,
                     attack=attack, p1=p1, p2=p2)  # fmt: skip
-    assert "S = {y : score(y) < -0.957}" in plain.describe()
+    assert "S = {score(y) < -0.957}" in plain.describe()
     assert "output_set" not in plain.to_dict()

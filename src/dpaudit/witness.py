@@ -250,7 +250,7 @@ class Witness:
         """``S`` as a reader should see it: its output values where they are categorical."""
         if self.output_set:
             return self.output_set
-        return f"{{y : {self.event}}}" if self.attack is not None else f"{{{self.event}}}"
+        return f"{{{self.event}}}"
 
     def shown_inputs(self) -> tuple[str, str]:
         """``x`` and ``x'`` as a reader should see them: the user's values when typed."""
