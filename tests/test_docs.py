@@ -5,7 +5,9 @@ Each page's ```python blocks run in order as one script, in a fresh process
 processes as they do in a reader's script); a block right after
 ``<!-- no-run -->`` is skipped.  Functions named ``test_*`` that a block
 defines are called too, so the "privacy tests in your CI" example really runs
-its test.  README.md counts as a page.
+its test.  A block marked ``<!-- file: NAME.py -->`` is also saved as ``NAME.py``
+beside the script, so a later block can import it as the page tells the reader
+to.  README.md counts as a page.
 
 A ```text block right after a Python block shows what that block prints; the
 test compares it with the real output (rules in ``tests/_docs_output.py``).
@@ -67,6 +69,9 @@ def test_every_python_example_runs(page: Path, tmp_path: Path) -> None:
     calls = "\nfor _name, _value in list(globals().items()):\n" + (
         "    if _name.startswith('test_') and callable(_value):\n        _value()\n"
     )
+    for block in fences(page.read_text(encoding="utf-8")):
+        if block.mark == "file":  # <!-- file: mymod.py -->: saved as the page says
+            (tmp_path / block.reason).write_text(block.code, encoding="utf-8")
     runnable = _runnable(page)
     parts = [
         f"print({_SENTINEL.format(k)!r}, flush=True)\n{code}"
