@@ -21,9 +21,9 @@ import json
 import statistics
 import time
 
-from dpaudit.analysis.privacy_profiles import GaussianDP
 from dpaudit.auditors.blackbox.scores import LikelihoodRatioScore
 from dpaudit.auditors.profile import ProfileAuditConfig, audit_profile
+from dpaudit.claims import GaussianDP
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.mechanisms.gaussian import GaussianMechanism
 

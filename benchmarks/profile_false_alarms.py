@@ -53,12 +53,12 @@ from scipy import optimize
 
 from dpaudit import progress
 from dpaudit.analysis.privacy_conversions import gdp_profile
-from dpaudit.analysis.privacy_profiles import GaussianDP, PrivacyProfile, PureDP, ZeroConcentratedDP
 from dpaudit.auditors.blackbox.auditor import AuditConfig, audit
 from dpaudit.auditors.blackbox.pairs import InputPair
 from dpaudit.auditors.blackbox.scores import LikelihoodRatioScore
 from dpaudit.auditors.core.statistics import clopper_pearson_upper
 from dpaudit.auditors.profile import ProfileAuditConfig, audit_profile
+from dpaudit.claims import GaussianDP, PrivacyProfile, PureDP, ZeroConcentratedDP
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.mechanisms.gaussian import GaussianMechanism
 from dpaudit.mechanisms.laplace import LaplaceMechanism

@@ -94,7 +94,7 @@ def _privfill_rows(bart_dir: Path, args: argparse.Namespace) -> list[dict[str, A
             "package": package.name, "epsilon": 10.0, "pair": "all (certified, black box)",
             "certified_verdict": result.verdict.value,
             "certified_lower_bound": result.detail.lower_bound, "ceiling": result.detail.ceiling,
-            "allowed": package.claim.allowed_loss(units),
+            "allowed": package.claim.allowed_loss(units=units),
             "checks": [f for c in result.detail.checks for f in c.findings()],
             "witness": result.witness.describe(), "seconds": time.perf_counter() - start,
         })  # fmt: skip

@@ -28,7 +28,7 @@ from dpaudit.adapters.released_lm import (
 )
 from dpaudit.auditors.rewriter.blackbox import TextAuditConfig, audit_text_mechanism
 from dpaudit.auditors.rewriter.whitebox import RewriterAuditConfig, audit_rewriter
-from dpaudit.mechanisms.rewriters.claim import Unit
+from dpaudit.claims import Unit
 from dpaudit.text.models import WORDS
 from dpaudit.text.models.checkpoints import save_tiny_checkpoint
 from dpaudit.text.neighbours import neighbour_pairs
@@ -128,7 +128,7 @@ def test_privfill_dp_prompt_runs_black_box(bart_dir):
     )
     # 40 rewrites certify at most ln(40)-ish; the claim allows 64·ε: nothing can be shown.
     assert result.verdict is not Verdict.VIOLATION
-    assert result.detail.ceiling < package.claim.allowed_loss(package.max_units(two))
+    assert result.detail.ceiling < package.claim.allowed_loss(units=package.max_units(two))
 
 
 def test_privfill_dp_bart_claim_and_seeding(bart_dir):

@@ -19,15 +19,15 @@ import pytest
 from _cli import run_cli_quiet
 from test_adapters import needs
 
-from dpaudit.analysis.privacy_profiles import (
+from dpaudit.auditors.profile import ProfileAuditConfig, audit_profile
+from dpaudit.auditors.profile.scores import ProjectionScore
+from dpaudit.claims import (
     ApproxDP,
     GaussianDP,
     PrivacyProfile,
     PureDP,
     ZeroConcentratedDP,
 )
-from dpaudit.auditors.profile import ProfileAuditConfig, audit_profile
-from dpaudit.auditors.profile.scores import ProjectionScore
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms import make_mechanism

@@ -18,7 +18,6 @@ import numpy as np
 import pytest
 
 import dpaudit
-from dpaudit.analysis.privacy_profiles import GaussianDP
 from dpaudit.analysis.word_embedding import WordEmbedding
 from dpaudit.auditors.blackbox.auditor import AuditConfig, audit
 from dpaudit.auditors.blackbox.result import BlackBoxDetail
@@ -39,11 +38,11 @@ from dpaudit.auditors.rewriter.result import (
     summary,
 )
 from dpaudit.auditors.sanity.check import SanityDetail, sanity_check
+from dpaudit.claims import GaussianDP, Neighbours, TextClaim, Unit
 from dpaudit.engine.config import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms import make_mechanism
 from dpaudit.mechanisms.registry import make_word_mechanism
-from dpaudit.mechanisms.rewriters.claim import Neighbours, TextClaim, Unit
 from dpaudit.mechanisms.rewriters.decoding import Decoding
 from dpaudit.results.audit import AuditorKind, AuditResult, detail_type
 from dpaudit.serialization import dumps, from_jsonable

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from _cli import run_cli_quiet
 
-from dpaudit.analysis.claim_text import CLAIM_FORMS, parse_claim
-from dpaudit.analysis.privacy_profiles import GaussianDP, RenyiDP, ZeroConcentratedDP
+from dpaudit.claims import GaussianDP, RenyiDP, ZeroConcentratedDP
+from dpaudit.claims.parse import CLAIM_FORMS, parse_claim
 from dpaudit.cli import cmd_audit_profile
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.gaussian import GaussianMechanism

@@ -12,7 +12,11 @@ from scipy import stats
 
 import dpaudit.auditors.core.certify as certify_module
 from dpaudit.analysis.privacy_conversions import gdp_profile, laplace_profile
-from dpaudit.analysis.privacy_profiles import (
+from dpaudit.auditors.blackbox.scores import LikelihoodRatioScore
+from dpaudit.auditors.core.statistics import clopper_pearson_interval
+from dpaudit.auditors.profile import ProfileAuditConfig, audit_profile
+from dpaudit.auditors.profile.counting import CountUnit, run_count_unit, split_samples
+from dpaudit.claims import (
     ApproxDP,
     GaussianDP,
     PrivacyProfile,
@@ -20,10 +24,6 @@ from dpaudit.analysis.privacy_profiles import (
     RenyiDP,
     ZeroConcentratedDP,
 )
-from dpaudit.auditors.blackbox.scores import LikelihoodRatioScore
-from dpaudit.auditors.core.statistics import clopper_pearson_interval
-from dpaudit.auditors.profile import ProfileAuditConfig, audit_profile
-from dpaudit.auditors.profile.counting import CountUnit, run_count_unit, split_samples
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError, InvalidTypeError
 from dpaudit.mechanisms.gaussian import GaussianMechanism

@@ -23,7 +23,7 @@ from dpaudit.analysis.privacy_conversions import (
     zcdp_delta_bun_steinke,
     zcdp_delta_cks,
 )
-from dpaudit.analysis.privacy_profiles import (
+from dpaudit.claims import (
     ApproxDP,
     GaussianDP,
     PrivacyProfile,

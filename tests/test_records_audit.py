@@ -36,11 +36,11 @@ from dpaudit.auditors.rewriter.result import (
     rewriter_result,
 )
 from dpaudit.auditors.sanity.check import sanity_check
+from dpaudit.claims import Neighbours, TextClaim, Unit
 from dpaudit.engine.config import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms import make_mechanism
 from dpaudit.mechanisms.registry import make_word_mechanism
-from dpaudit.mechanisms.rewriters.claim import Neighbours, TextClaim, Unit
 from dpaudit.mechanisms.rewriters.decoding import Decoding
 from dpaudit.report.collect import load_run
 from dpaudit.report.html import render_html

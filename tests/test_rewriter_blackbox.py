@@ -9,8 +9,8 @@ import pytest
 
 from dpaudit.auditors.rewriter import TextAuditConfig, audit_text_mechanism
 from dpaudit.auditors.rewriter.features import longest_copied_span
+from dpaudit.claims import TextClaim, Unit
 from dpaudit.errors import MechanismError
-from dpaudit.mechanisms.rewriters import TextClaim, Unit
 from dpaudit.text.neighbours import PAIR_KINDS, neighbour_pairs
 from dpaudit.verdicts import Verdict
 

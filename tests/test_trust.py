@@ -11,14 +11,13 @@ import numpy as np
 import pytest
 
 import dpaudit.auditors.core.trust as trust_module
-from dpaudit.analysis.privacy_profiles import PureDP
 from dpaudit.analysis.word_embedding import WordEmbedding
 from dpaudit.auditors.blackbox.auditor import AuditConfig, audit
 from dpaudit.auditors.core.trust import TrustReport, establish_trust
 from dpaudit.auditors.metric.auditor import MetricAuditConfig, audit_metric
 from dpaudit.auditors.profile import ProfileAuditConfig, audit_profile
 from dpaudit.auditors.sanity.check import sanity_check
-from dpaudit.claims import Definition, InputDomain, PrivacyClaim
+from dpaudit.claims import Definition, InputDomain, PrivacyClaim, PureDP
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError, MechanismError
 from dpaudit.mechanisms import make_mechanism

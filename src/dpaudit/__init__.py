@@ -80,7 +80,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "RewriterAuditConfig": ("dpaudit.auditors.rewriter", "RewriterAuditConfig"),
     "audit_text_mechanism": ("dpaudit.auditors.rewriter", "audit_text_mechanism"),
     "TextAuditConfig": ("dpaudit.auditors.rewriter", "TextAuditConfig"),
-    "TextClaim": ("dpaudit.mechanisms.rewriters", "TextClaim"),
+    "TextClaim": ("dpaudit.claims", "TextClaim"),
     "make_rewriter": ("dpaudit.mechanisms.rewriters.catalogue", "make_rewriter"),
     "load_model": ("dpaudit.text.models", "load_model"),
 }
@@ -111,11 +111,11 @@ if TYPE_CHECKING:  # static checkers and IDEs see the real objects (`as` marks r
     from dpaudit.claims import InputDomain as InputDomain
     from dpaudit.claims import MetricClaim as MetricClaim
     from dpaudit.claims import PrivacyClaim as PrivacyClaim
+    from dpaudit.claims import TextClaim as TextClaim
     from dpaudit.engine.config import ExecutionConfig as ExecutionConfig
     from dpaudit.mechanisms import Mechanism as Mechanism
     from dpaudit.mechanisms import make_mechanism as make_mechanism
     from dpaudit.mechanisms import mechanism_names as mechanism_names
-    from dpaudit.mechanisms.rewriters import TextClaim as TextClaim
     from dpaudit.mechanisms.rewriters.catalogue import make_rewriter as make_rewriter
     from dpaudit.testing import PrivacyViolationError as PrivacyViolationError
     from dpaudit.testing import assert_no_violation as assert_no_violation

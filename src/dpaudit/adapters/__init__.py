@@ -24,7 +24,7 @@ Adapters whose library takes no seed declare ``externally_seeded = True``
 (see :mod:`dpaudit.adapters.opendp`): their results are valid but not
 bit-reproducible from dpaudit's seed.  Adapters whose library states a whole
 claim (a privacy map in zCDP, a Gaussian calibration) expose it as
-``profile_claim`` (a value of :mod:`dpaudit.analysis.privacy_profiles`), with
+``profile_claim`` (a value of :mod:`dpaudit.claims.curves`), with
 ``profile_claim_source`` saying where it was read: ``dpaudit audit NAME
 --claim library`` audits it.
 """

@@ -61,8 +61,7 @@ import numpy as np
 
 from dpaudit.adapters._support import library_available, library_random_state
 from dpaudit.analysis.gaussian import analytic_gaussian_sigma, classic_gaussian_sigma
-from dpaudit.analysis.privacy_profiles import GaussianDP
-from dpaudit.claims import PrivacyClaim
+from dpaudit.claims import GaussianDP, PrivacyClaim
 from dpaudit.errors import InvalidArgumentError, OptionalDependencyError
 from dpaudit.mechanisms.base import Mechanism, parameter
 from dpaudit.mechanisms.domains import box_claim, check_box_domain

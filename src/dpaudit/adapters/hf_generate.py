@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from dpaudit.claims import TextClaim, Unit
 from dpaudit.mechanisms.rewriters.causal import CausalRewriter
-from dpaudit.mechanisms.rewriters.claim import TextClaim, Unit
 from dpaudit.mechanisms.rewriters.decoding import Decoding
 from dpaudit.mechanisms.rewriters.lm import model_device, torch_module
 

@@ -59,14 +59,14 @@ from typing import Any, ClassVar
 import numpy as np
 
 from dpaudit.adapters._support import library_available, require
-from dpaudit.analysis.privacy_profiles import (
+from dpaudit.claims import (
     ApproxDP,
+    PrivacyClaim,
     PrivacyProfile,
     ProfileClaim,
     PureDP,
     ZeroConcentratedDP,
 )
-from dpaudit.claims import PrivacyClaim
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.base import Mechanism, parameter
 from dpaudit.mechanisms.domains import box_claim, check_box_params

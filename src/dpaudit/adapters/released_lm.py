@@ -55,8 +55,8 @@ import numpy as np
 
 from dpaudit.adapters._support import require, seeded_global_random
 from dpaudit.adapters.nltk_offline import NltkData, ensure_nltk_data, no_downloads
+from dpaudit.claims import Neighbours, TextClaim, Unit
 from dpaudit.errors import InvalidArgumentError, MechanismError
-from dpaudit.mechanisms.rewriters.claim import Neighbours, TextClaim, Unit
 from dpaudit.mechanisms.rewriters.dpmlm_released import ReleasedDPMLM
 from dpaudit.mechanisms.rewriters.masked import dp_mlm
 from dpaudit.validation import check_epsilon

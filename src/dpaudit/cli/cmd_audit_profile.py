@@ -4,7 +4,7 @@ With ``--claim`` the audit certifies lower bounds on the whole privacy profile
 ``δ(ε)`` of one input pair, on its GDP parameter μ and on its Rényi curve
 (:func:`dpaudit.auditors.profile.audit_profile`), and compares them with the
 claim at every ε of the grid, its μ, its ε(α) or its ρ.  The forms of the
-claim are those of :mod:`dpaudit.analysis.claim_text`, plus ``library``: the
+claim are those of :mod:`dpaudit.claims.parse`, plus ``library``: the
 whole claim the mechanism's own library states (an OpenDP measurement's
 privacy map, a diffprivlib Gaussian's calibration; see ``profile_claim`` on
 the adapters).
@@ -21,14 +21,14 @@ from dpaudit.errors import InvalidArgumentError
 from dpaudit.serialization import to_jsonable
 
 if TYPE_CHECKING:  # claims and the auditor need scipy, which the CLI's start-up must not load
-    from dpaudit.analysis.claim_text import ParsedClaim
     from dpaudit.auditors.blackbox.pairs import InputPair
     from dpaudit.auditors.profile import ProfileAuditConfig
+    from dpaudit.claims.parse import ParsedClaim
     from dpaudit.engine.executor import ExecutionConfig
     from dpaudit.mechanisms.base import Mechanism
     from dpaudit.results.audit import AuditResult
 
-#: The forms of ``--claim`` (those of :data:`dpaudit.analysis.claim_text.CLAIM_FORMS`, kept
+#: The forms of ``--claim`` (those of :data:`dpaudit.claims.parse.CLAIM_FORMS`, kept
 #: here as text so that ``--help`` does not load scipy; a test checks that they agree).
 CLAIM_FORMS = (
     "pure:EPS",
@@ -101,7 +101,7 @@ def _reject_unused(args: argparse.Namespace) -> None:
 
 def resolve_claim(text: str, mechanism: Mechanism) -> ParsedClaim:
     """The claim of ``--claim``: parsed, or (``library``) read from the mechanism's library."""
-    from dpaudit.analysis.claim_text import ParsedClaim, parse_claim
+    from dpaudit.claims.parse import ParsedClaim, parse_claim
 
     if text.strip().lower() != LIBRARY:
         return parse_claim(text, "--claim", (LIBRARY,))
@@ -208,7 +208,7 @@ def _config(args: argparse.Namespace) -> ProfileAuditConfig:
 
 def run_profile(args: argparse.Namespace) -> int:
     """Validate everything, run the whole-claim audit, print or store its result."""
-    from dpaudit.analysis.claim_text import parse_claim
+    from dpaudit.claims.parse import parse_claim
 
     _reject_unused(args)
     if args.claim.strip().lower() != LIBRARY:

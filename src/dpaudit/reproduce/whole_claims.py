@@ -29,11 +29,11 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.analysis.claim_text import parse_claim
 from dpaudit.analysis.privacy_conversions import gaussian_tradeoff
 from dpaudit.auditors.blackbox.scores import LikelihoodRatioScore
 from dpaudit.auditors.profile import ProfileAuditConfig, audit_profile
 from dpaudit.auditors.profile.tradeoff import tradeoff_band
+from dpaudit.claims.parse import parse_claim
 from dpaudit.mechanisms.gaussian import GaussianMechanism
 from dpaudit.reproduce import common
 from dpaudit.reproduce.common import FigureResult, FigureRun, Finding

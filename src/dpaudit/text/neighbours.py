@@ -1,7 +1,7 @@
 """Neighbouring documents that matter when auditing a rewriter.
 
 A rewriter's claim covers "any two documents", "documents of equal length" or
-"documents one word apart" (:class:`~dpaudit.mechanisms.rewriters.claim.Neighbours`).
+"documents one word apart" (:class:`~dpaudit.claims.text.Neighbours`).
 The pairs below are the ones a reviewer tries first: the change a user would
 want hidden (a sentiment word, a name), the smallest possible change (a
 stopword, a full stop), a change of length, and a document with nothing to

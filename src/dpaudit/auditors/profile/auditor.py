@@ -17,7 +17,7 @@ Propose, then certify, as every auditor does (:mod:`dpaudit.auditors.core.certif
    a monotone function of them (:mod:`dpaudit.auditors.profile.bounds`) and holds
    on that same event, for every ε, order and μ at once.
 
-The claim is any value of :mod:`dpaudit.analysis.privacy_profiles`; its
+The claim is any value of :mod:`dpaudit.claims.curves`; its
 implied profile is compared at every ε of the grid, and its own parameter too
 where it has one (μ for GDP, ε(α) for RDP, ρ for zCDP).  The score is any
 picklable callable mapping a block of outputs to one number per output, high
@@ -110,7 +110,7 @@ class ProfileAuditConfig:
 def _check_claim(claim: Any) -> None:
     for attr in ("profile", "describe", "to_dict"):
         if not callable(getattr(claim, attr, None)):
-            raise InvalidTypeError("claim", claim, "a claim of dpaudit.analysis.privacy_profiles")
+            raise InvalidTypeError("claim", claim, "a claim of dpaudit.claims.curves")
 
 
 def _sample_scores(mech: Mechanism, x: tuple, score: Score, cfg: ProfileAuditConfig, which: int):

@@ -32,9 +32,9 @@ import numpy as np
 from scipy import special
 
 from dpaudit.analysis.privacy_conversions import binary_renyi
-from dpaudit.analysis.privacy_profiles import RenyiDP, ZeroConcentratedDP
 from dpaudit.auditors.core.statistics import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.auditors.profile.result import ProfilePoint, RenyiPoint
+from dpaudit.claims import RenyiDP, ZeroConcentratedDP
 from dpaudit.verdicts import Verdict
 
 

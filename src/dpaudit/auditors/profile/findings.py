@@ -12,8 +12,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from dpaudit.analysis.privacy_profiles import GaussianDP, RenyiDP, ZeroConcentratedDP
 from dpaudit.auditors.profile.result import ProfileDetail, ProfilePoint, RenyiPoint
+from dpaudit.claims import GaussianDP, RenyiDP, ZeroConcentratedDP
 from dpaudit.verdicts import Verdict
 
 #: What finite samples can say about a Rényi-type claim (printed with every such audit).

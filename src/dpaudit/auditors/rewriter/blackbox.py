@@ -11,7 +11,6 @@ input) are reported in plain words beside the certified statements.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -179,7 +178,7 @@ def _certify_events(
     out = []
     for (i, event, forward), cert in zip(chosen, certificates, strict=True):
         x, x_prime, origin = pairs[i]
-        allowed = claim.allowed_loss(max_units) if claim.covers(x, x_prime) else math.inf
+        allowed = claim.allowed_loss(x, x_prime, units=max_units)  # inf: not covered
         a, b = (x, x_prime) if forward else (x_prime, x)
         witness = Witness(
             WitnessKind.BLACK_BOX, a, b, f"rewrite {event.name}", cert.lower_bound,

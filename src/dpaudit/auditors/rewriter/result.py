@@ -21,7 +21,7 @@ from dpaudit.auditors.core.certify import Certificate
 from dpaudit.auditors.rewriter.exact import ExactLoss
 from dpaudit.auditors.rewriter.features import words
 from dpaudit.auditors.rewriter.fidelity import FidelityCheck
-from dpaudit.mechanisms.rewriters.claim import TextClaim
+from dpaudit.claims import TextClaim
 from dpaudit.mechanisms.rewriters.decoding import Decoding
 from dpaudit.results.audit import AuditorKind, AuditResult, register_detail
 from dpaudit.verdicts import Verdict

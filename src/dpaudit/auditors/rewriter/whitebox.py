@@ -22,7 +22,6 @@ report says which of the two saw what.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -231,7 +230,7 @@ def _score(
 
 
 def _exact_both(rewriter: Any, scored: _Scored) -> tuple[ExactLoss, ExactLoss]:
-    per_unit = rewriter.claim.allowed_loss(1)
+    per_unit = rewriter.claim.allowed_loss(units=1)
     forward = summarise(rewriter, scored.ys, scored.loss_y, per_unit)
     backward = summarise(rewriter, scored.zs, [-t for t in scored.loss_z], per_unit)
     return forward, backward
@@ -304,9 +303,7 @@ def _certify(
         # A pair the claim does not cover (other lengths under an equal-length claim) is
         # reported, never counted as a violation.
         units = max(_cap(rewriter, x), _cap(rewriter, x_prime))
-        allowed = (
-            rewriter.claim.allowed_loss(units) if rewriter.claim.covers(x, x_prime) else math.inf
-        )
+        allowed = rewriter.claim.allowed_loss(x, x_prime, units=units)  # inf: not covered
         a, b = (x, x_prime) if forward else (x_prime, x)
         event = f"rewrites y with ln p(y|x) − ln p(y|x') > {threshold:.4g} (declared decoding)"
         witness = Witness(

@@ -1,7 +1,8 @@
 """Text rewriters built on language models, as published, with the decoding their code uses.
 
+Their claims (ε per token, word or document) are :class:`dpaudit.claims.TextClaim`.
+
 * :mod:`~dpaudit.mechanisms.rewriters.decoding`: logits → per-token distribution.
-* :mod:`~dpaudit.mechanisms.rewriters.claim`: ε per token, word or document.
 * :mod:`~dpaudit.mechanisms.rewriters.causal`: DP-Prompt and DP-Paraphrase.
 * :mod:`~dpaudit.mechanisms.rewriters.masked`: DP-MLM (one masked-LM draw per word).
 * :mod:`~dpaudit.mechanisms.rewriters.dpmlm_released`: DP-MLM as the ``dpmlm`` package runs it.
@@ -10,7 +11,6 @@
 
 from dpaudit.mechanisms.rewriters.bart import BartRewriter, dp_bart, dp_bart_privfill
 from dpaudit.mechanisms.rewriters.causal import CausalRewriter, dp_paraphrase, dp_prompt
-from dpaudit.mechanisms.rewriters.claim import Neighbours, TextClaim, Unit
 from dpaudit.mechanisms.rewriters.decoding import Decoding, exponential_decoding, process_logits
 from dpaudit.mechanisms.rewriters.dpmlm_released import ReleasedDPMLM
 from dpaudit.mechanisms.rewriters.masked import MaskedRewriter, dp_mlm
@@ -20,10 +20,7 @@ __all__ = [
     "CausalRewriter",
     "Decoding",
     "MaskedRewriter",
-    "Neighbours",
     "ReleasedDPMLM",
-    "TextClaim",
-    "Unit",
     "dp_bart",
     "dp_bart_privfill",
     "dp_mlm",

@@ -50,8 +50,8 @@ from dpaudit.analysis.gaussian import (
     classic_gaussian_sigma,
     gaussian_epsilon_for_delta,
 )
+from dpaudit.claims import TextClaim, Unit
 from dpaudit.errors import InvalidArgumentError, MechanismError
-from dpaudit.mechanisms.rewriters.claim import TextClaim, Unit
 from dpaudit.mechanisms.rewriters.lm import torch_module
 from dpaudit.validation import check_epsilon, check_positive
 

@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from dpaudit.claims import TextClaim, Unit
 from dpaudit.errors import InvalidArgumentError, MechanismError
-from dpaudit.mechanisms.rewriters.claim import TextClaim, Unit
 from dpaudit.mechanisms.rewriters.decoding import Decoding, exponential_decoding, process_logits
 from dpaudit.mechanisms.rewriters.lm import (
     cache_keyword,

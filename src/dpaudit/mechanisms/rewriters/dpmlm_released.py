@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from dpaudit.claims import TextClaim
 from dpaudit.errors import InvalidArgumentError
-from dpaudit.mechanisms.rewriters.claim import TextClaim
 from dpaudit.mechanisms.rewriters.decoding import Decoding
 from dpaudit.mechanisms.rewriters.masked import MaskedRewriter, draw_rows
 

@@ -1,7 +1,7 @@
 """Whole privacy claims written as one short text, e.g. ``gdp:0.5`` or ``approx:1,1e-5``.
 
 The command line (``dpaudit audit --claim ...``) and scripts name a claim of
-:mod:`dpaudit.analysis.privacy_profiles` this way.  The forms:
+:mod:`dpaudit.claims.curves` this way.  The forms:
 
 ==================================  =================================================
 ``pure:EPS``                         ε-DP (:class:`PureDP`)
@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dpaudit.analysis.gaussian import analytic_gaussian_sigma, classic_gaussian_sigma
-from dpaudit.analysis.privacy_profiles import (
+from dpaudit.claims import (
     ApproxDP,
     GaussianDP,
     ProfileClaim,
