@@ -5,7 +5,10 @@ A mechanism is an immutable value (a frozen dataclass) that knows
 * how to **sample**: ``sample(x, n, rng)`` returns ``n`` independent outputs for
   one input ``x`` as an array of shape ``(n, *output_shape)``, vectorised, from
   the ``numpy.random.Generator`` it is given and nothing else;
-* what it **claims**: :attr:`claim`, a :class:`~dpaudit.claims.PrivacyClaim`;
+* what it **claims**: :attr:`claim`, any :class:`~dpaudit.claims.Claim` — usually a
+  :class:`~dpaudit.claims.PrivacyClaim` (ε or (ε, δ) over its input domain), but a
+  mechanism may declare a whole curve instead (e.g. :class:`~dpaudit.claims.GaussianDP`
+  for Gaussian noise), and then says its input domain itself (:attr:`input_domain`);
 * where the maths is known, what is **true**: :meth:`truth` and
   :meth:`privacy_loss`, computed by :mod:`dpaudit.analysis`;
 * where it exists, its **log-density or log-pmf**: :meth:`log_prob`, used by the
@@ -37,7 +40,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from dpaudit.claims import AnalyticTruth, InputDomain, PrivacyClaim
+from dpaudit.claims import AnalyticTruth, Claim, InputDomain, PrivacyClaim
 from dpaudit.errors import InvalidTypeError, MechanismError
 from dpaudit.validation import check_int
 
@@ -104,9 +107,16 @@ class MechanismContract(ABC):
 
     @property
     @abstractmethod
-    def claim(self) -> Any:
-        """What the mechanism promises (a :class:`~dpaudit.claims.PrivacyClaim` or
-        :class:`~dpaudit.claims.MetricClaim`)."""
+    def claim(self) -> Claim:
+        """What the mechanism promises: any :class:`~dpaudit.claims.Claim`.
+
+        A point claim (:class:`~dpaudit.claims.PrivacyClaim`), a metric one
+        (:class:`~dpaudit.claims.MetricClaim`), a text rewriter's
+        (:class:`~dpaudit.claims.TextClaim`) or a whole curve
+        (:class:`~dpaudit.claims.GaussianDP`, :class:`~dpaudit.claims.RenyiDP`,
+        :class:`~dpaudit.claims.TradeoffDP`...): every auditor asks it the same
+        question, :meth:`~dpaudit.claims.Claim.profile`.
+        """
 
     @abstractmethod
     def spec(self) -> dict[str, Any]:
@@ -130,8 +140,12 @@ class Mechanism(MechanismContract, abstract=True):
     # ----------------------------------------------------------------- contract
     @property
     @abstractmethod
-    def claim(self) -> PrivacyClaim:
-        """What the mechanism promises."""
+    def claim(self) -> Claim:
+        """What the mechanism promises: a :class:`~dpaudit.claims.PrivacyClaim`, or a curve.
+
+        A curve claim (e.g. ``GaussianDP.from_sigma(sigma, sensitivity)``) names
+        no input domain, so a mechanism declaring one overrides :attr:`input_domain`.
+        """
 
     @property
     @abstractmethod
@@ -210,8 +224,17 @@ class Mechanism(MechanismContract, abstract=True):
     # -------------------------------------------------------------- machinery
     @property
     def input_domain(self) -> InputDomain:
-        """The claimed input domain."""
-        return self.claim.domain
+        """The claimed input domain: the :class:`~dpaudit.claims.PrivacyClaim`'s.
+
+        A mechanism whose claim is a curve (no domain) overrides this property.
+        """
+        claim = self.claim
+        if not isinstance(claim, PrivacyClaim):
+            raise MechanismError(
+                f"{self.name} claims {claim.describe()}, which names no input domain: "
+                "a mechanism declaring a curve claim overrides input_domain"
+            )
+        return claim.domain
 
     @property
     def input_shape(self) -> tuple[int, ...]:
