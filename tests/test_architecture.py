@@ -2,7 +2,8 @@
 
 Layers (each may import only what is listed for it, plus the basics)::
 
-    cli, reproduce, api, testing on top (api: the one audit entry)
+    cli, reproduce, testing on top (testing runs api)
+    api                          the one audit entry: picks the auditors that support a claim
     report                       renders run directories (basics only)
     auditors → engine, mechanisms, analysis
                auditors/core certifies; each auditor (auditors/blackbox, auditors/sanity,
@@ -59,9 +60,10 @@ ALLOWED: dict[str, frozenset[str]] = {
     "adapters": frozenset({"mechanisms", "analysis"}),
     "auditors": frozenset({"engine", "mechanisms", "analysis"}),
     "attacks": frozenset({"text", "mechanisms", "analysis", "engine"}),
-    "testing": frozenset({"adapters", "auditors", "engine", "mechanisms", "analysis"}),
-    # The one public audit entry: picks an auditor, above all of them.
-    "api": frozenset({"testing", "adapters", "auditors", "engine", "mechanisms", "analysis"}),
+    # Privacy tests for CI run the one entry, dpaudit.audit.
+    "testing": frozenset({"api", "adapters", "auditors", "engine", "mechanisms", "analysis"}),
+    # The one public audit entry: picks the auditors that support a claim, above all of them.
+    "api": frozenset({"adapters", "auditors", "engine", "mechanisms", "analysis"}),
     "reproduce": frozenset(
         {"auditors", "attacks", "text", "engine", "mechanisms", "analysis", "adapters", "report"}
     ),
@@ -442,3 +444,64 @@ def test_run_directory_name_rule_catches_one(tmp_path: Path) -> None:
     )
     lines = sorted(s.split(":")[0] for s in _spelled_run_names(path))
     assert lines == ["line 2", "line 3", "line 4"]
+
+
+#: Auditor folders that audit no claim (the sensitivity simulation estimates a sensitivity).
+NOT_CLAIM_AUDITORS = {"sensitivity": "simulates a sensitivity; it certifies no privacy claim"}
+
+
+def _auditor_classes(folder: Path) -> list[str]:
+    """Classes under ``folder`` that state the Auditor protocol: ``kind = AuditorKind.…``,
+    ``supports`` and ``audit``."""
+    found = []
+    for path in sorted(folder.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            methods = {n.name for n in node.body if isinstance(n, ast.FunctionDef)}
+            kinds = [
+                n
+                for n in node.body
+                if isinstance(n, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == "kind" for t in n.targets)
+                and isinstance(n.value, ast.Attribute)
+                and isinstance(n.value.value, ast.Name)
+                and n.value.value.id == "AuditorKind"
+            ]
+            if kinds and {"supports", "audit"} <= methods:
+                found.append(node.name)
+    return found
+
+
+@pytest.mark.parametrize("auditor", sorted(AUDITORS - set(NOT_CLAIM_AUDITORS)))
+def test_every_auditor_implements_the_protocol(auditor: str) -> None:
+    """Each auditor declares its kind, answers ``supports`` and runs ``audit`` (core protocol)."""
+    assert _auditor_classes(SRC / "auditors" / auditor), (
+        f"auditors/{auditor} has no class with kind = AuditorKind.…, supports() and audit()"
+    )
+
+
+def test_auditor_protocol_rule_catches_one(tmp_path: Path) -> None:
+    (tmp_path / "good.py").write_text(
+        "class A:\n    kind = AuditorKind.METRIC\n"
+        "    def supports(self, m, c):\n        return True\n"
+        "    def audit(self, m, c, cfg, ex):\n        return None\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "bad.py").write_text(
+        "class B:\n    kind = AuditorKind.METRIC\n"
+        "    def audit(self, m, c, cfg, ex):\n        pass\n",
+        encoding="utf-8",
+    )
+    assert _auditor_classes(tmp_path) == ["A"]
+
+
+def test_audit_results_are_constructed_in_one_place_per_auditor() -> None:
+    """``AuditResult(`` is built by the auditors' result assembly, never by the layers above."""
+    builders = sorted(
+        str(path.relative_to(SRC))
+        for path in _source_files()
+        if _package(path) not in ("auditors", "results")
+        and re.search(r"\bAuditResult\(", path.read_text(encoding="utf-8"))
+    )
+    assert not builders, f"results are assembled outside auditors/: {builders}"

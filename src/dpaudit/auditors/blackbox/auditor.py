@@ -131,11 +131,11 @@ from dpaudit.auditors.blackbox.shortlist import Budget
 from dpaudit.auditors.blackbox.stages import search
 from dpaudit.auditors.core.certify import split_error
 from dpaudit.auditors.core.trust import establish_trust
-from dpaudit.claims import Definition
+from dpaudit.claims import Definition, PrivacyClaim
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.base import Mechanism
-from dpaudit.results.audit import AuditResult
+from dpaudit.results.audit import AuditorKind, AuditResult
 
 __all__ = [
     "CLASSIFIERS",
@@ -146,6 +146,7 @@ __all__ = [
     "DPSNIPER_TARGET_MASS",
     "MODES",
     "AuditConfig",
+    "BlackBoxAuditor",
     "SearchConfig",
     "audit",
     "projected_bound",
@@ -259,3 +260,36 @@ def search_budget(
         alpha_side=split_error(1.0 - cfg.confidence, cfg.best_candidates),
         delta=mech.claim.delta,
     )
+
+
+class BlackBoxAuditor:
+    """The black-box search as an :class:`~dpaudit.auditors.core.protocol.Auditor`.
+
+    It supports any vector or typed-domain mechanism with a pure or (ε, δ) claim of its own
+    (:class:`~dpaudit.claims.PrivacyClaim`); ``config`` is an :class:`AuditConfig`.
+    """
+
+    kind = AuditorKind.BLACKBOX
+
+    def supports(self, mechanism: object, claim: object) -> bool:
+        """A mechanism of vectors (not words, not text) and a pure or (ε, δ) claim."""
+        return (
+            isinstance(mechanism, Mechanism)
+            and mechanism.output_kind not in ("word", "text")
+            and isinstance(claim, PrivacyClaim)
+            and claim.definition is not Definition.METRIC
+        )
+
+    def audit(
+        self,
+        mechanism: Mechanism,
+        claim: PrivacyClaim,
+        config: AuditConfig | None,
+        execution: ExecutionConfig | None,
+    ) -> AuditResult:
+        """:func:`audit` of ``mechanism`` (whose own claim must be ``claim``)."""
+        if mechanism.claim != claim:
+            raise InvalidArgumentError(
+                "claim", claim.describe(), f"the mechanism's own claim ({mechanism.claim_text})"
+            )
+        return audit(mechanism, config, execution)

@@ -507,3 +507,33 @@ def _unseen_note(results: list[PairResult], samples: int) -> tuple[str, ...]:
         f"(95 %) never drawn in the selection samples; a loss on them is covered by no "
         f"verdict here",
     )
+
+
+class MetricAuditor:
+    """The pair-by-pair word auditor as an :class:`~dpaudit.auditors.core.protocol.Auditor`.
+
+    It supports a word mechanism (output kind ``"word"``) with its own metric claim
+    (ε·d(w, w')); ``config`` is a :class:`MetricAuditConfig`.
+    """
+
+    kind = AuditorKind.METRIC
+
+    def supports(self, mechanism: object, claim: object) -> bool:
+        """A word mechanism, audited against its own claim (ε and metric)."""
+        return (
+            isinstance(mechanism, WordMechanism)
+            and mechanism.output_kind == "word"
+            and claim is not None
+            and getattr(claim, "epsilon", None) == mechanism.claim.epsilon
+            and getattr(claim, "describe", lambda: None)() == mechanism.claim.describe()
+        )
+
+    def audit(
+        self,
+        mechanism: WordMechanism,
+        claim: object,
+        config: MetricAuditConfig | None,
+        execution: ExecutionConfig | None,
+    ) -> AuditResult:
+        """:func:`audit_metric` of ``mechanism`` against its own claim."""
+        return audit_metric(mechanism, config, execution)

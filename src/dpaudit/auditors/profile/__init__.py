@@ -3,7 +3,7 @@
 See :mod:`dpaudit.auditors.profile.auditor`.  Imports ``auditors/core`` and no other auditor.
 """
 
-from dpaudit.auditors.profile.auditor import ProfileAuditConfig, audit_profile
+from dpaudit.auditors.profile.auditor import ProfileAuditConfig, ProfileAuditor, audit_profile
 from dpaudit.auditors.profile.result import (
     CertifiedSet,
     ProfileDetail,
@@ -14,6 +14,7 @@ from dpaudit.auditors.profile.result import (
 __all__ = [
     "CertifiedSet",
     "ProfileAuditConfig",
+    "ProfileAuditor",
     "ProfileDetail",
     "ProfilePoint",
     "RenyiPoint",

@@ -29,6 +29,7 @@ import each other).  An audit is one-sided: it shows a violation or says
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass, field
@@ -325,4 +326,43 @@ def _describe_score(score: Score) -> str:
     return getattr(score, "__name__", type(score).__name__)
 
 
-__all__ = ["DEFAULT_ORDERS", "ProfileAuditConfig", "audit_profile"]
+@dataclass(frozen=True)
+class ProfileAuditor:
+    """The profile auditor as an :class:`~dpaudit.auditors.core.protocol.Auditor`, for one pair.
+
+    ``x``, ``x_prime``: the pair whose whole profile is certified; ``score``: the picklable
+    callable its sets threshold (chosen by the caller: auditors do not import each other).
+    It supports a vector mechanism and any claim that states a privacy profile (the curve
+    claims: pure, approximate, profile, μ-GDP, Rényi, zCDP); ``config`` is a
+    :class:`ProfileAuditConfig`.
+    """
+
+    x: Any
+    x_prime: Any
+    score: Score
+
+    kind = AuditorKind.PROFILE
+
+    def supports(self, mechanism: object, claim: object) -> bool:
+        """A mechanism of vectors and a claim with a ``profile``, ``describe`` and ``to_dict``."""
+        return (
+            isinstance(mechanism, Mechanism)
+            and mechanism.output_kind not in ("word", "text")
+            and all(callable(getattr(claim, a, None)) for a in ("profile", "describe", "to_dict"))
+        )
+
+    def audit(
+        self,
+        mechanism: Mechanism,
+        claim: Any,
+        config: ProfileAuditConfig | None,
+        execution: ExecutionConfig | None,
+    ) -> AuditResult:
+        """:func:`audit_profile` of this pair (``execution`` replaces the config's, if given)."""
+        cfg = config or ProfileAuditConfig()
+        if execution is not None:
+            cfg = dataclasses.replace(cfg, execution=execution)
+        return audit_profile(mechanism, self.x, self.x_prime, self.score, claim, cfg)
+
+
+__all__ = ["DEFAULT_ORDERS", "ProfileAuditConfig", "ProfileAuditor", "audit_profile"]

@@ -6,7 +6,7 @@
 * :mod:`.result`: typed results.
 """
 
-from dpaudit.auditors.rewriter.blackbox import TextAuditConfig, audit_text_mechanism
+from dpaudit.auditors.rewriter.blackbox import TextAuditConfig, TextAuditor, audit_text_mechanism
 from dpaudit.auditors.rewriter.fidelity import FidelityCheck
 from dpaudit.auditors.rewriter.result import (
     PairFindings,
@@ -15,16 +15,23 @@ from dpaudit.auditors.rewriter.result import (
     Statement,
     summary,
 )
-from dpaudit.auditors.rewriter.whitebox import RewriterAuditConfig, audit_rewriter, exact_violation
+from dpaudit.auditors.rewriter.whitebox import (
+    RewriterAuditConfig,
+    RewriterAuditor,
+    audit_rewriter,
+    exact_violation,
+)
 
 __all__ = [
     "FidelityCheck",
     "PairFindings",
     "ReviewerChecks",
     "RewriterAuditConfig",
+    "RewriterAuditor",
     "RewriterDetail",
     "Statement",
     "TextAuditConfig",
+    "TextAuditor",
     "audit_rewriter",
     "audit_text_mechanism",
     "exact_violation",

@@ -36,7 +36,7 @@ from dpaudit.auditors.rewriter.result import (
     rewriter_result,
 )
 from dpaudit.errors import InvalidArgumentError, MechanismError
-from dpaudit.results.audit import AuditResult
+from dpaudit.results.audit import AuditorKind, AuditResult
 from dpaudit.validation import check_int, check_probability_open
 from dpaudit.witness import Witness, WitnessKind
 
@@ -186,3 +186,44 @@ def _certify_events(
         )  # fmt: skip
         out.append(Statement(witness, cert, allowed, verdict_for(cert.lower_bound, allowed)))
     return tuple(out)
+
+
+@dataclass(frozen=True)
+class TextAuditor:
+    """The black-box text audit as an :class:`~dpaudit.auditors.core.protocol.Auditor`.
+
+    ``pairs`` of ``(x, x', origin)`` documents, ``max_units`` (tokens or words one output may
+    release) and the optional sentence ``embedder`` as in :func:`audit_text_mechanism`.  The
+    mechanism is a text sampler ``f(text, n, rng) -> list[str]``; the claim a text claim.
+    """
+
+    pairs: tuple[tuple[str, str, str], ...]
+    max_units: int
+    embedder: Any = None
+    name: str = "text mechanism"
+
+    kind = AuditorKind.REWRITER
+
+    def supports(self, mechanism: object, claim: object) -> bool:
+        """A callable text sampler and a claim with ``allowed_loss`` and ``covers``."""
+        return callable(mechanism) and all(
+            callable(getattr(claim, a, None)) for a in ("allowed_loss", "covers")
+        )
+
+    def audit(
+        self,
+        mechanism: Any,
+        claim: Any,
+        config: TextAuditConfig | None,
+        execution: object,
+    ) -> AuditResult:
+        """:func:`audit_text_mechanism` on this auditor's pairs (text sampling is in-process)."""
+        return audit_text_mechanism(
+            mechanism,
+            self.pairs,
+            claim,
+            max_units=self.max_units,
+            config=config,
+            name=self.name,
+            embedder=self.embedder,
+        )

@@ -45,7 +45,7 @@ from dpaudit.auditors.rewriter.result import (
 from dpaudit.engine.config import ExecutionConfig
 from dpaudit.engine.executor import run_units
 from dpaudit.errors import InvalidArgumentError
-from dpaudit.results.audit import AuditResult
+from dpaudit.results.audit import AuditorKind, AuditResult
 from dpaudit.validation import check_int, check_probability_open
 from dpaudit.verdicts import Verdict
 from dpaudit.witness import Witness, WitnessKind
@@ -330,3 +330,37 @@ def _cap(rewriter: Any, document: str) -> int:
 def exact_violation(result: AuditResult) -> bool:
     """True when the white-box verdict is a violation (``RewriterDetail.exact_verdict``)."""
     return result.detail.exact_verdict is Verdict.VIOLATION
+
+
+@dataclass(frozen=True)
+class RewriterAuditor:
+    """The white-box rewriter audit as an :class:`~dpaudit.auditors.core.protocol.Auditor`.
+
+    ``pairs`` of ``(x, x', origin)`` documents and the optional ``sampler`` (the code under
+    audit, when it is not the rewriter itself) as in :func:`audit_rewriter`.  It supports a
+    rewriter (a declaration with ``claim``, ``decoding`` and ``model``) with its own text claim.
+    """
+
+    pairs: tuple[tuple[str, str, str], ...]
+    sampler: Any = None
+
+    kind = AuditorKind.REWRITER
+
+    def supports(self, mechanism: object, claim: object) -> bool:
+        """A rewriter declaration audited against its own text claim."""
+        return (
+            all(hasattr(mechanism, a) for a in ("claim", "decoding", "model"))
+            and getattr(mechanism, "claim", None) == claim
+        )
+
+    def audit(
+        self,
+        mechanism: Any,
+        claim: object,
+        config: RewriterAuditConfig | None,
+        execution: ExecutionConfig | None,
+    ) -> AuditResult:
+        """:func:`audit_rewriter` on this auditor's pairs."""
+        return audit_rewriter(
+            mechanism, self.pairs, config, sampler=self.sampler, execution=execution
+        )

@@ -511,3 +511,48 @@ def sanity_check(
     results = run_units(run_sanity_unit, plan.units, execution, desc=f"sanity-check {mech.name}")
     result = finish_sanity_check(plan, results, time.perf_counter() - start)
     return trust.apply(result)
+
+
+@dataclass(frozen=True)
+class SanityAuditor:
+    """The ACL 2022 sanity check as an :class:`~dpaudit.auditors.core.protocol.Auditor`.
+
+    ``runs`` per input, ``tie_rule`` and ``path`` as in :func:`sanity_check`; ``config`` of
+    :meth:`audit` is ``{"seed": …, "confidence": …}`` (either may be left out).  It supports a
+    mechanism of real or binary vectors whose inputs include ``0^n`` and ``1^n``.
+    """
+
+    runs: int
+    tie_rule: str = "half-even"
+    path: str = "auto"
+
+    kind = AuditorKind.SANITY
+
+    def supports(self, mechanism: object, claim: object) -> bool:
+        """A mechanism :func:`check_sanity_mechanism` accepts, with a pure or (ε, δ) claim."""
+        if not isinstance(mechanism, Mechanism) or not hasattr(claim, "epsilon"):
+            return False
+        try:
+            check_sanity_mechanism(mechanism)
+        except InvalidArgumentError:
+            return False
+        return True
+
+    def audit(
+        self,
+        mechanism: Mechanism,
+        claim: object,
+        config: dict[str, Any] | None,
+        execution: ExecutionConfig | None,
+    ) -> AuditResult:
+        """:func:`sanity_check` of ``mechanism`` against its own claim."""
+        options = dict(config or {})
+        return sanity_check(
+            mechanism,
+            self.runs,
+            seed=options.get("seed", 0),
+            confidence=options.get("confidence", 0.95),
+            tie_rule=self.tie_rule,
+            path=self.path,
+            execution=execution,
+        )
