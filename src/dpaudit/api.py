@@ -1,45 +1,61 @@
 """The one public entry of the auditors: ``dpaudit.audit(mechanism, claim, ...)``.
 
-It chooses the auditor from the mechanism's declared output kind: a word-level
-mechanism (output kind ``"word"``, a metric-DP claim) is
-audited pair by pair against ``ε·d(w, w')`` by the metric auditor; any other
-mechanism, or a plain function ``f(x, n, rng)`` with a
-:class:`~dpaudit.claims.PrivacyClaim`, by the black-box auditor.  Both propose
-input pairs and output sets on samples of their own and have their bounds
-certified on fresh samples by :mod:`dpaudit.auditors.core.certify`.
+Each auditor implements :class:`~dpaudit.auditors.core.protocol.Auditor` (``kind``,
+``supports``, ``audit``); this module knows them all and picks, for a mechanism and its
+claim, the auditors that support the pair (``method="auto"``) or the one named:
 
-The ACL 2022 sanity check is a different test (a fixed attack on constant
-inputs), so it keeps its own entry, :func:`dpaudit.sanity_check`.
+* a word mechanism (output kind ``"word"``, a metric-DP claim) — the metric auditor,
+  pair by pair against ``ε·d(w, w')``;
+* a curve claim (:mod:`dpaudit.claims` ``PureDP`` … ``ZeroConcentratedDP``: a privacy
+  profile, μ-GDP, a Rényi curve, ρ-zCDP) — the profile auditor, on one pair;
+* a pure ε-DP claim — the black-box search;
+* an (ε, δ) claim with δ > 0 — the black-box search *and* the profile certifier, under one
+  error budget (:func:`~dpaudit.auditors.core.protocol.error_shares`: each at α/2).  The
+  search ranks sets by the ε they certify at the claimed δ, which favours sets of large
+  mass; the profile certifier ranks them by the δ they certify at the claimed ε, which is
+  the question the claim asks, and finds the small sets that refute a δ (a Gaussian
+  calibrated with the classic formula outside its range).  It certifies on the pair the
+  search's witness names (or the domain's opposite corners) with a score that needs no
+  training: the declared log-density ratio, else the projection on ``x − x'``; its samples
+  are drawn from a root seed of their own, so they are fresh for both.
 
-Every auditor returns the one typed result,
-:class:`~dpaudit.results.audit.AuditResult`, whose ``detail`` is its
-auditor's own frozen dataclass (re-exported here with it).
+Every auditor returns the one typed result, :class:`~dpaudit.results.AuditResult`, whose
+``detail`` is its auditor's own frozen dataclass (re-exported here with it).  The ACL 2022
+sanity check is a different test (a fixed attack on constant inputs) with its own entry,
+:func:`dpaudit.sanity_check`.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from collections.abc import Callable
 from typing import Any, cast
 
-from dpaudit.auditors.blackbox.auditor import audit as audit_blackbox
+from dpaudit.adapters.reclaim import as_mechanism
+from dpaudit.auditors.blackbox.auditor import BlackBoxAuditor
 from dpaudit.auditors.blackbox.config import AuditConfig
 from dpaudit.auditors.blackbox.result import BlackBoxDetail, CertifiedSet
-from dpaudit.auditors.metric.auditor import MetricAuditConfig, audit_metric
+from dpaudit.auditors.blackbox.scores import LikelihoodRatioScore
+from dpaudit.auditors.core.protocol import Auditor, error_shares
+from dpaudit.auditors.metric.auditor import MetricAuditConfig, MetricAuditor
 from dpaudit.auditors.metric.result import MetricDetail, PairResult
+from dpaudit.auditors.profile import ProfileAuditConfig, ProfileAuditor
 from dpaudit.auditors.profile.result import ProfileDetail
+from dpaudit.auditors.profile.scores import ProjectionScore
 from dpaudit.auditors.rewriter.result import RewriterDetail
 from dpaudit.auditors.sanity.check import SanityDetail
-from dpaudit.claims import MetricClaim, PrivacyClaim
+from dpaudit.claims import ApproxDP, Definition, MetricClaim, PrivacyClaim
 from dpaudit.engine.config import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError, InvalidTypeError
 from dpaudit.mechanisms.base import Mechanism, MechanismContract
 from dpaudit.mechanisms.word.base import WordMechanism
-from dpaudit.results.audit import AuditorKind, AuditResult
-from dpaudit.testing import as_mechanism
+from dpaudit.results import AuditorKind, AuditResult
 
 # Importing every auditor's detail type here registers it, so that
 # ``AuditResult.from_dict`` reads any auditor's JSON once ``dpaudit.api`` is loaded.
 __all__ = [
+    "METHODS",
     "AuditResult",
     "AuditorKind",
     "BlackBoxDetail",
@@ -50,14 +66,21 @@ __all__ = [
     "RewriterDetail",
     "SanityDetail",
     "audit",
+    "profile_score",
 ]
+
+#: The profile certifier's final sample, as a multiple of the search's, for an (ε, δ) claim.
+PROFILE_FINAL_FACTOR = 3
+#: The ``method`` names :func:`audit` takes: ``auto`` chooses by mechanism and claim.
+METHODS = ("auto", "blackbox", "profile", "metric")
 
 
 def audit(
     mechanism: Mechanism | WordMechanism | Callable[..., Any],
-    claim: PrivacyClaim | float | None = None,
+    claim: Any = None,
     *,
-    config: AuditConfig | MetricAuditConfig | None = None,
+    method: str = "auto",
+    config: AuditConfig | MetricAuditConfig | ProfileAuditConfig | None = None,
     execution: ExecutionConfig | None = None,
 ) -> AuditResult:
     """Audit ``mechanism`` against ``claim`` and return the typed result with its witness.
@@ -66,37 +89,201 @@ def audit(
     a word mechanism, or a function ``f(x, n, rng)`` returning ``n`` outputs
     (then ``claim`` must be a :class:`~dpaudit.claims.PrivacyClaim`, which
     carries the input domain).  ``claim``: None (the mechanism's own claim), a
-    number (its claim with that ε) or a claim.  ``config``:
-    :class:`~dpaudit.auditors.blackbox.config.AuditConfig` for the black-box
-    auditor, :class:`~dpaudit.auditors.metric.auditor.MetricAuditConfig` for a
-    word mechanism (None: defaults).  ``execution``: workers and backend.
+    number (its claim with that ε), a :class:`~dpaudit.claims.PrivacyClaim`, or a
+    curve claim of :mod:`dpaudit.claims` (audited by the profile auditor).
+    ``method``: one of :data:`METHODS`.  ``config``: the chosen auditor's config
+    (:class:`~dpaudit.auditors.blackbox.config.AuditConfig`,
+    :class:`~dpaudit.auditors.metric.auditor.MetricAuditConfig` or
+    :class:`~dpaudit.auditors.profile.ProfileAuditConfig`; None: defaults).
+    ``execution``: workers and backend.
 
-    The result's lower bound holds with probability ≥ the configured confidence;
-    a result without a violation means "no violation found" (or *inconclusive*),
-    never that the mechanism is private.
+    The result's lower bound holds with probability ≥ the configured confidence (for an
+    (ε, δ) claim, jointly over both certifiers); a result without a violation means
+    "no violation found" (or *inconclusive*), never that the mechanism is private.
     """
+    if method not in METHODS:
+        raise InvalidArgumentError("method", method, f"one of {', '.join(METHODS)}")
     if isinstance(mechanism, MechanismContract) and mechanism.output_kind == "word":
-        own = mechanism.claim
-        if claim is not None and not _same_metric_claim(claim, own):
-            # Silently auditing the mechanism's own claim instead would answer another question.
+        return _audit_words(cast(WordMechanism, mechanism), claim, method, config, execution)
+    if _is_curve_claim(claim):
+        if method not in ("auto", "profile"):
             raise InvalidArgumentError(
-                "claim",
-                claim.describe() if isinstance(claim, MetricClaim) else claim,
-                f"None or the mechanism's own claim ({own.describe()}) for a word "
-                "mechanism: it is audited against ε·d with its own ε and metric",
+                "method", method, f"auto or profile for the curve claim {claim.describe()}"
             )
-        if config is not None and not isinstance(config, MetricAuditConfig):
-            raise InvalidTypeError("config", config, "a MetricAuditConfig for a word mechanism")
-        return audit_metric(cast(WordMechanism, mechanism), config, execution)
+        mech = as_mechanism(mechanism)
+        return _audit_curve(mech, claim, config, execution)
+    mech = as_mechanism(mechanism, claim)
+    if method == "profile":
+        curve = _point_curve(mech.claim)
+        return _audit_curve(mech, curve, config, execution)
+    if method == "metric":
+        raise InvalidArgumentError("method", method, "metric only for a word mechanism")
     if config is not None and not isinstance(config, AuditConfig):
         raise InvalidTypeError("config", config, "an AuditConfig for a vector mechanism")
-    return audit_blackbox(as_mechanism(mechanism, claim), config, execution)
+    return _audit_point(mech, config or AuditConfig(), execution, joint=method == "auto")
 
 
-def _same_metric_claim(claim: object, own: MetricClaim) -> bool:
-    """Whether ``claim`` states the word mechanism's own claim (same ε, same metric)."""
-    return (
-        isinstance(claim, MetricClaim)
-        and claim.epsilon == own.epsilon
-        and claim.describe() == own.describe()
+def _audit_words(
+    mechanism: WordMechanism, claim: Any, method: str, config: Any, execution: Any
+) -> AuditResult:
+    """The metric auditor on a word mechanism, against its own claim only."""
+    auditor = MetricAuditor()
+    own = mechanism.claim
+    if claim is not None and not auditor.supports(mechanism, claim):
+        # Silently auditing the mechanism's own claim instead would answer another question.
+        raise InvalidArgumentError(
+            "claim",
+            claim.describe() if isinstance(claim, MetricClaim) else claim,
+            f"None or the mechanism's own claim ({own.describe()}) for a word "
+            "mechanism: it is audited against ε·d with its own ε and metric",
+        )
+    if method not in ("auto", "metric"):
+        raise InvalidArgumentError("method", method, "auto or metric for a word mechanism")
+    if config is not None and not isinstance(config, MetricAuditConfig):
+        raise InvalidTypeError("config", config, "a MetricAuditConfig for a word mechanism")
+    return auditor.audit(mechanism, own, config, execution)
+
+
+def _is_curve_claim(claim: Any) -> bool:
+    return not isinstance(claim, (PrivacyClaim, MetricClaim, int, float, type(None))) and all(
+        callable(getattr(claim, a, None)) for a in ("profile", "describe", "to_dict")
+    )
+
+
+def _point_curve(claim: PrivacyClaim) -> Any:
+    """The curve a pure or (ε, δ) claim states, for the profile auditor."""
+    return ApproxDP(claim.epsilon, claim.delta)
+
+
+def profile_score(mechanism: Mechanism, x: Any, x_prime: Any) -> Any:
+    """The score the profile auditor thresholds on ``(x, x')``, or None where none applies.
+
+    The declared log-density ratio (a hint for power: the sets are certified on real
+    samples, so a wrong density costs power, never validity), else the projection on
+    ``x − x'`` for outputs of the input's size; None for other outputs (no score that
+    needs no training).
+    """
+    a, b = tuple(float(v) for v in x), tuple(float(v) for v in x_prime)
+    if mechanism.has_log_prob:
+        return LikelihoodRatioScore(mechanism, a, b)
+    if math.prod(mechanism.output_shape) == len(a) and mechanism.output_kind == "real":
+        return ProjectionScore(a, b)
+    return None
+
+
+def _corners(mechanism: Mechanism) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
+    domain = mechanism.input_domain
+    if not getattr(domain, "bounded", False) or getattr(domain, "integer", False):
+        return None
+    return (domain.low,) * domain.size, (domain.high,) * domain.size
+
+
+def _audit_curve(
+    mech: Mechanism, claim: Any, config: Any, execution: ExecutionConfig | None
+) -> AuditResult:
+    """The profile auditor on the domain's opposite corners, with :func:`profile_score`."""
+    if config is not None and not isinstance(config, ProfileAuditConfig):
+        raise InvalidTypeError("config", config, "a ProfileAuditConfig for a curve claim")
+    pair = _corners(mech)
+    score = None if pair is None else profile_score(mech, *pair)
+    if pair is None or score is None:
+        raise InvalidArgumentError(
+            "mechanism",
+            mech.name,
+            "a mechanism on a bounded real box whose outputs have the input's size or that "
+            "declares a log-density, for a curve claim (use audit_profile with a pair and a "
+            "score of your own otherwise)",
+        )
+    auditor = ProfileAuditor(pair[0], pair[1], score)
+    return auditor.audit(mech, claim, config, execution)
+
+
+def _audit_point(
+    mech: Mechanism, config: AuditConfig, execution: ExecutionConfig | None, joint: bool
+) -> AuditResult:
+    """A pure or (ε, δ) claim: the black box, and for δ > 0 the profile certifier beside it."""
+    blackbox: Auditor = BlackBoxAuditor()
+    claim = mech.claim
+    if not blackbox.supports(mech, claim):
+        raise InvalidArgumentError(
+            "mechanism", mech.name, "a mechanism of vectors with a pure or (ε, δ) claim"
+        )
+    if not (joint and claim.definition is Definition.APPROXIMATE and claim.delta > 0):
+        return blackbox.audit(mech, claim, config, execution)
+    if config.mode == "dpsniper":  # DP-Sniper as published: the search alone
+        return blackbox.audit(mech, claim, config, execution)
+    shares = error_shares(1.0 - config.confidence, ("black-box search", "profile certifier"))
+    searched = blackbox.audit(
+        mech,
+        claim,
+        dataclasses.replace(config, confidence=1.0 - shares["black-box search"]),
+        execution,
+    )
+    w = searched.witness
+    pair = (w.x, w.x_prime) if w is not None and w.values is None else _corners(mech)
+    score = None if pair is None else profile_score(mech, *pair)
+    if pair is None or score is None:
+        note = (
+            "the profile certifier did not run (no pair on a real box, or no score for these "
+            "outputs that needs no training); the black-box search certified at α/2"
+        )
+        return _joint(searched, None, config.confidence, note)
+    profile_config = ProfileAuditConfig(
+        selection_samples=config.samples,
+        # Its sets are counted on one score per output, and the small sets a δ turns on
+        # need the larger sample (a classic Gaussian at (10, 0.01), exact δ(10) = 0.041:
+        # δ_lcb 0.001-0.019 at 10⁷ outputs per input, 0.020-0.030 at 3·10⁷; docs/tuning.md).
+        final_samples=PROFILE_FINAL_FACTOR * config.final_samples,
+        confidence=1.0 - shares["profile certifier"],
+        epsilons=(claim.epsilon,),
+        # A root seed of its own: its samples are fresh for the search and for itself.
+        seed=config.seed + 2**32,
+    )
+    certified = ProfileAuditor(pair[0], pair[1], score).audit(
+        mech, ApproxDP(claim.epsilon, claim.delta), profile_config, execution
+    )
+    origin = "the black-box witness's pair" if w is not None else "box: opposite corners"
+    detail = dataclasses.replace(
+        certified.detail, pair_origin=origin, claim_source="the mechanism's (ε, δ) claim"
+    )
+    return _joint(searched, dataclasses.replace(certified, detail=detail), config.confidence)
+
+
+def _joint(
+    searched: AuditResult, certified: AuditResult | None, confidence: float, note: str = ""
+) -> AuditResult:
+    """One result for an (ε, δ) claim audited by both certifiers, each at half the error.
+
+    The profile certifier's result when it alone refutes the claim, the search's otherwise;
+    either way the other's finding is a note and the confidence is the joint one.
+    """
+    alpha = 1.0 - confidence
+    split = (
+        f"The black-box search and the profile certifier audited this (ε, δ) claim under one "
+        f"error budget α = {alpha:.4g}, each at α/2 = {alpha / 2:.4g}, so every statement "
+        f"below holds jointly with probability ≥ {confidence:g}. "
+    )
+    if certified is not None and certified.violation and not searched.violation:
+        chosen, other = certified, searched
+        other_note = f"black-box search: {searched.verdict_text}"
+    else:
+        chosen, other = searched, certified
+        other_note = note
+        if certified is not None:
+            point = certified.detail.profile[0]
+            other_note = (
+                f"profile certifier on {certified.detail.pair_origin}: "
+                f"δ(ε = {point.epsilon:g}) ≥ {max(point.delta_lower_bound, 0.0):.4g} "
+                f"(claimed {point.claimed_delta:g})"
+            )
+    timing = dict(chosen.timing)
+    if other is not None:
+        timing["total"] = round(chosen.timing["total"] + other.timing["total"], 4)
+    return dataclasses.replace(
+        chosen,
+        verdict_text=f"{chosen.verdict_text}; with the other certifier, jointly at {confidence:g}",
+        confidence=confidence,
+        confidence_statement=split + chosen.confidence_statement,
+        notes=(*chosen.notes, other_note),
+        timing=timing,
     )

@@ -29,14 +29,14 @@ from typing import Any
 import numpy as np
 
 from dpaudit import progress
-from dpaudit.auditors.blackbox.auditor import AuditConfig, audit
+from dpaudit.auditors.blackbox.auditor import AuditConfig
 from dpaudit.auditors.blackbox.config import default_train_samples
 from dpaudit.auditors.blackbox.names import CLASSIFIERS, MODES
 from dpaudit.auditors.blackbox.pairs import InputPair, parse_pair
 from dpaudit.auditors.core.guard import check_sample_memory, checked_sample, domain_corners
-from dpaudit.auditors.metric.auditor import MetricAuditConfig, audit_metric
+from dpaudit.auditors.metric.auditor import MetricAuditConfig
 from dpaudit.auditors.metric.sampling import sample_word_codes
-from dpaudit.cli.cmd_audit_profile import add_profile_args, run_profile
+from dpaudit.cli.cmd_audit_profile import add_profile_args, render_profile, run_profile
 from dpaudit.cli.common import (
     add_mechanism_args,
     add_run_args,
@@ -68,7 +68,7 @@ from dpaudit.engine.pilot import (
 from dpaudit.errors import InvalidArgumentError, MissingArgumentError
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.word.base import WordMechanism
-from dpaudit.results.audit import AuditResult
+from dpaudit.results.audit import AuditorKind, AuditResult
 from dpaudit.serialization import to_jsonable
 from dpaudit.validation import check_epsilon
 from dpaudit.witness import Witness, format_value
@@ -511,6 +511,8 @@ def run(args: argparse.Namespace) -> int:
     if args.epsilon is not None:  # the commonest typo, refused before the auditors load
         check_epsilon(args.epsilon, "--epsilon")
     require_callable_domain(args)
+    # The one entry (it loads scipy and every auditor): after the cheap argument checks.
+    from dpaudit.api import audit
     from dpaudit.auditors.metric.auditor import MetricAuditConfig, sampling_seconds
 
     pilot_execution = ExecutionConfig(workers=args.workers)
@@ -535,8 +537,10 @@ def run(args: argparse.Namespace) -> int:
             args.final_samples = fin if args.final_samples is None else args.final_samples
         _plan(
             args,
-            lambda s, f: audit_metric(
-                word_mech, build_word_config(_pilot_args(args, s, f)), pilot_execution
+            lambda s, f: audit(
+                word_mech,
+                config=build_word_config(_pilot_args(args, s, f)),
+                execution=pilot_execution,
             ),
             cap=MetricAuditConfig().samples,
             # A slow library (one with its own defaults) gets pilots a tenth as large.
@@ -546,7 +550,7 @@ def run(args: argparse.Namespace) -> int:
         )
         word_config = build_word_config(args, word_mech.default_samples)
         result = run_recorded(
-            args, "audit", lambda execution: audit_metric(word_mech, word_config, execution)
+            args, "audit", lambda e: audit(word_mech, config=word_config, execution=e)
         )
         return emit_verdict(args, result, _render_word, result.violation)
     mechanism = build_mechanism(args)
@@ -554,7 +558,9 @@ def run(args: argparse.Namespace) -> int:
         _plan(
             args,
             lambda s, f: audit(
-                mechanism, build_config(_pilot_args(args, s, f), mechanism), pilot_execution
+                mechanism,
+                config=build_config(_pilot_args(args, s, f), mechanism),
+                execution=pilot_execution,
             ),
             cap=1_000_000,
             pilot_samples=2_000,
@@ -565,5 +571,12 @@ def run(args: argparse.Namespace) -> int:
         config.samples if config.mode == "dpsniper" else default_train_samples(config.samples)
     )
     check_sample_memory(mechanism, train, 2, "--train-samples", "the training outputs")
-    result = run_recorded(args, "audit", lambda execution: audit(mechanism, config, execution))
-    return emit_verdict(args, result, lambda r: _render(r, verbose), result.violation)
+    result = run_recorded(args, "audit", lambda e: audit(mechanism, config=config, execution=e))
+    return emit_verdict(args, result, lambda r: _render_any(r, verbose), result.violation)
+
+
+def _render_any(result: AuditResult, verbose: bool) -> str:
+    """The black-box rendering, or the profile's where the profile certifier refuted the claim."""
+    if result.kind is AuditorKind.PROFILE:
+        return render_profile(result, verbose)
+    return _render(result, verbose)

@@ -17,7 +17,8 @@ A one-line pytest check that a mechanism does not demonstrably break its claim::
         claim = PrivacyClaim(Definition.PURE, 1.0, InputDomain((1,), 0.0, 1.0))
         assert_no_violation(my_mechanism, claim)
 
-It runs the black-box audit (:func:`dpaudit.auditors.blackbox.auditor.audit`) with a
+It runs :func:`dpaudit.audit` (for a vector mechanism the black-box search; for an (ε, δ)
+claim the profile certifier beside it, under one error budget) with a
 sample size chosen for CI — about 1 s for a scalar black-box function, well
 under that for a dpaudit mechanism with a log-density — and raises
 :class:`PrivacyViolationError` (an ``AssertionError``) carrying the witness when the
@@ -52,24 +53,24 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
 from dpaudit.adapters.callable import FunctionMechanism
-from dpaudit.auditors.blackbox.auditor import AuditConfig, audit
+from dpaudit.adapters.reclaim import ReclaimedMechanism, as_mechanism
+from dpaudit.api import audit
+from dpaudit.auditors.blackbox.auditor import AuditConfig
 from dpaudit.auditors.blackbox.pairs import InputPair
-from dpaudit.auditors.metric.auditor import MetricAuditConfig, audit_metric
+from dpaudit.auditors.metric.auditor import MetricAuditConfig
 from dpaudit.claims import PrivacyClaim
 from dpaudit.engine.executor import ExecutionConfig
-from dpaudit.errors import InvalidTypeError
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.word.base import WordMechanism
 from dpaudit.results.audit import AuditorKind, AuditResult
 from dpaudit.testing.conformance import check_mechanism
 from dpaudit.testing.results import CheckResult, ConformanceError, ConformanceReport
-from dpaudit.validation import check_epsilon, check_int
+from dpaudit.validation import check_int
 from dpaudit.verdicts import Verdict
 from dpaudit.witness import Witness
 
@@ -105,98 +106,14 @@ def describe_violation(result: AuditResult) -> str:
         x, xp = w.shown_inputs() if w.values is not None else (list(w.x), list(w.x_prime))
         lines += [
             f"witness: x = {x}, x' = {xp} ({w.pair_origin})",
-            f"  S = {{y : {w.event}}}" + (f" ({w.attack.family})" if w.attack else ""),
+            # Categorical outputs as their values (``{'GREEN'}``), threshold sets as thresholds.
+            f"  S = {w.output_set or '{y : ' + w.event + '}'}"
+            + (f" ({w.attack.family})" if w.attack else ""),
             f"  Pr[M(x) ∈ S] ≥ {w.p1.bound:.6g} ({w.p1.hits}/{w.p1.samples}), "
             f"Pr[M(x') ∈ S] ≤ {w.p2.bound:.6g} ({w.p2.hits}/{w.p2.samples})",
         ]
     lines.append(f"seed {result.seed}; {result.confidence_statement}")
     return "\n".join(lines)
-
-
-@dataclass(frozen=True)
-class ReclaimedMechanism(Mechanism):
-    """``inner`` sampled unchanged, audited against another claim ``claimed``."""
-
-    name: ClassVar[str] = "reclaimed"
-    reference: ClassVar[str] = "a mechanism audited against a claim given by the caller"
-    summary: ClassVar[str] = "any mechanism with a replaced claim"
-
-    inner: Mechanism | None = None
-    claimed: PrivacyClaim | None = None
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.inner, Mechanism):
-            raise InvalidTypeError("mechanism", self.inner, "a dpaudit Mechanism")
-        if not isinstance(self.claimed, PrivacyClaim):
-            raise InvalidTypeError("claim", self.claimed, "a PrivacyClaim")
-
-    def _inner(self) -> Mechanism:
-        assert self.inner is not None  # checked in __post_init__
-        return self.inner
-
-    @property
-    def claim(self) -> PrivacyClaim:
-        assert self.claimed is not None
-        return self.claimed
-
-    @property
-    def output_shape(self) -> tuple[int, ...]:
-        return self._inner().output_shape
-
-    @property
-    def output_kind(self) -> str:  # type: ignore[override]
-        return self._inner().output_kind
-
-    @property
-    def allows_nan_output(self) -> bool:  # type: ignore[override]
-        return self._inner().allows_nan_output
-
-    @property
-    def externally_seeded(self) -> bool:
-        """Delegated to the wrapped mechanism."""
-        return self._inner().externally_seeded
-
-    @property
-    def has_log_prob(self) -> bool:
-        return self._inner().has_log_prob
-
-    @property
-    def is_additive(self) -> bool:
-        return False  # the fused paths are not routed through the wrapper
-
-    def log_prob(self, x: np.ndarray, outputs: np.ndarray) -> np.ndarray:
-        return self._inner().log_prob(x, outputs)
-
-    def _sample(self, x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
-        return self._inner().sample(x, n, rng)
-
-
-def as_mechanism(mechanism: Mechanism | Callable[..., Any], claim: Any = None) -> Mechanism:
-    """A dpaudit :class:`Mechanism` for ``mechanism`` audited against ``claim``.
-
-    ``mechanism``: a dpaudit mechanism (``claim`` None: its own claim; a number:
-    its claim with that ε; a :class:`PrivacyClaim`: that claim), or a function
-    ``f(x, n, rng)`` (``claim`` must then be a :class:`PrivacyClaim`, which
-    carries the input domain).  With a typed domain of :mod:`dpaudit.domains`
-    (an int range, booleans, categories, words, vectors, datasets) ``f``
-    receives a value of that type and returns a sequence of ``n`` outputs of
-    any type, encoded by :mod:`dpaudit.adapters.encoding`.
-    """
-    if isinstance(mechanism, Mechanism):
-        if claim is None:
-            return mechanism
-        if isinstance(claim, (int, float)) and not isinstance(claim, bool):
-            claim = dataclasses.replace(mechanism.claim, epsilon=check_epsilon(claim, "claim"))
-        if not isinstance(claim, PrivacyClaim):
-            raise InvalidTypeError("claim", claim, "None, a number ε or a PrivacyClaim")
-        return ReclaimedMechanism(epsilon=claim.epsilon, inner=mechanism, claimed=claim)
-    if callable(mechanism):
-        if not isinstance(claim, PrivacyClaim):
-            raise InvalidTypeError(
-                "claim", claim, "a PrivacyClaim (with its input domain) for a plain function"
-            )
-        return FunctionMechanism(epsilon=claim.epsilon, function=mechanism, claimed=claim)
-    raise InvalidTypeError("mechanism", mechanism, "a dpaudit Mechanism or a function f(x, n, rng)")
 
 
 def assert_no_violation(
@@ -248,7 +165,8 @@ def assert_no_violation(
             seed=seed,
             pairs=tuple((str(a), str(b)) for a, b in pairs),
         )
-        return _checked(audit_metric(mechanism, word_config, ExecutionConfig(workers=workers)))
+        execution = ExecutionConfig(workers=workers)
+        return _checked(audit(mechanism, config=word_config, execution=execution))
     mech = as_mechanism(mechanism, claim)
     train = check_int("train_samples", train_samples or min(samples, DEFAULT_TRAIN_SAMPLES))
     if isinstance(mech, FunctionMechanism) and mech.typed:
@@ -265,7 +183,8 @@ def assert_no_violation(
         seed=seed,
         pairs=input_pairs,
     )
-    return _checked(audit(mech, config, ExecutionConfig(workers=check_int("workers", workers))))
+    execution = ExecutionConfig(workers=check_int("workers", workers))
+    return _checked(audit(mech, config=config, execution=execution))
 
 
 def _checked(result: AuditResult) -> AuditResult:
