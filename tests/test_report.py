@@ -159,7 +159,7 @@ def test_summary_then_figures_then_witnesses(tmp_path: Path) -> None:
     )  # fmt: skip
     # Findings: the paper's number beside ours, and a finding that does not show says so.
     assert "<td>1.0</td><td>0.9 (cell n = 8)</td>" in page
-    assert "1 of 2 findings show" in page and "✗ not shown" in page
+    assert "1 of 2 findings reproduced" in page and "◇ not reproduced" in page
     # The figure's words are in the HTML, with dpaudit's Markdown rendered.
     assert "<b>one thing</b>" in page and "<code>care</code>" in page
     assert "<li>differs because <em>reasons</em></li>" in page
@@ -261,13 +261,13 @@ def test_untestable_and_inconclusive_findings_never_get_a_tick(tmp_path: Path) -
     run = load_run(tmp_path)
     page, md = render_html(run), render_markdown(run)
     for text in (page, md):
-        assert "1 of 3 findings show; 1 not shown at this scale, 1 inconclusive" in text
-        assert "– not shown at this scale" in text and "? inconclusive" in text
+        assert "1 of 3 findings reproduced; 1 not shown at this scale, 1 inconclusive" in text
+        assert "– not tested at this scale" in text and "? inconclusive" in text
         assert "What was audited at scale" in text and "quick" in text
         assert "none found" not in text.replace("B: none found", "")  # inconclusive stays so
-    assert page.count("✓ shows") == 1
-    assert '<td class="mark-open">– not shown at this scale</td>' in page
-    assert '<td class="mark-open">inconclusive</td>' in page  # the audit's verdict column
+    assert page.count("◆ reproduced") == 1
+    assert '<td class="mark-open">– not tested at this scale</td>' in page
+    assert '<td class="mark-open">? inconclusive</td>' in page  # the audit's verdict column
     assert "<b>Audited: dpaudit&#x27;s own code</b>" in page
     assert "1 are inconclusive (not a pass)" in page
 
@@ -276,5 +276,5 @@ def test_witness_cards_are_folded_details(tmp_path: Path) -> None:
     _figure(tmp_path, "fig-a")
     _status(tmp_path, "complete", ["fig-a"])
     page = render_html(load_run(tmp_path))
-    assert '<details class="witness violation"><summary>' in page
+    assert '<details class="witness violation" id="fig-a-w0"><summary>' in page
     assert "<details open" not in page and "<script" not in page

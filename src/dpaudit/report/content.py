@@ -4,12 +4,15 @@ Both renderers (:mod:`dpaudit.report.markdown`, :mod:`dpaudit.report.html`)
 walk the same blocks built by :func:`build_document`, so the two files always
 say the same thing in the same order:
 
-1. a summary a reviewer can quote: run status, the papers and figures, every
-   finding of the papers with the paper's number beside ours and whether it
-   shows, and the audit verdicts;
-2. one section per figure: the figure, what it shows in plain words, the
+1. the answer (:mod:`dpaudit.report.claims`): every claim found false with its
+   certified bound, confidence, witness and evidence; then the claims that held
+   with their power, then the inconclusive ones;
+2. the reproduction scorecard a reviewer can quote: the papers and figures,
+   every finding of the papers with the paper's number beside ours and whether
+   it reproduced;
+3. one section per figure: the figure, what it shows in plain words, the
    paper's numbers beside ours, the audited mechanisms, where and why we differ;
-3. the witnesses, grouped per figure, each titled by what distinguishes it.
+4. the witnesses, grouped per figure, each titled by what distinguishes it.
 
 Text is kept raw here; :class:`Text` marks whether it is trusted Markdown
 written by dpaudit (``**bold**``, ``*italic*``, `` `code` ``, ``- `` lists)
@@ -22,9 +25,19 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from dpaudit.report.blocks import (
+    Block,
+    Bullets,
+    Heading,
+    Image,
+    Links,
+    Table,
+    Text,
+    Witness,
+)
+from dpaudit.report.bounds import bound_text, scrub_negative_bounds
 from dpaudit.report.collect import FigureEntry, RunContents, fmt
 from dpaudit.rundir.layout import FIGURE_FILES, RUN_STATUS
 from dpaudit.rundir.records import AuditRecord, FigureResult, ReportTable
@@ -32,91 +45,20 @@ from dpaudit.rundir.status import STATUS_COMPLETE
 from dpaudit.serialization import to_jsonable
 from dpaudit.verdicts import Verdict
 
-
-@dataclass(frozen=True)
-class Heading:
-    """A heading; ``anchor`` is its id in the HTML (a link target)."""
-
-    level: int
-    text: str
-    anchor: str = ""
-
-
-@dataclass(frozen=True)
-class Text:
-    """A paragraph.  ``markdown``: dpaudit's own inline Markdown; else plain text.
-
-    ``kind`` styles it: ``p``, ``note``, ``facts``, ``status-ok``, ``status-bad``.
-    """
-
-    text: str
-    kind: str = "p"
-    markdown: bool = False
-
-
-@dataclass(frozen=True)
-class Bullets:
-    """A bullet list of inline-Markdown (``markdown``) or plain items."""
-
-    items: tuple[str, ...]
-    markdown: bool = False
-
-
-@dataclass(frozen=True)
-class Table:
-    """A table of formatted cells; ``marks``: column index whose ✓/✗ cells are coloured.
-
-    ``group_column``: a column whose values open a group (shown once, as a row
-    spanning the table in HTML); they are dpaudit's inline Markdown.
-    """
-
-    headers: tuple[str, ...]
-    rows: tuple[tuple[str, ...], ...]
-    title: str = ""
-    note: str = ""
-    marks: int | None = None
-    group_column: int | None = None
-    css: str = ""
-
-
-@dataclass(frozen=True)
-class Image:
-    """A figure's image, linked to its full-size files (paths relative to the report)."""
-
-    figure: str
-    png: bytes
-    alt: str
-    full_size: tuple[tuple[str, str], ...]
-
-
-@dataclass(frozen=True)
-class Links:
-    """A line of links: ``(label, relative path or #anchor)``."""
-
-    lead: str
-    links: tuple[tuple[str, str], ...]
-
-
-@dataclass(frozen=True)
-class Witness:
-    """One audit's evidence as a card: title, ``(label, text)`` lines, violation flag."""
-
-    title: str
-    lines: tuple[tuple[str, str], ...]
-    violation: bool
-
-
-Block = Heading | Text | Bullets | Table | Image | Links | Witness
-
-#: Marks used in every findings column (the renderers colour them).  Only a finding
-#: the run shows gets the tick; one this scale cannot test, or one the run could neither
-#: show nor refute, gets a neutral mark of its own, never a tick.
-SHOWS, NOT_SHOWN = "✓ shows", "✗ not shown"
-NOT_AT_SCALE, UNDECIDED = "– not shown at this scale", "? inconclusive"
+#: Marks of the reproduction scorecard: whether the paper's finding reproduced (◆), in a
+#: colour of its own, never a tick: a reproduced "Laplace is never flagged" is not an
+#: audit's pass.  One this scale cannot test, or one the run could neither show nor refute,
+#: gets a neutral mark of its own.
+SHOWS, NOT_SHOWN = "◆ reproduced", "◇ not reproduced"
+NOT_AT_SCALE, UNDECIDED = "– not tested at this scale", "? inconclusive"
 _MARKS = {"shows": SHOWS, "not shown": NOT_SHOWN, "not shown at this scale": NOT_AT_SCALE,
           "inconclusive": UNDECIDED}  # fmt: skip
 VIOLATION, NONE_FOUND = Verdict.VIOLATION.label, Verdict.NO_VIOLATION_FOUND.label
 INCONCLUSIVE = Verdict.INCONCLUSIVE.label
+#: The one mark of "the audit found a violation" (✗, red), beside the verdict everywhere.
+VIOLATION_MARK = f"✗ {VIOLATION}"
+#: An inconclusive audit's mark; "no violation found" gets none (it is no pass).
+INCONCLUSIVE_MARK = f"? {INCONCLUSIVE}"
 
 
 # ------------------------------------------------------------------ run status
@@ -192,7 +134,7 @@ def findings(result: FigureResult) -> list[tuple[str, str, str, str]]:
     return [(f.status, f.statement, f.detail, f.paper) for f in result.findings]
 
 
-def _figure_label(entry: FigureEntry) -> str:
+def figure_label(entry: FigureEntry) -> str:
     """A short name for a figure: the paper's short name and the figure number."""
     paper = entry.result.paper
     number = re.search(r"Fig(?:ure)?\.?\s*([0-9]+[a-z–-]*)", paper)
@@ -209,6 +151,12 @@ def audit_verdict(audit: AuditRecord) -> str:
     if audit.verdict in (Verdict.VIOLATION, Verdict.INCONCLUSIVE):
         return audit.verdict.label
     return NONE_FOUND
+
+
+def verdict_mark(audit: AuditRecord) -> str:
+    """The verdict with its mark: ``✗ VIOLATION``, ``? inconclusive``, ``no violation found``."""
+    verdict = audit_verdict(audit)
+    return {VIOLATION: VIOLATION_MARK, INCONCLUSIVE: INCONCLUSIVE_MARK}.get(verdict, verdict)
 
 
 def _short_methods(audits: Sequence[AuditRecord]) -> list[str]:
@@ -283,9 +231,9 @@ def audit_table(entry: FigureEntry) -> list[Block]:
                 label,
                 fmt(a.claimed_epsilon),
                 fmt(a.true_epsilon),
-                fmt(a.epsilon_lower_bound)
+                bound_text(a.epsilon_lower_bound, "")
                 + ("" if len(confidences) == 1 else f" @ {fmt(a.confidence, 3)}"),
-                audit_verdict(a),
+                verdict_mark(a),
             )
         )
     return [
@@ -318,7 +266,8 @@ def audit_details(audit: AuditRecord) -> list[tuple[str, str]]:
         ("analytic truth", truth),
         (
             "empirical ε lower bound",
-            f"{fmt(audit.epsilon_lower_bound, 6)} with confidence {fmt(audit.confidence, 4)}",
+            f"{bound_text(audit.epsilon_lower_bound, '', 6)} with confidence "
+            f"{fmt(audit.confidence, 4)}",
         ),
         ("method", audit.method),
         ("parameters", params_text(audit.parameters)),
@@ -340,7 +289,7 @@ def witness_items(audit: AuditRecord) -> list[tuple[str, str]]:
             text = fmt(value, 6)
         else:
             text = str(value)
-        items.append((str(key), text))
+        items.append((str(key), scrub_negative_bounds(text)))
     return items
 
 
@@ -444,9 +393,9 @@ def _plain(text: str) -> str:
 
 
 def _count_text(statuses: Sequence[str]) -> str:
-    """``"2 of 4 findings show; 1 not shown at this scale, 1 inconclusive"``."""
+    """``"2 of 4 findings reproduced; 1 not shown at this scale, 1 inconclusive"``."""
     held = sum(s == "shows" for s in statuses)
-    text = f"{held} of {len(statuses)} findings show"
+    text = f"{held} of {len(statuses)} findings reproduced"
     rest = [f"{statuses.count(s)} {s}" for s in _MARKS if s != "shows" and s in statuses]
     return text + ("; " + ", ".join(rest) if rest else "")
 
@@ -456,7 +405,7 @@ def _group_label(entry: FigureEntry) -> str:
     found = findings(entry.result)
     held = sum(f[0] == "shows" for f in found)
     paper = _plain(entry.result.paper)
-    return f"[{_figure_label(entry)}](#{entry.name}) — {paper} — {held}/{len(found)} findings show"
+    return f"[{figure_label(entry)}](#{entry.name}) — {paper} — {held}/{len(found)} reproduced"
 
 
 def _paper_count(run: RunContents) -> int:
@@ -464,25 +413,29 @@ def _paper_count(run: RunContents) -> int:
 
 
 def summary_blocks(run: RunContents) -> list[Block]:
-    """The opening a reviewer can quote: status, papers, findings with numbers, verdicts."""
-    complete, status = status_line(run)
+    """The reproduction scorecard: papers, their findings with numbers, and whether they reproduced.
+
+    It follows the claims' sections (:func:`dpaudit.report.claims.claims_blocks`); the run's
+    status opens the report above both (:func:`status_blocks`).
+    """
     all_found = [(e, f) for e in run.figures for f in findings(e.result)]
     audits = run.audits()
     flagged = sum(a.violation for _, a in audits)
     unsure = sum(audit_verdict(a) == INCONCLUSIVE for _, a in audits)
     scale = "?" if run.status is None else run.status.config.scale
     blocks: list[Block] = [
-        Text(("" if complete else "⚠ ") + status, kind="status-ok" if complete else "status-bad"),
-        Heading(2, "Summary", "summary"),
+        Heading(2, "Reproduction scorecard", "summary"),
         Text(
             f"This run reproduces {len(run.figures)} figure(s) from "
             f"{_paper_count(run)} paper(s) at scale '{scale}'. "
             f"**{_count_text([f[0] for _, f in all_found])}** (the papers' own, and "
-            "dpaudit's checks marked 'not in paper'); only ✓ counts as shown ('–': not "
-            "audited at this scale, '?': too few samples to tell)."
+            "dpaudit's checks marked 'not in paper'); only ◆ counts as reproduced ('–': not "
+            "audited at this scale, '?': too few samples to tell). ◆ says the paper's finding "
+            "reproduced, not that a mechanism passed: a reproduced 'never flagged' is no proof "
+            "of privacy."
             + (
                 f" The audits flag **{flagged} of {len(audits)}** audited configurations as "
-                "violating their privacy claim"
+                "violating their privacy claim ([listed first](#violations))"
                 + (f"; {unsure} are inconclusive (not a pass)." if unsure else ".")
                 if audits
                 else ""
@@ -497,7 +450,7 @@ def summary_blocks(run: RunContents) -> list[Block]:
     if rows:
         blocks.append(
             Table(
-                ("figure", "finding", "paper", "this run (cell)", "shows?"),
+                ("figure", "finding", "paper", "this run (cell)", "reproduced?"),
                 tuple(rows),
                 marks=4,
                 group_column=0,
@@ -512,7 +465,7 @@ def figure_blocks(entry: FigureEntry) -> list[Block]:
     result = entry.result
     shows, method, differences = figure_text(entry)
     blocks: list[Block] = [
-        Heading(2, f"{_figure_label(entry)}: {entry.title}", entry.name),
+        Heading(2, f"{figure_label(entry)}: {entry.title}", entry.name),
     ]
     present = [(label, f"{entry.name}/{name}") for name, label in FIGURE_FILES
                if (entry.directory / name).is_file()]  # fmt: skip
@@ -530,7 +483,8 @@ def figure_blocks(entry: FigureEntry) -> list[Block]:
     found = findings(result)
     if found:
         counts = _count_text([f[0] for f in found])
-        blocks.append(Text(f"Findings: {counts} in this run ([summary](#summary)).", markdown=True))
+        text = f"Findings: {counts} in this run ([scorecard](#summary))."
+        blocks.append(Text(text, markdown=True))
     tables = figure_tables(result)
     if tables:  # "paper beside ours" only where a table holds a paper's numbers
         paper = any("paper" in str(h).lower() for t in tables for h in t.headers)
@@ -556,12 +510,12 @@ def witness_blocks(run: RunContents) -> list[Block]:
         audits = list(entry.result.audits)
         if not audits:
             continue
-        blocks.append(Heading(3, f"{_figure_label(entry)}: {entry.title}", f"{entry.name}-w"))
-        for label, a in zip(audit_labels(audits), audits, strict=True):
+        blocks.append(Heading(3, f"{figure_label(entry)}: {entry.title}", f"{entry.name}-w"))
+        for i, (label, a) in enumerate(zip(audit_labels(audits), audits, strict=True)):
             lines = audit_details(a)
             lines += [(f"witness: {k}", v) for k, v in witness_items(a)]
-            verdict = audit_verdict(a)
-            blocks.append(Witness(f"{label} — {verdict}", tuple(lines), a.violation))
+            title = f"{label} — {verdict_mark(a)}"
+            blocks.append(Witness(title, tuple(lines), a.violation, f"{entry.name}-w{i}"))
     if blocks:
         blocks.insert(0, Heading(2, "Witnesses", "witnesses"))
         blocks.insert(
@@ -575,10 +529,8 @@ def witness_blocks(run: RunContents) -> list[Block]:
     return blocks
 
 
-def build_document(run: RunContents) -> list[Block]:
-    """The whole report: summary, one section per figure, then the witnesses."""
-    blocks = summary_blocks(run)
-    for entry in run.figures:
-        blocks += figure_blocks(entry)
-    blocks += witness_blocks(run)
-    return blocks
+def status_blocks(run: RunContents) -> list[Block]:
+    """The run's status banner, the report's first line."""
+    complete, status = status_line(run)
+    kind = "status-ok" if complete else "status-bad"
+    return [Text(("" if complete else "⚠ ") + status, kind=kind)]

@@ -16,8 +16,10 @@ import base64
 import html
 import re
 
-from dpaudit.report import content
+from dpaudit.report import blocks as content
 from dpaudit.report.collect import RunContents
+from dpaudit.report.content import INCONCLUSIVE_MARK, SHOWS, VIOLATION_MARK
+from dpaudit.report.document import build_document
 
 _CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
@@ -25,8 +27,8 @@ body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
        line-height: 1.45; background: #fff; }
 h1 { font-size: 1.7em; border-bottom: 2px solid #333; padding-bottom: .1em; margin: 0 0 .4em; }
 h2 { font-size: 1.35em; margin-top: 1.8em; border-bottom: 1px solid #bbb; }
-section.summary h2 { margin-top: .8em; }
-section.summary p { margin: .4em 0; }
+section.claims h2 { margin-top: .8em; }
+section.summary p, section.claims p { margin: .4em 0; }
 h3 { margin: 1.2em 0 .4em; }
 h4 { margin: 1em 0 .3em; }
 .status-ok, .status-bad { padding: .35em .8em; border-radius: 6px; font-weight: 600;
@@ -43,9 +45,17 @@ table.findings { width: 100%; font-size: .84em; }
 table.findings td:nth-child(1) { width: 36%; }
 table.findings td:nth-child(2) { width: 14%; }
 tr.group th a { color: inherit; }
-td.mark-ok { color: #2e7d32; white-space: nowrap; }
+table.claims { width: 100%; font-size: .84em; }
+table.claims td:nth-child(1) { width: 13%; }
+table.claims td:nth-child(2) { width: 17%; }
+table.claims td:nth-child(3) { width: 17%; }
+table.claims td:nth-child(4) { white-space: nowrap; }
+table.violations td:nth-child(3) { white-space: normal; font-weight: 600; color: #b00020; }
+table.claims td:nth-child(5) { word-break: break-word; }
+td.mark-repro { color: #1f4e9a; white-space: nowrap; }
 td.mark-bad { color: #b00020; font-weight: 700; white-space: nowrap; }
 td.mark-open { color: #8a5a00; }
+td.mark-none { color: #555; }
 caption { caption-side: bottom; text-align: left; color: #555; font-size: .92em;
           padding-top: .3em; }
 figure { margin: .8em 0; }
@@ -83,13 +93,14 @@ def _inline(text: str, markdown: bool = True) -> str:
 
 
 def _mark_class(cell: str) -> str:
-    if cell.startswith(("✓", content.NONE_FOUND)):
-        return "mark-ok"
-    if cell.startswith(("✗", content.VIOLATION)):
+    """The colour of a mark: the paper's finding reproduced (blue), a violation (red), open."""
+    if cell.startswith(SHOWS[0]):
+        return "mark-repro"
+    if cell.startswith(VIOLATION_MARK[0]):
         return "mark-bad"
-    if cell.startswith(("–", "?", content.INCONCLUSIVE)):
+    if cell.startswith(("–", INCONCLUSIVE_MARK[0])):
         return "mark-open"
-    return ""
+    return "mark-none"
 
 
 def _table(table: content.Table) -> str:
@@ -109,7 +120,8 @@ def _table(table: content.Table) -> str:
             cell = row[i]
             cls = _mark_class(cell) if i == table.marks else ""
             attr = f' class="{cls}"' if cls else ""
-            cells.append(f"<td{attr}>{_inline(cell, markdown=False)}</td>")
+            markdown = i in table.markdown_columns
+            cells.append(f"<td{attr}>{_inline(cell, markdown=markdown)}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     caption = f"<caption>{_inline(table.note)}</caption>" if table.note else ""
     css = table.css or ("wide" if len(shown) >= 7 else "")
@@ -148,25 +160,30 @@ def _block(block: content.Block) -> str:
             f"<dt>{_esc(label)}</dt><dd>{_esc(text)}</dd>" for label, text in block.lines
         )
         cls = "witness violation" if block.violation else "witness"
+        ident = f' id="{_esc(block.anchor)}"' if block.anchor else ""
         # Folded by default (no script needed): the printed report lists one line per card.
         return (
-            f'<details class="{cls}"><summary>{_esc(block.title)}</summary>'
+            f'<details class="{cls}"{ident}><summary>{_esc(block.title)}</summary>'
             f"<dl>{items}</dl></details>"
         )
     raise TypeError(f"unknown report block {type(block).__name__}")
 
 
 def render_html(run: RunContents) -> str:
-    """The whole report as one self-contained HTML document."""
+    """The whole report of a run as one self-contained HTML document."""
+    return render_blocks(build_document(run))
+
+
+def render_blocks(document: list[content.Block], title: str = "dpaudit report") -> str:
+    """Report blocks (a run's or one audit's) as one self-contained HTML document."""
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        "<title>dpaudit report</title>",
+        f"<title>{_esc(title)}</title>",
         f"<style>{_CSS}</style></head><body>",
-        "<h1>dpaudit report</h1>",
+        f"<h1>{_esc(title)}</h1>",
     ]
-    document = content.build_document(run)
     sections = _sections(document)
     for name, blocks in sections:
         parts.append(f'<section class="{name}">' if name else "<section>")
@@ -176,12 +193,17 @@ def render_html(run: RunContents) -> str:
     return "\n".join(parts) + "\n"
 
 
+#: The ``<section>`` class of each level-2 heading's anchor (any other: a figure).
+_SECTION_KINDS = {"summary": "summary", "witnesses": "witnesses", "violations": "claims",
+                  "held": "claims", "inconclusive": "claims", "audit": "claims"}  # fmt: skip
+
+
 def _sections(blocks: list[content.Block]) -> list[tuple[str, list[content.Block]]]:
     """Group blocks into ``<section>``s at each level-2 heading (class = its anchor)."""
     out: list[tuple[str, list[content.Block]]] = [("status", [])]
     for block in blocks:
         if isinstance(block, content.Heading) and block.level == 2:
-            kind = block.anchor if block.anchor in ("summary", "witnesses") else "figure"
+            kind = _SECTION_KINDS.get(block.anchor, "figure")
             out.append((kind, []))
         out[-1][1].append(block)
     return [(name, bs) for name, bs in out if bs]

@@ -10,8 +10,9 @@ from __future__ import annotations
 import html
 import re
 
-from dpaudit.report import content
+from dpaudit.report import blocks as content
 from dpaudit.report.collect import RunContents
+from dpaudit.report.document import build_document
 from dpaudit.rundir.layout import FIGURE_PNG
 
 
@@ -33,7 +34,10 @@ def _table(table: content.Table) -> list[str]:
     ]
     previous = None
     for row in table.rows:
-        cells = [_cell(c) for c in row]
+        cells = [
+            _esc(c, True).replace("|", "\\|") if i in table.markdown_columns else _cell(c)
+            for i, c in enumerate(row)
+        ]
         if table.group_column is not None:
             group = row[table.group_column]
             cells[table.group_column] = "" if group == previous else _esc(group, True)
@@ -59,20 +63,26 @@ def _block(block: content.Block) -> list[str]:
     if isinstance(block, content.Table):
         return ([f"#### {_esc(block.title)}", ""] if block.title else []) + _table(block)
     if isinstance(block, content.Image):
-        png = f"{block.figure}/{FIGURE_PNG}"
+        png = block.path or f"{block.figure}/{FIGURE_PNG}"
         target = block.full_size[0][1] if block.full_size else png
         return [f"[![{_esc(block.alt)}]({png})]({target})"]
     if isinstance(block, content.Links):
         return [block.lead + " " + " · ".join(f"[{label}]({p})" for label, p in block.links)]
     if isinstance(block, content.Witness):
-        lines = [f"#### {_esc(block.title)}", ""]
+        lines = [f'<a id="{block.anchor}"></a>', ""] if block.anchor else []
+        lines += [f"#### {_esc(block.title)}", ""]
         return lines + [f"- **{_esc(label)}:** {_esc(text)}" for label, text in block.lines]
     raise TypeError(f"unknown report block {type(block).__name__}")
 
 
 def render_markdown(run: RunContents) -> str:
-    """The whole report as one Markdown document."""
-    lines = ["# dpaudit report", ""]
-    for block in content.build_document(run):
+    """The whole report of a run as one Markdown document."""
+    return render_blocks(build_document(run))
+
+
+def render_blocks(document: list[content.Block], title: str = "dpaudit report") -> str:
+    """Report blocks (a run's or one audit's) as one Markdown document."""
+    lines = [f"# {_esc(title)}", ""]
+    for block in document:
         lines += [*_block(block), ""]
     return "\n".join(lines).rstrip("\n") + "\n"
