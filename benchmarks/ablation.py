@@ -111,7 +111,7 @@ def setup(name: str) -> Setup:
 class SharedStages:
     """Reuse, across variants of one case, the stage results the variants cannot change.
 
-    Every stage draws from its own key range ``(seed, stage code, unit)``, so what
+    Every stage draws from its own key range ``(seed, stage key, unit)``, so what
     ``train``, ``screen`` and ``rare-scan`` return, and the counts ``count_combos``
     takes for given combinations, sample size and stage, depend only on the seed (and
     ``screen_pairs``, ``rare_scan_pairs``) and not on the switches of later stages.
@@ -130,46 +130,41 @@ class SharedStages:
         from dpaudit.auditors.blackbox import stages
 
         self._saved = (dict(stages.STAGES), stages.count_combos)
-        train, screen, count = stages.STAGES["train"], stages.STAGES["screen"], stages.count_combos
-        scan = stages.STAGES["rare-scan"]
+        count = stages.count_combos
+        memo, keep = self.memo, self.keep
 
-        def shared_train(state: Any, budget: Any) -> Any:
-            key = ("train", budget.config.seed)
-            if key not in self.memo:
-                out = train(state, budget)
-                self.memo[key] = (out, list(budget.pairs))
-                self.keep.append(out)
-            out, pairs = self.memo[key]
-            budget.pairs[:] = pairs  # the pair search appends its moves to the budget's list
-            return out
+        def shared(cls: Any, key_of: Any) -> Any:
+            # The stage's own class, its ``run`` memoised on ``key_of(stage, budget)``.
+            class Shared(cls):  # type: ignore[misc, valid-type]
+                def run(self, state: Any, budget: Any) -> Any:
+                    key = key_of(self, budget)
+                    if key not in memo:
+                        memo[key] = super().run(state, budget)
+                        keep.append(memo[key])
+                    return memo[key]
 
-        def shared_screen(state: Any, budget: Any) -> Any:
-            key = ("screen", budget.config.seed, budget.config.search.screen_pairs)
-            if key not in self.memo:
-                self.memo[key] = screen(state, budget)
-                self.keep.append(self.memo[key])
-            return self.memo[key]
+            return Shared
 
-        def shared_scan(state: Any, budget: Any) -> Any:
-            # Its input is the shared screen's output and it draws from its own stage
-            # code, so it too depends only on the seed and its own switches; sharing it
-            # also keeps its new combinations' ids, which the count memo keys on.
-            s = budget.config.search
-            key = ("rare-scan", budget.config.seed, s.screen_pairs, s.rare_scan_pairs)
-            if key not in self.memo:
-                self.memo[key] = scan(state, budget)
-                self.keep.append(self.memo[key])
-            return self.memo[key]
-
-        def shared_count(budget: Any, combos: Any, ks: Any, n: int, st: int, label: str) -> Any:
-            ids = tuple((k, id(combos[k])) for k in ks)
+        def shared_count(budget: Any, state: Any, ks: Any, n: int, st: int, label: str) -> Any:
+            ids = tuple((k, id(state.combos[k])) for k in ks)
             key = ("count", budget.config.seed, st, n, label, ids)
-            if key not in self.memo:
-                self.memo[key] = count(budget, combos, ks, n, st, label)
-            return self.memo[key]
+            if key not in memo:
+                memo[key] = count(budget, state, ks, n, st, label)
+            return memo[key]
 
-        stages.STAGES.update(train=shared_train, screen=shared_screen)
-        stages.STAGES["rare-scan"] = shared_scan
+        # The rare scan's input is the shared screen's output and it draws from its own
+        # stage key, so it too depends only on the seed and its own settings; sharing it
+        # also keeps its new combinations' ids, which the count memo keys on.
+        stages.STAGES.update(
+            {
+                "train": shared(stages.Train, lambda st, b: ("train", b.config.seed, st)),
+                "screen": shared(stages.Screen, lambda st, b: ("screen", b.config.seed, st)),
+                "rare-scan": shared(
+                    stages.RareScan,
+                    lambda st, b: ("rare-scan", b.config.seed, b.config.search.screen_pairs, st),
+                ),
+            }
+        )
         stages.count_combos = shared_count
         return self
 

@@ -31,12 +31,17 @@ SMALL = AuditConfig(samples=20_000, final_samples=40_000, train_samples=10_000, 
 
 
 def test_stage_list_follows_the_switches() -> None:
-    assert [n for n, _ in stages_for(SearchConfig())] == list(STAGES)
+    assert [s.name for s in stages_for(SearchConfig())] == list(STAGES)
     assert list(STAGES) == ["train", "screen", "rare-scan", "rank", "playoff", "ladder"]
     off = SearchConfig(playoff_groups=0, ladder_rungs=0, rare_scan_pairs=0)
-    assert [n for n, _ in stages_for(off)] == ["train", "screen", "rank"]
+    assert [s.name for s in stages_for(off)] == ["train", "screen", "rank"]
     no_rare = SearchConfig(rare_events=False)
-    assert "rare-scan" not in [n for n, _ in stages_for(no_rare)]
+    assert "rare-scan" not in [s.name for s in stages_for(no_rare)]
+    # Each stage carries its own settings, read from the SearchConfig it was built of.
+    screen = stages_for(SearchConfig(screen_pairs=5))[1]
+    assert screen.name == "screen" and screen.keep == 5
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        screen.keep = 6  # type: ignore[misc]
 
 
 @pytest.mark.parametrize(
@@ -85,11 +90,11 @@ def test_every_stage_returns_a_smaller_shortlist() -> None:
     budget = _budget(SMALL)
     state = Shortlist()
     sizes = []
-    for name, stage in stages_for(SMALL.search):
-        state = stage(state, budget)
+    for stage in stages_for(SMALL.search):
+        state = stage.run(state, budget)
         pool = len(state.pool) if state.pool is not None else sum(t.size for t in state.tables)
-        sizes.append((name, len(state.combos), pool))
-    assert sizes[0][1] == 2 * len(budget.pairs)  # train: every (pair, family)
+        sizes.append((stage.name, len(state.combos), pool))
+    assert sizes[0][1] == 2 * len(state.pairs)  # train: every (pair, family)
     # The rare scan may only add rare-event scores (none on a correct Laplace): skip it.
     assert [n for n, *_ in sizes][2] == "rare-scan" and sizes[2][1:] == sizes[1][1:]
     shrinking = [s for s in sizes if s[0] != "rare-scan"]
@@ -255,11 +260,11 @@ def test_screen_keeps_the_best_pair_that_only_its_own_margin_lets_project() -> N
     )
     tables = (large,) * 9 + (flat, small)
     state = Shortlist(combos=combos, tables=tables, compared=compared)
-    out = STAGES["screen"](state, budget)
+    out = STAGES["screen"].of(budget.config.search).run(state, budget)
     assert [c.pair_index for c in out.combos] == [0] * 9 + [1]
     # Switched off (screen_spare=0): pair 1 is dropped, as before the rule.
     off = dataclasses.replace(budget.config, search=SearchConfig(screen_spare=0))
-    out = STAGES["screen"](state, dataclasses.replace(budget, config=off))
+    out = STAGES["screen"].of(off.search).run(state, dataclasses.replace(budget, config=off))
     assert [c.pair_index for c in out.combos] == [0] * 9
 
 
@@ -316,7 +321,7 @@ def test_playoff_hedge_certifies_the_groups_best_set_under_the_rankings_margin(
     }
     monkeypatch.setattr(stages_module, "count_combos", lambda *args: fresh)
     state = _ranked(budget, combos, ranking, [(0, large), (0, lucky), (1, other)], n)
-    out = STAGES["playoff"](state, budget)
+    out = STAGES["playoff"].of(search).run(state, budget)
     assert out.ranked[0].key == (0, lucky)  # the hedge changes no order
     assert [e.key for e in out.hedges] == ([(0, large)] if hedge else [])
     leaders, _, hedges, _ = out.proposals(1)
@@ -349,7 +354,7 @@ def test_a_single_group_is_hedged_on_the_ranking_counts_alone(
     monkeypatch.setattr(stages_module, "count_combos", no_playoff)
     state = _ranked(budget, combos, ranking, [(0, large), (0, lucky)], n)
     assert state.ranked[0].key == (0, lucky)  # under the margin for the pool's two sets
-    out = STAGES["playoff"](state, budget)
+    out = STAGES["playoff"].of(search).run(state, budget)
     assert out.samples["playoff"] == 0 and out.ranked == state.ranked
     assert [e.key for e in out.hedges] == ([(0, large)] if hedge else [])
 
@@ -401,4 +406,4 @@ def test_training_outputs_drawn_in_batches_are_those_of_one_call(monkeypatch) ->
     for k, (dx, dxp) in enumerate(got):
         np.testing.assert_array_equal(dx.rows, whole[k].rows)
         np.testing.assert_array_equal(dxp.rows, whole[len(pairs) + k].rows)
-    assert batched.tally[0] == one.tally[0] == 2 * len(pairs) * n
+    assert batched.tally.drawn == one.tally.drawn == 2 * len(pairs) * n

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from dpaudit.auditors.blackbox.auditor import AuditConfig, audit
-from dpaudit.auditors.blackbox.config import STAGE_FINAL, SearchConfig
+from dpaudit.auditors.blackbox.config import SearchConfig
 from dpaudit.auditors.blackbox.pairs import InputPair
 from dpaudit.auditors.blackbox.selection import (
     CandidateTable,
@@ -26,6 +26,7 @@ from dpaudit.auditors.blackbox.selection import (
     projected_bound,
 )
 from dpaudit.auditors.core.statistics import clopper_pearson_lower, clopper_pearson_upper
+from dpaudit.auditors.core.streams import StageKey
 from dpaudit.claims import Definition, InputDomain, PrivacyClaim
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError
@@ -300,8 +301,8 @@ def test_final_sets_of_one_pair_share_samples_and_split_the_error() -> None:
     # One job per input of the pair: x's outputs at index 0, x''s at 1, whichever is p1's.
     num = 0 if w.x == pair.x else 1
     assert (w.seeds.p1_unit_key_prefix, w.seeds.p2_unit_key_prefix) == (
-        (STAGE_FINAL, num),
-        (STAGE_FINAL, 1 - num),
+        (StageKey.FINAL, num),
+        (StageKey.FINAL, 1 - num),
     )
     assert f"α/(2·{r.detail.certified_proposals})" in r.confidence_statement
 
@@ -381,7 +382,7 @@ def test_playoff_orders_groups_on_its_own_counts_not_the_biased_validation(
     ranked = rank_sets(budget, combos, validation, keys)
     assert [e.combo for e in ranked] == [0, 1]
     state = Shortlist(combos=combos, tables=validation, pool=keys, ranked=ranked)
-    out = stages.playoff(state, budget)
+    out = stages.Playoff.of(cfg.search).run(state, budget)
     assert out.samples["playoff"] == 2000 and [e.combo for e in out.ranked] == [1, 0]
     # Pooled counts: what the winner's ladder is read from.
     assert int(out.tables[0].num[0]) == 1200 and int(out.tables[1].num[0]) == 1140
@@ -391,9 +392,9 @@ def test_playoff_orders_groups_on_its_own_counts_not_the_biased_validation(
     assert out.runners_up == ()
     # At 740 against 760 (0.027 apart) the playoff cannot tell: pair 0 goes on too.
     playoff[0] = table(740, 400, 2000)
-    out = stages.playoff(state, budget)
+    out = stages.Playoff.of(cfg.search).run(state, budget)
     assert [e.combo for e in out.ranked] == [1, 0]
     assert [e.combo for e in out.runners_up] == [0]
     # With the tie rule off (playoff_tie_z = −inf) no group is ever too close to call.
     off = dataclasses.replace(cfg, search=SearchConfig(playoff_tie_z=-math.inf))
-    assert stages.playoff(state, dataclasses.replace(budget, config=off)).runners_up == ()
+    assert stages.Playoff.of(off.search).run(state, budget).runners_up == ()

@@ -127,15 +127,25 @@ class SearchConfig:
         ``"auto"`` resolves by the ratio of ``final_samples`` to ``samples`` (per
         input; see ``ladder_bar``); the other two are returned as they are.
         """
-        if self.ladder_bar != "auto":
-            return self.ladder_bar
-        return "projected" if final_samples >= self.ladder_auto_ratio * samples else "face"
+        return ladder_bar_for(self.ladder_bar, self.ladder_auto_ratio, samples, final_samples)
 
     def pair_search_z(self, moves: int) -> float:
         """Standard errors by which a move must beat its parent, in a round of ``moves``."""
-        if self.pair_search_accept_z is not None:
-            return self.pair_search_accept_z
-        return NormalDist().inv_cdf(1.0 - self.pair_search_false_keep / max(moves, 1))
+        return pair_search_z(moves, self.pair_search_false_keep, self.pair_search_accept_z)
+
+
+def ladder_bar_for(bar: str, auto_ratio: float, samples: int, final_samples: int) -> str:
+    """``bar`` with ``"auto"`` resolved by the final-to-selection sample ratio."""
+    if bar != "auto":
+        return bar
+    return "projected" if final_samples >= auto_ratio * samples else "face"
+
+
+def pair_search_z(moves: int, false_keep: float, accept_z: float | None) -> float:
+    """Standard errors by which a move must beat its parent, in a round of ``moves``."""
+    if accept_z is not None:
+        return accept_z
+    return NormalDist().inv_cdf(1.0 - false_keep / max(moves, 1))
 
 
 #: The defaults of :class:`SearchConfig`.
@@ -156,15 +166,6 @@ def default_train_samples(samples: int, search: SearchConfig = DEFAULT_SEARCH) -
     a small fraction of the selection and final samples.
     """
     return min(samples, max(search.train_floor, samples // search.train_fraction))
-
-
-# Stage codes at the head of every work-unit key: the streams never overlap.
-#: (4 was a validation stage's, removed; the codes of the others stay, and so do their samples.)
-STAGE_TRAIN, STAGE_SELECT, STAGE_FINAL, STAGE_PLAYOFF = 1, 2, 3, 5
-STAGE_RARE_SCAN = 6
-STAGE_SNIPER_TRAIN, STAGE_SNIPER_CHECK, STAGE_SNIPER_FINAL = 11, 12, 13
-#: The pair search's training outputs of round r use stage code STAGE_PAIR_SEARCH + r (r ≤ 9).
-STAGE_PAIR_SEARCH = 20
 
 
 @dataclass(frozen=True)

@@ -15,9 +15,6 @@ import math
 import numpy as np
 
 from dpaudit.auditors.blackbox.config import (
-    STAGE_SNIPER_CHECK,
-    STAGE_SNIPER_FINAL,
-    STAGE_SNIPER_TRAIN,
     AuditConfig,
 )
 from dpaudit.auditors.blackbox.outcome import build_result, build_witness, final_counts
@@ -31,6 +28,7 @@ from dpaudit.auditors.blackbox.scores import (
 )
 from dpaudit.auditors.blackbox.selection import Candidate
 from dpaudit.auditors.core.certify import certify_one, split_error
+from dpaudit.auditors.core.streams import StageKey
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.results.audit import AuditResult
@@ -49,21 +47,23 @@ def audit_dpsniper(
     n_train = cfg.train_samples or cfg.samples
     sampler = Sampler(mech, cfg.seed, execution, cfg.unit_timeout)
     draws = sampler.pair_outputs(
-        [(p.x, p.x_prime) for p in pairs], n_train, STAGE_SNIPER_TRAIN, "training"
+        [(p.x, p.x_prime) for p in pairs], n_train, StageKey.SNIPER_TRAIN, "training"
     )
     scores = [
         train_classifier(family, mech, dx, dxp, seed=cfg.seed, dpsniper_rounding=True)
         for dx, dxp in draws
     ]
-    timer.mark("training", sampler.tally[0])
+    timer.mark("training", sampler.tally.drawn)
+    before = sampler.tally.drawn
     cand = _best_pair(sampler, pairs, scores, cfg)
-    timer.mark("selection", sampler.tally[0])
+    timer.mark("selection", sampler.tally.since(before))
     i, pair = cand.pair_index, pairs[cand.pair_index]
     thr = np.array([cand.threshold], dtype=np.float32)
     jobs = [(pair.x, (scores[i],), (thr,)), (pair.x_prime, (scores[i],), (thr,))]
     q = cand.tie_probability
-    final = sampler.counts(jobs, cfg.final_samples, STAGE_SNIPER_FINAL, "final", [(q,), (q,)])
-    timer.mark("final", sampler.tally[0])
+    before = sampler.tally.drawn
+    final = sampler.counts(jobs, cfg.final_samples, StageKey.SNIPER_FINAL, "final", [(q,), (q,)])
+    timer.mark("final", sampler.tally.since(before))
     # One statement: both one-sided bounds at error α/2 (the core's split for K = 1).
     alpha_side = split_error(1.0 - cfg.confidence, 1)
     cert = certify_one(final_counts(cand, final[0], final[1]), alpha_side, mech.claim.delta)
@@ -73,8 +73,8 @@ def audit_dpsniper(
         cand,
         cert,
         cfg.seed,
-        (STAGE_SNIPER_FINAL, 0),
-        (STAGE_SNIPER_FINAL, 1),
+        (StageKey.SNIPER_FINAL, 0),
+        (StageKey.SNIPER_FINAL, 1),
         cfg.confidence,
     )
     c = cfg.target_mass
@@ -110,7 +110,7 @@ def _best_pair(
             (pair.x, (scores[i],), (levels,)),
             (pair.x_prime, (scores[i],), (levels,)),
         ]
-    counts = sampler.counts(jobs, n, STAGE_SNIPER_CHECK, "thresholds and checks")
+    counts = sampler.counts(jobs, n, StageKey.SNIPER_CHECK, "thresholds and checks")
     best: tuple[float, int, int, float] | None = None
     for i in range(len(pairs)):
         thr_c, chk_x, chk_xp = counts[3 * i], counts[3 * i + 1], counts[3 * i + 2]

@@ -22,7 +22,7 @@ DP-Sniper's sizes, and a fixed z = 1 let about two lucky moves a round through o
 SparseVectorTechnique4, whose winner then certified 0.097 instead of ≈ 0.13.
 
 **It costs no confidence.**  Every estimate it uses comes from training outputs
-(stage codes :data:`~dpaudit.auditors.blackbox.config.STAGE_PAIR_SEARCH` + round,
+(stage codes :func:`~dpaudit.auditors.core.streams.pair_search_round`,
 disjoint from every other stage's and from the final samples).  The moves it
 keeps join the other pairs: their candidate sets are counted in the multiplicity
 margin of the screen and the ranking like every other candidate (a dropped move

@@ -45,8 +45,9 @@ class Timer:
 
     ``cpu`` holds this process's CPU seconds per stage (work units run in other
     processes when ``workers > 1`` are not in it) and ``drawn`` the mechanism
-    outputs drawn per stage when ``mark`` is given the sampler's tally: what the
-    ablation benchmark compares with the time numpy needs to draw as many.
+    outputs each stage drew, when ``mark`` is given them (read from the sampler's
+    :class:`Tally` around the stage): what the ablation benchmark compares with
+    the time numpy needs to draw as many.
     """
 
     start: float = field(default_factory=time.perf_counter)
@@ -55,40 +56,53 @@ class Timer:
     cpu: dict[str, float] = field(default_factory=dict)
     drawn: dict[str, int] = field(default_factory=dict)
     last_cpu: float = field(default_factory=time.process_time)
-    last_drawn: int = 0
 
     def __post_init__(self) -> None:
         self.last = self.start
 
     def mark(self, name: str, drawn: int | None = None) -> None:
-        """End stage ``name``; ``drawn``: the sampler's running total of outputs drawn."""
+        """End stage ``name``; ``drawn``: the mechanism outputs it drew."""
         now, cpu = time.perf_counter(), time.process_time()
         self.marks[name] = round(now - self.last, 4)
         self.cpu[name] = cpu - self.last_cpu
         self.last, self.last_cpu = now, cpu
         if drawn is not None:
-            self.drawn[name] = drawn - self.last_drawn
-            self.last_drawn = drawn
+            self.drawn[name] = drawn
 
     def total(self) -> dict[str, float]:
         return {**self.marks, "total": round(time.perf_counter() - self.start, 4)}
+
+
+@dataclass
+class Tally:
+    """What one sampler has drawn: its one mutable part, kept apart from its settings.
+
+    ``drawn`` counts the mechanism outputs drawn so far (all stages): a stage's cost
+    is the difference around its run.  ``label`` prefixes every progress line
+    (``stage 3 of 6 (rank): ``), set by the search as it moves from stage to stage.
+    """
+
+    drawn: int = 0
+    label: str = ""
+
+    def since(self, before: int) -> int:
+        """Outputs drawn since the tally read ``before``."""
+        return self.drawn - before
 
 
 @dataclass(frozen=True)
 class Sampler:
     """Runs the audit's work units for one mechanism, root seed and executor.
 
-    ``tally[0]`` counts the mechanism outputs drawn so far (all stages);
-    ``stage_label[0]`` prefixes every progress line (``stage 3 of 6: ``), set by the
-    search as it moves from stage to stage.
+    Its settings are fixed; what it has drawn is counted in ``tally`` (a
+    :class:`Tally`, one per sampler).
     """
 
     mechanism: Mechanism
     seed: int
     execution: ExecutionConfig
     timeout: float | None
-    tally: list[int] = field(default_factory=lambda: [0], compare=False)
-    stage_label: list[str] = field(default_factory=lambda: [""], compare=False)
+    tally: Tally = field(default_factory=Tally, compare=False)
 
     def outputs(
         self,
@@ -112,9 +126,9 @@ class Sampler:
             for c, size in enumerate(split_samples(n, mech)):
                 units.append(OutputUnit(mech, x, size, self.seed, (stage, stream, c), compress))
                 owner.append(i)
-        self.tally[0] += n * len(inputs)
+        self.tally.drawn += n * len(inputs)
         fn = with_timeout(run_output_unit, self.timeout)
-        results = run_units(fn, units, self.execution, desc=self.stage_label[0] + desc)
+        results = run_units(fn, units, self.execution, desc=self.tally.label + desc)
         grouped: list[list[TrainingData]] = [[] for _ in inputs]
         for i, r in zip(owner, results, strict=True):
             grouped[i].append(r)
@@ -175,9 +189,9 @@ class Sampler:
                     CountUnit(mech, x, scores, thresholds, size, self.seed, key, ties, signs)
                 )
                 owner.append(j)
-        self.tally[0] += n * len(jobs)
+        self.tally.drawn += n * len(jobs)
         fn = with_timeout(run_count_unit, self.timeout)
-        results = run_units(fn, units, self.execution, desc=self.stage_label[0] + desc)
+        results = run_units(fn, units, self.execution, desc=self.tally.label + desc)
         grouped: list[list[UnitCounts]] = [[] for _ in jobs]
         for j, r in zip(owner, results, strict=True):
             grouped[j].append(r)

@@ -56,6 +56,8 @@ class Entry:
 class Shortlist:
     """The search's state between two stages.
 
+    ``pairs``: every input pair tried so far (``train`` sets them: the audit's
+    pairs and the pair search's moves; combinations index them by position).
     ``combos`` are the (pair, score) combinations still in; ``tables[k]`` holds
     the counts of every set of ``combos[k]`` on the latest sample counted for it
     (training, ranking, or ranking + playoff pooled).  ``pool``
@@ -68,6 +70,7 @@ class Shortlist:
     training sample; ``samples``: outputs per input each stage used.
     """
 
+    pairs: tuple[InputPair, ...] = ()
     families: tuple[str, ...] = ()
     combos: tuple[Combo, ...] = ()
     tables: tuple[CandidateTable, ...] = ()
@@ -100,6 +103,10 @@ class Shortlist:
 class Budget:
     """What a stage may spend: the sampler, the audit's sizes and the error split.
 
+    ``pairs`` are the audit's own input pairs, before any pair search (which puts
+    the pairs it adds in :attr:`Shortlist.pairs`); nothing here changes during a
+    search except the sampler's :class:`~dpaudit.auditors.blackbox.sampler.Tally`.
+
     ``alpha_side`` is the error of each one-sided bound the selection projects
     with (``α/(2·best_candidates)``); the final certification re-splits ``α``
     over the sets it actually certifies.
@@ -107,7 +114,7 @@ class Budget:
 
     mechanism: Mechanism
     config: AuditConfig
-    pairs: list[InputPair]
+    pairs: Sequence[InputPair]
     families: tuple[str, ...]
     sampler: Sampler
     alpha_side: float
@@ -115,14 +122,15 @@ class Budget:
 
 
 def count_combos(
-    budget: Budget, combos: Sequence[Combo], ks: list[int], n: int, stage: int, label: str
+    budget: Budget, state: Shortlist, ks: list[int], n: int, stage: int, label: str
 ) -> dict[int, CandidateTable]:
-    """Candidate tables of the combinations ``ks`` on ``n`` fresh outputs per input.
+    """Candidate tables of the combinations ``state.combos[k]``, ``k`` in ``ks``, on ``n``
+    fresh outputs per input.
 
     One job per input: its outputs are drawn once and counted under every score in
     ``ks`` that uses it.
     """
-    pairs = budget.pairs
+    pairs, combos = state.pairs, state.combos
     slots: dict[tuple[float, ...], list[tuple[int, int]]] = {}  # input → [(combo, side)]
     for k in ks:
         i = combos[k].pair_index

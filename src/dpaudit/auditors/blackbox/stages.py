@@ -20,21 +20,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar, Protocol
 
 import numpy as np
 
-from dpaudit.auditors.blackbox.config import (
-    STAGE_FINAL,
-    STAGE_PAIR_SEARCH,
-    STAGE_PLAYOFF,
-    STAGE_SELECT,
-    STAGE_TRAIN,
-    AuditConfig,
-    SearchConfig,
-    default_train_samples,
-)
-from dpaudit.auditors.blackbox.histogram import train_histogram
+from dpaudit.auditors.blackbox.config import AuditConfig, SearchConfig, ladder_bar_for
 from dpaudit.auditors.blackbox.outcome import (
     build_result,
     build_witness,
@@ -43,17 +35,10 @@ from dpaudit.auditors.blackbox.outcome import (
     no_witness_result,
     search_statement,
 )
-from dpaudit.auditors.blackbox.pair_search import propose_pairs, searchable
 from dpaudit.auditors.blackbox.rare import RARE_MIN_HITS, RareSetScore
-from dpaudit.auditors.blackbox.rare_scan import add_rare, looks_for_rare_sets, scan_rare
+from dpaudit.auditors.blackbox.rare_scan import RareScan
 from dpaudit.auditors.blackbox.sampler import Timer
-from dpaudit.auditors.blackbox.scores import (
-    LikelihoodRatioScore,
-    Score,
-    candidate_thresholds,
-    train_classifier,
-)
-from dpaudit.auditors.blackbox.selection import CandidateTable, SideStats
+from dpaudit.auditors.blackbox.selection import CandidateTable
 from dpaudit.auditors.blackbox.shortlist import (
     Budget,
     Combo,
@@ -63,142 +48,31 @@ from dpaudit.auditors.blackbox.shortlist import (
     leading_group_under_ranking_margin,
     rank_sets,
 )
+from dpaudit.auditors.blackbox.training import Train
 from dpaudit.auditors.core.certify import FinalCounts, best, certify
+from dpaudit.auditors.core.streams import StageKey
 from dpaudit.results.audit import AuditResult
 
-#: A stage: (shortlist, budget) → a smaller shortlist.
-Stage = Callable[[Shortlist, Budget], Shortlist]
+
+class Stage(Protocol):
+    """One step of the search: a name, its own frozen settings, and ``run``.
+
+    ``run`` takes the shortlist and what it may spend and returns the next
+    shortlist: ``train`` creates the candidates, every later stage keeps or drops
+    them (``rare-scan`` may add ``rare`` combinations on pairs already in), and none
+    draws from the final certification's stream (:attr:`StageKey.FINAL`).  Its
+    settings are fields of the stage, built by ``of`` from a
+    :class:`~dpaudit.auditors.blackbox.config.SearchConfig`.
+    """
+
+    name: ClassVar[str]
+
+    def run(self, state: Shortlist, budget: Budget) -> Shortlist: ...
 
 
 # ================================================================== stages
-def train(state: Shortlist, budget: Budget) -> Shortlist:
-    """Train every family's score on a small sample per input and fix its threshold grid.
-
-    Then, where :func:`~dpaudit.auditors.blackbox.pair_search.searchable` and the
-    audit generated its pairs, the pair search: ``pair_search_rounds`` rounds of
-    local moves around the best-projecting pairs so far, each trained on outputs of
-    its own round's stage code and appended to ``budget.pairs``.
-    """
-    cfg = budget.config
-    n_train = cfg.train_samples or default_train_samples(cfg.samples, cfg.search)
-    combos, tables = _train_pairs(budget, 0, n_train, STAGE_TRAIN)
-    search = cfg.search
-    if search.pair_search and cfg.use_patterns and searchable(budget.mechanism):
-        combos, tables = _search_pairs(budget, combos, tables, n_train)
-    # The families actually trained (``histogram`` only where the outputs were discrete).
-    trained = tuple(f for f in budget.families if any(c.score.family == f for c in combos))
-    return dataclasses.replace(
-        state,
-        families=trained or budget.families,
-        combos=tuple(combos),
-        tables=tuple(tables),
-        compared=sum(t.size for t in tables),  # every candidate is compared on this sample
-        samples={**state.samples, "training": n_train},
-    )
-
-
-def _search_pairs(
-    budget: Budget, combos: list[Combo], tables: list[CandidateTable], n_train: int
-) -> tuple[list[Combo], list[CandidateTable]]:
-    """The pair search's rounds (:mod:`~dpaudit.auditors.blackbox.pair_search`).
-
-    Each round proposes moves of the best pairs so far, trains them on outputs of
-    the round's own stage code (appended to ``budget.pairs``), and keeps a move only
-    when its best set's log-ratio estimate beats its parent's by more than
-    :meth:`~dpaudit.auditors.blackbox.config.SearchConfig.pair_search_z` standard
-    errors (Bonferroni over the round's moves).  A kept move can be moved again.
-    """
-    cfg, search = budget.config, budget.config.search
-    rng = np.random.default_rng([cfg.seed, STAGE_PAIR_SEARCH])
-    best = _pair_bests(budget, combos, tables, len(budget.pairs))
-    for r in range(1, search.pair_search_rounds + 1):
-        new = propose_pairs(
-            budget.mechanism,
-            budget.pairs,
-            [b[0] for b in best],
-            search.pair_search_parents,
-            search.pair_search_moves,
-            rng,
-        )
-        if not new:
-            break
-        first = len(budget.pairs)
-        budget.pairs.extend(p for _, p in new)  # later stages index pairs by position
-        more = _train_pairs(budget, first, n_train, STAGE_PAIR_SEARCH + r)
-        mine = _pair_bests(budget, *more, len(budget.pairs))[first:]
-        kept = set()
-        z = search.pair_search_z(len(new))
-        for k, (parent, _) in enumerate(new):
-            (_, est, se), (_, p_est, p_se) = mine[k], best[parent]
-            if est - p_est > z * math.hypot(se, p_se):
-                kept.add(first + k)
-        dropped = (-math.inf, -math.inf, 0.0)  # never a parent
-        best += [m if first + k in kept else dropped for k, m in enumerate(mine)]
-        keep = [k for k, c in enumerate(more[0]) if c.pair_index in kept]
-        combos = combos + [more[0][k] for k in keep]
-        tables = tables + [more[1][k] for k in keep]
-    return combos, tables
-
-
-def _pair_bests(
-    budget: Budget, combos: list[Combo], tables: list[CandidateTable], n_pairs: int
-) -> list[tuple[float, float, float]]:
-    """Per pair: the best projection of any of its sets on training outputs (the screen's
-    measure), that set's log-ratio estimate and its standard error."""
-    cfg = budget.config
-    compared = sum(t.size for t in tables)
-    best = [(-math.inf, -math.inf, 0.0)] * n_pairs
-    for c, t in zip(combos, tables, strict=True):
-        proj = t.project(cfg.final_samples, budget.alpha_side, budget.delta, compared)
-        j = int(np.argmax(proj)) if proj.size else 0
-        if proj.size and proj[j] > best[c.pair_index][0]:
-            k1, k2 = max(float(t.num[j]), 1.0), max(float(t.den[j]), 1.0)
-            est = math.log(k1 / float(t.n_num[j])) - math.log(k2 / float(t.n_den[j]))
-            best[c.pair_index] = (float(proj[j]), est, t.log_ratio_se(j))
-    return best
-
-
-def _train_pairs(
-    budget: Budget, first: int, n_train: int, stage: int
-) -> tuple[list[Combo], list[CandidateTable]]:
-    """Combinations and training tables of pairs ``first..`` on ``n_train`` outputs per input."""
-    mech, cfg = budget.mechanism, budget.config
-    pairs = budget.pairs[first:]
-    # Pair by pair, so only a batch of pairs' outputs is held at once.
-    draws = budget.sampler.pair_outputs(
-        [(p.x, p.x_prime) for p in pairs], n_train, stage, "training"
-    )
-    combos: list[Combo] = []
-    tables: list[CandidateTable] = []
-    for i, (pair, (dx, dxp)) in enumerate(zip(pairs, draws, strict=True), start=first):
-        for family in budget.families:
-            if family == "likelihood-ratio":
-                score: Score = LikelihoodRatioScore(mech, pair.x, pair.x_prime)
-            elif family == "histogram":
-                # Chosen by ``auto`` for every mechanism; trained only where outputs are discrete.
-                hist = train_histogram(dx, dxp, only_if_discrete=cfg.classifier == "auto")
-                if hist is None:
-                    continue
-                score = hist
-            else:
-                score = train_classifier(family, mech, dx, dxp, seed=cfg.seed)
-            sx, sxp = score(dx.rows), score(dxp.rows)
-            thr = candidate_thresholds([sx, sxp])
-            sign = 1 if isinstance(score, LikelihoodRatioScore) else 0
-            tables.append(
-                CandidateTable.of(
-                    thr,
-                    SideStats.of(sx, thr, dx.counts, sign),
-                    SideStats.of(sxp, thr, dxp.counts, -sign),
-                )
-            )
-            combos.append(Combo(i, score, thr))
-        if cfg.search.rare_events and looks_for_rare_sets(mech.output_kind):
-            add_rare(combos, tables, i, dx, dxp)
-    return combos, tables
-
-
-def screen(state: Shortlist, budget: Budget) -> Shortlist:
+@dataclass(frozen=True)
+class Screen:
     """Keep the ``screen_pairs`` combinations whose best set projects highest on training.
 
     Combinations whose best set projects no bound at all (≤ 0) on the training
@@ -220,43 +94,55 @@ def screen(state: Shortlist, budget: Budget) -> Shortlist:
     with none kept goes on too (both fields of
     :class:`~dpaudit.auditors.blackbox.config.SearchConfig`).
     """
-    cfg = budget.config
 
-    def best(compared: int | None, t: CandidateTable) -> float:
-        n = t.size if compared is None else compared
-        proj = t.project(cfg.final_samples, budget.alpha_side, budget.delta, n)
-        return float(np.max(proj, initial=-np.inf))
+    name: ClassVar[str] = "screen"
+    keep: int
+    min: int
+    spare: int
 
-    screened = [best(state.compared, t) for t in state.tables]
-    order = sorted(range(len(state.combos)), key=lambda k: -screened[k])
-    useful = sum(screened[k] > 0.0 for k in order)
-    n_keep = min(cfg.search.screen_pairs, max(useful, cfg.search.screen_min))
-    head = order[: min(useful, n_keep)]
-    # The rest is ordered by the projection under each combination's own margin among
-    # ties (no bound on training), so the fill is the most promising of them, not the
-    # first made, and the spare pairs are the most promising left out.  Computed only
-    # for the rest: a projection costs beta quantiles per candidate.
-    own = {k: best(None, state.tables[k]) for k in order[len(head) :]}
-    rest = sorted(order[len(head) :], key=lambda k: (-screened[k], -own[k]))
-    keep = head + rest[: n_keep - len(head)]
-    held = {state.combos[k].pair_index for k in keep}
-    spare: list[int] = []
-    for k in sorted(rest[n_keep - len(head) :], key=lambda k: -own[k]):
-        pair = state.combos[k].pair_index
-        if len(spare) >= cfg.search.screen_spare or own[k] <= 0.0:
-            break
-        if pair not in held:
-            held.add(pair)
-            spare.append(k)
-    keep = keep + spare
-    return dataclasses.replace(
-        state,
-        combos=tuple(state.combos[k] for k in keep),
-        tables=tuple(state.tables[k] for k in keep),
-    )
+    @classmethod
+    def of(cls, search: SearchConfig) -> Screen:
+        return cls(search.screen_pairs, search.screen_min, search.screen_spare)
+
+    def run(self, state: Shortlist, budget: Budget) -> Shortlist:
+        cfg = budget.config
+
+        def best(compared: int | None, t: CandidateTable) -> float:
+            n = t.size if compared is None else compared
+            proj = t.project(cfg.final_samples, budget.alpha_side, budget.delta, n)
+            return float(np.max(proj, initial=-np.inf))
+
+        screened = [best(state.compared, t) for t in state.tables]
+        order = sorted(range(len(state.combos)), key=lambda k: -screened[k])
+        useful = sum(screened[k] > 0.0 for k in order)
+        n_keep = min(self.keep, max(useful, self.min))
+        head = order[: min(useful, n_keep)]
+        # The rest is ordered by the projection under each combination's own margin among
+        # ties (no bound on training), so the fill is the most promising of them, not the
+        # first made, and the spare pairs are the most promising left out.  Computed only
+        # for the rest: a projection costs beta quantiles per candidate.
+        own = {k: best(None, state.tables[k]) for k in order[len(head) :]}
+        rest = sorted(order[len(head) :], key=lambda k: (-screened[k], -own[k]))
+        keep = head + rest[: n_keep - len(head)]
+        held = {state.combos[k].pair_index for k in keep}
+        spare: list[int] = []
+        for k in sorted(rest[n_keep - len(head) :], key=lambda k: -own[k]):
+            pair = state.combos[k].pair_index
+            if len(spare) >= self.spare or own[k] <= 0.0:
+                break
+            if pair not in held:
+                held.add(pair)
+                spare.append(k)
+        keep = keep + spare
+        return dataclasses.replace(
+            state,
+            combos=tuple(state.combos[k] for k in keep),
+            tables=tuple(state.tables[k] for k in keep),
+        )
 
 
-def rank(state: Shortlist, budget: Budget) -> Shortlist:
+@dataclass(frozen=True)
+class Rank:
     """Count every set of the kept combinations on fresh outputs and keep the leaders.
 
     Leaders, on ``samples`` fresh outputs per input: the ``rank_top`` best under the
@@ -264,31 +150,41 @@ def rank(state: Shortlist, budget: Budget) -> Shortlist:
     small sample sizes still gets its chance, the ``rank_top · rank_extra`` best
     under the margin for those leaders alone (``SearchConfig.rank_extra``).
     """
-    cfg, search = budget.config, budget.config.search
-    everything = list(range(len(state.combos)))
-    counted = count_combos(budget, state.combos, everything, cfg.samples, STAGE_SELECT, "ranking")
-    tables = tuple(counted[k] for k in everything)
-    top = max(search.rank_top, cfg.best_candidates)
-    passes = [(sum(t.size for t in tables), top)]
-    if int(top * search.rank_extra) > 0:
-        passes.append((top, int(top * search.rank_extra)))
-    chosen: set[tuple[int, int]] = set()
-    for compared, count in passes:
-        scored: list[tuple[float, int, int]] = []
-        for k, t in enumerate(tables):
-            proj = t.project(cfg.final_samples, budget.alpha_side, budget.delta, compared)
-            scored += [(float(proj[j]), k, j) for j in t.leaders(proj, count)]
-        scored.sort(key=lambda v: -v[0])
-        chosen.update((k, j) for _, k, j in scored[:count])
-    pool = tuple(sorted(chosen))
-    return dataclasses.replace(
-        state,
-        tables=tables,
-        pool=pool,
-        ranked=rank_sets(budget, state.combos, tables, pool),
-        rare=_rare_entries(state.combos, tables, budget.delta),
-        samples={**state.samples, "selection": cfg.samples},
-    )
+
+    name: ClassVar[str] = "rank"
+    top: int
+    extra: float
+
+    @classmethod
+    def of(cls, search: SearchConfig) -> Rank:
+        return cls(search.rank_top, search.rank_extra)
+
+    def run(self, state: Shortlist, budget: Budget) -> Shortlist:
+        cfg = budget.config
+        everything = list(range(len(state.combos)))
+        counted = count_combos(budget, state, everything, cfg.samples, StageKey.SELECT, "ranking")
+        tables = tuple(counted[k] for k in everything)
+        top = max(self.top, cfg.best_candidates)
+        passes = [(sum(t.size for t in tables), top)]
+        if int(top * self.extra) > 0:
+            passes.append((top, int(top * self.extra)))
+        chosen: set[tuple[int, int]] = set()
+        for compared, count in passes:
+            scored: list[tuple[float, int, int]] = []
+            for k, t in enumerate(tables):
+                proj = t.project(cfg.final_samples, budget.alpha_side, budget.delta, compared)
+                scored += [(float(proj[j]), k, j) for j in t.leaders(proj, count)]
+            scored.sort(key=lambda v: -v[0])
+            chosen.update((k, j) for _, k, j in scored[:count])
+        pool = tuple(sorted(chosen))
+        return dataclasses.replace(
+            state,
+            tables=tables,
+            pool=pool,
+            ranked=rank_sets(budget, state.combos, tables, pool),
+            rare=_rare_entries(state.combos, tables, budget.delta),
+            samples={**state.samples, "selection": cfg.samples},
+        )
 
 
 def _rare_entries(
@@ -315,7 +211,8 @@ def _rare_entries(
     return tuple(out)
 
 
-def playoff(state: Shortlist, budget: Budget) -> Shortlist:
+@dataclass(frozen=True)
+class Playoff:
     """Decide between near-equal pairs on more data before the final stage spends its samples.
 
     The ranking counts order the leaders with the noise of ``samples`` outputs per
@@ -343,151 +240,185 @@ def playoff(state: Shortlist, budget: Budget) -> Shortlist:
     0.0943 → 0.0719, SVT4's 0.1171 → 0.0846), while the gain of certifying fewer
     sets was 0.0004–0.0027.
     """
-    search = budget.config.search
-    groups: dict[tuple[int, bool], int] = {}
-    for e in state.ranked:
-        if len(groups) >= search.playoff_groups:
-            break
-        groups.setdefault(e.group, e.combo)
-    if len(groups) < 2:
+
+    name: ClassVar[str] = "playoff"
+    groups: int
+    samples: int | None
+    tie_z: float
+    hedge: bool
+
+    @classmethod
+    def of(cls, search: SearchConfig) -> Playoff:
+        return cls(
+            search.playoff_groups,
+            search.playoff_samples,
+            search.playoff_tie_z,
+            search.playoff_hedge,
+        )
+
+    def run(self, state: Shortlist, budget: Budget) -> Shortlist:
+        groups: dict[tuple[int, bool], int] = {}
+        for e in state.ranked:
+            if len(groups) >= self.groups:
+                break
+            groups.setdefault(e.group, e.combo)
+        if len(groups) < 2:
+            return dataclasses.replace(
+                state,
+                hedges=self._hedge(state, budget, state.tables, state.ranked),
+                samples={**state.samples, "playoff": 0},
+            )
+        n = self.samples or budget.config.samples
+        ks = sorted(set(groups.values()))
+        extra = count_combos(budget, state, ks, n, StageKey.PLAYOFF, "playoff")
+        merged = tuple(t.merged(extra[k]) if k in extra else t for k, t in enumerate(state.tables))
+        keys = [e.key for e in state.ranked if e.combo in extra]
+        pooled = list(rank_sets(budget, state.combos, merged, keys))
+        samples = {**state.samples, "playoff": n}
+        if not pooled:
+            return dataclasses.replace(state, samples=samples)
+        # Each group's standing: its best projection on the fresh playoff counts only,
+        # with that set's log-ratio estimate and standard error there.
+        standing: dict[tuple[int, bool], tuple[float, float, float]] = {}
+        for e in rank_sets(budget, state.combos, extra, keys):
+            if e.group not in standing:
+                c = e.candidate
+                se = extra[e.combo].log_ratio_se(e.index)
+                standing[e.group] = (c.projected, c.selection_estimate, se)
+        # ``sort`` is stable: within a group the pooled order stays.
+        pooled.sort(key=lambda e: -standing.get(e.group, (-math.inf,))[0])
+        leader = standing.get(pooled[0].group)
+        too_close: list[Entry] = []
+        if leader is not None:
+            seen = {pooled[0].group}
+            for e in pooled:
+                if e.group in seen or e.group not in groups or e.group not in standing:
+                    continue
+                seen.add(e.group)
+                _, est, se = standing[e.group]
+                if leader[1] - est <= self.tie_z * math.hypot(leader[2], se):
+                    too_close.append(e)
         return dataclasses.replace(
             state,
-            hedges=_hedge(state, budget, state.tables, state.ranked),
-            samples={**state.samples, "playoff": 0},
+            tables=merged,
+            ranked=tuple(pooled),
+            runners_up=tuple(too_close),
+            hedges=self._hedge(state, budget, merged, pooled),
+            samples=samples,
         )
-    n = search.playoff_samples or budget.config.samples
-    ks = sorted(set(groups.values()))
-    extra = count_combos(budget, state.combos, ks, n, STAGE_PLAYOFF, "playoff")
-    merged = tuple(t.merged(extra[k]) if k in extra else t for k, t in enumerate(state.tables))
-    keys = [e.key for e in state.ranked if e.combo in extra]
-    pooled = list(rank_sets(budget, state.combos, merged, keys))
-    samples = {**state.samples, "playoff": n}
-    if not pooled:
-        return dataclasses.replace(state, samples=samples)
-    # Each group's standing: its best projection on the fresh playoff counts only,
-    # with that set's log-ratio estimate and standard error there.
-    standing: dict[tuple[int, bool], tuple[float, float, float]] = {}
-    for e in rank_sets(budget, state.combos, extra, keys):
-        if e.group not in standing:
-            c = e.candidate
-            se = extra[e.combo].log_ratio_se(e.index)
-            standing[e.group] = (c.projected, c.selection_estimate, se)
-    # ``sort`` is stable: within a group the pooled order stays.
-    pooled.sort(key=lambda e: -standing.get(e.group, (-math.inf,))[0])
-    leader = standing.get(pooled[0].group)
-    too_close: list[Entry] = []
-    if leader is not None:
-        seen = {pooled[0].group}
-        for e in pooled:
-            if e.group in seen or e.group not in groups or e.group not in standing:
-                continue
-            seen.add(e.group)
-            _, est, se = standing[e.group]
-            if leader[1] - est <= search.playoff_tie_z * math.hypot(leader[2], se):
-                too_close.append(e)
-    return dataclasses.replace(
-        state,
-        tables=merged,
-        ranked=tuple(pooled),
-        runners_up=tuple(too_close),
-        hedges=_hedge(state, budget, merged, pooled),
-        samples=samples,
-    )
+
+    def _hedge(
+        self,
+        state: Shortlist,
+        budget: Budget,
+        tables: Sequence[CandidateTable],
+        ranked: Sequence[Entry],
+    ) -> tuple[Entry, ...]:
+        """The leading group's best set under the ranking's own margin, when not the leader.
+
+        The counts in ``tables`` are, in whole or half, the ranking's, which chose these
+        sets among every candidate it ranked; under that margin a set whose lead rests
+        on a few lucky hits falls back.  Certified beside the leader, not instead of it.
+        """
+        if not self.hedge or not ranked:
+            return ()
+        careful = leading_group_under_ranking_margin(state, budget, tables, ranked)
+        return careful[:1] if careful and careful[0].key != ranked[0].key else ()
 
 
-def _hedge(
-    state: Shortlist, budget: Budget, tables: Sequence[CandidateTable], ranked: Sequence[Entry]
-) -> tuple[Entry, ...]:
-    """The leading group's best set under the ranking's own margin, when not the leader.
-
-    The counts in ``tables`` are, in whole or half, the ranking's, which chose these
-    sets among every candidate it ranked; under that margin a set whose lead rests
-    on a few lucky hits falls back.  Certified beside the leader, not instead of it.
-    """
-    if not budget.config.search.playoff_hedge or not ranked:
-        return ()
-    careful = leading_group_under_ranking_margin(state, budget, tables, ranked)
-    return careful[:1] if careful and careful[0].key != ranked[0].key else ()
-
-
-def ladder(state: Shortlist, budget: Budget) -> Shortlist:
+@dataclass(frozen=True)
+class Ladder:
     """Smaller sets of the winner's kind the selection margin could not certify.
 
     Decided between on the (much larger) final sample; see
     :meth:`~dpaudit.auditors.blackbox.selection.CandidateTable.ladder`.
     """
-    if not state.ranked:
-        return state
-    search = budget.config.search
-    leaders, runners, hedges, _ = state.proposals(budget.config.best_candidates)
-    taken = {e.key for e in leaders + runners + hedges}
-    win = state.ranked[0]
-    t, c = state.tables[win.combo], state.combos[win.combo]
-    cfg = budget.config
-    picks = t.ladder(
-        win.index,
-        cfg.final_samples,
-        budget.alpha_side,
-        budget.delta,
-        search.ladder_rungs,
-        search.ladder_step,
-        bar=rung_bar(cfg, win),
-    )
-    rungs = tuple(
-        Entry(
-            win.combo,
-            j,
-            t.candidate(c.pair_index, c.score, c.thresholds, j, -math.inf, budget.delta),
+
+    name: ClassVar[str] = "ladder"
+    rungs: int
+    step: float
+    bar: str
+    auto_ratio: float
+
+    @classmethod
+    def of(cls, search: SearchConfig) -> Ladder:
+        return cls(
+            search.ladder_rungs, search.ladder_step, search.ladder_bar, search.ladder_auto_ratio
         )
-        for j in picks
-        if (win.combo, j) not in taken
-    )
-    return dataclasses.replace(state, rungs=rungs)
+
+    def run(self, state: Shortlist, budget: Budget) -> Shortlist:
+        if not state.ranked:
+            return state
+        leaders, runners, hedges, _ = state.proposals(budget.config.best_candidates)
+        taken = {e.key for e in leaders + runners + hedges}
+        win = state.ranked[0]
+        t, c = state.tables[win.combo], state.combos[win.combo]
+        cfg = budget.config
+        picks = t.ladder(
+            win.index,
+            cfg.final_samples,
+            budget.alpha_side,
+            budget.delta,
+            self.rungs,
+            self.step,
+            bar=self.rung_bar(cfg, win),
+        )
+        rungs = tuple(
+            Entry(
+                win.combo,
+                j,
+                t.candidate(c.pair_index, c.score, c.thresholds, j, -math.inf, budget.delta),
+            )
+            for j in picks
+            if (win.combo, j) not in taken
+        )
+        return dataclasses.replace(state, rungs=rungs)
+
+    def rung_bar(self, config: AuditConfig, winner: Entry) -> float | None:
+        """What a rung must project above at face value (``None``: the winner's face value)."""
+        bar = ladder_bar_for(self.bar, self.auto_ratio, config.samples, config.final_samples)
+        return winner.candidate.projected if bar == "projected" else None
 
 
-def rung_bar(config: AuditConfig, winner: Entry) -> float | None:
-    """What a rung must project above at face value (``None``: the winner's face value)."""
-    bar = config.search.effective_ladder_bar(config.samples, config.final_samples)
-    return winner.candidate.projected if bar == "projected" else None
-
-
-#: Every stage by name, in the order the search runs them.
-STAGES: dict[str, Stage] = {
-    "train": train,
-    "screen": screen,
-    "rare-scan": scan_rare,
-    "rank": rank,
-    "playoff": playoff,
-    "ladder": ladder,
+#: Every stage by name, in the order the search runs them: each is built from a SearchConfig.
+STAGES: dict[str, type[Train | Screen | RareScan | Rank | Playoff | Ladder]] = {
+    s.name: s for s in (Train, Screen, RareScan, Rank, Playoff, Ladder)
 }
 
 
-def stages_for(search: SearchConfig) -> list[tuple[str, Stage]]:
-    """The named stages ``search`` switches on, in order (train, screen and rank always)."""
+def stages_for(search: SearchConfig) -> list[Stage]:
+    """The stages ``search`` switches on, in order (train, screen and rank always)."""
     off = {
         "rare-scan": not search.rare_events or search.rare_scan_pairs == 0,
         "playoff": search.playoff_groups < 2,
         "ladder": search.ladder_rungs == 0,
     }
-    return [(name, stage) for name, stage in STAGES.items() if not off.get(name, False)]
+    return [stage.of(search) for name, stage in STAGES.items() if not off.get(name, False)]
 
 
 # ================================================================== driver
 def search(budget: Budget, timer: Timer) -> AuditResult:
-    """Run the stages in order, then certify the sets the last one left."""
-    state = Shortlist(samples={"training": 0, "selection": 0, "playoff": 0})
-    named = stages_for(budget.config.search)
-    label = budget.sampler.stage_label
-    for k, (name, stage) in enumerate(named, start=1):
-        label[0] = f"stage {k} of {len(named) + 1} ({name}): "  # + the final certification
-        state = stage(state, budget)
-        timer.mark(name, budget.sampler.tally[0])
-    label[0] = f"stage {len(named) + 1} of {len(named) + 1} (certify): "
+    """Run the stages in order, then certify the sets the last one left.
+
+    Each stage's cost, the outputs it drew, is read from the sampler's tally around
+    its own run.
+    """
+    state = Shortlist(
+        pairs=tuple(budget.pairs), samples={"training": 0, "selection": 0, "playoff": 0}
+    )
+    stages = stages_for(budget.config.search)
+    tally = budget.sampler.tally
+    for k, stage in enumerate(stages, start=1):
+        tally.label = f"stage {k} of {len(stages) + 1} ({stage.name}): "  # + certification
+        before = tally.drawn
+        state = stage.run(state, budget)
+        timer.mark(stage.name, tally.since(before))
+    tally.label = f"stage {len(stages) + 1} of {len(stages) + 1} (certify): "
     if not state.ranked and not state.rare:
         return no_witness_result(
             budget.mechanism,
             budget.config,
-            budget.pairs,
+            list(state.pairs),
             state.families,
             state.compared,
             timer,
@@ -502,7 +433,7 @@ def certify_proposals(state: Shortlist, budget: Budget, timer: Timer) -> AuditRe
     (one job per input, one slot per set); the Bonferroni split of
     :func:`dpaudit.auditors.core.certify.certify` needs no independence between them.
     """
-    mech, cfg, pairs = budget.mechanism, budget.config, budget.pairs
+    mech, cfg, pairs = budget.mechanism, budget.config, list(state.pairs)
     leaders, runners, hedges, rungs = state.proposals(cfg.best_candidates)
     proposed = leaders + runners + hedges + rungs
     rare = [e for e in state.rare if e.key not in {f.key for f in proposed}]
@@ -520,8 +451,9 @@ def certify_proposals(state: Shortlist, budget: Budget, timer: Timer) -> AuditRe
         jobs += [(pairs[i].x, scores, thrs), (pairs[i].x_prime, scores, thrs)]
         ties += [q, q]
         slot_of.update({m: (g, s) for s, m in enumerate(members)})
-    final = budget.sampler.counts(jobs, cfg.final_samples, STAGE_FINAL, "final", ties)
-    timer.mark("final", budget.sampler.tally[0])
+    before = budget.sampler.tally.drawn
+    final = budget.sampler.counts(jobs, cfg.final_samples, StageKey.FINAL, "final", ties)
+    timer.mark("final", budget.sampler.tally.since(before))
     keys: list[tuple[int, int]] = []  # (numerator job, denominator job) per chosen set
     counts: list[FinalCounts] = []
     for n_c, c in enumerate(chosen):
@@ -543,8 +475,8 @@ def certify_proposals(state: Shortlist, budget: Budget, timer: Timer) -> AuditRe
         c,
         certs[top],
         cfg.seed,
-        (STAGE_FINAL, num),
-        (STAGE_FINAL, den),
+        (StageKey.FINAL, num),
+        (StageKey.FINAL, den),
         cfg.confidence,
     )
     k = len(chosen)

@@ -54,6 +54,7 @@ import numpy as np
 
 from dpaudit.auditors.core.certify import FinalCounts, certify_one, split_error, verdict_for
 from dpaudit.auditors.core.projection import projected_bound
+from dpaudit.auditors.core.streams import StageKey
 from dpaudit.auditors.core.trust import establish_trust
 from dpaudit.auditors.metric.exact import exact_beside, exact_notes
 from dpaudit.auditors.metric.pairs import WordPair, search_pairs
@@ -76,8 +77,6 @@ from dpaudit.mechanisms.word.base import WordMechanism, outcome_name
 from dpaudit.results.audit import AuditorKind, AuditResult
 from dpaudit.validation import check_int, check_probability_open, check_seed
 
-#: Stage codes at the head of every unit key.
-_SELECT, _RANK, _FINAL = 21, 23, 22
 #: Words shown per output set in results.
 SET_PREVIEW = 12
 
@@ -164,7 +163,13 @@ def audit_metric(
     )
     timing["selection"] = round(time.perf_counter() - t0 - sum(timing.values()), 4)
     fin = count_words(
-        mechanism, words, config.final_samples, config.seed, _FINAL, execution, "final"
+        mechanism,
+        words,
+        config.final_samples,
+        config.seed,
+        StageKey.METRIC_FINAL,
+        execution,
+        "final",
     )
     timing["final"] = round(time.perf_counter() - t0 - sum(timing.values()), 4)
     exact = exact_beside(mechanism, pairs, distances, selection)
@@ -259,8 +264,12 @@ def _selection(
     """
     pos = {w: i for i, w in enumerate(words)}
     half = max(1, config.samples // 2)
-    build = count_words(mechanism, words, half, config.seed, _SELECT, execution, "selecting")
-    rank = count_words(mechanism, words, half, config.seed, _RANK, execution, "ranking")
+    build = count_words(
+        mechanism, words, half, config.seed, StageKey.METRIC_SELECT, execution, "selecting"
+    )
+    rank = count_words(
+        mechanism, words, half, config.seed, StageKey.METRIC_RANK, execution, "ranking"
+    )
     masses = [
         resolution_mass(tuple(c[pos[w]] for c in (build, rank) for w in (p.w, p.w_prime)), 2 * half)
         for p in pairs

@@ -21,6 +21,7 @@ except ImportError:  # pragma: no cover - core install without scikit-learn
     threadpool_limits = None
 
 from dpaudit.auditors.core.guard import sample_word_codes
+from dpaudit.auditors.core.streams import StageKey
 from dpaudit.engine.config import ExecutionConfig
 from dpaudit.engine.executor import run_units
 from dpaudit.errors import MechanismError
@@ -105,7 +106,7 @@ def count_words(
     words: list[str],
     n: int,
     seed: int,
-    stage: int,
+    stage: StageKey,
     execution: ExecutionConfig,
     desc: str,
 ) -> list[np.ndarray]:

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from dpaudit.auditors.core.certify import FinalCounts, certify, split_error
+from dpaudit.auditors.core.streams import StageKey
 from dpaudit.auditors.core.trust import establish_trust
 from dpaudit.auditors.profile.bounds import (
     ceiling,
@@ -116,7 +117,7 @@ def _check_claim(claim: Any) -> None:
 
 def _sample_scores(mech: Mechanism, x: tuple, score: Score, cfg: ProfileAuditConfig, which: int):
     units = [
-        ScoreUnit(mech, x, score, n, cfg.seed, (0, which, i))
+        ScoreUnit(mech, x, score, n, cfg.seed, (StageKey.PROFILE_SELECT, which, i))
         for i, n in enumerate(split_samples(cfg.selection_samples))
     ]
     return np.concatenate(run_units(run_score_unit, units, cfg.execution, desc="selecting"))
@@ -126,7 +127,7 @@ def _count(
     mech: Mechanism, x: tuple, score: Score, thr: np.ndarray, cfg: ProfileAuditConfig, which: int
 ):
     units = [
-        CountUnit(mech, x, score, thr, n, cfg.seed, (1, which, i))
+        CountUnit(mech, x, score, thr, n, cfg.seed, (StageKey.PROFILE_FINAL, which, i))
         for i, n in enumerate(split_samples(cfg.final_samples))
     ]
     return np.sum(run_units(run_count_unit, units, cfg.execution, desc="counting"), axis=0)
@@ -186,7 +187,7 @@ def audit_profile(
         orders=cfg.orders,
         candidates=cfg.candidates,
     )
-    # Fresh samples (key stage 1, selection used stage 0) count every kept threshold at once.
+    # Fresh samples (PROFILE_FINAL; selection drew PROFILE_SELECT) count every kept threshold.
     thr = np.unique(np.asarray([p.threshold for p in proposals], dtype=sel_x.dtype))
     gx = _count(mechanism, xs, score, thr, cfg, 0)
     gxp = _count(mechanism, xps, score, thr, cfg, 1)

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpaudit.auditors.core.streams import StageKey
 from dpaudit.auditors.profile.counting import Score, ScoreUnit, run_score_unit, split_samples
 from dpaudit.auditors.profile.selection import candidate_thresholds, exceed_fractions
 from dpaudit.engine.executor import ExecutionConfig, run_units
@@ -42,8 +43,6 @@ from dpaudit.validation import check_int, check_probability_open, check_seed
 
 #: Thresholds kept for the stored curve (quantiles of the pooled scores, both tails dense).
 CURVE_POINTS = 1024
-#: Work-unit key stage of the band's samples: apart from the profile audit's stages 0 and 1.
-BAND_STAGE = 2
 
 
 def dkw_width(n: int, error: float) -> float:
@@ -130,7 +129,7 @@ def tradeoff_band(
     parts = []
     for which, inp in enumerate((tuple(x), tuple(x_prime))):
         units = [
-            ScoreUnit(mechanism, inp, score, n, seed, (BAND_STAGE, which, i))
+            ScoreUnit(mechanism, inp, score, n, seed, (StageKey.PROFILE_BAND, which, i))
             for i, n in enumerate(split_samples(samples))
         ]
         parts.append(np.concatenate(run_units(run_score_unit, units, execution, desc="band")))

@@ -21,6 +21,7 @@ import numpy as np
 from dpaudit.auditors.core.certify import FinalCounts, certify, split_error, verdict_for
 from dpaudit.auditors.core.power import certifiable_ceiling
 from dpaudit.auditors.core.statistics import clopper_pearson_lower, clopper_pearson_upper
+from dpaudit.auditors.core.streams import StageKey
 from dpaudit.auditors.rewriter.features import (
     TextEvent,
     candidate_events,
@@ -134,8 +135,10 @@ def audit_text_mechanism(
     error = split_error(1 - config.confidence, k_total)
     checks, chosen = [], []
     for i, (x, x_prime, origin) in enumerate(pairs):
-        ys = _draw(sampler, x, config.samples, (config.seed, i, 0))
-        zs = _draw(sampler, x_prime, config.samples, (config.seed, i, 1))
+        ys = _draw(sampler, x, config.samples, (config.seed, i, StageKey.REWRITE_SELECT_X))
+        zs = _draw(
+            sampler, x_prime, config.samples, (config.seed, i, StageKey.REWRITE_SELECT_X_PRIME)
+        )
         checks.append(_checks(x, x_prime, origin, ys, zs))
         events = candidate_events(x, x_prime, ys, zs, embedder)
         chosen.extend(
@@ -169,8 +172,13 @@ def _certify_events(
         if i not in finals:
             x, x_prime, _ = pairs[i]
             finals[i] = (
-                _draw(sampler, x, config.final_samples, (config.seed, i, 2)),
-                _draw(sampler, x_prime, config.final_samples, (config.seed, i, 3)),
+                _draw(sampler, x, config.final_samples, (config.seed, i, StageKey.REWRITE_FINAL_X)),
+                _draw(
+                    sampler,
+                    x_prime,
+                    config.final_samples,
+                    (config.seed, i, StageKey.REWRITE_FINAL_X_PRIME),
+                ),
             )
         ys, zs = finals[i] if forward else finals[i][::-1]
         counts.append(FinalCounts(int(event(ys).sum()), len(ys), int(event(zs).sum()), len(zs)))

@@ -32,6 +32,7 @@ import numpy as np
 from dpaudit.auditors.core.certify import FinalCounts, certify, split_error, verdict_for
 from dpaudit.auditors.core.power import certifiable_ceiling
 from dpaudit.auditors.core.statistics import clopper_pearson_lower, clopper_pearson_upper
+from dpaudit.auditors.core.streams import StageKey
 from dpaudit.auditors.rewriter.exact import ExactLoss, summarise, token_losses
 from dpaudit.auditors.rewriter.fidelity import FidelityCheck, check_fidelity, randomised_pit
 from dpaudit.auditors.rewriter.result import (
@@ -116,7 +117,15 @@ def audit_rewriter(
     execution = _checked_execution(execution)
     start = time.perf_counter()
     units = [
-        _PairUnit(rewriter, sampler, x, x_prime, config.samples, (config.seed, i, 0), config)
+        _PairUnit(
+            rewriter,
+            sampler,
+            x,
+            x_prime,
+            config.samples,
+            (config.seed, i, StageKey.REWRITE_SELECT),
+            config,
+        )
         for i, (x, x_prime, _) in enumerate(pairs)
     ]
     scored_pairs = run_units(_score_unit, units, execution, desc="score rewrites (training)")
@@ -272,7 +281,7 @@ def _certify(
             pairs[i][0],
             pairs[i][1],
             config.final_samples,
-            (config.seed, i, 1),
+            (config.seed, i, StageKey.REWRITE_FINAL),
             config,
         )
         for i in indices
