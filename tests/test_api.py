@@ -74,9 +74,11 @@ def test_a_config_for_the_wrong_auditor_is_refused() -> None:
 
 def test_one_registry_holds_every_kind_and_filters_by_output_kind() -> None:
     words, vectors = mechanism_names("word"), mechanism_names("vector")
+    texts = mechanism_names("text")
     assert {"cmp", "tem", "santext"} <= set(words) and "laplace" in vectors
-    assert sorted(words + vectors) == mechanism_names()
-    assert all(issubclass(mechanism_class(n), MechanismContract) for n in mechanism_names())
+    assert texts == ["dp-bart", "dp-mlm", "dp-paraphrase", "dp-prompt"]
+    assert sorted(words + vectors + texts) == mechanism_names()
+    assert all(issubclass(mechanism_class(n), MechanismContract) for n in words + vectors)
     rng = np.random.default_rng(1)
     emb = WordEmbedding(tuple(f"w{i}" for i in range(10)), rng.normal(size=(10, 3)))
     assert isinstance(make_mechanism("cmp", embedding=emb, epsilon=1.0), WordMechanism)

@@ -4,6 +4,7 @@ Layers (each may import only what is listed for it, plus the basics)::
 
     cli, reproduce, testing on top (testing runs api)
     api                          the one audit entry: picks the auditors that support a claim
+                                 (and reads text/ for a rewriter's default document)
     report                       renders run directories (basics only)
     auditors → engine, mechanisms, analysis
                auditors/core certifies; each auditor (auditors/blackbox, auditors/sanity,
@@ -63,7 +64,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     # Privacy tests for CI run the one entry, dpaudit.audit.
     "testing": frozenset({"api", "adapters", "auditors", "engine", "mechanisms", "analysis"}),
     # The one public audit entry: picks the auditors that support a claim, above all of them.
-    "api": frozenset({"adapters", "auditors", "engine", "mechanisms", "analysis"}),
+    # (and ``text`` for the default document a rewriter is audited on).
+    "api": frozenset({"adapters", "auditors", "engine", "mechanisms", "analysis", "text"}),
     "reproduce": frozenset(
         {"auditors", "attacks", "text", "engine", "mechanisms", "analysis", "adapters", "report"}
     ),

@@ -19,10 +19,21 @@ claim, the auditors that support the pair (``method="auto"``) or the one named:
   training: the declared log-density ratio, else the projection on ``x − x'``; its samples
   are drawn from a root seed of their own, so they are fresh for both.
 
+* an LM rewriter (a declaration with a text claim, a ``decoding`` and a ``model``: the
+  text mechanisms of :mod:`dpaudit.mechanisms`) — the white-box rewriter auditor, on the
+  neighbours of :data:`~dpaudit.text.neighbours.DEFAULT_DOCUMENT`; one that declares no
+  per-token decoding (DP-BART: noise on encoder states, a per-document claim) — the
+  black-box text auditor on the same pairs;
+* ``method="sanity"`` — the ACL 2022 sanity check (a fixed attack on constant inputs, never
+  chosen by ``auto``), sized by a :class:`~dpaudit.auditors.sanity.config.SanityConfig`.
+
+``method`` may also be an auditor object (:class:`~dpaudit.auditors.core.protocol.Auditor`)
+that carries its own inputs — ``RewriterAuditor(pairs, sampler)``, ``TextAuditor(pairs,
+max_units, ...)``, ``SanityAuditor(runs)``, ``ProfileAuditor(x, x', score)`` — which is asked
+``supports(mechanism, claim)`` first and then runs.
+
 Every auditor returns the one typed result, :class:`~dpaudit.results.AuditResult`, whose
-``detail`` is its auditor's own frozen dataclass (re-exported here with it).  The ACL 2022
-sanity check is a different test (a fixed attack on constant inputs) with its own entry,
-:func:`dpaudit.sanity_check`.
+``detail`` is its auditor's own frozen dataclass (re-exported here with it).
 """
 
 from __future__ import annotations
@@ -43,14 +54,22 @@ from dpaudit.auditors.metric.result import MetricDetail, PairResult
 from dpaudit.auditors.profile import ProfileAuditConfig, ProfileAuditor
 from dpaudit.auditors.profile.result import ProfileDetail
 from dpaudit.auditors.profile.scores import ProjectionScore
+from dpaudit.auditors.rewriter import (
+    RewriterAuditConfig,
+    RewriterAuditor,
+    TextAuditConfig,
+    TextAuditor,
+)
 from dpaudit.auditors.rewriter.result import RewriterDetail
-from dpaudit.auditors.sanity.check import SanityDetail
-from dpaudit.claims import ApproxDP, Definition, MetricClaim, PrivacyClaim
+from dpaudit.auditors.sanity.check import SanityAuditor, SanityDetail, check_sanity_mechanism
+from dpaudit.auditors.sanity.config import SanityConfig
+from dpaudit.claims import ApproxDP, Definition, MetricClaim, PrivacyClaim, TextClaim, Unit
 from dpaudit.engine.config import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError, InvalidTypeError
 from dpaudit.mechanisms.base import Mechanism, MechanismContract
 from dpaudit.mechanisms.word.base import WordMechanism
 from dpaudit.results import AuditorKind, AuditResult
+from dpaudit.text.neighbours import DEFAULT_DOCUMENT, DEFAULT_PAIR_KINDS, neighbour_pairs
 
 # Importing every auditor's detail type here registers it, so that
 # ``AuditResult.from_dict`` reads any auditor's JSON once ``dpaudit.api`` is loaded.
@@ -64,6 +83,7 @@ __all__ = [
     "PairResult",
     "ProfileDetail",
     "RewriterDetail",
+    "SanityConfig",
     "SanityDetail",
     "audit",
     "profile_score",
@@ -72,15 +92,25 @@ __all__ = [
 #: The profile certifier's final sample, as a multiple of the search's, for an (ε, δ) claim.
 PROFILE_FINAL_FACTOR = 3
 #: The ``method`` names :func:`audit` takes: ``auto`` chooses by mechanism and claim.
-METHODS = ("auto", "blackbox", "profile", "metric")
+METHODS = ("auto", "blackbox", "profile", "metric", "sanity", "rewriter")
+#: The configs :func:`audit` takes, one per auditor (``dict`` for an auditor object's own).
+Config = (
+    AuditConfig
+    | MetricAuditConfig
+    | ProfileAuditConfig
+    | SanityConfig
+    | RewriterAuditConfig
+    | TextAuditConfig
+    | dict[str, Any]
+)
 
 
 def audit(
     mechanism: Mechanism | WordMechanism | Callable[..., Any],
     claim: Any = None,
     *,
-    method: str = "auto",
-    config: AuditConfig | MetricAuditConfig | ProfileAuditConfig | None = None,
+    method: str | Auditor = "auto",
+    config: Config | None = None,
     execution: ExecutionConfig | None = None,
 ) -> AuditResult:
     """Audit ``mechanism`` against ``claim`` and return the typed result with its witness.
@@ -91,18 +121,35 @@ def audit(
     carries the input domain).  ``claim``: None (the mechanism's own claim), a
     number (its claim with that ε), a :class:`~dpaudit.claims.PrivacyClaim`, or a
     curve claim of :mod:`dpaudit.claims` (audited by the profile auditor).
-    ``method``: one of :data:`METHODS`.  ``config``: the chosen auditor's config
+    A rewriter declaration (a text mechanism) is audited against its own text claim.
+    ``method``: one of :data:`METHODS`, or an auditor object carrying its own inputs (the
+    pairs of a ``RewriterAuditor``).  ``config``: the chosen auditor's config
     (:class:`~dpaudit.auditors.blackbox.config.AuditConfig`,
-    :class:`~dpaudit.auditors.metric.auditor.MetricAuditConfig` or
-    :class:`~dpaudit.auditors.profile.ProfileAuditConfig`; None: defaults).
+    :class:`~dpaudit.auditors.metric.auditor.MetricAuditConfig`,
+    :class:`~dpaudit.auditors.profile.ProfileAuditConfig`,
+    :class:`~dpaudit.auditors.sanity.config.SanityConfig`,
+    :class:`~dpaudit.auditors.rewriter.RewriterAuditConfig` or
+    :class:`~dpaudit.auditors.rewriter.TextAuditConfig`; None: defaults).
     ``execution``: workers and backend.
 
     The result's lower bound holds with probability ≥ the configured confidence (for an
     (ε, δ) claim, jointly over both certifiers); a result without a violation means
     "no violation found" (or *inconclusive*), never that the mechanism is private.
     """
+    if not isinstance(method, str):
+        return _audit_with(method, mechanism, claim, config, execution)
     if method not in METHODS:
-        raise InvalidArgumentError("method", method, f"one of {', '.join(METHODS)}")
+        raise InvalidArgumentError(
+            "method", method, f"one of {', '.join(METHODS)}, or an auditor object"
+        )
+    if _is_rewriter(mechanism):
+        return _audit_rewriter(mechanism, claim, method, config, execution)
+    if method == "rewriter":
+        raise InvalidArgumentError(
+            "method", method, "rewriter only for an LM rewriter (with claim, decoding and model)"
+        )
+    if method == "sanity":
+        return _audit_sanity(as_mechanism(mechanism, claim), config, execution)
     if isinstance(mechanism, MechanismContract) and mechanism.output_kind == "word":
         return _audit_words(cast(WordMechanism, mechanism), claim, method, config, execution)
     if _is_curve_claim(claim):
@@ -121,6 +168,77 @@ def audit(
     if config is not None and not isinstance(config, AuditConfig):
         raise InvalidTypeError("config", config, "an AuditConfig for a vector mechanism")
     return _audit_point(mech, config or AuditConfig(), execution, joint=method == "auto")
+
+
+def _audit_with(
+    auditor: Any, mechanism: Any, claim: Any, config: Any, execution: Any
+) -> AuditResult:
+    """An auditor object given as ``method``: asked whether it applies, then run."""
+    if not isinstance(auditor, Auditor):
+        raise InvalidTypeError(
+            "method", auditor, f"one of {', '.join(METHODS)} or an auditor object"
+        )
+    if claim is None:
+        claim = getattr(mechanism, "claim", None)
+    if not auditor.supports(mechanism, claim):
+        described = claim.describe() if callable(getattr(claim, "describe", None)) else claim
+        raise InvalidArgumentError(
+            "method",
+            type(auditor).__name__,
+            f"an auditor that supports this mechanism and claim ({described})",
+        )
+    return auditor.audit(mechanism, claim, config, execution)
+
+
+def _audit_sanity(mech: Mechanism, config: Any, execution: Any) -> AuditResult:
+    """The ACL 2022 sanity check of ``mech`` against its own claim."""
+    if config is not None and not isinstance(config, SanityConfig):
+        raise InvalidTypeError("config", config, "a SanityConfig for method sanity")
+    options = config or SanityConfig()
+    auditor = SanityAuditor(options.runs, options.tie_rule, options.path)
+    if not auditor.supports(mech, mech.claim):
+        check_sanity_mechanism(mech)  # raises, saying what the check needs
+    seeded = {"seed": options.seed, "confidence": options.confidence}
+    return auditor.audit(mech, mech.claim, seeded, execution)
+
+
+def _is_rewriter(mechanism: Any) -> bool:
+    """An LM rewriter's declaration: a text claim, a model and a text sampler."""
+    return isinstance(getattr(mechanism, "claim", None), TextClaim) and all(
+        hasattr(mechanism, a) for a in ("model", "sample")
+    )
+
+
+def _audit_rewriter(
+    rewriter: Any, claim: Any, method: str, config: Any, execution: Any
+) -> AuditResult:
+    """A rewriter on the neighbours of the default document: white box where it declares
+    its decoding, black box otherwise (DP-BART: a per-document claim)."""
+    own = rewriter.claim
+    if claim is not None and claim != own:
+        raise InvalidArgumentError(
+            "claim",
+            claim.describe() if callable(getattr(claim, "describe", None)) else claim,
+            f"None or the rewriter's own claim ({own.describe()})",
+        )
+    pairs = tuple(neighbour_pairs(DEFAULT_DOCUMENT, DEFAULT_PAIR_KINDS))
+    if hasattr(rewriter, "decoding"):
+        if method not in ("auto", "rewriter"):
+            raise InvalidArgumentError("method", method, "auto or rewriter for an LM rewriter")
+        if config is not None and not isinstance(config, RewriterAuditConfig):
+            raise InvalidTypeError("config", config, "a RewriterAuditConfig for a rewriter")
+        return RewriterAuditor(pairs).audit(rewriter, own, config, execution)
+    if method != "auto" or own.unit is not Unit.DOCUMENT:
+        raise InvalidArgumentError(
+            "method",
+            method,
+            f"auto (black box) for {rewriter.name}, which declares no per-token decoding to "
+            "score white box, with a per-document claim; otherwise a TextAuditor object",
+        )
+    if config is not None and not isinstance(config, TextAuditConfig):
+        raise InvalidTypeError("config", config, "a TextAuditConfig for a black-box rewriter")
+    auditor = TextAuditor(pairs, max_units=1, name=rewriter.describe())
+    return auditor.audit(rewriter.sample, own, config, execution)
 
 
 def _audit_words(

@@ -3,7 +3,9 @@
 White box: every rewrite is scored exactly under both documents by teacher
 forcing with the decoding the rewriter declares, the declaration is checked
 against its real samples, and likelihood-ratio sets are certified on fresh
-rewrites.  Black box (``--black-box``): only the rewritten text is read.
+rewrites.  Black box (``--black-box``): only the rewritten text is read.  DP-BART
+(noise on clipped encoder states, a per-document claim) declares no per-token decoding, so
+it is audited black box.  Both audits run through the one entry, ``dpaudit.audit``.
 """
 
 from __future__ import annotations
@@ -20,14 +22,22 @@ from dpaudit.cli.parser import bounded_integer, integer
 from dpaudit.engine.config import MAX_WORKERS
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.io import atomic_write_text
+from dpaudit.text.neighbours import DEFAULT_DOCUMENT, DEFAULT_PAIR_KINDS
 
-DEFAULT_DOCUMENT = "I loved this movie, the acting was good and John was great."
 #: Every name of ``mechanisms.rewriters.catalogue.REWRITERS`` (a test keeps them equal; the
 #: catalogue is not imported here, as it loads the rewriters' modules).
 REWRITER_HELP = (
-    "dp-prompt, dp-paraphrase (a causal LM: --model smollm2, tiny or a directory) "
-    "or dp-mlm (a masked LM: --model tiny or a directory)"
+    "dp-prompt, dp-paraphrase (a causal LM: --model smollm2, tiny or a directory), "
+    "dp-mlm (a masked LM: --model tiny or a directory) or dp-bart (a BART encoder-decoder: "
+    "--model tiny or a directory; with --black-box)"
 )
+#: The rewriter whose options are --delta, --noise, --state-clip and --max-length.
+BART = "dp-bart"
+#: DP-BART's noises (``mechanisms.rewriters.bart.NOISES``; a test keeps them equal).
+BART_NOISES = ("laplace", "gaussian", "analytic_gaussian")
+#: DP-BART's defaults, as the authors' code (``dp_bart``): C = 0.1, n = 20 positions.
+BART_DEFAULTS = {"delta": 0.0, "noise": "laplace", "state_clip": 0.1, "max_length": 20}
+LOGIT_CLIP = (-5.0, 5.0)
 
 
 def register(sub: Any) -> None:
@@ -45,11 +55,12 @@ def register(sub: Any) -> None:
         "--clip",
         type=float,
         nargs=2,
-        default=(-5.0, 5.0),
+        default=None,
         metavar=("LO", "HI"),
         help="logits are clipped into [LO, HI], LO < HI (default -5 5); the temperature is "
-        "2(HI − LO)/ε",
+        "2(HI − LO)/ε (not for dp-bart)",
     )
+    _add_bart_args(p)
     p.add_argument(
         "--max-new-tokens",
         type=bounded_integer(1),
@@ -63,7 +74,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--pairs",
-        default="one_word,length",
+        default=",".join(DEFAULT_PAIR_KINDS),
         help="neighbour kinds built from --document when no --pair is given "
         "(one_word, stopword, punctuation, name, length, nothing_to_rewrite)",
     )
@@ -99,6 +110,33 @@ def register(sub: Any) -> None:
     add_seed(p)
     add_json(p)
     p.set_defaults(func=run)
+
+
+def _add_bart_args(p: Any) -> None:
+    """DP-BART's own options (None: its default, so that another rewriter can refuse them)."""
+    p.add_argument(
+        "--delta", type=float, default=None, help="dp-bart: claimed δ per document (default 0)"
+    )
+    p.add_argument(
+        "--noise",
+        choices=BART_NOISES,
+        default=None,
+        help="dp-bart: noise on the encoder states (default laplace; Gaussian needs --delta)",
+    )
+    p.add_argument(
+        "--state-clip",
+        type=float,
+        default=None,
+        metavar="C",
+        help="dp-bart: encoder states are clipped into [-C, C], C > 0 (default 0.1)",
+    )
+    p.add_argument(
+        "--max-length",
+        type=bounded_integer(1),
+        default=None,
+        metavar="N",
+        help="dp-bart: token positions a document is padded and truncated to (default 20)",
+    )
 
 
 def _pairs(args: argparse.Namespace) -> list[tuple[str, str, str]]:
@@ -158,21 +196,65 @@ def _check_args(args: argparse.Namespace) -> None:
     from dpaudit.validation import check_epsilon
 
     check_epsilon(args.epsilon, "--epsilon")
-    low, high = args.clip
+    if args.mechanism == BART:
+        _check_bart_args(args)
+        return
+    for key in BART_DEFAULTS:
+        if getattr(args, key) is not None:
+            option = f"--{key.replace('_', '-')}"
+            raise InvalidArgumentError(
+                option, getattr(args, key), f"no {option} for {args.mechanism} (a dp-bart option)"
+            )
+    low, high = args.clip or LOGIT_CLIP
     if not (math.isfinite(low) and math.isfinite(high) and low < high):
         raise InvalidArgumentError(
             "--clip", f"{low:g} {high:g}", "LO HI, finite numbers with LO < HI (default -5 5)"
         )
 
 
+def _check_bart_args(args: argparse.Namespace) -> None:
+    """DP-BART's options: black box, a δ that its noise needs, a clip C > 0."""
+    from dpaudit.validation import check_delta
+
+    if not args.black_box:
+        raise InvalidArgumentError(
+            "--black-box",
+            "not given",
+            "--black-box for dp-bart: it declares no per-token decoding to score white box "
+            "(its noise is on the encoder states; its exact worst case is analytic)",
+        )
+    if args.clip is not None:
+        low, high = args.clip
+        raise InvalidArgumentError(
+            "--clip", f"{low:g} {high:g}", "--state-clip C for dp-bart (--clip clips logits)"
+        )
+    delta = check_delta(BART_DEFAULTS["delta"] if args.delta is None else args.delta, "--delta")
+    if (args.noise or BART_DEFAULTS["noise"]) != "laplace" and delta == 0.0:
+        raise InvalidArgumentError("--delta", delta, "a number in (0, 1) for Gaussian noise")
+    clip = BART_DEFAULTS["state_clip"] if args.state_clip is None else args.state_clip
+    if not (math.isfinite(clip) and clip > 0):
+        raise InvalidArgumentError("--state-clip", clip, "a finite number C > 0 (default 0.1)")
+
+
+def _params(args: argparse.Namespace) -> dict[str, Any]:
+    """The rewriter's constructor keywords from the command line."""
+    if args.mechanism != BART:
+        return {"clip": tuple(args.clip or LOGIT_CLIP), "max_new_tokens": args.max_new_tokens}
+    given = {k: getattr(args, k) for k in BART_DEFAULTS}
+    params = {k: BART_DEFAULTS[k] if v is None else v for k, v in given.items()}
+    params["clip"] = params.pop("state_clip")
+    return params
+
+
 def run(args: argparse.Namespace) -> int:
-    """Build the rewriter, audit it, print the result."""
+    """Build the rewriter, audit it through ``dpaudit.audit``, print the result."""
     _check_args(args)
+    from dpaudit.api import audit
     from dpaudit.auditors.rewriter import (
         RewriterAuditConfig,
+        RewriterAuditor,
         TextAuditConfig,
-        audit_rewriter,
-        audit_text_mechanism,
+        TextAuditor,
         summary,
     )
     from dpaudit.mechanisms.rewriters.catalogue import make_rewriter, model_kind
@@ -192,18 +274,19 @@ def run(args: argparse.Namespace) -> int:
     else:
         cfg = RewriterAuditConfig(args.samples, args.final_samples, args.confidence, seed=args.seed)
         execution = _execution(args)
-    rewriter = make_rewriter(
-        args.mechanism, _load(args, kind), args.epsilon,
-        clip=tuple(args.clip), max_new_tokens=args.max_new_tokens,
-    )  # fmt: skip
+    rewriter = make_rewriter(args.mechanism, _load(args, kind), args.epsilon, **_params(args))
     if args.black_box:
-        result = audit_text_mechanism(
-            rewriter.sample, pairs, rewriter.claim, max_units=args.max_new_tokens,
-            config=cfg, name=f"{rewriter.name}: {rewriter.decoding.describe()}",
-            embedder=_embedder(args.embedder),
-        )  # fmt: skip
+        decoding = getattr(rewriter, "decoding", None)  # DP-BART: described whole
+        name = (
+            rewriter.describe() if decoding is None else f"{rewriter.name}: {decoding.describe()}"
+        )
+        auditor: Any = TextAuditor(
+            tuple(pairs), args.max_new_tokens, _embedder(args.embedder), name
+        )
+        result = audit(rewriter.sample, rewriter.claim, method=auditor, config=cfg)
     else:
-        result = audit_rewriter(rewriter, pairs, cfg, execution=execution)
+        auditor = RewriterAuditor(tuple(pairs))
+        result = audit(rewriter, method=auditor, config=cfg, execution=execution)
     if args.out:
         atomic_write_text(args.out, dumps(result) + "\n")
     emit(args, result, summary)

@@ -11,7 +11,7 @@ import argparse
 import shlex
 from typing import Any
 
-from dpaudit.auditors.sanity.check import PATHS, TIE_RULES, sanity_check
+from dpaudit.auditors.sanity.check import PATHS, TIE_RULES
 from dpaudit.cli.common import (
     add_mechanism_args,
     add_run_args,
@@ -94,21 +94,23 @@ def _render(result: AuditResult) -> str:
 def run(args: argparse.Namespace) -> int:
     """Run the sanity check and print the result."""
     mech = build_mechanism(args)
-    result = run_recorded(
-        args,
-        "sanity-check",
-        lambda execution: sanity_check(
-            mech,
-            args.runs,
-            seed=args.seed,
-            confidence=args.confidence,
-            tie_rule=args.tie_rule,
-            path=args.path,
-            execution=execution,
-        ),
-    )
+    result = run_recorded(args, "sanity-check", lambda execution: _check(args, mech, execution))
     hint = _stronger_audit_hint(args, mech, result.violation)
     return emit_verdict(args, result, lambda r: _render(r) + hint, result.violation)
+
+
+def _check(args: argparse.Namespace, mech: Any, execution: Any) -> AuditResult:
+    """The sanity check through the one entry (imported here: the entry loads scipy)."""
+    from dpaudit.api import SanityConfig, audit
+
+    config = SanityConfig(
+        args.runs,
+        seed=args.seed,
+        confidence=args.confidence,
+        tie_rule=args.tie_rule,
+        path=args.path,
+    )
+    return audit(mech, method="sanity", config=config, execution=execution)
 
 
 def _stronger_audit_hint(args: argparse.Namespace, mech: Any, violation: bool) -> str:

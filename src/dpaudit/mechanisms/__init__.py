@@ -1,7 +1,10 @@
 """Mechanisms: how to sample and what they claim.
 
 Importing this package registers every built-in mechanism; list them with
-:func:`mechanism_names` and build one with :func:`make_mechanism`.  Adapters
+:func:`mechanism_names` and build one with :func:`make_mechanism`.  The LM rewriters
+(output kind ``"text"``, extra ``lm``) are registered by the path of their constructor
+(:data:`TEXT_FACTORIES`), so that importing the registry imports neither their modules nor
+PyTorch.  Adapters
 (other libraries' mechanisms, user callables) sit *above* this package:
 importing :mod:`dpaudit.adapters` registers them (the CLI does).  Nothing here
 imports ``adapters/``, ``auditors/`` or anything above; mechanisms may import
@@ -15,6 +18,7 @@ from dpaudit.mechanisms.registry import (
     mechanism_class,
     mechanism_names,
     register,
+    register_factory,
 )
 
 # Built-in mechanisms register themselves on import.
@@ -31,7 +35,19 @@ from dpaudit.mechanisms import ome  # noqa: F401  isort: skip
 from dpaudit.mechanisms import textbook_float_laplace  # noqa: F401  isort: skip
 from dpaudit.mechanisms import word  # noqa: F401  isort: skip  (word-level mechanisms)
 
+#: The text mechanisms: name → constructor ``(model, epsilon, **params)``, as
+#: ``mechanisms.rewriters.catalogue.FACTORY_PATHS`` (a test keeps the two equal).
+TEXT_FACTORIES = {
+    "dp-prompt": "dpaudit.mechanisms.rewriters.causal:dp_prompt",
+    "dp-paraphrase": "dpaudit.mechanisms.rewriters.causal:dp_paraphrase",
+    "dp-mlm": "dpaudit.mechanisms.rewriters.catalogue:dp_mlm_capped",
+    "dp-bart": "dpaudit.mechanisms.rewriters.bart:dp_bart",
+}
+for _name, _target in TEXT_FACTORIES.items():
+    register_factory(_name, "text", _target)
+
 __all__ = [
+    "TEXT_FACTORIES",
     "Mechanism",
     "from_spec",
     "make_mechanism",
@@ -39,4 +55,5 @@ __all__ = [
     "mechanism_names",
     "parameter",
     "register",
+    "register_factory",
 ]

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 from dpaudit.mechanisms.base import Mechanism
-from dpaudit.mechanisms.registry import mechanism_class, mechanism_names
+from dpaudit.mechanisms.registry import TEXT_KIND, mechanism_class, mechanism_names, output_kind
 
 _ADAPTERS = ("dpaudit", "adapters")
 
@@ -60,8 +60,8 @@ def code_fingerprint(mechanism: str) -> dict[str, str]:
     if ":" in mechanism:
         module_name = mechanism.partition(":")[0].strip()
         return {"callable_module_sha256": _sha256_file(_module_file(module_name))}
-    if mechanism not in mechanism_names():
-        return {}
+    if mechanism not in mechanism_names() or output_kind(mechanism) == TEXT_KIND:
+        return {}  # a text mechanism is built by a factory: no one class to hash
     cls = mechanism_class(mechanism)
     package = tuple(cls.__module__.split("."))
     if package[:2] == _ADAPTERS and len(package) > 2:

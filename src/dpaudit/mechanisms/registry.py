@@ -1,11 +1,17 @@
 """The one registry of mechanisms by name, and construction from names and ``-p`` parameters.
 
-Vector and word mechanisms (and, next, text mechanisms) share one registry:
-each class declares its :attr:`~dpaudit.mechanisms.base.MechanismContract.output_kind`,
-and :func:`mechanism_names` filters by it.  Importing this module imports its
+Vector, word and text mechanisms share one registry: each class declares its
+:attr:`~dpaudit.mechanisms.base.MechanismContract.output_kind`, and
+:func:`mechanism_names` filters by it.  Importing this module imports its
 package first, whose ``__init__`` registers every built-in mechanism; adapters
 register when :mod:`dpaudit.adapters` is imported.  The registry itself imports
 no mechanism.
+
+The text mechanisms (the LM rewriters, output kind ``"text"``) are registered by name and
+*factory path* (:func:`register_factory`): a rewriter is built on a language model the
+caller loads, one class serves several names (DP-Prompt and DP-Paraphrase), and their
+modules are imported only when :func:`make_mechanism` builds one, so that listing the
+registry never imports PyTorch.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import math
 import types
 import typing
 from decimal import Decimal, InvalidOperation
+from importlib import import_module
 from typing import Any
 
 from dpaudit.analysis.word_embedding import glove_embedding
@@ -23,9 +30,13 @@ from dpaudit.errors import InvalidArgumentError, InvalidTypeError, UnknownNameEr
 from dpaudit.mechanisms.base import OUTPUT_KINDS, VECTOR_OUTPUT_KINDS, MechanismContract
 
 _REGISTRY: dict[str, type[MechanismContract]] = {}
+#: Mechanisms built by a factory: name → (output kind, ``"module:function"``).
+_FACTORIES: dict[str, tuple[str, str]] = {}
 
+#: The output kind of the LM rewriters: a document in, a document out.
+TEXT_KIND = "text"
 #: ``kind`` filters of :func:`mechanism_names`: one output kind, or all vector kinds.
-KINDS = (*OUTPUT_KINDS, "vector")
+KINDS = (*OUTPUT_KINDS, TEXT_KIND, "vector")
 
 
 _M = typing.TypeVar("_M", bound=type[MechanismContract])
@@ -35,12 +46,27 @@ def register(cls: _M) -> _M:
     """Class decorator adding a mechanism class (any output kind) under ``cls.name``."""
     if not cls.name:
         raise ValueError(f"{cls.__qualname__} has no name")
-    if cls.name in _REGISTRY and _REGISTRY[cls.name] is not cls:
+    if (cls.name in _REGISTRY and _REGISTRY[cls.name] is not cls) or cls.name in _FACTORIES:
         raise ValueError(f"mechanism name {cls.name!r} registered twice")
     if cls.output_kind not in OUTPUT_KINDS:
         raise ValueError(f"{cls.__qualname__}.output_kind must be one of {OUTPUT_KINDS}")
     _REGISTRY[cls.name] = cls
     return cls
+
+
+def register_factory(name: str, output_kind: str, target: str) -> None:
+    """Register mechanism ``name`` of ``output_kind``, built by ``target`` (``"module:function"``).
+
+    The module is imported only when :func:`make_mechanism` builds ``name``; the function is
+    called with the keyword parameters given there.  For the text mechanisms, whose classes
+    take a loaded language model and serve several names.
+    """
+    module, _, function = target.partition(":")
+    if not (module and function) or output_kind != TEXT_KIND:
+        raise ValueError(f"factory {target!r} of {output_kind!r}: 'module:function' of 'text'")
+    if name in _REGISTRY or _FACTORIES.get(name, (output_kind, target)) != (output_kind, target):
+        raise ValueError(f"mechanism name {name!r} registered twice")
+    _FACTORIES[name] = (output_kind, target)
 
 
 def _unknown(kind: str, name: str, known: list[str]) -> UnknownNameError:
@@ -56,22 +82,39 @@ def _unknown(kind: str, name: str, known: list[str]) -> UnknownNameError:
 def mechanism_names(kind: str | None = None) -> list[str]:
     """Registered mechanism names, sorted: all of them, or those of one ``kind``.
 
-    ``kind``: an output kind (``"word"``, ``"real"``, ...) or ``"vector"`` for
-    every vector kind.
+    ``kind``: an output kind (``"word"``, ``"text"``, ``"real"``, ...) or ``"vector"``
+    for every vector kind.
     """
     if kind is None:
-        return sorted(_REGISTRY)
+        return sorted([*_REGISTRY, *_FACTORIES])
     if kind not in KINDS:
         raise InvalidArgumentError("kind", kind, f"None or one of {', '.join(KINDS)}")
     wanted = VECTOR_OUTPUT_KINDS if kind == "vector" else (kind,)
-    return sorted(n for n, c in _REGISTRY.items() if c.output_kind in wanted)
+    kinds = {n: c.output_kind for n, c in _REGISTRY.items()}
+    kinds.update({n: k for n, (k, _) in _FACTORIES.items()})
+    return sorted(n for n, k in kinds.items() if k in wanted)
+
+
+def output_kind(name: str) -> str:
+    """The output kind of mechanism ``name`` (without importing a factory's module)."""
+    if name in _FACTORIES:
+        return _FACTORIES[name][0]
+    return mechanism_class(name).output_kind
 
 
 def mechanism_class(name: str) -> type[Any]:
-    """The class registered under ``name``."""
+    """The class registered under ``name`` (a vector or word mechanism)."""
     try:
         return _REGISTRY[name]
     except KeyError:
+        if name in _FACTORIES:
+            raise InvalidArgumentError(
+                "mechanism",
+                name,
+                f"a vector or word mechanism: {name} is a text mechanism (an LM rewriter), "
+                "built on a model by make_mechanism(name, model=..., epsilon=...) and audited "
+                "by dpaudit audit-rewriter",
+            ) from None
         raise _unknown("mechanism", name, list(_REGISTRY)) from None
 
 
@@ -85,8 +128,13 @@ def make_mechanism(name: str, **params: Any) -> Any:
 
     Values may be strings (as from ``-p NAME=VALUE``); they are converted to the
     field's type.  Unknown parameters raise :class:`UnknownNameError`.  A word
-    mechanism takes an ``embedding`` (default: GloVe, as :func:`make_word_mechanism`).
+    mechanism takes an ``embedding`` (default: GloVe, as :func:`make_word_mechanism`).  A
+    text mechanism is built by its factory from its parameters as given (a loaded ``model``
+    and ``epsilon``, then its own keywords; no conversion from strings).
     """
+    if name in _FACTORIES:
+        module, _, function = _FACTORIES[name][1].partition(":")
+        return getattr(import_module(module), function)(**params)
     cls = mechanism_class(name)
     if cls.output_kind == "word":
         return make_word_mechanism(name, params.pop("embedding", None), **params)

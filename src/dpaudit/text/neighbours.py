@@ -25,6 +25,10 @@ NAMES = {"John": "Maria", "Maria": "John", "Alice": "Bob", "Bob": "Alice", "Anna
 STOPWORDS = {"the": "a", "a": "the", "an": "the", "this": "that", "that": "this", "is": "was"}
 NEUTRAL_WORD = "something"
 PAIR_KINDS = ("one_word", "stopword", "punctuation", "name", "length", "nothing_to_rewrite")
+#: The document a rewriter audit starts from when none is given (``dpaudit audit-rewriter``,
+#: ``dpaudit.audit`` on a rewriter), and the neighbour kinds built from it.
+DEFAULT_DOCUMENT = "I loved this movie, the acting was good and John was great."
+DEFAULT_PAIR_KINDS = ("one_word", "length")
 
 
 def _replace_word(words: list[str], index: int, new: str) -> str:

@@ -1,4 +1,10 @@
-"""The rewriters by name, with the kind of language model each one needs."""
+"""The rewriters by name, with the kind of language model each one needs.
+
+Every name here is also a text mechanism of the one registry
+(:func:`dpaudit.mechanisms.make_mechanism`, output kind ``"text"``), registered by the
+path of its constructor below, so that listing the registry imports none of these modules.
+Each constructor takes ``(model, epsilon, **params)``.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +12,16 @@ from collections.abc import Callable
 from typing import Any
 
 from dpaudit.errors import UnknownNameError
+from dpaudit.mechanisms.rewriters.bart import dp_bart
 from dpaudit.mechanisms.rewriters.causal import dp_paraphrase, dp_prompt
 from dpaudit.mechanisms.rewriters.masked import dp_mlm
 
 
-def _dp_mlm(model: Any, epsilon: float, *, clip: tuple[float, float], max_new_tokens: int) -> Any:
-    # One replacement token per word: the cap on released units is the word count.
+def dp_mlm_capped(
+    model: Any, epsilon: float, *, clip: tuple[float, float], max_new_tokens: int
+) -> Any:
+    """DP-MLM with the causal rewriters' keywords: one replacement token per word, so the cap
+    on released units is the word count."""
     return dp_mlm(model, epsilon, clip=clip, max_words=max_new_tokens)
 
 
@@ -19,7 +29,12 @@ def _dp_mlm(model: Any, epsilon: float, *, clip: tuple[float, float], max_new_to
 REWRITERS: dict[str, tuple[str, Callable[..., Any]]] = {
     "dp-prompt": ("causal", dp_prompt),
     "dp-paraphrase": ("causal", dp_paraphrase),
-    "dp-mlm": ("masked", _dp_mlm),
+    "dp-mlm": ("masked", dp_mlm_capped),
+    "dp-bart": ("seq2seq", dp_bart),
+}
+#: Where the registry finds each constructor (``"module:function"``; a test keeps it equal).
+FACTORY_PATHS: dict[str, str] = {
+    name: f"{build.__module__}:{build.__name__}" for name, (_, build) in REWRITERS.items()
 }
 
 
