@@ -36,7 +36,7 @@ def test_sanity_options_and_method_errors_name_the_argument() -> None:
     mech = make_mechanism("laplace", epsilon=1.0, dim=2)
     with pytest.raises(InvalidTypeError, match="config"):
         dpaudit.audit(mech, method="sanity", config={"runs": 10})
-    with pytest.raises(InvalidArgumentError, match="method.*sanity, rewriter"):
+    with pytest.raises(InvalidArgumentError, match=r"method.*sanity, rewriter"):
         dpaudit.audit(mech, method="sanitycheck")
     with pytest.raises(InvalidArgumentError, match="method"):
         dpaudit.audit(mech, method="rewriter")
@@ -58,9 +58,7 @@ def test_a_rewriter_is_routed_by_auto_white_box_or_black_box() -> None:
     from dpaudit.auditors.rewriter import RewriterAuditConfig, RewriterAuditor, TextAuditConfig
     from dpaudit.text.models import tiny_model
 
-    prompt = make_mechanism(
-        "dp-prompt", model=tiny_model("causal"), epsilon=10.0, max_new_tokens=2
-    )
+    prompt = make_mechanism("dp-prompt", model=tiny_model("causal"), epsilon=10.0, max_new_tokens=2)
     small = RewriterAuditConfig(samples=10, final_samples=10)
     auto = dpaudit.audit(prompt, config=small)
     assert auto.kind is AuditorKind.REWRITER and auto.detail.mode == "white-box"

@@ -75,3 +75,37 @@ def test_help_names_every_rewriter() -> None:
     from dpaudit.mechanisms.rewriters.catalogue import rewriter_names
 
     assert all(name in REWRITER_HELP for name in rewriter_names()), REWRITER_HELP
+
+
+def test_dp_bart_black_box_on_the_tiny_bart(capsys) -> None:
+    bart = ["dp-bart", "--epsilon", "10", *TINY, *PAIR, "--max-length", "4", "--black-box"]
+    assert main(["audit-rewriter", *bart, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["kind"] == "rewriter" and data["detail"]["mode"] == "black-box"
+    assert data["detail"]["text_claim"]["unit"] == "document"
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (["dp-bart", "--epsilon", "1", *TINY], "--black-box"),
+        (["dp-bart", "--epsilon", "1", *TINY, "--black-box", "--noise", "gaussian"], "--delta"),
+        (["dp-bart", "--epsilon", "1", *TINY, "--black-box", "--state-clip", "0"], "--state-clip"),
+        (["dp-bart", "--epsilon", "1", *TINY, "--black-box", "--clip", "-1", "1"], "--clip"),
+        (["dp-prompt", "--epsilon", "1", *TINY, "--noise", "laplace"], "--noise"),
+    ],
+)
+def test_dp_bart_options_are_checked_before_any_model_loads(args, named, monkeypatch, capsys):
+    def no_model(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("a model was loaded")
+
+    monkeypatch.setattr("dpaudit.cli.cmd_audit_rewriter._load", no_model)
+    assert main(["audit-rewriter", *args]) == 2
+    assert named in capsys.readouterr().err
+
+
+def test_dp_bart_noises_are_the_rewriters() -> None:
+    from dpaudit.cli.cmd_audit_rewriter import BART_NOISES
+    from dpaudit.mechanisms.rewriters.bart import NOISES
+
+    assert BART_NOISES == NOISES
