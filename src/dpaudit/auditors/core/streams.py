@@ -11,7 +11,10 @@ name.
 Values are unique within one auditor's audit, not across auditors: the profile
 auditor's keys 0–2 are older than the black box's, so ``PROFILE_FINAL`` has
 ``TRAIN``'s value and ``PROFILE_BAND`` ``SELECT``'s (Python makes them aliases of
-one member).  The rewriter auditors put the key last, after ``(seed, pair)``.
+one member).  Where two auditors sample one mechanism in one audit (``dpaudit.audit`` on
+an (ε, δ) claim runs the search and the profile certifier), the second draws under a
+root seed of its own, so no stream is shared.  The rewriter auditors put the key last,
+after ``(seed, pair)``.
 Imports nothing.
 """
 
