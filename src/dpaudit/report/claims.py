@@ -36,7 +36,7 @@ from dpaudit.rundir.layout import RESULTS_JSON
 from dpaudit.rundir.records import AuditRecord
 from dpaudit.serialization import to_jsonable
 from dpaudit.verdicts import Verdict
-from dpaudit.witness import Witness
+from dpaudit.witness import Witness, format_input
 
 
 def anchor(figure: str, index: int) -> str:
@@ -128,10 +128,23 @@ def witness_words(audit: AuditRecord) -> str:
         rewrite = str(lines.get("worst rewrite", ""))
         short = rewrite if len(rewrite) <= 50 else rewrite[:47] + "…"
         return f"{pair}: token {lines['worst token']} in the rewrite “{short}”"
+    p1 = next((v for k, v in lines.items() if k.startswith("p1 = ")), None)
+    p2 = next((v for k, v in lines.items() if k.startswith("p2 = ")), None)
+    if "x" in lines and "x_prime" in lines and p1 is not None and p2 is not None:
+        # The card's own lines: the same words whether the file stored the typed witness.
+        event = lines.get("S") or lines.get("attack") or lines.get("event") or ""
+        text = f"x = {_shown(lines['x'])}, x′ = {_shown(lines['x_prime'])}"
+        return f"{text}; {event}: Pr[M(x) ∈ S]: {p1}; Pr[M(x′) ∈ S]: {p2}"
     witness = audit.witness
     if isinstance(witness, Witness):
         return describe_witness(witness)
     return "; ".join(f"{k} = {v}" for k, v in list(lines.items())[:3]) or "—"
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, list) and all(isinstance(v, int | float) for v in value):
+        return format_input(tuple(float(v) for v in value))
+    return str(value)
 
 
 def describe_witness(witness: Witness) -> str:
@@ -228,101 +241,86 @@ def claims_blocks(run: RunContents) -> list[Block]:
     false = [r for r in rows if r[3].violation]
     open_ = [r for r in rows if audit_verdict(r[3]) == Verdict.INCONCLUSIVE.label]
     held = [r for r in rows if r not in false and r not in open_]
+    return _false_blocks(false, len(rows)) + _held_blocks(held) + _open_blocks(open_)
+
+
+Row = tuple[FigureEntry, int, str, AuditRecord]
+
+
+def _false_blocks(false: list[Row], total: int) -> list[Block]:
     blocks: list[Block] = [Heading(2, "Claims found false", "violations")]
-    if false:
-        lead = (
-            f"The audits found **{len(false)} of {len(rows)}** audited claims false. Each bound "
-            "is one-sided: with the stated confidence the mechanism leaks at least this much."
+    if not false:
+        return [*blocks, Text(f"None of the {total} audited claims was found false.")]
+    lead = (
+        f"The audits found **{len(false)} of {total}** audited claims false. Each bound "
+        "is one-sided: with the stated confidence the mechanism leaks at least this much."
+    )
+    headers = (
+        "figure",
+        "mechanism",
+        "claim",
+        "certified bound",
+        "confidence",
+        "witness",
+        "evidence",
+    )
+    cells = [
+        (
+            e,
+            i,
+            (label, a.claim, violation_bound(a), _confidence(a), witness_words(a), _evidence(e, i)),
         )
-        blocks.append(Text(lead, markdown=True))
-        blocks.append(
-            _table(
-                (
-                    "figure",
-                    "mechanism",
-                    "claim",
-                    "certified bound",
-                    "confidence",
-                    "witness",
-                    "evidence",
-                ),
-                [
-                    (
-                        e,
-                        i,
-                        (
-                            label,
-                            a.claim,
-                            violation_bound(a),
-                            _confidence(a),
-                            witness_words(a),
-                            _evidence(e, i),
-                        ),
-                    )
-                    for e, i, label, a in false
-                ],
-                css="claims violations",
-            )
+        for e, i, label, a in false
+    ]
+    return [*blocks, Text(lead, markdown=True), _table(headers, cells, "claims violations")]
+
+
+def _held_blocks(held: list[Row]) -> list[Block]:
+    if not held:
+        return []
+    headers = ("figure", "mechanism", "claim", "certified bound", "confidence", "power")
+    cells = [
+        (e, i, (label, a.claim, bound_text(a.epsilon_lower_bound), _confidence(a), power_text(a)))
+        for e, i, label, a in held
+    ]
+    lead = (
+        "No violation found: not a proof of privacy, only what the audit could have "
+        "seen (its power) and did not."
+    )
+    return [Heading(2, "Claims that held", "held"), Text(lead), _table(headers, cells, "claims")]
+
+
+def _open_blocks(open_: list[Row]) -> list[Block]:
+    if not open_:
+        return []
+    headers = (
+        "figure",
+        "mechanism",
+        "claim",
+        "certified bound",
+        "confidence",
+        "samples that would settle it",
+    )
+    cells = [
+        (
+            e,
+            i,
+            (
+                label,
+                a.claim,
+                bound_text(a.epsilon_lower_bound),
+                _confidence(a),
+                samples_to_settle(a),
+            ),
         )
-    else:
-        blocks.append(Text(f"None of the {len(rows)} audited claims was found false."))
-    if held:
-        blocks += [
-            Heading(2, "Claims that held", "held"),
-            Text(
-                "No violation found: not a proof of privacy, only what the audit could have "
-                "seen (its power) and did not."
-            ),
-            _table(
-                ("figure", "mechanism", "claim", "certified bound", "confidence", "power"),
-                [
-                    (
-                        e,
-                        i,
-                        (
-                            label,
-                            a.claim,
-                            bound_text(a.epsilon_lower_bound),
-                            _confidence(a),
-                            power_text(a),
-                        ),
-                    )
-                    for e, i, label, a in held
-                ],
-                css="claims",
-            ),
-        ]
-    if open_:
-        blocks += [
-            Heading(2, "Inconclusive claims", "inconclusive"),
-            Text("Too few samples to see a violation of the claim even if there were one."),
-            _table(
-                (
-                    "figure",
-                    "mechanism",
-                    "claim",
-                    "certified bound",
-                    "confidence",
-                    "samples that would settle it",
-                ),
-                [
-                    (
-                        e,
-                        i,
-                        (
-                            label,
-                            a.claim,
-                            bound_text(a.epsilon_lower_bound),
-                            _confidence(a),
-                            samples_to_settle(a),
-                        ),
-                    )
-                    for e, i, label, a in open_
-                ],
-                css="claims",
-            ),
-        ]
-    return blocks
+        for e, i, label, a in open_
+    ]
+    lead = "Too few samples to see a violation of the claim even if there were one."
+    return [
+        Heading(2, "Inconclusive claims", "inconclusive"),
+        Text(lead),
+        _table(headers, cells, "claims"),
+    ]
 
 
 def _confidence(audit: AuditRecord) -> str:

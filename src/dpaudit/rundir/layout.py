@@ -17,6 +17,7 @@ A checkpoint run directory (``dpaudit audit --out DIR``, or a figure's
     units/c000/manifest.json            fingerprint of call 0's units
     units/c000/u000017.npz              the result of unit 17 of call 0
     result.json                         the final result; present only when complete
+    report.md, report.html, audit.png   its report (``dpaudit report DIR``) and picture
 
 Every writer and reader imports these names; ``tests/test_architecture.py``
 fails when one of them is spelled out anywhere else in ``src``.
@@ -58,6 +59,9 @@ FIGURE_FILES = (
 CONFIG_FILE = "config.json"
 #: The final result; present only when the run completed.
 RESULT_FILE = "result.json"
+#: An audit's picture: the two output distributions on the witness set, and the claim's
+#: trade-off curve beside the certified points (``dpaudit report DIR`` of an audit).
+AUDIT_PNG = "audit.png"
 #: The folder of stored work units, one sub-folder per call.
 UNITS_DIR = "units"
 #: Inside a call's folder: the fingerprint of its units.
