@@ -82,7 +82,7 @@ def implied_mu(eps_lcb: float, delta: float) -> float:
 def epsilon_bound(result, delta: float) -> float:
     """``max_S ln((p1_lower − δ)/p2_upper)`` over the result's certified sets (−inf if none)."""
     best = -math.inf
-    for s in result.sets:
+    for s in result.detail.certified:
         if s.p1_lower > delta and s.p2_upper > 0:
             best = max(best, math.log((s.p1_lower - delta) / s.p2_upper))
     return best

@@ -507,3 +507,41 @@ def test_audit_results_are_constructed_in_one_place_per_auditor() -> None:
         and re.search(r"\bAuditResult\(", path.read_text(encoding="utf-8"))
     )
     assert not builders, f"results are assembled outside auditors/: {builders}"
+
+
+def _class_names(paths: list[Path], root: Path) -> dict[str, list[str]]:
+    """Every class name defined in ``paths`` (at any depth), with the files (under ``root``)
+    defining it."""
+    found: dict[str, list[str]] = {}
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                found.setdefault(node.name, []).append(path.relative_to(root).as_posix())
+    return found
+
+
+#: Shared class names not yet renamed, with why (empty this list; never grow it).
+SHARED_CLASS_NAMES = {
+    # report/blocks.py's witness card beside dpaudit.witness.Witness: for the report's owner.
+    "Witness": frozenset({"report/blocks.py", "witness.py"}),
+}
+
+
+def test_no_two_classes_share_a_name() -> None:
+    """One name, one class: a reader (or an import) never has to ask which ``CertifiedSet``."""
+    shared = {
+        n: p
+        for n, p in _class_names(_source_files(), SRC).items()
+        if len(p) > 1 and frozenset(p) != SHARED_CLASS_NAMES.get(n)
+    }
+    assert not shared, f"class names defined more than once: {shared}"
+
+
+def test_shared_class_name_rule_catches_one(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "one.py").write_text("class Record:\n    pass\n", encoding="utf-8")
+    (tmp_path / "a" / "two.py").write_text(
+        "def f():\n    class Record:\n        pass\n", encoding="utf-8"
+    )
+    names = _class_names(sorted(tmp_path.rglob("*.py")), tmp_path)
+    assert names["Record"] == ["a/one.py", "a/two.py"]

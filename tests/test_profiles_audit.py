@@ -15,7 +15,7 @@ from dpaudit.analysis.privacy_conversions import gdp_profile, laplace_profile
 from dpaudit.auditors.blackbox.scores import LikelihoodRatioScore
 from dpaudit.auditors.core.statistics import clopper_pearson_interval
 from dpaudit.auditors.profile import ProfileAuditConfig, audit_profile
-from dpaudit.auditors.profile.counting import CountUnit, run_count_unit, split_samples
+from dpaudit.auditors.profile.counting import ProfileCountUnit, run_count_unit, split_samples
 from dpaudit.claims import (
     ApproxDP,
     GaussianDP,
@@ -57,8 +57,8 @@ def test_counted_sets_follow_the_closed_form_tradeoff_curve(kind: str) -> None:
         dist = stats.laplace(scale=mech.scale)
     thr = np.linspace(-3, 2, 11)
     n = 200_000
-    g0 = run_count_unit(CountUnit(mech, (0.0,), minus_output, thr, n, 7, (1, 0, 0)))
-    g1 = run_count_unit(CountUnit(mech, (1.0,), minus_output, thr, n, 7, (1, 1, 0)))
+    g0 = run_count_unit(ProfileCountUnit(mech, (0.0,), minus_output, thr, n, 7, (1, 0, 0)))
+    g1 = run_count_unit(ProfileCountUnit(mech, (1.0,), minus_output, thr, n, 7, (1, 1, 0)))
     truth0, truth1 = dist.cdf(-thr), dist.cdf(-thr - 1.0)  # Pr[y < −t] under x = 0, 1
     # Exact two-sided binomial intervals, Bonferroni over 22 counts at 1e-6 overall.
     for g, p in ((g0, truth0), (g1, truth1)):
@@ -94,7 +94,7 @@ def _coverage_failures(reps: int, alpha: float) -> tuple[int, int]:
         )
         r = audit_profile(mech, 0.0, 1.0, minus_output, GaussianDP(1 / sigma), cfg)
         wrong = False
-        for s in r.detail.sets:
+        for s in r.detail.certified:
             # {−y > t} = {y < −t}; its complement {y ≥ −t}; exact under N(0, σ²) and N(1, σ²).
             p0, p1 = stats.norm.cdf(-s.threshold, [0.0, 1.0], sigma)
             if not s.above:
@@ -201,15 +201,14 @@ def test_result_serialises_and_states_what_it_could_detect() -> None:
     assert data["verdict"] == r.verdict.value
     assert data["kind"] == "profile" and data["claim"] == r.claim
     assert data["detail"]["claim"] == {"kind": "zcdp", "rho": 2.0, "conversion": "cks"}
-    assert len(data["detail"]["profile"]) == len(r.detail.profile) and data["detail"]["sets"]
+    assert len(data["detail"]["profile"]) == len(r.detail.profile) and data["detail"]["certified"]
     text = " ".join(r.detail.findings)
     assert "could not have been certified" in text and "never certify" in text
     # Beyond ε = ln n no set of n samples can show anything: those points are inconclusive.
     far = [p for p in r.detail.profile if p.epsilon > math.log(20_000)]
     assert far and all(p.verdict is Verdict.INCONCLUSIVE for p in far)
-    assert r.detail.statements == len(r.detail.sets) and r.detail.error_per_bound == pytest.approx(
-        0.05 / (2 * r.detail.statements)
-    )
+    assert r.detail.statements == len(r.detail.certified)
+    assert r.detail.error_per_bound == pytest.approx(0.05 / (2 * r.detail.statements))
 
 
 def test_split_of_samples_is_fixed_by_the_sample_count() -> None:

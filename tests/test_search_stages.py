@@ -194,8 +194,8 @@ def test_the_record_of_certified_sets_gives_back_the_face_bar() -> None:
     )
     face_rule = low.detail.kept_by_face_bar
     assert any(not face_rule(c) for c in record)  # the projected bar kept more
-    kept = [(c.event, c.hits_x, c.hits_x_prime) for c in record if face_rule(c)]
-    assert kept == [(c.event, c.hits_x, c.hits_x_prime) for c in face.detail.certified]
+    kept = [(c.event, c.p1_hits, c.p2_hits) for c in record if face_rule(c)]
+    assert kept == [(c.event, c.p1_hits, c.p2_hits) for c in face.detail.certified]
     derived = low.detail.recertified(face_rule, cfg.confidence, low.claimed_delta)
     assert derived == face.epsilon_lower_bound
     assert low.detail.recertified(lambda c: True, cfg.confidence, low.claimed_delta) == (

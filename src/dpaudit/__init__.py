@@ -23,9 +23,9 @@ each is imported on first use, so ``import dpaudit`` itself stays cheap:
   needs, and returns the typed result with its :class:`Witness`; :class:`AuditConfig` /
   :class:`MetricAuditConfig` size it;
 * :class:`AuditResult` — what every auditor returns: bound, :class:`Verdict`, witness,
-  trust notes, and its auditor's ``detail`` (:class:`BlackBoxDetail` with a
-  :class:`CertifiedSet` per set certified, :class:`SanityDetail`,
-  :class:`MetricDetail` with its :class:`PairResult` per pair, :class:`ProfileDetail`,
+  trust notes, and its auditor's ``detail`` (:class:`BlackBoxDetail` and
+  :class:`ProfileDetail` with a :class:`CertifiedStatement` per set certified,
+  :class:`SanityDetail`, :class:`MetricDetail` with its :class:`PairResult` per pair,
   :class:`RewriterDetail`); ``to_dict``/``from_dict`` serialise it once;
 * :func:`audit_mechanism` — the black-box auditor itself (:mod:`dpaudit.auditors.blackbox`);
   :func:`audit_metric` — the pair-by-pair word auditor (:mod:`dpaudit.auditors.metric`);
@@ -56,7 +56,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "AuditResult": ("dpaudit.api", "AuditResult"),
     "AuditorKind": ("dpaudit.api", "AuditorKind"),
     "BlackBoxDetail": ("dpaudit.api", "BlackBoxDetail"),
-    "CertifiedSet": ("dpaudit.api", "CertifiedSet"),
+    "CertifiedStatement": ("dpaudit.api", "CertifiedStatement"),
     "SanityDetail": ("dpaudit.api", "SanityDetail"),
     "MetricDetail": ("dpaudit.api", "MetricDetail"),
     "PairResult": ("dpaudit.api", "PairResult"),
@@ -91,7 +91,7 @@ if TYPE_CHECKING:  # static checkers and IDEs see the real objects (`as` marks r
     from dpaudit.api import AuditorKind as AuditorKind
     from dpaudit.api import AuditResult as AuditResult
     from dpaudit.api import BlackBoxDetail as BlackBoxDetail
-    from dpaudit.api import CertifiedSet as CertifiedSet
+    from dpaudit.api import CertifiedStatement as CertifiedStatement
     from dpaudit.api import MetricDetail as MetricDetail
     from dpaudit.api import PairResult as PairResult
     from dpaudit.api import ProfileDetail as ProfileDetail

@@ -46,7 +46,7 @@ from typing import Any, cast
 from dpaudit.adapters.reclaim import as_mechanism
 from dpaudit.auditors.blackbox.auditor import BlackBoxAuditor
 from dpaudit.auditors.blackbox.config import AuditConfig
-from dpaudit.auditors.blackbox.result import BlackBoxDetail, CertifiedSet
+from dpaudit.auditors.blackbox.result import BlackBoxDetail
 from dpaudit.auditors.blackbox.scores import LikelihoodRatioScore
 from dpaudit.auditors.core.protocol import Auditor, error_shares
 from dpaudit.auditors.metric.auditor import MetricAuditConfig, MetricAuditor
@@ -68,7 +68,7 @@ from dpaudit.engine.config import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError, InvalidTypeError
 from dpaudit.mechanisms.base import Mechanism, MechanismContract
 from dpaudit.mechanisms.word.base import WordMechanism
-from dpaudit.results import AuditorKind, AuditResult
+from dpaudit.results import AuditorKind, AuditResult, CertifiedStatement
 from dpaudit.text.neighbours import DEFAULT_DOCUMENT, DEFAULT_PAIR_KINDS, neighbour_pairs
 
 # Importing every auditor's detail type here registers it, so that
@@ -78,7 +78,7 @@ __all__ = [
     "AuditResult",
     "AuditorKind",
     "BlackBoxDetail",
-    "CertifiedSet",
+    "CertifiedStatement",
     "MetricDetail",
     "PairResult",
     "ProfileDetail",

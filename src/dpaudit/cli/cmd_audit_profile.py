@@ -241,15 +241,14 @@ def _witness_lines(r: AuditResult) -> list[str]:
     k = d.witness_set
     if k is None:
         return lines
-    s = d.sets[k]
-    c = s.counts
+    s = d.certified[k]
     a, b = ("x", "x′") if s.forward else ("x′", "x")
     lines += [
         f"  S = {{y : score(y) {'>' if s.above else '≤'} {s.threshold:.6g}}}  (score: {d.score})",
-        f"  Pr[M({a}) ∈ S] ≈ {c.hits_x / c.samples_x:.6g} ({c.hits_x} of "
-        f"{c.samples_x} outputs), at least {s.p1_lower:.6g}",
-        f"  Pr[M({b}) ∈ S] ≈ {c.hits_x_prime / c.samples_x_prime:.6g} "
-        f"({c.hits_x_prime} of {c.samples_x_prime} outputs), at most {s.p2_upper:.6g}",
+        f"  Pr[M({a}) ∈ S] ≈ {s.p1_hits / s.p1_samples:.6g} ({s.p1_hits} of "
+        f"{s.p1_samples} outputs), at least {s.p1_lower:.6g}",
+        f"  Pr[M({b}) ∈ S] ≈ {s.p2_hits / s.p2_samples:.6g} "
+        f"({s.p2_hits} of {s.p2_samples} outputs), at most {s.p2_upper:.6g}",
     ]
     return lines
 

@@ -54,7 +54,8 @@ def _points(data: Mapping[str, Any]) -> list[tuple[float, float]]:
 
 def _corners(data: Mapping[str, Any]) -> list[tuple[float, float]]:
     """The certified corners ``(p2_upper, p1_lower)`` where the result records them."""
-    sets = (data.get("detail") or {}).get("sets") or ()
+    detail = data.get("detail") or {}
+    sets = detail.get("certified") or detail.get("sets") or ()
     return sorted((s["p2_upper"], s["p1_lower"]) for s in sets if "p2_upper" in s)
 
 

@@ -86,7 +86,8 @@ def _witness(result: Mapping[str, Any]) -> Witness | None:
 
 
 def _certified_rows(detail: Mapping[str, Any]) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
-    """Every set certified together, as a table (black box: ``certified``; profile: ``sets``)."""
+    """Every set certified together, as a table (``certified``; a profile result written
+    before the one statement record: ``sets``)."""
     if detail.get("sets"):
         headers = ("set S", "hits of M(x)", "hits of M(x′)", "Pr[M(x)∈S] ≥", "Pr[M(x′)∈S] ≤")
         rows = []

@@ -4,6 +4,8 @@
   :class:`~dpaudit.witness.Witness`, power, trust notes and its auditor's ``detail``;
   ``to_dict``/``from_dict`` serialise it once (:mod:`dpaudit.results.audit`);
 * :class:`AuditorKind` — which auditor produced a result (the ``kind`` tag of its JSON);
+* :class:`CertifiedStatement` — one statement an auditor certified: its ordered pair,
+  event, final counts and bounds (:mod:`dpaudit.results.statement`);
 * :class:`DeclarationFinding` — a declaration the real sampler contradicts
   (:mod:`dpaudit.results.findings`).
 
@@ -19,6 +21,7 @@ from dpaudit.results.audit import (
     register_detail,
 )
 from dpaudit.results.findings import DeclarationFinding
+from dpaudit.results.statement import CertifiedStatement
 from dpaudit.verdicts import Verdict
 from dpaudit.witness import Witness
 
@@ -26,6 +29,7 @@ __all__ = [
     "DETAIL_MODULES",
     "AuditResult",
     "AuditorKind",
+    "CertifiedStatement",
     "DeclarationFinding",
     "Verdict",
     "Witness",

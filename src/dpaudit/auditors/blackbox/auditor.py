@@ -130,7 +130,7 @@ from dpaudit.auditors.blackbox.selection import projected_bound
 from dpaudit.auditors.blackbox.shortlist import Budget
 from dpaudit.auditors.blackbox.stages import search
 from dpaudit.auditors.core.certify import split_error
-from dpaudit.auditors.core.trust import establish_trust
+from dpaudit.auditors.core.trust import TrustReport, establish_trust
 from dpaudit.claims import Definition, PrivacyClaim
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError
@@ -189,10 +189,8 @@ def audit(
     # the sampler contradicts are reported in the result.
     trust = establish_trust(mechanism, seed=config.seed)
     if config.mode == "dpsniper":
-        result = audit_dpsniper(mechanism, config, execution, pairs, families, timer)
-    else:
-        result = _audit_dpaudit(mechanism, config, execution, pairs, families, timer)
-    return trust.apply(result)
+        return audit_dpsniper(mechanism, config, execution, pairs, families, timer, trust)
+    return _audit_dpaudit(mechanism, config, execution, pairs, families, timer, trust)
 
 
 def score_families(mechanism: Mechanism, config: AuditConfig) -> tuple[str, ...]:
@@ -237,9 +235,10 @@ def _audit_dpaudit(
     pairs: list[InputPair],
     families: tuple[str, ...],
     timer: Timer,
+    trust: TrustReport,
 ) -> AuditResult:
     """The staged search of :mod:`~dpaudit.auditors.blackbox.stages` and its certification."""
-    return search(search_budget(mech, cfg, execution, pairs, families), timer)
+    return search(search_budget(mech, cfg, execution, pairs, families, trust), timer)
 
 
 def search_budget(
@@ -248,8 +247,10 @@ def search_budget(
     execution: ExecutionConfig,
     pairs: list[InputPair],
     families: tuple[str, ...],
+    trust: TrustReport | None = None,
 ) -> Budget:
-    """What the dpaudit-mode search's stages may spend on ``mech`` under ``cfg``."""
+    """What the dpaudit-mode search's stages may spend on ``mech`` under ``cfg`` (``trust``:
+    what the audit's trust call found, for the result)."""
     return Budget(
         mechanism=mech,
         config=cfg,
@@ -259,6 +260,7 @@ def search_budget(
         # The selection projects every set as one of ``best_candidates`` certified together.
         alpha_side=split_error(1.0 - cfg.confidence, cfg.best_candidates),
         delta=mech.claim.delta,
+        trust=trust,
     )
 
 

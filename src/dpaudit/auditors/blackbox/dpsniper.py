@@ -29,6 +29,7 @@ from dpaudit.auditors.blackbox.scores import (
 from dpaudit.auditors.blackbox.selection import Candidate
 from dpaudit.auditors.core.certify import certify_one, split_error
 from dpaudit.auditors.core.streams import StageKey
+from dpaudit.auditors.core.trust import TrustReport
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.results.audit import AuditResult
@@ -41,8 +42,10 @@ def audit_dpsniper(
     pairs: list[InputPair],
     families: tuple[str, ...],
     timer: Timer,
+    trust: TrustReport | None = None,
 ) -> AuditResult:
-    """DP-Sniper's search and its final estimate of the best pair, as published."""
+    """DP-Sniper's search and its final estimate of the best pair, as published (``trust``:
+    what the audit's trust call found, for the result)."""
     family = families[0]
     n_train = cfg.train_samples or cfg.samples
     sampler = Sampler(mech, cfg.seed, execution, cfg.unit_timeout)
@@ -88,8 +91,9 @@ def audit_dpsniper(
     n = cfg.samples
     samples = {"train": n_train, "threshold": n, "check": n, "final": cfg.final_samples}
     return build_result(
-        mech, cfg, w, families, pairs, len(pairs), statement, timer, samples, certified_proposals=1
-    )
+        mech, cfg, w, families, pairs, len(pairs), statement, timer, samples,
+        certified_proposals=1, trust=trust,
+    )  # fmt: skip
 
 
 def _best_pair(

@@ -15,14 +15,16 @@ import numpy as np
 from dpaudit.auditors.blackbox.config import AuditConfig
 from dpaudit.auditors.blackbox.counting import UnitCounts
 from dpaudit.auditors.blackbox.pairs import InputPair
-from dpaudit.auditors.blackbox.result import BlackBoxDetail, CertifiedSet
+from dpaudit.auditors.blackbox.result import BlackBoxDetail
 from dpaudit.auditors.blackbox.sampler import Timer
 from dpaudit.auditors.blackbox.selection import Candidate, log_ratio
 from dpaudit.auditors.core.certify import Certificate, FinalCounts
 from dpaudit.auditors.core.power import describe_power, power_summary
+from dpaudit.auditors.core.trust import TrustReport, trust_fields
 from dpaudit.errors import DPAuditError
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.results.audit import AuditorKind, AuditResult
+from dpaudit.results.statement import CertifiedStatement
 from dpaudit.verdicts import Verdict, verdict_text
 from dpaudit.witness import ThresholdAttack, Witness, WitnessKind, WitnessSeeds, format_value
 
@@ -191,21 +193,25 @@ def certified_sets(
     proposed: list[tuple[str, Candidate, float]],
     counts: list[FinalCounts],
     certs: list[Certificate],
-) -> tuple[CertifiedSet, ...]:
+) -> tuple[CertifiedStatement, ...]:
     """The record of every set certified together: ``(role, candidate, face projection)``
     as proposed, with its final counts and certificate."""
     out = []
     for (role, c, face), n, cert in zip(proposed, counts, certs, strict=True):
         attack = threshold_attack(pairs[c.pair_index], c)
         out.append(
-            CertifiedSet(
-                role=role,
+            CertifiedStatement(
                 pair_index=c.pair_index,
-                numerator_is_x=c.numerator_is_x,
+                forward=c.numerator_is_x,
                 event=f"{attack.family} {attack.set_description}",
-                hits_x=n.hits_x,
-                hits_x_prime=n.hits_x_prime,
-                samples=n.samples_x,
+                role=role,
+                p1_hits=n.hits_x,
+                p1_samples=n.samples_x,
+                p2_hits=n.hits_x_prime,
+                p2_samples=n.samples_x_prime,
+                p1_lower=cert.p1.bound,
+                p2_upper=cert.p2.bound,
+                error=cert.p1.bound_error,
                 epsilon_lower_bound=cert.lower_bound,
                 face_projection=face,
             )
@@ -224,12 +230,15 @@ def build_result(
     timer: Timer,
     samples: dict[str, int],
     certified_proposals: int,
-    certified: tuple[CertifiedSet, ...] = (),
+    certified: tuple[CertifiedStatement, ...] = (),
+    *,
+    trust: TrustReport | None,
 ) -> AuditResult:
     """The result of an audit whose best certified set is ``witness``.
 
     ``certified_proposals``: ``K``, the number of sets certified together on the final
-    samples; ``certified``: those sets (:func:`certified_sets`), where recorded.
+    samples; ``certified``: those sets (:func:`certified_sets`), where recorded;
+    ``trust``: what the audit's trust call found (its notes come first).
     """
     claim = mech.claim
     lcb = max(0.0, witness.epsilon_lower_bound)  # ε ≥ 0 always; report no negative bound
@@ -268,8 +277,8 @@ def build_result(
         confidence_statement=statement,
         seed=cfg.seed,
         timing=timer.total(),
-        notes=tuple(notes),
         power=power,
+        **trust_fields(trust, notes),
     )
 
 
@@ -289,8 +298,11 @@ def no_witness_result(
     families: tuple[str, ...],
     n_compared: int,
     timer: Timer,
+    *,
+    trust: TrustReport | None,
 ) -> AuditResult:
-    """The result when no candidate set had a finite projected bound: nothing certified."""
+    """The result when no candidate set had a finite projected bound: nothing certified
+    (``trust``: what the audit's trust call found)."""
     claim = mech.claim
     return AuditResult(
         kind=AuditorKind.BLACKBOX,
@@ -308,7 +320,7 @@ def no_witness_result(
         confidence_statement="no candidate set separated the outputs; nothing was re-estimated",
         seed=cfg.seed,
         timing=timer.total(),
-        notes=("no candidate had a positive projected bound",),
+        **trust_fields(trust, ("no candidate had a positive projected bound",)),
     )
 
 

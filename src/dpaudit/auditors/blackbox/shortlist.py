@@ -21,6 +21,7 @@ from dpaudit.auditors.blackbox.pairs import InputPair
 from dpaudit.auditors.blackbox.sampler import Sampler
 from dpaudit.auditors.blackbox.scores import LikelihoodRatioScore, Score
 from dpaudit.auditors.blackbox.selection import Candidate, CandidateTable, SideStats
+from dpaudit.auditors.core.trust import TrustReport
 from dpaudit.mechanisms.base import Mechanism
 
 
@@ -119,6 +120,8 @@ class Budget:
     sampler: Sampler
     alpha_side: float
     delta: float
+    #: What the audit's trust call found, passed into the result's construction.
+    trust: TrustReport | None = None
 
 
 def count_combos(

@@ -422,6 +422,7 @@ def search(budget: Budget, timer: Timer) -> AuditResult:
             state.families,
             state.compared,
             timer,
+            trust=budget.trust,
         )
     return certify_proposals(state, budget, timer)
 
@@ -491,5 +492,5 @@ def certify_proposals(state: Shortlist, budget: Budget, timer: Timer) -> AuditRe
     record = certified_sets(pairs, list(zip(roles, chosen, faces, strict=True)), counts, certs)
     return build_result(
         mech, cfg, witness, state.families, pairs, state.compared, statement, timer, samples, k,
-        record,
+        record, trust=budget.trust,
     )  # fmt: skip

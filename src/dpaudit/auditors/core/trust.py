@@ -22,17 +22,17 @@ mechanism's habits.  It does two things, for whatever the auditor is given:
    and a contradiction is reported as a finding (the auditor then does not
    rely on it).
 
-The result, a :class:`TrustReport`, is a value the auditor copies into its
-result (:meth:`TrustReport.apply`).  Nothing is remembered between audits: each
-audit checks the code it is given.
+The result, a :class:`TrustReport`, is a value the auditor passes into the one
+construction of its result (:func:`trust_fields`: ``reproducible``,
+``declaration_findings`` and the notes); no finished result is patched.  Nothing is
+remembered between audits: each audit checks the code it is given.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -54,8 +54,6 @@ from dpaudit.mechanisms.base import Mechanism, MechanismContract
 if TYPE_CHECKING:  # the word package loads its mechanisms; vector audits need none of it
     from dpaudit.mechanisms.word.base import WordMechanism
 from dpaudit.random import unit_rng
-
-R = TypeVar("R")
 
 #: The declarations a vector mechanism may make, by the name of its method.
 DECLARATIONS = ("log_prob", "noise_from_uniform")
@@ -84,14 +82,21 @@ class TrustReport:
         """True when the sampler contradicted ``declaration`` (one of :data:`DECLARATIONS`)."""
         return any(f.declaration == declaration for f in self.findings)
 
-    def apply(self, result: R) -> R:
-        """``result`` with ``reproducible``, ``declaration_findings`` and :attr:`notes` set."""
-        return dataclasses.replace(
-            result,  # type: ignore[type-var]
-            reproducible=self.reproducible,
-            declaration_findings=self.findings,
-            notes=(*self.notes, *getattr(result, "notes", ())),
-        )
+
+def trust_fields(trust: TrustReport | None, notes: Iterable[str] = ()) -> dict[str, Any]:
+    """The trust fields of a result, given to its construction (``AuditResult(**...)``).
+
+    ``reproducible``, ``declaration_findings`` and ``notes``: ``trust``'s notes (the
+    reproducibility warning, if any), then the auditor's own ``notes``.  ``trust = None``
+    (an audit that made no trust call) gives the defaults: reproducible, no findings.
+    """
+    if trust is None:
+        return {"notes": tuple(notes)}
+    return {
+        "reproducible": trust.reproducible,
+        "declaration_findings": trust.findings,
+        "notes": (*trust.notes, *notes),
+    }
 
 
 def establish_trust(

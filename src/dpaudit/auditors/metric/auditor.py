@@ -49,13 +49,14 @@ import dataclasses
 import math
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from dpaudit.auditors.core.certify import FinalCounts, certify_one, split_error, verdict_for
 from dpaudit.auditors.core.projection import projected_bound
 from dpaudit.auditors.core.streams import StageKey
-from dpaudit.auditors.core.trust import establish_trust
+from dpaudit.auditors.core.trust import establish_trust, trust_fields
 from dpaudit.auditors.metric.exact import exact_beside, exact_notes
 from dpaudit.auditors.metric.pairs import WordPair, search_pairs
 from dpaudit.auditors.metric.power import PairPower, pair_power, resolution_mass
@@ -197,11 +198,10 @@ def audit_metric(
         + _unseen_note(results, config.samples)
         + exact.notes
         + exact_notes([(r.w, r.w_prime, r.allowed_loss, r.exact_loss, r.verdict) for r in results])
-        + trust.notes
     )
     detail = MetricDetail(tuple(results), K, exact.law_check)
-    result = _result(mechanism, config, detail, _statement(config, K, alpha_side), timing, notes)
-    return dataclasses.replace(result, reproducible=trust.reproducible)
+    statement = _statement(config, K, alpha_side)
+    return _result(mechanism, config, detail, statement, timing, trust_fields(trust, notes))
 
 
 def sampling_seconds(result: AuditResult) -> float | None:
@@ -222,9 +222,10 @@ def _result(
     detail: MetricDetail,
     statement: str,
     timing: dict[str, float],
-    notes: tuple[str, ...],
+    trust: dict[str, Any],
 ) -> AuditResult:
-    """The shared result: the worst pair's bound and witness, the verdict over all pairs."""
+    """The shared result: the worst pair's bound and witness, the verdict over all pairs
+    (``trust``: the trust fields and notes, :func:`~dpaudit.auditors.core.trust.trust_fields`)."""
     worst = detail.worst
     return AuditResult(
         kind=AuditorKind.METRIC,
@@ -242,7 +243,7 @@ def _result(
         confidence_statement=statement,
         seed=config.seed,
         timing=timing,
-        notes=notes,
+        **trust,
     )
 
 

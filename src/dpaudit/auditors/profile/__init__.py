@@ -5,14 +5,12 @@ See :mod:`dpaudit.auditors.profile.auditor`.  Imports ``auditors/core`` and no o
 
 from dpaudit.auditors.profile.auditor import ProfileAuditConfig, ProfileAuditor, audit_profile
 from dpaudit.auditors.profile.result import (
-    CertifiedSet,
     ProfileDetail,
     ProfilePoint,
     RenyiPoint,
 )
 
 __all__ = [
-    "CertifiedSet",
     "ProfileAuditConfig",
     "ProfileAuditor",
     "ProfileDetail",

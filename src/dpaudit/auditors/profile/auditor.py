@@ -39,7 +39,7 @@ import numpy as np
 
 from dpaudit.auditors.core.certify import FinalCounts, certify, split_error
 from dpaudit.auditors.core.streams import StageKey
-from dpaudit.auditors.core.trust import establish_trust
+from dpaudit.auditors.core.trust import TrustReport, establish_trust, trust_fields
 from dpaudit.auditors.profile.bounds import (
     ceiling,
     gdp_bound,
@@ -48,7 +48,7 @@ from dpaudit.auditors.profile.bounds import (
     renyi_points,
 )
 from dpaudit.auditors.profile.counting import (
-    CountUnit,
+    ProfileCountUnit,
     Score,
     ScoreUnit,
     run_count_unit,
@@ -56,12 +56,13 @@ from dpaudit.auditors.profile.counting import (
     split_samples,
 )
 from dpaudit.auditors.profile.findings import findings_for, overall_verdict, verdict_sentence
-from dpaudit.auditors.profile.result import CertifiedSet, ProfileDetail
+from dpaudit.auditors.profile.result import ProfileDetail
 from dpaudit.auditors.profile.selection import ProposedSet, select_sets
 from dpaudit.engine.executor import ExecutionConfig, run_units
 from dpaudit.errors import InvalidArgumentError, InvalidTypeError
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.results.audit import AuditorKind, AuditResult
+from dpaudit.results.statement import CertifiedStatement
 from dpaudit.validation import check_int, check_probability_open, check_seed
 from dpaudit.verdicts import Verdict
 from dpaudit.witness import ProbabilityEstimate, Witness, WitnessKind
@@ -127,7 +128,7 @@ def _count(
     mech: Mechanism, x: tuple, score: Score, thr: np.ndarray, cfg: ProfileAuditConfig, which: int
 ):
     units = [
-        CountUnit(mech, x, score, thr, n, cfg.seed, (StageKey.PROFILE_FINAL, which, i))
+        ProfileCountUnit(mech, x, score, thr, n, cfg.seed, (StageKey.PROFILE_FINAL, which, i))
         for i, n in enumerate(split_samples(cfg.final_samples))
     ]
     return np.sum(run_units(run_count_unit, units, cfg.execution, desc="counting"), axis=0)
@@ -204,7 +205,7 @@ def audit_profile(
     findings = findings_for(claim, fields, verdict)
     del fields["final_samples"], fields["confidence"]  # the result's own fields
     detail = ProfileDetail(**fields, findings=findings)
-    return trust.apply(_result(mechanism, claim, detail, cfg, verdict, time.perf_counter() - start))
+    return _result(mechanism, claim, detail, cfg, verdict, time.perf_counter() - start, trust)
 
 
 def _result(
@@ -214,6 +215,7 @@ def _result(
     cfg: ProfileAuditConfig,
     verdict: Verdict,
     seconds: float,
+    trust: TrustReport,
 ) -> AuditResult:
     """The shared result of a profile audit: the verdict on the whole claim, and an ε summary.
 
@@ -225,14 +227,11 @@ def _result(
     bound).  ``claimed_epsilon`` is NaN for a claim without an ε (GDP, RDP, zCDP).
     """
     delta = float(getattr(claim, "delta", 0.0))
-    bounds = [
-        math.log(s.p1_lower - delta) - math.log(s.p2_upper) if s.p1_lower > delta else -math.inf
-        for s in detail.sets
-    ]
+    bounds = [s.epsilon_lower_bound for s in detail.certified]
     best = int(np.argmax(bounds)) if bounds else None
     witness = None
     if best is not None and bounds[best] > 0.0:
-        witness = _witness(detail, detail.sets[best], bounds[best], cfg.confidence)
+        witness = _witness(detail, detail.certified[best], bounds[best], cfg.confidence)
     text = claim.describe()
     level = f"{cfg.confidence:g}"
     return AuditResult(
@@ -255,24 +254,26 @@ def _result(
         samples={"selection": cfg.selection_samples, "final": cfg.final_samples},
         timing={"total": seconds},
         detail=detail,
+        **trust_fields(trust),
     )
 
 
-def _witness(detail: ProfileDetail, s: CertifiedSet, bound: float, confidence: float) -> Witness:
+def _witness(
+    detail: ProfileDetail, s: CertifiedStatement, bound: float, confidence: float
+) -> Witness:
     """Certified set ``s`` as the shared witness (x = the input whose outputs ``s`` favours)."""
-    c = s.counts
     x, xp = (detail.x, detail.x_prime) if s.forward else (detail.x_prime, detail.x)
-    k1, k2 = c.hits_x / c.samples_x, c.hits_x_prime / c.samples_x_prime
+    k1, k2 = s.p1_hits / s.p1_samples, s.p2_hits / s.p2_samples
     return Witness(
         kind=WitnessKind.BLACK_BOX,
         x=x,
         x_prime=xp,
-        event=s.description,
+        event=s.event,
         epsilon_lower_bound=bound,
         confidence=confidence,
         pair_origin=detail.pair_origin,
-        p1=ProbabilityEstimate(c.hits_x, c.samples_x, s.p1_lower, "lower", s.error),
-        p2=ProbabilityEstimate(c.hits_x_prime, c.samples_x_prime, s.p2_upper, "upper", s.error),
+        p1=ProbabilityEstimate(s.p1_hits, s.p1_samples, s.p1_lower, "lower", s.error),
+        p2=ProbabilityEstimate(s.p2_hits, s.p2_samples, s.p2_upper, "upper", s.error),
         epsilon_estimate=math.log(k1 / k2) if k1 > 0 and k2 > 0 else math.inf if k1 else -math.inf,
     )
 
@@ -288,6 +289,7 @@ def _judge(
     n = cfg.final_samples
     certs = certify(counts, cfg.confidence)
     error = split_error(1.0 - cfg.confidence, len(certs))
+    delta = float(getattr(claim, "delta", 0.0))  # each statement's ε bound is at the claim's δ
     lo = np.array([c.p1.bound for c in certs])
     hi = np.array([c.p2.bound for c in certs])
     p1 = np.array([c.hits_x / n for c in counts])
@@ -302,10 +304,8 @@ def _judge(
         confidence=cfg.confidence,
         statements=len(certs),
         error_per_bound=error,
-        sets=tuple(
-            CertifiedSet(
-                p.describe(), p.threshold, p.above, p.forward, c, float(lo[i]), float(hi[i]), error
-            )
+        certified=tuple(
+            _statement(p, c, float(lo[i]), float(hi[i]), error, delta)
             for i, (p, c) in enumerate(zip(proposals, counts, strict=True))
         ),
         profile=points,
@@ -317,6 +317,30 @@ def _judge(
         mu_set=mu_set,
         renyi=renyi,
         rho_lower_bound=max((r.epsilon_lower_bound / r.order for r in renyi), default=0.0),
+    )
+
+
+def _statement(
+    p: ProposedSet, c: FinalCounts, lo: float, hi: float, error: float, delta: float
+) -> CertifiedStatement:
+    """Proposed set ``p`` as certified: its counts, bounds and ``ln(p1_lower − δ) − ln(p2_upper)``
+    at the claim's δ (``−inf`` when ``p1_lower ≤ δ``)."""
+    bound = math.log(lo - delta) - math.log(hi) if lo > delta else -math.inf
+    return CertifiedStatement(
+        pair_index=0,
+        forward=p.forward,
+        event=p.describe(),
+        role="profile",
+        p1_hits=c.hits_x,
+        p1_samples=c.samples_x,
+        p2_hits=c.hits_x_prime,
+        p2_samples=c.samples_x_prime,
+        p1_lower=lo,
+        p2_upper=hi,
+        error=error,
+        epsilon_lower_bound=bound,
+        threshold=p.threshold,
+        above=p.above,
     )
 
 

@@ -44,7 +44,7 @@ def split_samples(n: int) -> list[int]:
 
 
 @dataclass(frozen=True)
-class CountUnit:
+class ProfileCountUnit:
     """Draw ``n`` outputs of ``M(x)``; count how many score above each of ``thresholds``.
 
     ``thresholds`` are sorted and of the score's own dtype (they were taken
@@ -71,7 +71,7 @@ def _scores(mech: Mechanism, score: Score, x: np.ndarray, rows: int, rng: np.ran
     return s
 
 
-def run_count_unit(unit: CountUnit) -> np.ndarray:
+def run_count_unit(unit: ProfileCountUnit) -> np.ndarray:
     """``#{score > t}`` for each threshold ``t`` over this unit's ``n`` outputs (int64)."""
     mech = unit.mechanism
     rng = unit_rng(unit.root_seed, unit.key)

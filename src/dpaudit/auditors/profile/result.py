@@ -10,28 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from dpaudit.auditors.core.certify import FinalCounts
 from dpaudit.results.audit import AuditorKind, register_detail
+from dpaudit.results.statement import CertifiedStatement
 from dpaudit.verdicts import Verdict
-
-
-@dataclass(frozen=True)
-class CertifiedSet:
-    """One certified statement: its set, its final counts and its two bounds.
-
-    ``p1_lower`` bounds ``Pr[M(a) ∈ S]`` from below and ``p2_upper`` bounds
-    ``Pr[M(b) ∈ S]`` from above (``a, b`` = ``x, x'`` when ``forward``), each
-    at error ``error`` (:func:`dpaudit.auditors.core.certify.split_error`).
-    """
-
-    description: str
-    threshold: float
-    above: bool
-    forward: bool
-    counts: FinalCounts
-    p1_lower: float
-    p2_upper: float
-    error: float
 
 
 @dataclass(frozen=True)
@@ -82,8 +63,10 @@ class ProfileDetail:
     """What only a profile audit reports: every certified statement about one pair and one score.
 
     ``claim`` is the claim in its JSON form (its ``to_dict``; the result's
-    ``claim`` is its text).  ``sets`` were certified jointly: ``statements``
-    of them, each one-sided bound at ``error_per_bound``.  ``profile`` holds
+    ``claim`` is its text).  ``certified`` holds the statements certified
+    jointly (:class:`~dpaudit.results.statement.CertifiedStatement`, each with its
+    ``threshold`` and ``above``): ``statements`` of them, each one-sided bound at
+    ``error_per_bound``; ``set_index``/``mu_set`` index them.  ``profile`` holds
     the claimed δ(ε) against the certified ``δ_lcb(ε)`` on the grid;
     ``worst_epsilon``/``worst_excess`` where ``δ_lcb − δ`` is largest.
     ``mu_lower_bound`` is the certified lower bound on the pair's GDP
@@ -101,7 +84,7 @@ class ProfileDetail:
     score: str
     statements: int
     error_per_bound: float
-    sets: tuple[CertifiedSet, ...]
+    certified: tuple[CertifiedStatement, ...]
     profile: tuple[ProfilePoint, ...]
     worst_epsilon: float
     worst_excess: float

@@ -75,7 +75,7 @@ import numpy as np
 
 from dpaudit.auditors.core.certify import FinalCounts, best, certify
 from dpaudit.auditors.core.guard import checked_sample
-from dpaudit.auditors.core.trust import TrustReport, establish_trust
+from dpaudit.auditors.core.trust import TrustReport, establish_trust, trust_fields
 from dpaudit.auditors.sanity.decision_set import DecisionSet, attack_decision_set
 from dpaudit.engine.executor import ExecutionConfig, run_units
 from dpaudit.engine.timeout import mechanism_label
@@ -308,8 +308,14 @@ class SanityPlan:
     path: str
     decisions: tuple[DecisionSet, DecisionSet] | None
     units: tuple[SanityUnit, ...]
-    #: Declarations found inconsistent while planning (the fused path was then not used).
-    findings: tuple[DeclarationFinding, ...] = ()
+    #: What the audit's trust call found (None: dpaudit's own mechanism, trusted), passed
+    #: into the result's construction.
+    trust: TrustReport | None = None
+
+    @property
+    def findings(self) -> tuple[DeclarationFinding, ...]:
+        """Declarations found inconsistent while planning (the fused path was then not used)."""
+        return () if self.trust is None else self.trust.findings
 
     @property
     def dim(self) -> int:
@@ -377,7 +383,6 @@ def plan_sanity_check(
         raise InvalidArgumentError(
             "path", path, f"'auto' or 'generic' ({mech.name} is not an additive-noise mechanism)"
         )
-    findings: tuple[DeclarationFinding, ...] = () if trust is None else trust.findings
     if trust is not None and trust.contradicts("noise_from_uniform"):
         fusable = False
     if path != "generic" and fusable:
@@ -416,7 +421,7 @@ def plan_sanity_check(
         path="fused" if decisions is not None else "generic",
         decisions=decisions,
         units=tuple(units),
-        findings=findings,
+        trust=trust,
     )
 
 
@@ -470,7 +475,7 @@ def finish_sanity_check(
             "coordinates_per_second": coords / seconds if seconds > 0 else math.inf,
         },
         detail=detail,
-        declaration_findings=plan.findings,
+        **trust_fields(plan.trust),
     )
 
 
@@ -509,8 +514,7 @@ def sanity_check(
     )
     start = time.perf_counter()
     results = run_units(run_sanity_unit, plan.units, execution, desc=f"sanity-check {mech.name}")
-    result = finish_sanity_check(plan, results, time.perf_counter() - start)
-    return trust.apply(result)
+    return finish_sanity_check(plan, results, time.perf_counter() - start)
 
 
 @dataclass(frozen=True)
