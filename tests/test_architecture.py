@@ -520,11 +520,8 @@ def _class_names(paths: list[Path], root: Path) -> dict[str, list[str]]:
     return found
 
 
-#: Shared class names not yet renamed, with why (empty this list; never grow it).
-SHARED_CLASS_NAMES = {
-    # report/blocks.py's witness card beside dpaudit.witness.Witness: for the report's owner.
-    "Witness": frozenset({"report/blocks.py", "witness.py"}),
-}
+#: Shared class names, with why (none: keep it so).
+SHARED_CLASS_NAMES: dict[str, frozenset[str]] = {}
 
 
 def test_no_two_classes_share_a_name() -> None:

@@ -42,6 +42,7 @@ from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms import make_mechanism
 from dpaudit.mechanisms.registry import make_word_mechanism
 from dpaudit.mechanisms.rewriters.decoding import Decoding
+from dpaudit.report.claims import OLDER_FILE
 from dpaudit.report.collect import load_run
 from dpaudit.report.html import render_html
 from dpaudit.report.markdown import render_markdown
@@ -212,5 +213,10 @@ def test_the_report_reads_the_same_from_the_stored_audit_and_from_an_older_file(
         del record["audit"]
     runs = [load_run(_run_dir(tmp_path / "new", new)), load_run(_run_dir(tmp_path / "old", old))]
     assert all(a.audit is not None for a in runs[0].figures[0].result.audits)
-    assert render_markdown(runs[0]) == render_markdown(runs[1])
-    assert render_html(runs[0]) == render_html(runs[1])
+    # The same, but for what only a stored audit's detail can state (the samples that would
+    # settle an inconclusive audit), which the older file says it does not record.
+    for render in (render_markdown, render_html):
+        pairs = list(zip(render(runs[0]).splitlines(), render(runs[1]).splitlines(), strict=True))
+        differing = [(a, b) for a, b in pairs if a != b]
+        assert all(OLDER_FILE in b and OLDER_FILE not in a for a, b in differing), differing
+        assert len(differing) <= 1

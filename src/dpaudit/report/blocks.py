@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Block", "Bullets", "Heading", "Image", "Links", "Table", "Text", "Witness"]
+__all__ = ["Block", "Bullets", "Heading", "Image", "Links", "Table", "Text", "WitnessCard"]
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,7 @@ class Links:
 
 
 @dataclass(frozen=True)
-class Witness:
+class WitnessCard:
     """One audit's evidence as a card: title, ``(label, text)`` lines, violation flag.
 
     ``anchor``: its id, the target of the "evidence" links of the claims' tables.
@@ -96,4 +96,4 @@ class Witness:
     anchor: str = ""
 
 
-Block = Heading | Text | Bullets | Table | Image | Links | Witness
+Block = Heading | Text | Bullets | Table | Image | Links | WitnessCard

@@ -38,6 +38,9 @@ from dpaudit.serialization import to_jsonable
 from dpaudit.verdicts import Verdict
 from dpaudit.witness import Witness, format_input
 
+#: What a cell says that only a stored audit can fill, for a record from an older file.
+OLDER_FILE = "not recorded in this older results file"
+
 
 def anchor(figure: str, index: int) -> str:
     """The id of an audit's witness card in the HTML report."""
@@ -160,7 +163,14 @@ def describe_witness(witness: Witness) -> str:
 
 
 def power_text(audit: AuditRecord) -> str:
-    """What the audit could have seen: ``could have seen ε ≥ x on a set of mass 0.1``."""
+    """What the audit could have seen: ``could have seen ε ≥ x on a set of mass 0.1``.
+
+    An exact analysis, where the figure has one, comes first: it says more than the power of
+    the samples, and it reads the same from a record stored before audits carried power.
+    """
+    exact = exact_loss(audit)
+    if exact is not None:
+        return f"exact analysis: ε = {fmt(exact)} ({_reason(audit)})"
     power = dict(audit.audit.power) if audit.audit is not None else {}
     detail = _detail(audit)
     if not power and _kind(audit) == "metric":
@@ -174,14 +184,13 @@ def power_text(audit: AuditRecord) -> str:
             ceiling = as_float(power.get("ceiling"))
             tail = f"; no bound above {fmt(ceiling, 3)} certifiable" if ceiling else ""
             return f"could have seen ε ≥ {fmt(v, 3)} on a set of {mass}{tail}"
-    exact = exact_loss(audit)
-    if exact is not None:
-        return f"exact analysis: ε = {fmt(exact)} ({_reason(audit)})"
     return "not recorded by this auditor"
 
 
 def samples_to_settle(audit: AuditRecord) -> str:
     """The samples per input that would settle an inconclusive audit, in words."""
+    if audit.audit is None:  # a record from before audits were stored: its detail is gone
+        return OLDER_FILE
     detail = _detail(audit)
     if _kind(audit) == "metric":
         open_pairs = [p for p in detail.get("pairs", ()) if p.get("verdict") == "inconclusive"]

@@ -35,7 +35,7 @@ from dpaudit.report.blocks import (
     Links,
     Table,
     Text,
-    Witness,
+    WitnessCard,
 )
 from dpaudit.report.bounds import bound_text, scrub_negative_bounds
 from dpaudit.report.collect import FigureEntry, RunContents, fmt
@@ -515,7 +515,7 @@ def witness_blocks(run: RunContents) -> list[Block]:
             lines = audit_details(a)
             lines += [(f"witness: {k}", v) for k, v in witness_items(a)]
             title = f"{label} — {verdict_mark(a)}"
-            blocks.append(Witness(title, tuple(lines), a.violation, f"{entry.name}-w{i}"))
+            blocks.append(WitnessCard(title, tuple(lines), a.violation, f"{entry.name}-w{i}"))
     if blocks:
         blocks.insert(0, Heading(2, "Witnesses", "witnesses"))
         blocks.insert(

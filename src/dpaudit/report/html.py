@@ -155,7 +155,7 @@ def _block(block: content.Block) -> str:
     if isinstance(block, content.Links):
         links = "".join(f'<a href="{_esc(p)}">{_esc(label)}</a>' for label, p in block.links)
         return f'<p class="links">{_esc(block.lead)} {links}</p>'
-    if isinstance(block, content.Witness):
+    if isinstance(block, content.WitnessCard):
         items = "".join(
             f"<dt>{_esc(label)}</dt><dd>{_esc(text)}</dd>" for label, text in block.lines
         )

@@ -68,7 +68,7 @@ def _block(block: content.Block) -> list[str]:
         return [f"[![{_esc(block.alt)}]({png})]({target})"]
     if isinstance(block, content.Links):
         return [block.lead + " " + " · ".join(f"[{label}]({p})" for label, p in block.links)]
-    if isinstance(block, content.Witness):
+    if isinstance(block, content.WitnessCard):
         lines = [f'<a id="{block.anchor}"></a>', ""] if block.anchor else []
         lines += [f"#### {_esc(block.title)}", ""]
         return lines + [f"- **{_esc(label)}:** {_esc(text)}" for label, text in block.lines]
