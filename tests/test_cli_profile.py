@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -159,3 +160,22 @@ def test_epsilon_grid_is_parsed_with_its_end(capsys) -> None:
     assert cmd_audit_profile.parse_grid("2,1") == (2.0, 1.0)
     code, _, err = run_cli_quiet(capsys, *GAUSS, "--epsilons", "1,2", *FAST)
     assert code == 2 and "--epsilons" in err and "--claim" in err
+
+
+def test_claim_without_sizes_fills_its_time_budget_and_says_how_to_repeat(capsys) -> None:
+    # A fast mechanism: the plan goes past the sizes a whole-claim audit once had by
+    # default (10⁵ / 10⁶), and the chosen sizes are printed with the flags that repeat them.
+    code, out, err = run_cli_quiet(
+        capsys, *GAUSS, "--claim", "gdp:0.268", "--time-budget", "5", "--workers", "1"
+    )
+    assert code == 0, err
+    assert "for a budget of 5 s" in err and out.startswith("no violation found of 0.268-GDP")
+    found = re.search(r"to repeat exactly: --samples (\d+) --final-samples (\d+)", err)
+    assert found is not None, err
+    samples, final = int(found.group(1)), int(found.group(2))
+    assert final == cmd_audit_profile.PLAN_RATIO * samples and final > 1_000_000
+    assert f"with {final} final samples per input" in out
+    code, _, err = run_cli_quiet(
+        capsys, *GAUSS, "--claim", "gdp:0.268", "--samples", "1e4", "--time-budget", "5"
+    )
+    assert code == 2 and "--time-budget" in err

@@ -22,9 +22,8 @@ command needs) does not exist the block is skipped with the reason, as
 Two things differ from the reader's run, both to keep the check short and both
 about time, not about what the command does: a ``--time-budget`` is cut to
 ``_BUDGET`` seconds, and a ``dpaudit audit`` that would size itself to the
-default budget (no ``--samples``, no ``--time-budget``, no ``--claim``, whose
-audit has fixed default sizes) gets ``--time-budget
-_BUDGET``.  A page's Python block marked ``<!-- file: NAME.py -->`` is written
+default budget (no ``--samples``, no ``--time-budget``; a ``--claim`` audit too)
+gets ``--time-budget _BUDGET``.  A page's Python block marked ``<!-- file: NAME.py -->`` is written
 to ``NAME.py`` first, so ``dpaudit audit mymod:f`` finds the function the page
 defined.
 
@@ -72,7 +71,7 @@ def _commands(block: str) -> list[tuple[str, int]]:
 def _quick(command: str) -> str:
     """Cut the time a command may spend sizing itself (see the module docstring)."""
     command = re.sub(r"--time-budget \S+", f"--time-budget {_BUDGET}", command)
-    sized = any(flag in command for flag in ("--samples", "--time-budget", "--claim"))
+    sized = any(flag in command for flag in ("--samples", "--time-budget"))
     if command.startswith("dpaudit audit ") and not sized:
         command += f" --time-budget {_BUDGET}"
     return command
@@ -160,7 +159,9 @@ def test_the_checker_reads_commands_exit_statuses_and_marks() -> None:
     page = "<!-- not-run: installs -->\n```bash\npip install x\n```\n```sh\ndpaudit --help\n```\n"
     assert [b.mark for b in fences(page) if b.lang in SHELL] == ["not-run", ""]
     assert _quick("dpaudit audit laplace --epsilon 1").endswith(f"--time-budget {_BUDGET}")
-    assert "--time-budget" not in _quick("dpaudit audit gaussian --epsilon 1 --claim gdp:1")
+    claim = _quick("dpaudit audit gaussian --epsilon 1 --claim gdp:1")  # sized to a budget too
+    assert claim.endswith(f"--time-budget {_BUDGET}")
+    assert "--time-budget" not in _quick("dpaudit audit gaussian --claim gdp:1 --samples 1e5")
 
 
 def _every_dpaudit_command() -> list:

@@ -165,7 +165,7 @@ def test_cli_prints_the_estimate_before_a_slow_audit(capsys: pytest.CaptureFixtu
     """``_estimate`` (the CLI's step before an audit at explicit sizes) on a 0.5 ms/output draw."""
     import argparse
 
-    from dpaudit.cli.cmd_audit import _estimate
+    from dpaudit.cli.sizing import estimate as _estimate
 
     args = argparse.Namespace(samples=20_000, final_samples=200_000, json=False)
     _estimate(args, lambda s, f: time.sleep(5e-6 * (s + f)), lambda k: time.sleep(5e-4 * k))

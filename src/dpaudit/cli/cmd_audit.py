@@ -22,13 +22,11 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from dpaudit import progress
 from dpaudit.auditors.blackbox.auditor import AuditConfig
 from dpaudit.auditors.blackbox.config import default_train_samples
 from dpaudit.auditors.blackbox.names import CLASSIFIERS, MODES
@@ -49,6 +47,7 @@ from dpaudit.cli.common import (
 )
 from dpaudit.cli.main import command_help
 from dpaudit.cli.parser import integer, positive_seconds
+from dpaudit.cli.sizing import plan
 from dpaudit.cli.word_args import (
     add_word_args,
     build_word_mechanism,
@@ -57,15 +56,7 @@ from dpaudit.cli.word_args import (
     parse_word_pair,
 )
 from dpaudit.engine.config import ExecutionConfig
-from dpaudit.engine.pilot import (
-    ESTIMATE_PILOT_SECONDS,
-    ESTIMATE_START,
-    SLOW_RUN_SECONDS,
-    estimate_duration,
-    plan_sizes,
-    seconds_per_output,
-)
-from dpaudit.errors import InvalidArgumentError, MissingArgumentError
+from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.word.base import WordMechanism
 from dpaudit.results.audit import AuditorKind, AuditResult
@@ -380,90 +371,6 @@ def _render_word(result: AuditResult) -> str:
     return "\n".join(lines)
 
 
-#: Seconds a default audit (no --samples/--final-samples) is sized to, on this machine.
-DEFAULT_TIME_BUDGET = 120.0
-
-
-def _plan(
-    args: argparse.Namespace,
-    pilot: Callable[[int, int], Any],
-    cap: int,
-    pilot_samples: int,
-    draw: Callable[[int], Any] | None = None,
-    sized_seconds: Callable[[Any], float | None] | None = None,
-) -> None:
-    """Fill ``--samples``/``--final-samples`` from timed pilot runs when neither is given.
-
-    The sizes are printed with the flags that repeat them exactly: a timed plan
-    depends on the machine and its load, so a run to be resumed or compared
-    names its sizes.  With explicit sizes and ``draw`` (``k`` outputs of the
-    mechanism), a slow audit's expected duration is printed instead (:func:`_estimate`;
-    ``sized_seconds`` reads a pilot result's sampling time, see
-    :func:`dpaudit.engine.pilot.estimate_duration`).
-    """
-    if args.samples is not None or args.final_samples is not None:
-        if args.time_budget is not None:
-            raise InvalidArgumentError(
-                "--time-budget", args.time_budget, "no --samples/--final-samples beside it"
-            )
-        if draw is not None:
-            _estimate(args, pilot, draw, sized_seconds)
-        return
-    if getattr(args, "resume", False):
-        raise MissingArgumentError(
-            "--samples", "--resume needs the --samples and --final-samples the first run printed"
-        )
-
-    budget = DEFAULT_TIME_BUDGET if args.time_budget is None else args.time_budget
-    shown, progress.ENABLED = progress.ENABLED, False  # the pilots' own bars would mislead
-    try:
-        plan = plan_sizes(pilot, budget, pilot_samples=pilot_samples, max_samples=cap)
-    finally:
-        progress.ENABLED = shown
-    args.samples, args.final_samples = plan.samples, plan.final_samples
-    if not getattr(args, "json", False):
-        print(
-            f"{plan.describe()}; to repeat exactly: --samples {plan.samples} "
-            f"--final-samples {plan.final_samples}",
-            file=sys.stderr,
-        )
-
-
-def _estimate(
-    args: argparse.Namespace,
-    pilot: Callable[[int, int], Any],
-    draw: Callable[[int], Any],
-    sized_seconds: Callable[[Any], float | None] | None = None,
-) -> None:
-    """Print the expected duration of a slow audit at explicit sizes before it starts.
-
-    A quick probe times the mechanism's own sampling; when drawing the sizes'
-    outputs for one pair alone would take more than ``SLOW_RUN_SECONDS``, timed
-    pilots of the real audit (:func:`dpaudit.engine.pilot.estimate_duration`)
-    give the expected duration, printed to stderr.  Fast mechanisms skip it
-    (their runs are short and the progress bars say the rest).
-    """
-    samples = args.samples if args.samples is not None else max(args.final_samples // 10, 1)
-    final = args.final_samples if args.final_samples is not None else 10 * args.samples
-    per_output = seconds_per_output(draw)
-    if per_output * 2 * (samples + final) <= SLOW_RUN_SECONDS:
-        return
-    # The first pilot should cost about a third of the pilots' time even for a slow
-    # mechanism: its outputs are counted as if eight pairs were sampled.
-    per_selection_sample = per_output * 2 * (1 + final / samples) * 8
-    start = int(min(max(ESTIMATE_PILOT_SECONDS / 3 / per_selection_sample, 1), ESTIMATE_START))
-    shown, progress.ENABLED = progress.ENABLED, False
-    try:
-        found = estimate_duration(pilot, samples, final, start=start, sized_seconds=sized_seconds)
-    finally:
-        progress.ENABLED = shown
-    if found is not None and not getattr(args, "json", False):
-        print(
-            f"{found.describe()}; the mechanism costs ≈ {per_output * 1e6:.3g} µs per output",
-            file=sys.stderr,
-        )
-
-
 def _draw(mechanism: Mechanism) -> Callable[[int], Any]:
     """``k`` outputs of the mechanism at its domain's low corner (the speed probe's draw)."""
     x = domain_corners(mechanism)[0]
@@ -535,7 +442,7 @@ def run(args: argparse.Namespace) -> int:
             sel, fin = word_mech.default_samples
             args.samples = sel if args.samples is None else args.samples
             args.final_samples = fin if args.final_samples is None else args.final_samples
-        _plan(
+        plan(
             args,
             lambda s, f: audit(
                 word_mech,
@@ -555,7 +462,7 @@ def run(args: argparse.Namespace) -> int:
         return emit_verdict(args, result, _render_word, result.violation)
     mechanism = build_mechanism(args)
     if args.mode == "dpaudit":
-        _plan(
+        plan(
             args,
             lambda s, f: audit(
                 mechanism,

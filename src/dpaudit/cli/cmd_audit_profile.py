@@ -2,21 +2,25 @@
 
 With ``--claim`` the audit certifies lower bounds on the whole privacy profile
 ``δ(ε)`` of one input pair, on its GDP parameter μ and on its Rényi curve
-(:func:`dpaudit.auditors.profile.audit_profile`), and compares them with the
+(a :class:`~dpaudit.auditors.profile.ProfileAuditor` run through the one entry,
+:func:`dpaudit.api.audit`), and compares them with the
 claim at every ε of the grid, its μ, its ε(α) or its ρ.  The forms of the
 claim are those of :mod:`dpaudit.claims.parse`, plus ``library``: the
 whole claim the mechanism's own library states (an OpenDP measurement's
 privacy map, a diffprivlib Gaussian's calibration; see ``profile_claim`` on
-the adapters).
+the adapters).  Without ``--samples``/``--final-samples`` its sizes are fitted to
+``--time-budget`` (default 120 s) from timed pilot runs, as the black box's are.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from dpaudit.cli.common import build_mechanism, emit_verdict, run_recorded
+from dpaudit.cli.sizing import plan
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.serialization import to_jsonable
 
@@ -24,7 +28,6 @@ if TYPE_CHECKING:  # claims and the auditor need scipy, which the CLI's start-up
     from dpaudit.auditors.blackbox.pairs import InputPair
     from dpaudit.auditors.profile import ProfileAuditConfig
     from dpaudit.claims.parse import ParsedClaim
-    from dpaudit.engine.executor import ExecutionConfig
     from dpaudit.mechanisms.base import Mechanism
     from dpaudit.results.audit import AuditResult
 
@@ -43,8 +46,19 @@ CLAIM_FORMS = (
 SCORES = ("auto", "likelihood-ratio", "projection")
 #: The form that reads the mechanism's own whole claim.
 LIBRARY = "library"
-#: Sample sizes of a whole-claim audit when none are given (selection, final) per input.
-DEFAULT_SIZES = (100_000, 1_000_000)
+#: Final samples per selection sample when the sizes are fitted to a time budget.  Selection
+#: only places the thresholds; the fresh final count certifies them, and its cost per output
+#: is the selection's (one score each), so the budget goes to it: on the classic Gaussian at
+#: (10, 0.01), exact δ(10) = 0.041, ``--claim approx:10,0.01`` on the default ε grid finds
+#: no violation at 10⁶ / 10⁷ and certifies δ(10) ≥ 0.027 at 10⁵ / 10⁸ and at 10⁶ / 10⁸ alike
+#: (about 10 s on one worker).
+PLAN_RATIO = 100
+#: The most selection samples a plan chooses (final: PLAN_RATIO times as many, 10⁸): beyond
+#: 10⁸ outputs per input a δ below 10⁻⁷ or an ε beyond ln 10⁸ ≈ 18 is all that more samples
+#: could add, and a fast mechanism's audit at these sizes takes seconds, not the budget.
+PLAN_CAP = 1_000_000
+#: Selection samples of the smallest pilot (its warm-up: a quarter, the auditor's minimum 100).
+PILOT_SAMPLES = 400
 
 #: Printed under every whole-claim verdict: what the numbers mean.
 PROFILE_BOUND_MEANING = (
@@ -63,8 +77,8 @@ def add_profile_args(p: argparse.ArgumentParser) -> None:
         metavar="CLAIM",
         help="audit a whole claim instead of one (ε, δ): "
         + ", ".join((*CLAIM_FORMS, LIBRARY))
-        + " (library: the mechanism's own, e.g. an OpenDP privacy map); one pair, "
-        "default sizes --samples 1e5 --final-samples 1e6",
+        + " (library: the mechanism's own, e.g. an OpenDP privacy map); one pair, sized "
+        "to --time-budget unless --samples/--final-samples are given",
     )
     p.add_argument(
         "--epsilons",
@@ -90,7 +104,6 @@ def _reject_unused(args: argparse.Namespace) -> None:
         ("--train-samples", args.train_samples is not None, "not given with --claim"),
         ("--final-candidates", args.final_candidates != 1, "not given with --claim"),
         ("--no-patterns", args.no_patterns and not args.pair, "used together with --pair"),
-        ("--time-budget", args.time_budget is not None, "--samples/--final-samples with --claim"),
     )
     for option, given, allowed in unused:
         if given:
@@ -137,14 +150,22 @@ def _pair(args: argparse.Namespace, mechanism: Mechanism) -> InputPair:
 
 
 def _score(choice: str, mechanism: Mechanism, pair: InputPair) -> Any:
+    """The score of ``--score``: ``auto`` is the entry's own choice
+    (:func:`dpaudit.api.profile_score`), else the one named, checked against the mechanism."""
     import numpy as np
 
+    from dpaudit.api import profile_score
     from dpaudit.auditors.blackbox.scores import LikelihoodRatioScore
     from dpaudit.auditors.profile.scores import ProjectionScore
 
     x, xp = tuple(pair.x), tuple(pair.x_prime)
     if choice == "auto":
-        choice = "likelihood-ratio" if mechanism.has_log_prob else "projection"
+        chosen = profile_score(mechanism, x, xp)
+        if chosen is not None:
+            return chosen
+        # Outputs of the input's size that are not real (integers, say), or of another size
+        # (refused below): the projection, as --score projection has it.
+        choice = "projection"
     if choice == "likelihood-ratio":
         if not mechanism.has_log_prob:
             raise InvalidArgumentError(
@@ -182,21 +203,28 @@ def parse_grid(text: str | None) -> tuple[float, ...] | None:
     return grid
 
 
-def _config(args: argparse.Namespace) -> ProfileAuditConfig:
-    from dpaudit.auditors.profile import ProfileAuditConfig
-
-    samples = DEFAULT_SIZES[0] if args.samples is None else args.samples
-    final = DEFAULT_SIZES[1] if args.final_samples is None else args.final_samples
-    for option, value in (("--samples", samples), ("--final-samples", final)):
-        if value < 100:
+def _check_args(args: argparse.Namespace) -> None:
+    """Sizes (where given), confidence, seed and grid, before anything is built or timed."""
+    for option, value in (("--samples", args.samples), ("--final-samples", args.final_samples)):
+        if value is not None and value < 100:
             raise InvalidArgumentError(option, value, "an integer >= 100 with --claim")
+    explicit = args.samples is not None or args.final_samples is not None
+    if explicit and args.time_budget is not None:
+        raise InvalidArgumentError(
+            "--time-budget", args.time_budget, "no --samples/--final-samples beside it"
+        )
     if not 0.0 < args.confidence < 1.0:
         raise InvalidArgumentError(
             "--confidence", args.confidence, "a number in the open interval (0, 1)"
         )
     if args.seed < 0:
         raise InvalidArgumentError("--seed", args.seed, "an integer >= 0")
-    args.samples, args.final_samples = samples, final
+    parse_grid(args.epsilons)
+
+
+def _config(args: argparse.Namespace, samples: int, final: int) -> ProfileAuditConfig:
+    from dpaudit.auditors.profile import ProfileAuditConfig
+
     return ProfileAuditConfig(
         selection_samples=samples,
         final_samples=final,
@@ -206,24 +234,51 @@ def _config(args: argparse.Namespace) -> ProfileAuditConfig:
     )
 
 
+def _sizes(args: argparse.Namespace, pilot: Callable[[int, int], Any]) -> None:
+    """``--samples``/``--final-samples``: as given (one alone: the other at the profile
+    auditor's default), or fitted to ``--time-budget`` from timed pilots and printed."""
+    from dpaudit.auditors.profile import ProfileAuditConfig
+
+    if args.samples is None and args.final_samples is None:
+        plan(args, pilot, cap=PLAN_CAP, pilot_samples=PILOT_SAMPLES, ratio=PLAN_RATIO)
+        return
+    base = ProfileAuditConfig()
+    args.samples = base.selection_samples if args.samples is None else args.samples
+    args.final_samples = base.final_samples if args.final_samples is None else args.final_samples
+
+
 def run_profile(args: argparse.Namespace) -> int:
-    """Validate everything, run the whole-claim audit, print or store its result."""
+    """Validate everything, size the whole-claim audit, run it through the one entry
+    (:func:`dpaudit.api.audit` with a :class:`~dpaudit.auditors.profile.ProfileAuditor`),
+    print or store its result."""
     from dpaudit.claims.parse import parse_claim
 
     _reject_unused(args)
     if args.claim.strip().lower() != LIBRARY:
         parse_claim(args.claim, "--claim", (LIBRARY,))  # bad text fails before any sampling
-    config = _config(args)
+    _check_args(args)
     mechanism = build_mechanism(args)
     parsed = resolve_claim(args.claim, mechanism)
     pair = _pair(args, mechanism)
     score = _score(args.score, mechanism, pair)
 
-    from dpaudit.auditors.profile import ProfileAuditConfig, audit_profile
+    # The one entry (it loads scipy and every auditor): after every argument is checked.
+    from dpaudit.api import audit
+    from dpaudit.auditors.profile import ProfileAuditor
+    from dpaudit.engine.config import ExecutionConfig
+
+    auditor = ProfileAuditor(pair.x, pair.x_prime, score)
+    pilots = ExecutionConfig(workers=args.workers)
+    _sizes(
+        args,
+        lambda s, f: audit(
+            mechanism, parsed.claim, method=auditor, config=_config(args, s, f), execution=pilots
+        ),
+    )
+    config = _config(args, args.samples, args.final_samples)
 
     def compute(execution: ExecutionConfig) -> AuditResult:
-        cfg = ProfileAuditConfig(**{**vars(config), "execution": execution})
-        result = audit_profile(mechanism, pair.x, pair.x_prime, score, parsed.claim, cfg)
+        result = audit(mechanism, parsed.claim, method=auditor, config=config, execution=execution)
         where = {"pair_origin": pair.origin, "claim_source": parsed.text}
         detail = dataclasses.replace(result.detail, **where, claim_note=parsed.note or "")
         return dataclasses.replace(result, detail=detail)

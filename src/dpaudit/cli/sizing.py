@@ -1,0 +1,116 @@
+"""Sample sizes of a command-line audit: fitted to ``--time-budget``, or estimated when given.
+
+Every audit command that takes ``--samples``/``--final-samples`` and ``--time-budget``
+(the black-box, word and whole-claim audits of ``dpaudit audit``) sizes itself here:
+without sizes, timed pilot runs of the real audit fit them to the budget
+(:func:`plan`, through :func:`dpaudit.engine.pilot.plan_sizes`) and the chosen sizes are
+printed with the flags that repeat them; with explicit sizes, a slow audit's expected
+duration is printed first (:func:`estimate`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from dpaudit import progress
+from dpaudit.engine.pilot import (
+    ESTIMATE_PILOT_SECONDS,
+    ESTIMATE_START,
+    FINAL_RATIO,
+    SLOW_RUN_SECONDS,
+    estimate_duration,
+    plan_sizes,
+    seconds_per_output,
+)
+from dpaudit.errors import InvalidArgumentError, MissingArgumentError
+
+#: Seconds a default audit (no --samples/--final-samples) is sized to, on this machine.
+DEFAULT_TIME_BUDGET = 120.0
+
+
+def plan(
+    args: argparse.Namespace,
+    pilot: Callable[[int, int], Any],
+    cap: int,
+    pilot_samples: int,
+    draw: Callable[[int], Any] | None = None,
+    sized_seconds: Callable[[Any], float | None] | None = None,
+    ratio: int = FINAL_RATIO,
+) -> None:
+    """Fill ``--samples``/``--final-samples`` from timed pilot runs when neither is given.
+
+    ``cap``: the most selection samples planned; ``ratio``: final samples per selection
+    sample (the black box's 10; the profile audit's counting is cheap, see
+    :data:`dpaudit.cli.cmd_audit_profile.PLAN_RATIO`).
+
+    The sizes are printed with the flags that repeat them exactly: a timed plan
+    depends on the machine and its load, so a run to be resumed or compared
+    names its sizes.  With explicit sizes and ``draw`` (``k`` outputs of the
+    mechanism), a slow audit's expected duration is printed instead (:func:`estimate`;
+    ``sized_seconds`` reads a pilot result's sampling time, see
+    :func:`dpaudit.engine.pilot.estimate_duration`).
+    """
+    if args.samples is not None or args.final_samples is not None:
+        if args.time_budget is not None:
+            raise InvalidArgumentError(
+                "--time-budget", args.time_budget, "no --samples/--final-samples beside it"
+            )
+        if draw is not None:
+            estimate(args, pilot, draw, sized_seconds)
+        return
+    if getattr(args, "resume", False):
+        raise MissingArgumentError(
+            "--samples", "--resume needs the --samples and --final-samples the first run printed"
+        )
+
+    budget = DEFAULT_TIME_BUDGET if args.time_budget is None else args.time_budget
+    shown, progress.ENABLED = progress.ENABLED, False  # the pilots' own bars would mislead
+    try:
+        sizes = plan_sizes(pilot, budget, pilot_samples=pilot_samples, ratio=ratio, max_samples=cap)
+    finally:
+        progress.ENABLED = shown
+    args.samples, args.final_samples = sizes.samples, sizes.final_samples
+    if not getattr(args, "json", False):
+        print(
+            f"{sizes.describe()}; to repeat exactly: --samples {sizes.samples} "
+            f"--final-samples {sizes.final_samples}",
+            file=sys.stderr,
+        )
+
+
+def estimate(
+    args: argparse.Namespace,
+    pilot: Callable[[int, int], Any],
+    draw: Callable[[int], Any],
+    sized_seconds: Callable[[Any], float | None] | None = None,
+) -> None:
+    """Print the expected duration of a slow audit at explicit sizes before it starts.
+
+    A quick probe times the mechanism's own sampling; when drawing the sizes'
+    outputs for one pair alone would take more than ``SLOW_RUN_SECONDS``, timed
+    pilots of the real audit (:func:`dpaudit.engine.pilot.estimate_duration`)
+    give the expected duration, printed to stderr.  Fast mechanisms skip it
+    (their runs are short and the progress bars say the rest).
+    """
+    samples = args.samples if args.samples is not None else max(args.final_samples // 10, 1)
+    final = args.final_samples if args.final_samples is not None else 10 * args.samples
+    per_output = seconds_per_output(draw)
+    if per_output * 2 * (samples + final) <= SLOW_RUN_SECONDS:
+        return
+    # The first pilot should cost about a third of the pilots' time even for a slow
+    # mechanism: its outputs are counted as if eight pairs were sampled.
+    per_selection_sample = per_output * 2 * (1 + final / samples) * 8
+    start = int(min(max(ESTIMATE_PILOT_SECONDS / 3 / per_selection_sample, 1), ESTIMATE_START))
+    shown, progress.ENABLED = progress.ENABLED, False
+    try:
+        found = estimate_duration(pilot, samples, final, start=start, sized_seconds=sized_seconds)
+    finally:
+        progress.ENABLED = shown
+    if found is not None and not getattr(args, "json", False):
+        print(
+            f"{found.describe()}; the mechanism costs ≈ {per_output * 1e6:.3g} µs per output",
+            file=sys.stderr,
+        )
