@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -209,6 +211,81 @@ def test_named_stages_give_one_line_each(monkeypatch: pytest.MonkeyPatch) -> Non
         bar.update(1)
     assert [line.split(" in ")[0] for line in lines] == ["run: a: done", "run: b: done"]
     assert all(line.endswith(" s\n") for line in lines)
+
+
+class _Terminal(io.StringIO):
+    """A stderr that says it is a terminal (as a pty would)."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def _busy_two_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "getloadavg", lambda: (7.2, 5.0, 3.0))
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+
+
+def test_a_terminal_gets_a_bar_and_a_log_gets_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(progress, "DELAY", 0.0)
+    monkeypatch.setattr(progress, "ENABLED", True)
+    for stream, bar in ((_Terminal(), True), (io.StringIO(), False)):
+        monkeypatch.setattr(sys, "stderr", stream)
+        with progress.progress(3, "fig-x [1/2] · selecting", unit="steps") as shown:
+            shown.update(3)
+        text = stream.getvalue()
+        assert ("\r" in text and "%|" in text and "3/3 steps" in text) is bar, text
+        assert ("\r" in text or "\x1b" in text) is bar
+        assert "fig-x [1/2] · selecting" in text  # the figure and the stage, on both
+
+
+def test_a_stage_past_its_estimate_says_so_with_the_load(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The heartbeat line says the stage is late and why it may be (off a terminal)."""
+    import time
+
+    monkeypatch.setattr(progress, "ENABLED", True)
+    monkeypatch.setattr(progress, "DELAY", 0.0)
+    monkeypatch.setattr(progress, "HEARTBEAT", 0.05)
+    _busy_two_cores(monkeypatch)
+    with progress.progress(10, "reproduce", unit="s(est)") as bar:
+        bar.set_description("reproduce fig-x [1/1]")
+        progress.expect(bar, 0.1, "fig-x")
+        time.sleep(0.4)
+        bar.update(10)
+    lines = capsys.readouterr().err.splitlines()
+    late = [line for line in lines if "past its 0 s estimate" in line]
+    assert late and late[0].startswith("reproduce fig-x [1/1]: ")
+    assert "(machine busy? load 7.2 on 2 cores); 0/10 s(est) done" in late[0]
+    assert lines[-1].startswith("reproduce fig-x [1/1]: done in ")
+    assert lines[-1].endswith(", past its 0 s estimate (machine busy? load 7.2 on 2 cores)")
+
+
+def test_a_stage_within_its_estimate_is_not_called_late(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(progress, "ENABLED", True)
+    monkeypatch.setattr(progress, "DELAY", 0.0)
+    with progress.progress(1, "run") as bar:
+        bar.set_description("run: a")
+        progress.expect(bar, 600.0, "a")
+        bar.update(1)
+    assert "estimate" not in capsys.readouterr().err
+
+
+def test_a_bar_past_its_estimate_prints_one_line_above_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    monkeypatch.setattr(progress, "ENABLED", True)
+    monkeypatch.setattr(progress, "HEARTBEAT", 0.05)
+    _busy_two_cores(monkeypatch)
+    stream = _Terminal()
+    monkeypatch.setattr(sys, "stderr", stream)
+    with progress.progress(10, "reproduce", unit="s(est)") as bar:
+        progress.expect(bar, 0.05, "fig-x")
+        time.sleep(0.4)
+    text = stream.getvalue()
+    assert text.count("fig-x: ") == 1 and "past its 0 s estimate (machine busy? load 7.2" in text
 
 
 def test_quiet_prints_no_progress(

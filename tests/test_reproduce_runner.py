@@ -196,6 +196,97 @@ def test_resume_keeps_finished_figures_and_refuses_other_settings(
         reproduce(fake_figure, tmp_path, scale="tiny", seed=6, resume=True)
 
 
+#: Seconds the slow fake figure sleeps: long enough to show in whole seconds.
+_SLEEP = 1.2
+
+
+@pytest.fixture()
+def slow_figure(fake_figure: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The fake figure, taking ``_SLEEP`` s (past its 1 s estimate at scale tiny)."""
+    import time
+
+    module = sys.modules["dpaudit_tests.fake_figure"]
+
+    def compute(run: FigureRun) -> FigureResult:
+        time.sleep(_SLEEP)
+        return _compute(run)
+
+    monkeypatch.setattr(module, "FIGURE", replace(module.FIGURE, compute=compute))
+    return fake_figure
+
+
+def test_a_resume_with_nothing_left_reports_the_earlier_works_time(
+    slow_figure: str, tmp_path: Path
+) -> None:
+    """Not "Complete run … in 0 s": the banner sums each figure's work, kept across resumes."""
+    first = reproduce(slow_figure, tmp_path, scale="tiny", seed=0)
+    assert first.work_seconds >= _SLEEP and first.earlier_seconds == 0
+    assert f"root seed 0 in {first.work_seconds:.0f} s." in (tmp_path / REPORT_MD).read_text()
+    again = reproduce(slow_figure, tmp_path, scale="tiny", seed=0, resume=True)
+    assert again.figures[0].resumed and again.seconds < _SLEEP
+    assert again.work_seconds == again.earlier_seconds == first.figures[0].work_seconds
+    status = read_run_status(tmp_path)
+    assert status is not None and status.total_work_seconds == again.work_seconds
+    banner = f"in {again.work_seconds:.0f} s of work, all of it in earlier runs; the last resume"
+    for report in (REPORT_MD, REPORT_HTML):
+        text = (tmp_path / report).read_text()
+        assert banner in text and "in 0 s." not in text
+
+
+def test_the_time_of_an_interrupted_figure_is_kept_for_its_resume(
+    slow_figure: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DPAUDIT_TEST_FAIL_FIGURE", "1")
+    with pytest.raises(KeyboardInterrupt):
+        reproduce(slow_figure, tmp_path, scale="tiny", seed=0)
+    status = read_run_status(tmp_path)
+    assert status is not None and status.work_seconds["test-fig"] >= _SLEEP
+    monkeypatch.delenv("DPAUDIT_TEST_FAIL_FIGURE")
+    summary = reproduce(slow_figure, tmp_path, scale="tiny", seed=0, resume=True)
+    assert summary.earlier_seconds == status.work_seconds["test-fig"]
+    assert summary.work_seconds >= summary.earlier_seconds + _SLEEP
+    assert "s of it in earlier runs and " in (tmp_path / REPORT_MD).read_text()
+
+
+def test_a_figure_past_its_estimate_is_named_with_the_load(
+    slow_figure: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from dpaudit import progress
+
+    monkeypatch.setattr(progress, "ENABLED", True)
+    monkeypatch.setattr(progress, "HEARTBEAT", 0.3)
+    monkeypatch.setattr(progress, "DELAY", 0.0)  # the figure's closing line shows too
+    monkeypatch.setattr(os, "getloadavg", lambda: (7.2, 5.0, 3.0))
+    reproduce(slow_figure, tmp_path, scale="tiny", seed=0)
+    err = capsys.readouterr().err
+    late = [line for line in err.splitlines() if "past its 1 s estimate (" in line]
+    assert late and late[0].startswith("reproduce test-fig [1/1]: ") and "load 7.2" in late[0]
+    assert not any(e in err for e in ("\r", "\x1b"))  # a log: lines, no bar
+
+
+def test_a_terminal_gets_a_bar_naming_the_figure(
+    fake_figure: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    from dpaudit import progress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(progress, "ENABLED", True)
+    monkeypatch.setattr(progress, "DELAY", 0.0)
+    stream = Terminal()
+    monkeypatch.setattr(sys, "stderr", stream)
+    reproduce(fake_figure, tmp_path, scale="tiny", seed=0)
+    text = stream.getvalue()
+    assert "\r" in text and "reproduce test-fig [1/1]: " in text and "1/1 s(est)" in text
+
+
 def test_figure_run_fills_identity_and_readme_page_lays_out_every_section() -> None:
     run = FigureRun("fig-x", "A title", "A paper (2021)", "tiny", 9)
     with run.stage("work"):

@@ -10,10 +10,17 @@ On a terminal a finished bar stays on screen (one kept line per stage).  While
 a block runs, a heartbeat every :data:`HEARTBEAT` seconds says it is still
 alive (a plain line off a terminal, a refreshed clock on a bar), so a unit
 that takes long — or hangs without ``--unit-timeout`` — is never silent.
+
+A stage given an estimate (:func:`expect`; ``reproduce`` gives each figure
+its own) that runs past it says so, with the machine's load, so a slow run
+tells why it is slow: ``reproduce lm-rewriters [9/9]: 95 s, past its 40 s
+estimate (machine busy? load 7.2 on 2 cores)`` — in the heartbeat line off a
+terminal (and in the stage's closing line), once above the bar on one.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -31,7 +38,61 @@ HEARTBEAT = 30.0
 #: sets ``"hoho-fig2 [4/5] · "``) so that a stage line says which one it belongs to.
 CONTEXT = ""
 #: Bar layout (``{desc}`` ends in ": "): counts and ETA; no rate ("s(est)/s" says little).
-BAR_FORMAT = "{desc}{percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} {unit} [{elapsed}<{remaining}]"
+BAR_FORMAT = (
+    "{desc}{percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} {unit} [{elapsed}<{remaining}{postfix}]"
+)
+
+
+class _Estimate:
+    """A stage's expected duration, from the moment :func:`expect` was called."""
+
+    def __init__(self, seconds: float, name: str) -> None:
+        self.seconds, self.name = float(seconds), name
+        self.start = time.perf_counter()
+        self.told = False
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.start
+
+    def past(self, elapsed: float) -> str | None:
+        """``"past its 40 s estimate (load …)"`` once ``elapsed`` exceeds it, else None."""
+        if elapsed <= self.seconds:
+            return None
+        return f"past its {self.seconds:.0f} s estimate{load_note()}"
+
+    def overrun(self) -> str | None:
+        """``"95 s, past its 40 s estimate (load …)"`` once past the estimate, else None."""
+        elapsed = self.elapsed()
+        past = self.past(elapsed)
+        return None if past is None else f"{elapsed:.0f} s, {past}"
+
+
+def load_note() -> str:
+    """`` (machine busy? load 7.2 on 2 cores)``, or `` (load 0.3 on 2 cores)``; "" if unknown."""
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # not on this platform
+        return ""
+    affinity = getattr(os, "sched_getaffinity", None)
+    cores = len(affinity(0)) if affinity is not None else os.cpu_count() or 1
+    busy = "machine busy? " if load >= cores else ""
+    return f" ({busy}load {load:.1f} on {cores} core{'s' if cores != 1 else ''})"
+
+
+def expect(bar: Any, seconds: float, name: str = "") -> None:
+    """The stage just named on ``bar`` should take about ``seconds``; past them it says so.
+
+    ``name`` (e.g. the figure) is what the overrun line names on a terminal;
+    off one the stage's own name is used.  A disabled bar ignores it.
+    """
+    if isinstance(bar, _NullBar):
+        return
+    try:
+        bar.dpaudit_estimate = _Estimate(seconds, name)
+        if not isinstance(bar, LineProgress):
+            bar.set_postfix_str("", refresh=False)
+    except AttributeError:  # a bar of another kind: no estimate
+        pass
 
 
 class _NullBar:
@@ -52,6 +113,8 @@ class LineProgress:
         self.total, self.desc, self.unit, self.stream = total, desc, unit, stream
         self.n = 0
         self._stage_desc, self._stage_n, self._stage_start = desc, 0, time.perf_counter()
+        #: The current stage's estimate (:func:`expect`), reset by each new stage.
+        self.dpaudit_estimate: _Estimate | None = None
 
     def update(self, n: int = 1) -> None:
         """Count ``n`` more units done."""
@@ -62,6 +125,7 @@ class LineProgress:
         if text != self._stage_desc:
             self._finish_stage()
             self._stage_desc, self._stage_n, self._stage_start = text, self.n, time.perf_counter()
+            self.dpaudit_estimate = None
 
     def close(self) -> None:
         """End the last stage."""
@@ -71,10 +135,14 @@ class LineProgress:
         """Heartbeat: one line saying the current stage is still running."""
         seconds = time.perf_counter() - self._stage_start
         total = "" if self.total is None else f"/{self.total}"
-        self.stream.write(
-            f"{self._stage_desc}: still running after {seconds:.0f} s "
-            f"({self.n}{total} {self.unit} done)\n"
-        )
+        late = None if self.dpaudit_estimate is None else self.dpaudit_estimate.overrun()
+        if late is not None:  # say why the count stands still: slow machine, or a low estimate
+            self.stream.write(f"{self._stage_desc}: {late}; {self.n}{total} {self.unit} done\n")
+        else:
+            self.stream.write(
+                f"{self._stage_desc}: still running after {seconds:.0f} s "
+                f"({self.n}{total} {self.unit} done)\n"
+            )
         self.stream.flush()
 
     def _finish_stage(self) -> None:
@@ -86,7 +154,9 @@ class LineProgress:
             done = f"{self.n}{total} {self.unit}"
         else:  # one of several named stages: its count means little
             done = "done"
-        self.stream.write(f"{self._stage_desc}: {done} in {seconds:.1f} s\n")
+        late = None if self.dpaudit_estimate is None else self.dpaudit_estimate.past(seconds)
+        past = "" if late is None else f", {late}"
+        self.stream.write(f"{self._stage_desc}: {done} in {seconds:.1f} s{past}\n")
         self.stream.flush()
 
 
@@ -134,6 +204,22 @@ def progress(total: int | None, desc: str, unit: str = "work units") -> Iterator
 
 
 def _heartbeat(bar: Any, stop: threading.Event) -> None:
-    """Every :data:`HEARTBEAT` seconds until ``stop``: the bar's clock, or a plain line."""
+    """Every :data:`HEARTBEAT` seconds until ``stop``: the bar's clock, or a plain line.
+
+    A tqdm bar past its stage's estimate gets one line above it and a note beside its ETA.
+    """
     while not stop.wait(HEARTBEAT):
+        if not isinstance(bar, LineProgress):
+            _tell_overrun(bar)
         bar.refresh()
+
+
+def _tell_overrun(bar: Any) -> None:
+    estimate = getattr(bar, "dpaudit_estimate", None)
+    late = None if estimate is None or estimate.told else estimate.overrun()
+    if late is None:
+        return
+    estimate.told = True
+    name = estimate.name or str(getattr(bar, "desc", "")).rstrip(": ")
+    bar.write(f"{name}: {late}", file=bar.fp)
+    bar.set_postfix_str(f"past its {estimate.seconds:.0f} s estimate", refresh=False)

@@ -66,17 +66,23 @@ def register(sub: Any) -> None:
 
 
 def _render(result: dict[str, Any]) -> str:
-    lines = [f"reproduced into {result['out']} ({result['status']}, {result['seconds']:.0f} s)"]
+    took = f"{result['seconds']:.0f} s"
+    earlier = result.get("earlier_seconds") or 0.0
+    if earlier > 0:  # a resume: the work's time, not only this run's
+        took += f"; {result['work_seconds']:.0f} s of work, {earlier:.0f} s of it in earlier runs"
+    lines = [f"reproduced into {result['out']} ({result['status']}, {took})"]
     for fig in result["figures"]:
         mark = fig.get("findings_summary") or (
             "findings shown" if fig["findings_hold"] else "some findings not shown"
         )
-        note = " (kept from the earlier run in this directory)" if fig["resumed"] else ""
+        seconds = fig["seconds"]
+        note = ""
+        if fig["resumed"]:
+            seconds = fig.get("work_seconds", seconds)
+            note = " (kept from the earlier run in this directory)"
         if fig["units_reused"]:
             note = f" ({fig['units_reused']} work units reused from the interrupted run)"
-        lines.append(
-            f"  {fig['figure']}: {mark}, {fig['seconds']:.0f} s{note} -> {fig['directory']}"
-        )
+        lines.append(f"  {fig['figure']}: {mark}, {seconds:.0f} s{note} -> {fig['directory']}")
     lines.append(f"report: {result['report_html']}")
     lines.append(f"        {result['report_markdown']}")
     return "\n".join(lines)
@@ -142,6 +148,8 @@ def run(args: argparse.Namespace) -> int:
         "scale": summary.config.scale,
         "seed": summary.config.seed,
         "seconds": summary.seconds,
+        "work_seconds": summary.work_seconds,
+        "earlier_seconds": summary.earlier_seconds,
         "figures": [
             {
                 "figure": o.figure,
@@ -149,6 +157,7 @@ def run(args: argparse.Namespace) -> int:
                 "findings_hold": o.findings_hold,
                 "findings_summary": o.findings_summary,
                 "seconds": o.seconds,
+                "work_seconds": o.work_seconds,
                 "resumed": o.resumed,
                 "units_reused": o.units_reused,
                 "units_computed": o.units_computed,

@@ -41,7 +41,7 @@ from dpaudit.report.bounds import bound_text, scrub_negative_bounds
 from dpaudit.report.collect import FigureEntry, RunContents, fmt
 from dpaudit.rundir.layout import FIGURE_FILES, RUN_STATUS
 from dpaudit.rundir.records import AuditRecord, FigureResult, ReportTable
-from dpaudit.rundir.status import STATUS_COMPLETE
+from dpaudit.rundir.status import STATUS_COMPLETE, RunStatus
 from dpaudit.serialization import to_jsonable
 from dpaudit.verdicts import Verdict
 
@@ -66,8 +66,7 @@ def status_line(run: RunContents) -> tuple[bool, str]:
     """``(complete, sentence)`` describing whether the run finished every figure."""
     status = run.status
     if run.complete and status is not None:
-        seconds = status.seconds
-        took = f" in {seconds:.0f} s" if seconds is not None else ""
+        took = _took(status)
         return True, (
             f"Complete run: {len(run.figures)} figure(s) at scale '{status.config.scale}', "
             f"root seed {status.config.seed}{took}."
@@ -87,6 +86,28 @@ def status_line(run: RunContents) -> tuple[bool, str]:
     if status is not None and status.error:
         text += f" Error: {status.error}"
     return False, text
+
+
+def _took(status: RunStatus) -> str:
+    """`` in 206 s`` of work; with the part earlier runs did when a ``--resume`` kept some.
+
+    The work time is each figure's, summed across the runs of the directory, so a
+    resume that had nothing left to do reports the work's time, not its own 0 s.
+    A status written before work times were kept gives its run's wall time.
+    """
+    work = status.total_work_seconds
+    if work is None:
+        return f" in {status.seconds:.0f} s" if status.seconds is not None else ""
+    earlier = status.earlier_seconds or 0.0
+    if earlier <= 0.0:
+        return f" in {work:.0f} s"
+    if earlier >= work - 0.5:  # nothing left to do: the last run only kept what was there
+        last = "" if status.seconds is None else f"; the last resume took {status.seconds:.0f} s"
+        return f" in {work:.0f} s of work, all of it in earlier runs{last}"
+    return (
+        f" in {work:.0f} s of work, {earlier:.0f} s of it in earlier runs "
+        f"and {work - earlier:.0f} s in the last resume"
+    )
 
 
 # ------------------------------------------------------------------ formatting

@@ -26,7 +26,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -68,7 +68,8 @@ _DEFAULT_WEIGHT_S = 10.0
 class FigureOutcome:
     """One figure of a run: where it was written and whether its findings showed.
 
-    ``resumed``: the figure was complete already and kept as it was.
+    ``seconds``: the time this run spent on it; ``resumed``: the figure was
+    complete already and kept as it was.
     ``units_reused`` / ``units_computed``: work units taken from the figure's
     checkpoint / computed in this run; ``units_unreadable``: stored unit files
     that could not be read back and were recomputed.
@@ -84,6 +85,9 @@ class FigureOutcome:
     units_unreadable: int = 0
     #: :func:`~dpaudit.reproduce.common.summarise_findings` of the figure's findings.
     findings_summary: str = ""
+    #: The figure's work time across runs: ``seconds`` plus what earlier runs spent on it
+    #: (all of it for a figure kept as it was).
+    work_seconds: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -96,7 +100,12 @@ class RunSummary:
     figures: tuple[FigureOutcome, ...]
     report_markdown: str
     report_html: str
+    #: Wall time of this invocation (0 s or so for a resume with nothing left to do).
     seconds: float
+    #: Work time of every figure, summed across the runs of the directory, and its part
+    #: done by earlier runs.
+    work_seconds: float = 0.0
+    earlier_seconds: float = 0.0
 
 
 def read_run_status(directory: Path) -> RunStatus | None:
@@ -111,9 +120,12 @@ def _write_status(
     figures_done: list[str],
     seconds: float | None = None,
     error: str | None = None,
+    clock: _WorkClock | None = None,
 ) -> None:
     now = datetime.now(UTC).isoformat(timespec="seconds")
-    record = RunStatus(status, config, now, tuple(figures_done), seconds, error)
+    work = {} if clock is None else clock.recorded
+    earlier = None if clock is None or status != STATUS_COMPLETE else round(clock.earlier, 3)
+    record = RunStatus(status, config, now, tuple(figures_done), seconds, error, work, earlier)
     atomic_write_text(directory / RUN_STATUS, dumps(record) + "\n")
 
 
@@ -162,50 +174,110 @@ def reproduce(
 
     specs = [get_figure(name) for name in names]
     weights = [float(s.expected_seconds.get(scale, _DEFAULT_WEIGHT_S)) for s in specs]
+    clock = _WorkClock(read_run_status(out) if resume else None)
     started = time.perf_counter()
     outcomes: list[FigureOutcome] = []
-    _write_status(out, config, STATUS_RUNNING, figures_done=[])
+    _write_status(out, config, STATUS_RUNNING, figures_done=[], clock=clock)
+
+    def status(state: str, **extra: Any) -> None:
+        done = [o.figure for o in outcomes]
+        _write_status(out, config, state, done, clock=clock, **extra)
+
     try:
         with progress(round(sum(weights)), "reproduce", unit="s(est)") as bar:
             for index, (spec, weight) in enumerate(zip(specs, weights, strict=True)):
                 where = f"{spec.name} [{index + 1}/{len(specs)}]"
                 bar.set_description(f"reproduce {where}")
-                progress_module.CONTEXT = f"{where} · "  # inner stage lines name the figure
-                try:
-                    outcome = _reproduce_figure(
-                        spec, out / spec.name, config, execution, resume, bar, weight
-                    )
-                finally:
-                    progress_module.CONTEXT = ""
+                progress_module.expect(bar, weight, spec.name)  # past it, the line says so
+                clock.start(spec.name)
+                outcome = _named_figure(where, spec, out, config, execution, resume, bar, weight)
+                outcome = clock.finish(outcome)
                 outcomes.append(outcome)
-                if not outcomes[-1].resumed:
-                    _write_status(
-                        out, config, STATUS_RUNNING, figures_done=[o.figure for o in outcomes]
-                    )
+                if not outcome.resumed:
+                    status(STATUS_RUNNING)
     except KeyboardInterrupt:
-        _write_status(out, config, STATUS_INTERRUPTED, figures_done=[o.figure for o in outcomes])
+        clock.stop()
+        status(STATUS_INTERRUPTED)
         raise
     except BaseException as exc:
-        _write_status(
-            out,
-            config,
-            STATUS_FAILED,
-            figures_done=[o.figure for o in outcomes],
-            error=f"{type(exc).__name__}: {exc}",
-        )
+        clock.stop()
+        status(STATUS_FAILED, error=f"{type(exc).__name__}: {exc}")
         raise
     seconds = round(time.perf_counter() - started, 3)
-    _write_status(
-        out,
-        config,
-        STATUS_COMPLETE,
-        figures_done=[o.figure for o in outcomes],
-        seconds=seconds,
-    )
+    status(STATUS_COMPLETE, seconds=seconds)
     md_path, html_path = write_report(out)
     return RunSummary(
-        str(out), STATUS_COMPLETE, config, tuple(outcomes), str(md_path), str(html_path), seconds
+        str(out),
+        STATUS_COMPLETE,
+        config,
+        tuple(outcomes),
+        str(md_path),
+        str(html_path),
+        seconds,
+        clock.total,
+        clock.earlier,
     )
+
+
+class _WorkClock:
+    """Each figure's work time, across the runs of one directory (``--resume`` keeps it).
+
+    A figure kept from an earlier run brings the time recorded for it then
+    (``run-status.json``, else its ``results.json``); a figure that an earlier
+    run interrupted brings the time spent on it before, to which this run's
+    time is added.  ``earlier`` is the part of the total from earlier runs.
+    """
+
+    def __init__(self, previous: RunStatus | None) -> None:
+        self._previous = dict(previous.work_seconds) if previous is not None else {}
+        self.work: dict[str, float] = {}
+        self.earlier = 0.0
+        self._current: tuple[str, float, float] | None = None
+
+    def start(self, name: str) -> None:
+        """``name`` starts (or is checked for being kept) now."""
+        self._current = (name, time.perf_counter(), self._previous.get(name, 0.0))
+
+    def finish(self, outcome: FigureOutcome) -> FigureOutcome:
+        """Record the figure's work time; the outcome with ``work_seconds`` set."""
+        assert self._current is not None
+        name, _, prior = self._current
+        self._current = None
+        if outcome.resumed:  # all of it from an earlier run
+            work = self._previous.get(name, outcome.work_seconds)
+            self.earlier += work
+        else:
+            work = prior + outcome.seconds
+            self.earlier += prior
+        self.work[name] = round(work, 3)
+        return replace(outcome, work_seconds=round(work, 3))
+
+    def stop(self) -> None:
+        """The figure under way was interrupted: keep the time spent on it for a resume."""
+        if self._current is not None:
+            name, t0, prior = self._current
+            self.work[name] = round(prior + time.perf_counter() - t0, 3)
+            self.earlier += prior
+            self._current = None
+
+    @property
+    def recorded(self) -> dict[str, float]:
+        """What ``run-status.json`` keeps: this run's times, and earlier ones not yet reached."""
+        return {**self._previous, **self.work}
+
+    @property
+    def total(self) -> float:
+        """The work time of every figure so far, in seconds."""
+        return round(sum(self.work.values()), 3)
+
+
+def _named_figure(where: str, spec: FigureSpec, out: Path, *args: Any) -> FigureOutcome:
+    """:func:`_reproduce_figure` with every inner stage line naming ``where`` (the figure)."""
+    progress_module.CONTEXT = f"{where} · "
+    try:
+        return _reproduce_figure(spec, out / spec.name, *args)
+    finally:
+        progress_module.CONTEXT = ""
 
 
 def _reproduce_figure(
@@ -229,6 +301,7 @@ def _reproduce_figure(
             0.0,
             True,
             findings_summary=held.findings_summary,
+            work_seconds=held.total_seconds or 0.0,
         )
     share = _BarShare(bar, weight)
     with _figure_checkpoint(directory, spec.name, config, resume) as units:

@@ -5,16 +5,17 @@ figure; ``complete`` only after every figure is on disk.  :class:`RunStatus`
 is its one layout: :meth:`RunStatus.to_dict` writes it, :meth:`RunStatus.from_dict`
 reads it back (``to_jsonable(from_dict(d)) == d`` for every file the runner
 writes).  Fields the first layout lacked (``data``, ``updated``,
-``figures_done``) default to empty; a file without ``status`` or the
-configuration's ``figures``, ``scale`` and ``seed`` is refused with a
-:class:`~dpaudit.rundir.records.ResultsFormatError` naming the file and field.
+``figures_done``, ``work_seconds``, ``earlier_seconds``) default to empty;
+a file without ``status`` or the configuration's ``figures``, ``scale`` and
+``seed`` is refused with a :class:`~dpaudit.rundir.records.ResultsFormatError`
+naming the file and field.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -46,8 +47,12 @@ class RunConfig:
 class RunStatus:
     """``run-status.json``: the run's state, its configuration, and what it has finished.
 
-    ``seconds`` (the run's wall time) is set once complete, ``error`` once
-    failed; ``updated`` is when the file was written (ISO 8601, UTC).
+    ``seconds`` (the wall time of this invocation, a ``--resume`` included) is
+    set once complete, ``error`` once failed; ``updated`` is when the file was
+    written (ISO 8601, UTC).  ``work_seconds`` is each figure's work time,
+    written when the figure finishes (or is interrupted) and carried over by
+    ``--resume``, so a resume that had nothing left to do still tells how long
+    the work took; ``earlier_seconds`` is the part of it done by earlier runs.
     """
 
     status: str
@@ -56,14 +61,23 @@ class RunStatus:
     figures_done: tuple[str, ...] = ()
     seconds: float | None = None
     error: str | None = None
+    work_seconds: Mapping[str, float] = field(default_factory=dict)
+    earlier_seconds: float | None = None
 
     @property
     def complete(self) -> bool:
         """True once the runner has written every figure (the files may still be gone)."""
         return self.status == STATUS_COMPLETE
 
+    @property
+    def total_work_seconds(self) -> float | None:
+        """The work time of every figure, summed across runs; None if not recorded."""
+        if not self.work_seconds:
+            return None
+        return round(sum(self.work_seconds.values()), 3)
+
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict; ``seconds`` and ``error`` only when set."""
+        """JSON-ready dict; ``seconds``, ``error`` and the work times only when set."""
         config = self.config
         out: dict[str, Any] = {
             "status": self.status,
@@ -76,6 +90,10 @@ class RunStatus:
             out["seconds"] = self.seconds
         if self.error is not None:
             out["error"] = self.error
+        if self.work_seconds:
+            out["work_seconds"] = dict(self.work_seconds)
+        if self.earlier_seconds is not None:
+            out["earlier_seconds"] = self.earlier_seconds
         return out
 
     @classmethod
@@ -102,6 +120,8 @@ class RunStatus:
                 tuple(_text(f) for f in data.get("figures_done", ())),
                 None if data.get("seconds") is None else float(data["seconds"]),
                 _optional_text(data.get("error")),
+                {_text(k): float(v) for k, v in dict(data.get("work_seconds") or {}).items()},
+                None if data.get("earlier_seconds") is None else float(data["earlier_seconds"]),
             )
         except (TypeError, ValueError) as exc:
             raise ResultsFormatError(source, "<file>", f"is malformed: {exc}") from None
