@@ -498,6 +498,105 @@ def test_auditor_protocol_rule_catches_one(tmp_path: Path) -> None:
     assert _auditor_classes(tmp_path) == ["A"]
 
 
+#: The auditors' own audit functions: the CLI reaches an auditor only through the one entry,
+#: ``dpaudit.api.audit`` (with an auditor object as ``method`` where it needs its own
+#: inputs); their config classes and helpers it may import.
+AUDIT_FUNCTIONS = frozenset(
+    {
+        "audit",
+        "audit_profile",
+        "audit_metric",
+        "sanity_check",
+        "audit_rewriter",
+        "audit_text_mechanism",
+        "audit_dpsniper",
+    }
+)
+
+
+def _dotted(node: ast.AST) -> str | None:
+    """``a.b.c`` of a chain of attributes on a name, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id, *reversed(parts)])
+
+
+def _auditor_function_uses(path: Path) -> list[str]:
+    """``line N: module.function`` wherever ``path`` imports or calls an auditor's audit
+    function, TYPE_CHECKING blocks and function bodies included."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: list[str] = []
+    modules: dict[str, str] = {}  # local name -> the auditors' module it is bound to
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("dpaudit.auditors"):
+            for alias in node.names:
+                if alias.name in AUDIT_FUNCTIONS:
+                    found.append(f"line {node.lineno}: {node.module}.{alias.name}")
+                elif _is_module(f"{node.module}.{alias.name}"):
+                    modules[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("dpaudit.auditors"):
+                    local = alias.asname or alias.name.split(".")[0]
+                    modules[local] = alias.name if alias.asname else local
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Attribute) and node.attr in AUDIT_FUNCTIONS):
+            continue
+        chain = _dotted(node.value)
+        if chain is None:
+            continue
+        head, _, rest = chain.partition(".")
+        target = ".".join(p for p in (modules.get(head, head), rest) if p)
+        if head in modules and target.startswith("dpaudit.auditors"):
+            found.append(f"line {node.lineno}: {target}.{node.attr}")
+    return sorted(found)
+
+
+@pytest.mark.parametrize(
+    "path", sorted(SRC.joinpath("cli").rglob("*.py")), ids=lambda p: str(p.relative_to(SRC))
+)
+def test_cli_reaches_auditors_only_through_the_entry(path: Path) -> None:
+    """One entry: every command audits through ``dpaudit.api.audit``, never an auditor's own
+    function, so what the entry decides (which auditor, one error budget) holds for it too."""
+    used = _auditor_function_uses(path)
+    assert not used, (
+        f"{path.relative_to(SRC)} calls auditors' audit functions {used}: go through "
+        "dpaudit.api.audit (an auditor object as method= where it needs its own inputs)"
+    )
+
+
+def test_entry_rule_catches_a_direct_call(tmp_path: Path) -> None:
+    path = tmp_path / "cmd_bad.py"
+    path.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "import dpaudit.auditors.metric.auditor\n"
+        "import dpaudit.auditors.sanity.check as check\n"
+        "from dpaudit.api import audit\n"
+        "from dpaudit.auditors.profile import ProfileAuditConfig, auditor\n"
+        "from dpaudit.auditors.blackbox.scores import LikelihoodRatioScore\n"
+        "if TYPE_CHECKING:\n"
+        "    from dpaudit.auditors.blackbox.dpsniper import audit_dpsniper\n\n\n"
+        "def run(m, c):\n"
+        "    from dpaudit.auditors.blackbox.auditor import audit as blackbox_audit\n"
+        "    auditor.audit_profile(m, c)\n"
+        "    check.sanity_check(m)\n"
+        "    dpaudit.auditors.metric.auditor.audit_metric(m)\n"
+        "    return audit(m, c, config=ProfileAuditConfig()), LikelihoodRatioScore\n",
+        encoding="utf-8",
+    )
+    assert _auditor_function_uses(path) == [
+        "line 12: dpaudit.auditors.blackbox.auditor.audit",
+        "line 13: dpaudit.auditors.profile.auditor.audit_profile",
+        "line 14: dpaudit.auditors.sanity.check.sanity_check",
+        "line 15: dpaudit.auditors.metric.auditor.audit_metric",
+        "line 8: dpaudit.auditors.blackbox.dpsniper.audit_dpsniper",
+    ]
+
+
 def test_audit_results_are_constructed_in_one_place_per_auditor() -> None:
     """``AuditResult(`` is built by the auditors' result assembly, never by the layers above."""
     builders = sorted(
