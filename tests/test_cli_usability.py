@@ -238,6 +238,17 @@ def test_a_terminal_gets_a_bar_and_a_log_gets_none(monkeypatch: pytest.MonkeyPat
         assert "fig-x [1/2] · selecting" in text  # the figure and the stage, on both
 
 
+def test_a_terminal_without_tqdm_gets_the_plain_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(progress, "DELAY", 0.0)
+    monkeypatch.setattr(progress, "ENABLED", True)
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)  # import fails as if not installed
+    stream = _Terminal()
+    monkeypatch.setattr(sys, "stderr", stream)
+    with progress.progress(2, "run", unit="steps") as bar:
+        bar.update(2)
+    assert stream.getvalue().startswith("run: 2/2 steps in ")
+
+
 def test_a_stage_past_its_estimate_says_so_with_the_load(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -285,6 +285,9 @@ def test_a_terminal_gets_a_bar_naming_the_figure(
     reproduce(fake_figure, tmp_path, scale="tiny", seed=0)
     text = stream.getvalue()
     assert "\r" in text and "reproduce test-fig [1/1]: " in text and "1/1 s(est)" in text
+    # Its ETA: the estimate left at the run's average pace, not the last steps' pace.
+    with progress.progress(10, "reproduce", unit=progress.ESTIMATED_SECONDS) as bar:
+        assert bar.smoothing == 0.0
 
 
 def test_figure_run_fills_identity_and_readme_page_lays_out_every_section() -> None:

@@ -1,6 +1,8 @@
 """Progress on stderr for work that lasts a few seconds.
 
-On a terminal: a tqdm bar with an ETA that appears after :data:`DELAY` seconds.
+On a terminal: a tqdm bar with an ETA that appears after :data:`DELAY` seconds,
+named by its stage (``hoho-fig1 [1/4] · selecting``; ``reproduce`` names each
+figure, :data:`CONTEXT` puts the figure before its inner stages).
 When stderr is not a terminal (a log file, a pipe, CI): no bar and no escape
 codes, but one plain line per stage that lasted at least :data:`DELAY` seconds,
 written when the stage ends (``selecting: 8/8 work units in 2.6 s``,
@@ -37,6 +39,11 @@ HEARTBEAT = 30.0
 #: Prefix of every block's name, set by a caller that runs many configurations (``reproduce``
 #: sets ``"hoho-fig2 [4/5] · "``) so that a stage line says which one it belongs to.
 CONTEXT = ""
+#: Unit of a bar that counts estimated seconds (``reproduce``: each figure weighs its
+#: estimate).  Its ETA is the estimate left, scaled by the pace so far (the whole run's
+#: average, tqdm's ``smoothing=0``): a run going at half the estimated pace shows twice the
+#: estimate left, and an ETA that grows while a figure falls behind.
+ESTIMATED_SECONDS = "s(est)"
 #: Bar layout (``{desc}`` ends in ": "): counts and ETA; no rate ("s(est)/s" says little).
 BAR_FORMAT = (
     "{desc}{percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} {unit} [{elapsed}<{remaining}{postfix}]"
@@ -165,8 +172,8 @@ def progress(total: int | None, desc: str, unit: str = "work units") -> Iterator
     """Progress of ``total`` units of work named ``desc``, on stderr.
 
     Yields an object with ``update(n)`` and ``set_description(text)``: a tqdm bar
-    on a terminal, a :class:`LineProgress` elsewhere, a no-op when disabled
-    (``-q``) or when tqdm is missing on a terminal.
+    on a terminal, a :class:`LineProgress` elsewhere (and on a terminal without
+    tqdm), a no-op when disabled (``-q``).
     """
     if not ENABLED:
         yield _NullBar()
@@ -174,20 +181,17 @@ def progress(total: int | None, desc: str, unit: str = "work units") -> Iterator
     desc = CONTEXT + desc
     stream = sys.stderr
     isatty = getattr(stream, "isatty", None)
-    if not (callable(isatty) and isatty()):
+    tqdm = _tqdm() if callable(isatty) and isatty() else None
+    if tqdm is None:  # a log, a pipe, CI — or a terminal without tqdm: the plain lines
         bar: Any = LineProgress(total, desc, unit, stream)
     else:
-        try:
-            from tqdm.auto import tqdm
-        except ImportError:
-            yield _NullBar()
-            return
         bar = tqdm(
             total=total,
             desc=f"{desc}: ",  # as tqdm's set_description writes it
             unit=unit,
             file=stream,
             delay=DELAY,
+            smoothing=0.0 if unit == ESTIMATED_SECONDS else 0.3,  # 0.3: tqdm's default
             leave=True,
             dynamic_ncols=True,
             bar_format=BAR_FORMAT if total is not None else None,
@@ -201,6 +205,15 @@ def progress(total: int | None, desc: str, unit: str = "work units") -> Iterator
         stop.set()
         beat.join()
         bar.close()
+
+
+def _tqdm() -> Any:
+    """tqdm's bar class, or None when tqdm is not installed (it comes with the extras)."""
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return None
+    return tqdm
 
 
 def _heartbeat(bar: Any, stop: threading.Event) -> None:

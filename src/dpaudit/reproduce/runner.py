@@ -36,7 +36,7 @@ from dpaudit.engine import checkpoint
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.io import atomic_write_text
-from dpaudit.progress import progress
+from dpaudit.progress import ESTIMATED_SECONDS, progress
 from dpaudit.report.build import write_report
 from dpaudit.reproduce.common import (
     FigureProgress,
@@ -184,7 +184,7 @@ def reproduce(
         _write_status(out, config, state, done, clock=clock, **extra)
 
     try:
-        with progress(round(sum(weights)), "reproduce", unit="s(est)") as bar:
+        with progress(round(sum(weights)), "reproduce", unit=ESTIMATED_SECONDS) as bar:
             for index, (spec, weight) in enumerate(zip(specs, weights, strict=True)):
                 where = f"{spec.name} [{index + 1}/{len(specs)}]"
                 bar.set_description(f"reproduce {where}")
