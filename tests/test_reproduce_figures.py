@@ -269,6 +269,8 @@ window.addEventListener("load", () => {
   const facts = {
     viewport: [window.innerWidth, window.innerHeight],
     summary: top(document.getElementById("summary")),
+    violations: top(document.getElementById("violations")),
+    first_violation_row: top(document.querySelector("#violations ~ table tbody tr")),
     first_figure_heading: top(document.querySelector("section.figure h2")),
     images: [...document.querySelectorAll("figure.plot img")].map((img) => ({
       figure: img.closest("figure").id,
@@ -322,7 +324,7 @@ def _run_probe(browser: str, probe: Path, tmp_path: Path, size: str) -> Any:
 
 @pytest.mark.slow  # uses tiny_run: `reproduce all` end to end
 def test_report_layout_as_a_reader_sees_it(tiny_run: Path, tmp_path: Path) -> None:
-    """Summary first, the first figure within 1.7 screens, figures not shrunk, words present."""
+    """The claims found false first, then the scorecard, figures, witnesses; figures not shrunk."""
     browser = _chromium()
     if browser is None:
         pytest.skip("Chromium is not installed (Debian: apt-get install chromium)")
@@ -331,12 +333,14 @@ def test_report_layout_as_a_reader_sees_it(tiny_run: Path, tmp_path: Path) -> No
     assert width == 1280 and 700 <= height <= 900, facts["viewport"]
     images = facts["images"]
     assert [i["figure"] for i in images] == [f"{n}-img" for n in registry.figure_names()]
-    # Order: the summary opens the report, figures follow, witnesses come last.
-    assert facts["summary"] < facts["first_figure_heading"] < images[0]["top"]
+    # The answer first (issue: findings before the scorecard): the table of claims found
+    # false opens the report and its first row is on the first screen.
+    assert facts["violations"] is not None and facts["violations"] < 0.5 * height, facts
+    assert facts["first_violation_row"] < height, f"first row at {facts['first_violation_row']}"
+    # Then the scorecard, the figures, and the witnesses last.
+    assert facts["violations"] < facts["summary"] < facts["first_figure_heading"]
+    assert facts["first_figure_heading"] < images[0]["top"]
     assert facts["last_figure_section"] < facts["witnesses"]
-    # 2.6 screens: the summary lists every finding of seven figures (was 2.1 with six, 1.7
-    # with five, 1.5 with four; whole-claims' two findings added ≈ 0.17, DP-MLM's two ≈ 0.14).
-    assert images[0]["top"] < 2.6 * height, f"first figure at {images[0]['top']:.0f} px"
     for image in images:
         # Drawn for the report's width: shown at (nearly) the size its text was drawn at.
         assert image["natural"] > 500, image
