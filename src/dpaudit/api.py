@@ -48,6 +48,7 @@ from dpaudit.auditors.blackbox.auditor import BlackBoxAuditor
 from dpaudit.auditors.blackbox.config import AuditConfig
 from dpaudit.auditors.blackbox.result import BlackBoxDetail
 from dpaudit.auditors.blackbox.scores import LikelihoodRatioScore
+from dpaudit.auditors.core.guard import domain_corners
 from dpaudit.auditors.core.protocol import Auditor, error_shares
 from dpaudit.auditors.metric.auditor import MetricAuditConfig, MetricAuditor
 from dpaudit.auditors.metric.result import MetricDetail, PairResult
@@ -63,7 +64,15 @@ from dpaudit.auditors.rewriter import (
 from dpaudit.auditors.rewriter.result import RewriterDetail
 from dpaudit.auditors.sanity.check import SanityAuditor, SanityDetail, check_sanity_mechanism
 from dpaudit.auditors.sanity.config import SanityConfig
-from dpaudit.claims import ApproxDP, Definition, MetricClaim, PrivacyClaim, TextClaim, Unit
+from dpaudit.claims import (
+    ApproxDP,
+    Definition,
+    InputDomain,
+    MetricClaim,
+    PrivacyClaim,
+    TextClaim,
+    Unit,
+)
 from dpaudit.engine.config import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError, InvalidTypeError
 from dpaudit.mechanisms.base import Mechanism, MechanismContract
@@ -290,10 +299,12 @@ def profile_score(mechanism: Mechanism, x: Any, x_prime: Any) -> Any:
 
 
 def _corners(mechanism: Mechanism) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
+    """The opposite corners of a bounded real box (None for any other domain)."""
     domain = mechanism.input_domain
-    if not getattr(domain, "bounded", False) or getattr(domain, "integer", False):
+    if not (isinstance(domain, InputDomain) and domain.bounded and not domain.integer):
         return None
-    return (domain.low,) * domain.size, (domain.high,) * domain.size
+    low, high = domain_corners(mechanism)
+    return tuple(low.ravel().tolist()), tuple(high.ravel().tolist())
 
 
 def _audit_curve(
@@ -326,9 +337,9 @@ def _audit_point(
         raise InvalidArgumentError(
             "mechanism", mech.name, "a mechanism of vectors with a pure or (ε, δ) claim"
         )
-    if not (joint and claim.definition is Definition.APPROXIMATE and claim.delta > 0):
-        return blackbox.audit(mech, claim, config, execution)
-    if config.mode == "dpsniper":  # DP-Sniper as published: the search alone
+    has_delta = claim.definition is Definition.APPROXIMATE and claim.delta > 0
+    # A pure claim, or DP-Sniper as published: the search alone.
+    if not (joint and has_delta) or config.mode == "dpsniper":
         return blackbox.audit(mech, claim, config, execution)
     shares = error_shares(1.0 - config.confidence, ("black-box search", "profile certifier"))
     searched = blackbox.audit(
@@ -345,7 +356,7 @@ def _audit_point(
             "the profile certifier did not run (no pair on a real box, or no score for these "
             "outputs that needs no training); the black-box search certified at α/2"
         )
-        return _joint(searched, None, config.confidence, note)
+        return _joint(searched, None, config.confidence, shares, note)
     profile_config = ProfileAuditConfig(
         selection_samples=config.samples,
         # Its sets are counted on one score per output, and the small sets a δ turns on
@@ -364,21 +375,26 @@ def _audit_point(
     detail = dataclasses.replace(
         certified.detail, pair_origin=origin, claim_source="the mechanism's (ε, δ) claim"
     )
-    return _joint(searched, dataclasses.replace(certified, detail=detail), config.confidence)
+    certified = dataclasses.replace(certified, detail=detail)
+    return _joint(searched, certified, config.confidence, shares)
 
 
 def _joint(
-    searched: AuditResult, certified: AuditResult | None, confidence: float, note: str = ""
+    searched: AuditResult,
+    certified: AuditResult | None,
+    confidence: float,
+    shares: dict[str, float],
+    note: str = "",
 ) -> AuditResult:
-    """One result for an (ε, δ) claim audited by both certifiers, each at half the error.
+    """One result for an (ε, δ) claim audited by both certifiers at their ``shares`` of α.
 
     The profile certifier's result when it alone refutes the claim, the search's otherwise;
     either way the other's finding is a note and the confidence is the joint one.
     """
-    alpha = 1.0 - confidence
+    alpha, k = 1.0 - confidence, len(shares)
     split = (
         f"The black-box search and the profile certifier audited this (ε, δ) claim under one "
-        f"error budget α = {alpha:.4g}, each at α/2 = {alpha / 2:.4g}, so every statement "
+        f"error budget α = {alpha:.4g}, each at α/{k} = {alpha / k:.4g}, so every statement "
         f"below holds jointly with probability ≥ {confidence:g}. "
     )
     if certified is not None and certified.violation and not searched.violation:
