@@ -597,15 +597,69 @@ def test_entry_rule_catches_a_direct_call(tmp_path: Path) -> None:
     ]
 
 
-def test_audit_results_are_constructed_in_one_place_per_auditor() -> None:
-    """``AuditResult(`` is built by the auditors' result assembly, never by the layers above."""
-    builders = sorted(
-        str(path.relative_to(SRC))
-        for path in _source_files()
-        if _package(path) not in ("auditors", "results")
-        and re.search(r"\bAuditResult\(", path.read_text(encoding="utf-8"))
+#: The one module that assembles audit results (the verdict rule, its sentence, the fields).
+ANSWER_MODULE = "auditors/core/answer.py"
+
+
+#: Fields only an audit result has: a ``replace`` that sets one patches a finished result.
+RESULT_ONLY_FIELDS = frozenset(
+    {
+        "verdict",
+        "verdict_text",
+        "epsilon_lower_bound",
+        "confidence_statement",
+        "witness",
+        "declaration_findings",
+        "reproducible",
+        "claimed_epsilon",
+    }
+)
+
+
+def _result_constructions(path: Path) -> list[str]:
+    """Calls that build or patch an :class:`AuditResult` in ``path``: ``AuditResult(...)``, or
+    ``replace`` setting a field only a result has (:data:`RESULT_ONLY_FIELDS`), or setting
+    ``detail`` on a value named ``result``."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.Call):
+            continue
+        name = _dotted(node.func)
+        if name is not None and name.split(".")[-1] == "AuditResult":
+            out.append(f"line {node.lineno}: AuditResult(...)")
+        elif name in ("replace", "dataclasses.replace") and node.args:
+            keys = {k.arg for k in node.keywords}
+            first = node.args[0]
+            named = isinstance(first, ast.Name) and first.id == "result"
+            if keys & RESULT_ONLY_FIELDS or (named and "detail" in keys):
+                out.append(f"line {node.lineno}: replace(..., {', '.join(sorted(keys))})")
+    return out
+
+
+@pytest.mark.parametrize("path", _source_files(), ids=lambda p: str(p.relative_to(SRC)))
+def test_audit_results_are_assembled_in_one_module(path: Path) -> None:
+    """Only the core's answer module builds a result; auditors hand it what they certified."""
+    if str(path.relative_to(SRC)) in (ANSWER_MODULE, "results/audit.py"):
+        return
+    assert _result_constructions(path) == [], f"{path.relative_to(SRC)} assembles a result"
+
+
+def test_result_assembly_rule_catches_one(tmp_path: Path) -> None:
+    path = tmp_path / "auditor.py"
+    path.write_text(
+        "import dataclasses\n"
+        "from dpaudit.results import AuditResult\n"
+        "r = AuditResult(kind='blackbox')\n"
+        "s = dataclasses.replace(chosen, verdict_text='', notes=())\n"
+        "t = dataclasses.replace(result, detail=None)\n"
+        "u = dataclasses.replace(config, seed=1)\n",
+        encoding="utf-8",
     )
-    assert not builders, f"results are assembled outside auditors/: {builders}"
+    assert _result_constructions(path) == [
+        "line 3: AuditResult(...)",
+        "line 4: replace(..., notes, verdict_text)",
+        "line 5: replace(..., detail)",
+    ]
 
 
 def _class_names(paths: list[Path], root: Path) -> dict[str, list[str]]:

@@ -44,7 +44,7 @@ def test_too_small_mu_is_a_violation_and_fails_the_run(capsys) -> None:
     )
     assert code == 1
     lines = out.splitlines()
-    assert lines[0].startswith("violation of 0.15-GDP")
+    assert lines[0].startswith("violation: ") and "claimed by 0.15-GDP" in lines[0]
     assert "one-sided lower bounds" in lines[1]
     assert any(line.startswith("witness: x = [0.0], x′ = [1.0]") for line in lines)
     assert "at least" in out and "at most" in out and "finding: " in out
@@ -68,7 +68,7 @@ def test_projection_score_for_laplace_and_verbose_grid(capsys) -> None:
         "-v",
     )
     assert code == 0, err
-    assert out.startswith("no violation found of 1-DP")
+    assert out.startswith("no violation found: ") and "claimed by 1-DP" in out.splitlines()[0]
     assert "witness: x = [1.0], x′ = [0.0]  (given)" in out
     assert "score: ⟨y − (x + x′)/2, x − x′⟩" in out
     assert "claimed δ(ε)" in out  # the grid table of -v
@@ -169,7 +169,8 @@ def test_claim_without_sizes_fills_its_time_budget_and_says_how_to_repeat(capsys
         capsys, *GAUSS, "--claim", "gdp:0.268", "--time-budget", "5", "--workers", "1"
     )
     assert code == 0, err
-    assert "for a budget of 5 s" in err and out.startswith("no violation found of 0.268-GDP")
+    assert "for a budget of 5 s" in err and out.startswith("no violation found: ")
+    assert "claimed by 0.268-GDP" in out.splitlines()[0]
     found = re.search(r"to repeat exactly: --samples (\d+) --final-samples (\d+)", err)
     assert found is not None, err
     samples, final = int(found.group(1)), int(found.group(2))

@@ -48,6 +48,7 @@ from dpaudit.auditors.blackbox.auditor import BlackBoxAuditor
 from dpaudit.auditors.blackbox.config import AuditConfig
 from dpaudit.auditors.blackbox.result import BlackBoxDetail
 from dpaudit.auditors.blackbox.scores import LikelihoodRatioScore
+from dpaudit.auditors.core.answer import joint_answer
 from dpaudit.auditors.core.guard import domain_corners
 from dpaudit.auditors.core.protocol import Auditor, error_shares
 from dpaudit.auditors.metric.auditor import MetricAuditConfig, MetricAuditor
@@ -356,7 +357,7 @@ def _audit_point(
             "the profile certifier did not run (no pair on a real box, or no score for these "
             "outputs that needs no training); the black-box search certified at α/2"
         )
-        return _joint(searched, None, config.confidence, shares, note)
+        return joint_answer(searched, None, config.confidence, shares, note)
     profile_config = ProfileAuditConfig(
         selection_samples=config.samples,
         # Its sets are counted on one score per output, and the small sets a δ turns on
@@ -368,56 +369,10 @@ def _audit_point(
         # A root seed of its own: its samples are fresh for the search and for itself.
         seed=config.seed + 2**32,
     )
-    certified = ProfileAuditor(pair[0], pair[1], score).audit(
-        mech, ApproxDP(claim.epsilon, claim.delta), profile_config, execution
-    )
     origin = "the black-box witness's pair" if w is not None else "box: opposite corners"
-    detail = dataclasses.replace(
-        certified.detail, pair_origin=origin, claim_source="the mechanism's (ε, δ) claim"
+    certifier = ProfileAuditor(
+        pair[0], pair[1], score, pair_origin=origin, claim_source="the mechanism's (ε, δ) claim"
     )
-    certified = dataclasses.replace(certified, detail=detail)
-    return _joint(searched, certified, config.confidence, shares)
-
-
-def _joint(
-    searched: AuditResult,
-    certified: AuditResult | None,
-    confidence: float,
-    shares: dict[str, float],
-    note: str = "",
-) -> AuditResult:
-    """One result for an (ε, δ) claim audited by both certifiers at their ``shares`` of α.
-
-    The profile certifier's result when it alone refutes the claim, the search's otherwise;
-    either way the other's finding is a note and the confidence is the joint one.
-    """
-    alpha, k = 1.0 - confidence, len(shares)
-    split = (
-        f"The black-box search and the profile certifier audited this (ε, δ) claim under one "
-        f"error budget α = {alpha:.4g}, each at α/{k} = {alpha / k:.4g}, so every statement "
-        f"below holds jointly with probability ≥ {confidence:g}. "
-    )
-    if certified is not None and certified.violation and not searched.violation:
-        chosen, other = certified, searched
-        other_note = f"black-box search: {searched.verdict_text}"
-    else:
-        chosen, other = searched, certified
-        other_note = note
-        if certified is not None:
-            point = certified.detail.profile[0]
-            other_note = (
-                f"profile certifier on {certified.detail.pair_origin}: "
-                f"δ(ε = {point.epsilon:g}) ≥ {max(point.delta_lower_bound, 0.0):.4g} "
-                f"(claimed {point.claimed_delta:g})"
-            )
-    timing = dict(chosen.timing)
-    if other is not None:
-        timing["total"] = round(chosen.timing["total"] + other.timing["total"], 4)
-    return dataclasses.replace(
-        chosen,
-        verdict_text=f"{chosen.verdict_text}; with the other certifier, jointly at {confidence:g}",
-        confidence=confidence,
-        confidence_statement=split + chosen.confidence_statement,
-        notes=(*chosen.notes, other_note),
-        timing=timing,
-    )
+    approx = ApproxDP(claim.epsilon, claim.delta)
+    certified = certifier.audit(mech, approx, profile_config, execution)
+    return joint_answer(searched, certified, config.confidence, shares)

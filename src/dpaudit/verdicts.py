@@ -3,16 +3,19 @@
 An audit is one-sided: it can show that a claim is false (ε ≥ x > claimed ε
 with confidence 1 − α) and otherwise says "no violation found" — never that a
 mechanism is private.  :class:`Verdict` names the outcomes,
-:func:`verdict_text` is the only sentence that states one.  Per-pair metric-DP
-audits add two outcomes of their own: *inconclusive* (the sample is too small
-for an honest bound at the pair's allowed loss ε·d) and *outside the claim*
-(d = ∞: the claim constrains nothing for that pair).  A basic module:
+:func:`state` is the only sentence that states one (from the
+auditor's :class:`Evidence`).  Two more outcomes: *inconclusive* (the sizes
+drawn could not have shown a violation of the size the claim allows, at some
+statement the claim covers) and *outside the claim* (the claim constrains
+nothing audited, e.g. metric-DP pairs at d = ∞).  The rule that picks one is
+:func:`dpaudit.auditors.core.answer.judge`.  A basic module:
 imports nothing from dpaudit.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from enum import StrEnum
 
 
@@ -21,9 +24,9 @@ class Verdict(StrEnum):
 
     VIOLATION = "violation"
     NO_VIOLATION_FOUND = "no violation found"
-    #: Metric-DP pairs only: no violation, and too few samples to show one at ε·d.
+    #: No violation, and too few samples to have shown one of the size the claim allows.
     INCONCLUSIVE = "inconclusive"
-    #: Metric-DP pairs only: d(w, w') = ∞, the claim says nothing about the pair.
+    #: The claim constrains nothing audited (a metric-DP pair at d(w, w') = ∞).
     OUTSIDE_CLAIM = "outside the claim"
 
     @classmethod
@@ -47,22 +50,56 @@ class Verdict(StrEnum):
         }[self]
 
 
+@dataclass(frozen=True)
+class Evidence:
+    """The phrases a verdict sentence is made of, in the auditor's own terms.
+
+    ``refuted``: what the certified bounds show when they refute the claim (``ε ≥ 2.1 >
+    claimed 1``); ``held``: what they show when they do not (``ε_lcb = 0.4 ≤ claimed 1``);
+    ``blind``: why the audit could not have seen a violation (an *inconclusive* audit);
+    ``outside``: why the claim constrains nothing that was audited.
+    """
+
+    refuted: str
+    held: str
+    blind: str = ""
+    outside: str = ""
+
+
+def state(verdict: Verdict, evidence: Evidence, level: str) -> str:
+    """The one sentence that states a verdict, at confidence ``level`` (e.g. ``"0.95"``).
+
+    A violation is stated with its confidence; "no violation found" always adds that it does
+    not show the mechanism private; "inconclusive" always adds that it is not a pass.
+    """
+    verdict = Verdict(verdict)
+    if verdict is Verdict.VIOLATION:
+        return f"violation: {evidence.refuted} at confidence {level}"
+    if verdict is Verdict.INCONCLUSIVE:
+        why = evidence.blind or "the audit could not have seen a violation of the claim's size"
+        return f"inconclusive: {why}; this is not a pass"
+    if verdict is Verdict.OUTSIDE_CLAIM:
+        return f"outside the claim: {evidence.outside or 'the claim constrains no audited pair'}"
+    return (
+        f"no violation found: {evidence.held} "
+        f"(confidence {level}; this does not show that the mechanism is private)"
+    )
+
+
 def verdict_text(
     lower_bound: float, claimed: float, confidence: float | str, delta: float = 0.0
 ) -> str:
-    """One-sided verdict in words: a violation with its confidence, or "no violation found".
+    """:func:`state` for a bound on ε: a violation with its confidence, or "no violation found".
 
     ``confidence`` is a level (formatted with ``:g``) or a phrase such as
     ``"0.95 (family-wise over 210 cells)"``.
     """
     level = f"{confidence:g}" if isinstance(confidence, float | int) else confidence
     claim = f"claimed {claimed:g}" + (f" (δ = {delta:g})" if delta > 0 else "")
-    if Verdict.from_bound(lower_bound, claimed) is Verdict.VIOLATION:
-        return f"violation: ε ≥ {_fmt(lower_bound)} > {claim} at confidence {level}"
-    return (
-        f"no violation found: ε_lcb = {_fmt(lower_bound)} ≤ {claim} "
-        f"(confidence {level}; this does not show that the mechanism is private)"
+    evidence = Evidence(
+        refuted=f"ε ≥ {_fmt(lower_bound)} > {claim}", held=f"ε_lcb = {_fmt(lower_bound)} ≤ {claim}"
     )
+    return state(Verdict.from_bound(lower_bound, claimed), evidence, level)
 
 
 def _fmt(v: float) -> str:

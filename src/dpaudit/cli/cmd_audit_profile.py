@@ -15,7 +15,6 @@ the adapters).  Without ``--samples``/``--final-samples`` its sizes are fitted t
 from __future__ import annotations
 
 import argparse
-import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -267,7 +266,14 @@ def run_profile(args: argparse.Namespace) -> int:
     from dpaudit.auditors.profile import ProfileAuditor
     from dpaudit.engine.config import ExecutionConfig
 
-    auditor = ProfileAuditor(pair.x, pair.x_prime, score)
+    auditor = ProfileAuditor(
+        pair.x,
+        pair.x_prime,
+        score,
+        pair_origin=pair.origin,
+        claim_source=parsed.text,
+        claim_note=parsed.note or "",
+    )
     pilots = ExecutionConfig(workers=args.workers)
     _sizes(
         args,
@@ -278,10 +284,7 @@ def run_profile(args: argparse.Namespace) -> int:
     config = _config(args, args.samples, args.final_samples)
 
     def compute(execution: ExecutionConfig) -> AuditResult:
-        result = audit(mechanism, parsed.claim, method=auditor, config=config, execution=execution)
-        where = {"pair_origin": pair.origin, "claim_source": parsed.text}
-        detail = dataclasses.replace(result.detail, **where, claim_note=parsed.note or "")
-        return dataclasses.replace(result, detail=detail)
+        return audit(mechanism, parsed.claim, method=auditor, config=config, execution=execution)
 
     result = run_recorded(args, "audit", compute)
     return emit_verdict(args, result, lambda r: render_profile(r, args.verbose), result.violation)

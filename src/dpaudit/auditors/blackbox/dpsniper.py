@@ -27,6 +27,7 @@ from dpaudit.auditors.blackbox.scores import (
     train_classifier,
 )
 from dpaudit.auditors.blackbox.selection import Candidate
+from dpaudit.auditors.core.answer import joint_confidence
 from dpaudit.auditors.core.certify import certify_one, split_error
 from dpaudit.auditors.core.streams import StageKey
 from dpaudit.auditors.core.trust import TrustReport
@@ -81,12 +82,11 @@ def audit_dpsniper(
         cfg.confidence,
     )
     c = cfg.target_mass
-    statement = (
-        f"DP-Sniper (Bichsel et al. 2021): ε ≥ ε_lcb holds with probability ≥ "
-        f"{cfg.confidence:g} over the final samples; the pair was chosen on separate samples; "
-        f"p1_lower and p2_upper are one-sided Clopper–Pearson bounds at error "
-        f"{alpha_side:.4g} each. The target mass c = {c:g} caps the estimate near "
-        f"ln(1/c) = {math.log(1 / c):.3g}."
+    statement = joint_confidence(
+        cfg.confidence,
+        1,
+        f"DP-Sniper (Bichsel et al. 2021): the pair was chosen on separate samples; the "
+        f"target mass c = {c:g} caps the estimate near ln(1/c) = {math.log(1 / c):.3g}.",
     )
     n = cfg.samples
     samples = {"train": n_train, "threshold": n, "check": n, "final": cfg.final_samples}

@@ -18,14 +18,21 @@ from dpaudit.auditors.blackbox.pairs import InputPair
 from dpaudit.auditors.blackbox.result import BlackBoxDetail
 from dpaudit.auditors.blackbox.sampler import Timer
 from dpaudit.auditors.blackbox.selection import Candidate, log_ratio
+from dpaudit.auditors.core.answer import (
+    Judged,
+    answer,
+    epsilon_evidence,
+    joint_confidence,
+    untestable_epsilon,
+)
 from dpaudit.auditors.core.certify import Certificate, FinalCounts
 from dpaudit.auditors.core.power import describe_power, power_summary
-from dpaudit.auditors.core.trust import TrustReport, trust_fields
+from dpaudit.auditors.core.proposal import Proposal, record
+from dpaudit.auditors.core.trust import TrustReport
 from dpaudit.errors import DPAuditError
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.results.audit import AuditorKind, AuditResult
 from dpaudit.results.statement import CertifiedStatement
-from dpaudit.verdicts import Verdict, verdict_text
 from dpaudit.witness import ThresholdAttack, Witness, WitnessKind, WitnessSeeds, format_value
 
 
@@ -188,34 +195,28 @@ def threshold_attack(pair: InputPair, c: Candidate) -> ThresholdAttack:
     )
 
 
+def proposals(roles: list[str], chosen: list[Candidate]) -> list[Proposal]:
+    """The search's final sets as the proposals the core certifies (``roles``: why each)."""
+    return [
+        Proposal(c.pair_index, c.numerator_is_x, c, role)
+        for role, c in zip(roles, chosen, strict=True)
+    ]
+
+
 def certified_sets(
     pairs: list[InputPair],
-    proposed: list[tuple[str, Candidate, float]],
+    proposed: list[Proposal],
+    faces: list[float],
     counts: list[FinalCounts],
     certs: list[Certificate],
 ) -> tuple[CertifiedStatement, ...]:
-    """The record of every set certified together: ``(role, candidate, face projection)``
-    as proposed, with its final counts and certificate."""
+    """The record of every set certified together: each proposal (its event a search
+    candidate) with its face projection, final counts and certificate."""
     out = []
-    for (role, c, face), n, cert in zip(proposed, counts, certs, strict=True):
-        attack = threshold_attack(pairs[c.pair_index], c)
-        out.append(
-            CertifiedStatement(
-                pair_index=c.pair_index,
-                forward=c.numerator_is_x,
-                event=f"{attack.family} {attack.set_description}",
-                role=role,
-                p1_hits=n.hits_x,
-                p1_samples=n.samples_x,
-                p2_hits=n.hits_x_prime,
-                p2_samples=n.samples_x_prime,
-                p1_lower=cert.p1.bound,
-                p2_upper=cert.p2.bound,
-                error=cert.p1.bound_error,
-                epsilon_lower_bound=cert.lower_bound,
-                face_projection=face,
-            )
-        )
+    for p, face, n, cert in zip(proposed, faces, counts, certs, strict=True):
+        attack = threshold_attack(pairs[p.pair_index], p.event)
+        event = f"{attack.family} {attack.set_description}"
+        out.append(record(p, n, cert, event, face_projection=face))
     return tuple(out)
 
 
@@ -234,14 +235,16 @@ def build_result(
     *,
     trust: TrustReport | None,
 ) -> AuditResult:
-    """The result of an audit whose best certified set is ``witness``.
+    """The result of an audit whose best certified set is ``witness`` (assembled by the core).
 
     ``certified_proposals``: ``K``, the number of sets certified together on the final
     samples; ``certified``: those sets (:func:`certified_sets`), where recorded;
-    ``trust``: what the audit's trust call found (its notes come first).
+    ``trust``: what the audit's trust call found (its notes come first).  The witness's set
+    is the statement judged; without a violation, the power of the final sample size says
+    whether it could have shown one (:func:`~dpaudit.auditors.core.power.power_summary`).
     """
     claim = mech.claim
-    lcb = max(0.0, witness.epsilon_lower_bound)  # ε ≥ 0 always; report no negative bound
+    lcb = witness.epsilon_lower_bound
     notes = []
     if witness.p2.hits == 0:
         notes.append(
@@ -249,45 +252,34 @@ def build_result(
             f"(p2_upper = 1 − (error)^(1/n) = {witness.p2.bound:.3g} with n = "
             f"{witness.p2.samples})"
         )
-    verdict = Verdict.from_bound(lcb, claim.epsilon)
     power: dict[str, float] = {}
-    text = verdict_text(lcb, claim.epsilon, cfg.confidence, claim.delta)
-    if verdict is not Verdict.VIOLATION:
+    testable, blind = True, ""
+    if not lcb > claim.epsilon:
         n_final = min(witness.p1.samples, witness.p2.samples)
         power = power_summary(claim.epsilon, n_final, witness.p1.bound_error, claim.delta)
         notes.append(describe_power(claim.epsilon, power))
-        if not math.isfinite(power["mass 0.5"]):
-            verdict = Verdict.INCONCLUSIVE
-            text = _untestable(claim.epsilon, power["ceiling"], n_final)
-    return AuditResult(
+        testable = math.isfinite(power["mass 0.5"])
+        blind = untestable_epsilon(claim.epsilon, power["ceiling"], n_final)
+    return answer(
         kind=AuditorKind.BLACKBOX,
         mechanism=mech.spec(),
-        claim=mech.claim_text,
-        claimed_epsilon=claim.epsilon,
-        claimed_delta=claim.delta,
-        epsilon_lower_bound=lcb,
+        claim=claim,
+        claim_text=mech.claim_text,
+        judged=(Judged.of_bound(max(0.0, lcb), claim.epsilon, testable=testable),),
+        evidence=epsilon_evidence(max(0.0, lcb), claim.epsilon, claim.delta, blind),
+        bound=lcb,
         confidence=cfg.confidence,
-        verdict=verdict,
-        verdict_text=text,
+        confidence_statement=statement,
         witness=witness,
         detail=BlackBoxDetail(
             cfg.mode, families, len(pairs), n_compared, certified_proposals, certified
         ),
         samples=samples,
-        confidence_statement=statement,
         seed=cfg.seed,
         timing=timer.total(),
         power=power,
-        **trust_fields(trust, notes),
-    )
-
-
-def _untestable(claimed: float, ceiling: float, n: int) -> str:
-    """The verdict when the claim lies above what ``n`` samples can ever certify."""
-    return (
-        f"inconclusive: no bound above {ceiling:.3g} can be certified with {n} final samples "
-        f"per input, so a violation of ε = {claimed:g} could not have been seen; this is "
-        f"not a pass (about e^ε·ln(1/α) samples per input would be needed)"
+        trust=trust,
+        notes=notes,
     )
 
 
@@ -304,23 +296,23 @@ def no_witness_result(
     """The result when no candidate set had a finite projected bound: nothing certified
     (``trust``: what the audit's trust call found)."""
     claim = mech.claim
-    return AuditResult(
+    return answer(
         kind=AuditorKind.BLACKBOX,
         mechanism=mech.spec(),
-        claim=mech.claim_text,
-        claimed_epsilon=claim.epsilon,
-        claimed_delta=claim.delta,
-        epsilon_lower_bound=0.0,
+        claim=claim,
+        claim_text=mech.claim_text,
+        judged=(Judged.of_bound(0.0, claim.epsilon),),
+        evidence=epsilon_evidence(0.0, claim.epsilon, claim.delta),
+        bound=0.0,
         confidence=cfg.confidence,
-        verdict=Verdict.NO_VIOLATION_FOUND,
-        verdict_text=verdict_text(0.0, claim.epsilon, cfg.confidence, claim.delta),
+        confidence_statement="no candidate set separated the outputs; nothing was re-estimated",
         witness=None,
         detail=BlackBoxDetail(cfg.mode, families, len(pairs), n_compared, 0),
         samples={"selection": cfg.samples, "final": 0},
-        confidence_statement="no candidate set separated the outputs; nothing was re-estimated",
         seed=cfg.seed,
         timing=timer.total(),
-        **trust_fields(trust, ("no candidate had a positive projected bound",)),
+        trust=trust,
+        notes=("no candidate had a positive projected bound",),
     )
 
 
@@ -329,7 +321,6 @@ def search_statement(
     compared: tuple[int, int, int],
     playoff: bool,
     sets: tuple[int, int, int, int, int],
-    alpha_side: float,
 ) -> str:
     """What the dpaudit-mode search's confidence covers, in words (``auditor``'s docstring).
 
@@ -340,20 +331,17 @@ def search_statement(
     k, runners, hedges, rungs, rare = sets
     pairs, families, candidates = compared
     hedged = f"{hedges} leading set(s) under the ranking's own margin, " if hedges else ""
-    text = (
-        f"ε ≥ ε_lcb holds with probability ≥ {confidence:g} over the final samples. "
+    chosen = (
         f"{pairs} pair(s), {families} attack famil(ies) and {candidates} threshold/direction "
         f"candidates were compared on separate training, ranking"
         f"{' and playoff' if playoff else ''} samples, so choosing among them costs no "
         f"confidence; {k} set(s) ({k - rungs - runners - hedges - rare} best candidate(s), "
         f"{runners} runner(s)-up too close to call, {hedged}{rungs} smaller set(s) of the "
-        f"winner's kind) were re-estimated on fresh final samples, Bonferroni-corrected: "
-        f"p1_lower and p2_upper are each one-sided Clopper–Pearson bounds at error α/(2·{k}) = "
-        f"{alpha_side:.4g} (α = {1 - confidence:.4g})."
+        f"winner's kind) were re-estimated on fresh final samples."
     )
     if rare:
-        text += (
+        chosen += (
             f" {rare} of the {k} set(s) are rare-event sets (clusters of repeated or "
             "nearly equal training outputs), counted in that K."
         )
-    return text
+    return joint_confidence(confidence, k, chosen)

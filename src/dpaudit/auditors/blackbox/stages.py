@@ -33,6 +33,7 @@ from dpaudit.auditors.blackbox.outcome import (
     certified_sets,
     final_counts,
     no_witness_result,
+    proposals,
     search_statement,
 )
 from dpaudit.auditors.blackbox.rare import RARE_MIN_HITS, RareSetScore
@@ -486,10 +487,9 @@ def certify_proposals(state: Shortlist, budget: Budget, timer: Timer) -> AuditRe
         (len(pairs), len(state.families), state.compared),
         bool(state.samples.get("playoff")),
         (k, len(runners), len(hedges), len(rungs), len(rare)),
-        certs[top].p1.bound_error,
     )
     samples = {**state.samples, "final": cfg.final_samples}
-    record = certified_sets(pairs, list(zip(roles, chosen, faces, strict=True)), counts, certs)
+    record = certified_sets(pairs, proposals(roles, chosen), faces, counts, certs)
     return build_result(
         mech, cfg, witness, state.families, pairs, state.compared, statement, timer, samples, k,
         record, trust=budget.trust,

@@ -49,14 +49,14 @@ import dataclasses
 import math
 import time
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
+from dpaudit.auditors.core.answer import Evidence, Judged, answer, joint_confidence
 from dpaudit.auditors.core.certify import FinalCounts, certify_one, split_error, verdict_for
 from dpaudit.auditors.core.projection import projected_bound
 from dpaudit.auditors.core.streams import StageKey
-from dpaudit.auditors.core.trust import establish_trust, trust_fields
+from dpaudit.auditors.core.trust import TrustReport, establish_trust
 from dpaudit.auditors.metric.exact import exact_beside, exact_notes
 from dpaudit.auditors.metric.pairs import WordPair, search_pairs
 from dpaudit.auditors.metric.power import PairPower, pair_power, resolution_mass
@@ -68,7 +68,6 @@ from dpaudit.auditors.metric.result import (
     MetricDetail,
     PairResult,
     fmt_value,
-    overall_verdict,
     pair_witness,
 )
 from dpaudit.auditors.metric.sampling import count_words
@@ -200,8 +199,8 @@ def audit_metric(
         + exact_notes([(r.w, r.w_prime, r.allowed_loss, r.exact_loss, r.verdict) for r in results])
     )
     detail = MetricDetail(tuple(results), K, exact.law_check)
-    statement = _statement(config, K, alpha_side)
-    return _result(mechanism, config, detail, statement, timing, trust_fields(trust, notes))
+    statement = _statement(config, K)
+    return _result(mechanism, config, detail, statement, timing, trust, notes)
 
 
 def sampling_seconds(result: AuditResult) -> float | None:
@@ -222,28 +221,36 @@ def _result(
     detail: MetricDetail,
     statement: str,
     timing: dict[str, float],
-    trust: dict[str, Any],
+    trust: TrustReport,
+    notes: tuple[str, ...],
 ) -> AuditResult:
     """The shared result: the worst pair's bound and witness, the verdict over all pairs
-    (``trust``: the trust fields and notes, :func:`~dpaudit.auditors.core.trust.trust_fields`)."""
+    (each pair judged by its own verdict, the rule :func:`~dpaudit.auditors.core.answer.judge`)."""
     worst = detail.worst
-    return AuditResult(
+    judged = [
+        Judged(
+            refuted=p.verdict == VIOLATION,
+            covered=p.verdict != OUTSIDE,
+            testable=p.verdict != INCONCLUSIVE,
+        )
+        for p in detail.pairs
+    ]
+    return answer(
         kind=AuditorKind.METRIC,
         mechanism=mechanism.spec(),
-        claim=mechanism.claim.describe(),
-        claimed_epsilon=mechanism.claim.epsilon,
-        claimed_delta=0.0,
-        epsilon_lower_bound=0.0 if worst is None else worst.epsilon_lower_bound,
+        claim=mechanism.claim,
+        judged=judged,
+        evidence=_evidence(list(detail.pairs), config.power_ratio),
+        bound=0.0 if worst is None else worst.epsilon_lower_bound,
         confidence=config.confidence,
-        verdict=overall_verdict(detail.pairs),
-        verdict_text=_overall(list(detail.pairs), config.confidence, config.power_ratio),
+        confidence_statement=statement,
         witness=None if worst is None else pair_witness(worst, config.confidence),
         detail=detail,
         samples={"selection": config.samples, "final": config.final_samples},
-        confidence_statement=statement,
         seed=config.seed,
         timing=timing,
-        **trust,
+        trust=trust,
+        notes=notes,
     )
 
 
@@ -297,16 +304,14 @@ def _audited_pairs(mechanism: WordMechanism, config: MetricAuditConfig) -> list[
     return [WordPair(a, b, "user") for a, b in config.pairs]
 
 
-def _statement(config: MetricAuditConfig, K: int, alpha_side: float) -> str:
+def _statement(config: MetricAuditConfig, K: int) -> str:
     """What the joint confidence of the ``K`` per-pair statements covers."""
-    return (
+    return joint_confidence(
+        config.confidence,
+        K,
         f"Pairs and output sets were chosen on selection samples ({config.samples} per input, "
-        f"half to build candidate sets, half to rank them) "
-        f"independent of the final samples ({config.final_samples} per input). {K} (pair, set) "
-        f"candidates were re-estimated; p1_lower and p2_upper are one-sided Clopper–Pearson "
-        f"bounds at error α/(2·{K}) = {alpha_side:.4g} each (α = {1.0 - config.confidence:.4g}, "
-        f"Bonferroni), so all {K} per-pair statements hold together with probability ≥ "
-        f"{config.confidence:g}."
+        f"half to build candidate sets, half to rank them) independent of the final samples "
+        f"({config.final_samples} per input); {K} (pair, set) candidates were re-estimated.",
     )
 
 
@@ -464,24 +469,24 @@ def _rank_key(r: PairResult) -> tuple[int, float]:
     return (order, -r.ratio if order < 3 else -r.epsilon_lower_bound)
 
 
-def _overall(results: list[PairResult], confidence: float, power_ratio: float) -> str:
+def _evidence(results: list[PairResult], power_ratio: float) -> Evidence:
+    """The verdict's phrases over the pairs: the worst violation, the blind pairs, the floor."""
     bad = [r for r in results if r.verdict == VIOLATION]
+    refuted = ""
     if bad:
         w = bad[0]
-        return (
-            f"violation: for ({w.w!r}, {w.w_prime!r}) ε_lcb = {fmt_value(w.epsilon_lower_bound)} > "
-            f"ε·d = {fmt_value(w.allowed_loss)} (ratio {fmt_value(w.ratio)}) at joint confidence "
-            f"{confidence:g}; {len(bad)} of {len(results)} pairs violate"
+        refuted = (
+            f"for ({w.w!r}, {w.w_prime!r}) ε_lcb = {fmt_value(w.epsilon_lower_bound)} > "
+            f"ε·d = {fmt_value(w.allowed_loss)} (ratio {fmt_value(w.ratio)}); {len(bad)} of "
+            f"{len(results)} pairs violate"
         )
     unsure = [r for r in results if r.verdict == INCONCLUSIVE]
-    if unsure:
-        known = [r.samples_needed for r in unsure if r.samples_needed is not None]
-        need = f" (up to ≈ {max(known):.3g} final samples per input)" if known else ""
-        return (
-            f"inconclusive: no violation found, but for {len(unsure)} of {len(results)} pairs "
-            f"the audit could not have seen a loss of {power_ratio:g}·ε·d on the rarest outputs "
-            f"it saw{need}; this is not a pass"
-        )
+    known = [r.samples_needed for r in unsure if r.samples_needed is not None]
+    need = f" (up to ≈ {max(known):.3g} final samples per input)" if known else ""
+    blind = (
+        f"no violation found, but for {len(unsure)} of {len(results)} pairs the audit could "
+        f"not have seen a loss of {power_ratio:g}·ε·d on the rarest outputs it saw{need}"
+    )
     covered = [r for r in results if r.resolution_mass is not None]
     floor = (
         f"; on each, a loss of {power_ratio:g}·ε·d on any output of mass ≥ "
@@ -490,9 +495,11 @@ def _overall(results: list[PairResult], confidence: float, power_ratio: float) -
         if covered
         else ""
     )
-    return (
-        f"no violation found over {len(results)} pairs (confidence {confidence:g}{floor}; "
-        f"this does not show that the mechanism is private)"
+    return Evidence(
+        refuted=refuted,
+        held=f"over {len(results)} pairs{floor}",
+        blind=blind,
+        outside=f"every one of the {len(results)} pairs is at distance ∞",
     )
 
 

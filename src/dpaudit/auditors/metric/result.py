@@ -145,14 +145,6 @@ def pair_witness(r: PairResult, confidence: float) -> Witness:
     )
 
 
-def overall_verdict(pairs: tuple[PairResult, ...]) -> Verdict:
-    """VIOLATION if any pair is one, else INCONCLUSIVE if any pair is, else no violation found."""
-    for verdict in (Verdict.VIOLATION, Verdict.INCONCLUSIVE):
-        if any(p.verdict is verdict for p in pairs):
-            return verdict
-    return Verdict.NO_VIOLATION_FOUND
-
-
 def fmt_value(v: float) -> str:
     """``inf`` or four significant digits."""
     return "inf" if math.isinf(v) else f"{v:.4g}"

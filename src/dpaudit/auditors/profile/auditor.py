@@ -37,9 +37,10 @@ from typing import Any
 
 import numpy as np
 
+from dpaudit.auditors.core.answer import Judged, answer, joint_confidence, judge
 from dpaudit.auditors.core.certify import FinalCounts, certify, split_error
 from dpaudit.auditors.core.streams import StageKey
-from dpaudit.auditors.core.trust import TrustReport, establish_trust, trust_fields
+from dpaudit.auditors.core.trust import TrustReport, establish_trust
 from dpaudit.auditors.profile.bounds import (
     ceiling,
     gdp_bound,
@@ -55,7 +56,7 @@ from dpaudit.auditors.profile.counting import (
     run_score_unit,
     split_samples,
 )
-from dpaudit.auditors.profile.findings import findings_for, overall_verdict, verdict_sentence
+from dpaudit.auditors.profile.findings import evidence, findings_for, judged_claim
 from dpaudit.auditors.profile.result import ProfileDetail
 from dpaudit.auditors.profile.selection import ProposedSet, select_sets
 from dpaudit.engine.executor import ExecutionConfig, run_units
@@ -64,7 +65,6 @@ from dpaudit.mechanisms.base import Mechanism
 from dpaudit.results.audit import AuditorKind, AuditResult
 from dpaudit.results.statement import CertifiedStatement
 from dpaudit.validation import check_int, check_probability_open, check_seed
-from dpaudit.verdicts import Verdict
 from dpaudit.witness import ProbabilityEstimate, Witness, WitnessKind
 
 #: Rényi orders at which a lower bound is reported by default.
@@ -156,8 +156,12 @@ def audit_profile(
     score: Score,
     claim: Any,
     config: ProfileAuditConfig | None = None,
+    provenance: dict[str, str] | None = None,
 ) -> AuditResult:
     """Certify lower bounds on the whole privacy profile of ``(x, x')`` and judge ``claim``.
+
+    ``provenance``: where the pair and claim came from (``pair_origin``, ``claim_source``,
+    ``claim_note`` of the detail).
 
     Returns an :class:`~dpaudit.results.audit.AuditResult` whose
     :class:`~dpaudit.auditors.profile.result.ProfileDetail` holds every
@@ -195,17 +199,17 @@ def audit_profile(
     counts = _final_counts(proposals, thr, gx, gxp, n)
     fields = _judge(claim, proposals, counts, eps, cfg)
     fields.update(claim=claim.to_dict(), x=xs, x_prime=xps, score=_describe_score(score))
-    verdict = overall_verdict(
+    judged = judged_claim(
         claim,
         fields["profile"],
         fields["mu_lower_bound"],
         fields["renyi"],
         fields["rho_lower_bound"],
     )
-    findings = findings_for(claim, fields, verdict)
+    findings = findings_for(claim, fields, judge((judged,)))
     del fields["final_samples"], fields["confidence"]  # the result's own fields
-    detail = ProfileDetail(**fields, findings=findings)
-    return _result(mechanism, claim, detail, cfg, verdict, time.perf_counter() - start, trust)
+    detail = ProfileDetail(**fields, findings=findings, **(provenance or {}))
+    return _result(mechanism, claim, detail, cfg, judged, time.perf_counter() - start, trust)
 
 
 def _result(
@@ -213,48 +217,40 @@ def _result(
     claim: Any,
     detail: ProfileDetail,
     cfg: ProfileAuditConfig,
-    verdict: Verdict,
+    judged: Judged,
     seconds: float,
     trust: TrustReport,
 ) -> AuditResult:
     """The shared result of a profile audit: the verdict on the whole claim, and an ε summary.
 
-    The verdict judges the whole claim (``detail``).  Its summary in (ε, δ)
+    The verdict judges the whole claim (``judged``, from ``detail``).  Its summary in (ε, δ)
     terms is the largest certified ``ln(p1_lower − δ) − ln(p2_upper)`` over the
     certified sets at the claim's δ (0 for claims without one): a lower bound
     on the pair's ε at that δ, holding on the same event as every other bound
     (floored at 0; the witness is its set, None when no set gives a positive
     bound).  ``claimed_epsilon`` is NaN for a claim without an ε (GDP, RDP, zCDP).
     """
-    delta = float(getattr(claim, "delta", 0.0))
     bounds = [s.epsilon_lower_bound for s in detail.certified]
     best = int(np.argmax(bounds)) if bounds else None
     witness = None
     if best is not None and bounds[best] > 0.0:
         witness = _witness(detail, detail.certified[best], bounds[best], cfg.confidence)
-    text = claim.describe()
-    level = f"{cfg.confidence:g}"
-    return AuditResult(
+    return answer(
         kind=AuditorKind.PROFILE,
         mechanism=mech.spec(),
-        claim=text,
-        claimed_epsilon=float(getattr(claim, "epsilon", math.nan)),
-        claimed_delta=delta,
-        epsilon_lower_bound=max(0.0, bounds[best]) if best is not None else 0.0,
+        claim=claim,
+        judged=(judged,),
+        evidence=evidence(claim.describe(), detail, cfg.final_samples),
+        bound=bounds[best] if best is not None else 0.0,
         confidence=cfg.confidence,
-        verdict=verdict,
-        verdict_text=verdict_sentence(text, detail, cfg.confidence, cfg.final_samples, verdict),
+        confidence_statement=joint_confidence(cfg.confidence, detail.statements),
         witness=witness,
-        confidence_statement=(
-            f"every bound holds jointly with probability ≥ {level}: {detail.statements} "
-            f"certified sets, each one-sided Clopper–Pearson bound at error "
-            f"{detail.error_per_bound:.3g} = α/(2·{detail.statements}) (Bonferroni)"
-        ),
         seed=cfg.seed,
         samples={"selection": cfg.selection_samples, "final": cfg.final_samples},
         timing={"total": seconds},
         detail=detail,
-        **trust_fields(trust),
+        trust=trust,
+        level=f"{cfg.confidence:g}, jointly over {detail.statements} certified sets",
     )
 
 
@@ -365,6 +361,10 @@ class ProfileAuditor:
     x: Any
     x_prime: Any
     score: Score
+    #: Where the pair and the claim came from, recorded in the result's detail.
+    pair_origin: str = ""
+    claim_source: str = ""
+    claim_note: str = ""
 
     kind = AuditorKind.PROFILE
 
@@ -387,7 +387,12 @@ class ProfileAuditor:
         cfg = config or ProfileAuditConfig()
         if execution is not None:
             cfg = dataclasses.replace(cfg, execution=execution)
-        return audit_profile(mechanism, self.x, self.x_prime, self.score, claim, cfg)
+        where = {
+            "pair_origin": self.pair_origin,
+            "claim_source": self.claim_source,
+            "claim_note": self.claim_note,
+        }
+        return audit_profile(mechanism, self.x, self.x_prime, self.score, claim, cfg, where)
 
 
 __all__ = ["DEFAULT_ORDERS", "ProfileAuditConfig", "ProfileAuditor", "audit_profile"]

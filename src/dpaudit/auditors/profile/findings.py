@@ -12,6 +12,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from dpaudit.auditors.core.answer import Evidence, Judged
 from dpaudit.auditors.profile.result import ProfileDetail, ProfilePoint, RenyiPoint
 from dpaudit.claims import GaussianDP, RenyiDP, ZeroConcentratedDP
 from dpaudit.verdicts import Verdict
@@ -27,19 +28,20 @@ RENYI_NOTE = (
 )
 
 
-def overall_verdict(
+def judged_claim(
     claim: Any, points: Sequence[ProfilePoint], mu: float, renyi: Sequence[RenyiPoint], rho: float
-) -> Verdict:
-    """VIOLATION if any certified statement refutes the claim; INCONCLUSIVE if no ε could."""
+) -> Judged:
+    """The profile audit's one question, judged: does any certified statement refute the claim?
+
+    Refuted by a grid point's δ, a certified μ (GDP claims), a Rényi divergence or ρ (zCDP);
+    testable unless no ε of the grid could have certified a δ above the claim at these sizes.
+    """
     bad = any(p.verdict is Verdict.VIOLATION for p in points)
     bad |= isinstance(claim, GaussianDP) and mu > claim.mu
     bad |= any(r.verdict is Verdict.VIOLATION for r in renyi)
     bad |= isinstance(claim, ZeroConcentratedDP) and rho > claim.rho
-    if bad:
-        return Verdict.VIOLATION
-    if all(p.verdict is Verdict.INCONCLUSIVE for p in points):
-        return Verdict.INCONCLUSIVE
-    return Verdict.NO_VIOLATION_FOUND
+    blind = all(p.verdict is Verdict.INCONCLUSIVE for p in points)
+    return Judged(refuted=bad, testable=not blind)
 
 
 def _level(r: dict[str, Any]) -> str:
@@ -110,26 +112,24 @@ def findings_for(claim: Any, r: dict[str, Any], verdict: Verdict) -> tuple[str, 
     return tuple(lines)
 
 
-def verdict_sentence(
-    claim_text: str, detail: ProfileDetail, confidence: float, final_samples: int, verdict: Verdict
-) -> str:
-    """The verdict on the whole claim in one sentence, with its confidence."""
-    level = f"confidence {confidence:g}, jointly over {detail.statements} certified sets"
+def evidence(claim_text: str, detail: ProfileDetail, final_samples: int) -> Evidence:
+    """The phrases of the verdict on the whole claim (:func:`dpaudit.verdicts.state`)."""
     worst = next((p for p in detail.profile if p.epsilon == detail.worst_epsilon), None)
-    if verdict is Verdict.VIOLATION:
-        if worst is not None and worst.verdict is Verdict.VIOLATION:
-            return (
-                f"violation of {claim_text}: δ(ε) ≥ {worst.delta_lower_bound:.4g} > claimed "
-                f"{worst.claimed_delta:.4g} at ε = {detail.worst_epsilon:g} ({level})"
-            )
-        return f"violation of {claim_text}: certified μ ≥ {detail.mu_lower_bound:.4g} ({level})"
-    if verdict is Verdict.INCONCLUSIVE:
-        return (
-            f"inconclusive for {claim_text}: at {final_samples} final samples per input no set "
-            f"could certify a δ(ε) above the claim at any ε of the grid ({level})"
+    if worst is not None and worst.verdict is Verdict.VIOLATION:
+        refuted = (
+            f"δ({detail.worst_epsilon:g}) ≥ {worst.delta_lower_bound:.4g} > "
+            f"{worst.claimed_delta:.4g} claimed by {claim_text}"
         )
-    return (
-        f"no violation found of {claim_text}: δ_lcb(ε) ≤ claimed δ(ε) at every ε of the grid, "
-        f"μ_lcb = {detail.mu_lower_bound:.4g} ({level}; this does not show that the mechanism "
-        "is private)"
+    else:
+        refuted = f"certified μ ≥ {detail.mu_lower_bound:.4g}, above {claim_text}"
+    return Evidence(
+        refuted=refuted,
+        held=(
+            f"δ_lcb(ε) ≤ δ(ε) claimed by {claim_text} at every ε of the grid, μ_lcb = "
+            f"{detail.mu_lower_bound:.4g}"
+        ),
+        blind=(
+            f"at {final_samples} final samples per input no set could certify a δ(ε) above "
+            f"{claim_text} at any ε of the grid"
+        ),
     )

@@ -20,6 +20,7 @@ import numpy as np
 
 from dpaudit.auditors.core.certify import FinalCounts, certify, split_error, verdict_for
 from dpaudit.auditors.core.power import certifiable_ceiling
+from dpaudit.auditors.core.proposal import Proposal
 from dpaudit.auditors.core.statistics import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.auditors.core.streams import StageKey
 from dpaudit.auditors.rewriter.features import (
@@ -142,7 +143,8 @@ def audit_text_mechanism(
         checks.append(_checks(x, x_prime, origin, ys, zs))
         events = candidate_events(x, x_prime, ys, zs, embedder)
         chosen.extend(
-            (i, e, f) for e, f in _propose(events, ys, zs, config.statements_per_pair, error)
+            Proposal(i, f, e, "text feature")
+            for e, f in _propose(events, ys, zs, config.statements_per_pair, error)
         )
     statements = _certify_events(sampler, pairs, chosen, claim, max_units, config)
     ceiling = certifiable_ceiling(
@@ -161,14 +163,15 @@ def audit_text_mechanism(
 def _certify_events(
     sampler: TextSampler,
     pairs: Sequence[tuple[str, str, str]],
-    chosen: list[tuple[int, TextEvent, bool]],
+    chosen: list[Proposal],
     claim: Any,
     max_units: int,
     config: TextAuditConfig,
 ) -> tuple[Statement, ...]:
     finals: dict[int, tuple[list[str], list[str]]] = {}
     counts = []
-    for i, event, forward in chosen:
+    for p in chosen:
+        i, event, forward = p.pair_index, p.event, p.forward
         if i not in finals:
             x, x_prime, _ = pairs[i]
             finals[i] = (
@@ -184,8 +187,9 @@ def _certify_events(
         counts.append(FinalCounts(int(event(ys).sum()), len(ys), int(event(zs).sum()), len(zs)))
     certificates = certify(counts, config.confidence, claim.delta)
     out = []
-    for (i, event, forward), cert in zip(chosen, certificates, strict=True):
-        x, x_prime, origin = pairs[i]
+    for p, cert in zip(chosen, certificates, strict=True):
+        x, x_prime, origin = pairs[p.pair_index]
+        event, forward = p.event, p.forward
         allowed = claim.allowed_loss(x, x_prime, units=max_units)  # inf: not covered
         a, b = (x, x_prime) if forward else (x_prime, x)
         witness = Witness(

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from dpaudit.auditors.core.answer import Evidence, Judged, answer, joint_confidence
 from dpaudit.auditors.core.certify import Certificate
 from dpaudit.auditors.rewriter.exact import ExactLoss
 from dpaudit.auditors.rewriter.features import words
@@ -67,15 +68,17 @@ def best_covered(statements: tuple[Statement, ...]) -> int:
     return max(pool, key=lambda i: statements[i].certificate.lower_bound)
 
 
-def overall_verdict(statements: tuple[Statement, ...], ceiling: float) -> Verdict:
-    """VIOLATION if any statement is one; *inconclusive* when no bound could reach the claim."""
-    if any(s.verdict is Verdict.VIOLATION for s in statements):
-        return Verdict.VIOLATION
-    covered = [s.allowed_loss for s in statements if not math.isinf(s.allowed_loss)]
-    if not covered:
-        return Verdict.OUTSIDE_CLAIM
-    allowed = min(covered)
-    return Verdict.INCONCLUSIVE if ceiling <= allowed else Verdict.NO_VIOLATION_FOUND
+def judged(statements: tuple[Statement, ...], ceiling: float) -> list[Judged]:
+    """Each statement as the core judges it: refuted by its verdict, testable while the
+    sample size's ``ceiling`` (the largest bound it can certify) exceeds the loss allowed."""
+    return [
+        Judged.of_bound(
+            s.certificate.lower_bound if s.verdict is Verdict.VIOLATION else -math.inf,
+            s.allowed_loss,
+            testable=ceiling > s.allowed_loss,
+        )
+        for s in statements
+    ]
 
 
 @dataclass(frozen=True)
@@ -201,34 +204,34 @@ def rewriter_result(
     """The shared result of a rewriter audit whose statements and findings are ``detail``.
 
     ``samples``: (training, final) rewrites per input.  The result's bound is the
-    best statement's, floored at 0 (ε ≥ 0 always); its verdict
-    :func:`overall_verdict`.
+    best statement's, floored at 0 (ε ≥ 0 always); the core judges the statements
+    (:func:`judged`).
     """
-    claim, k = detail.text_claim, len(detail.statements)
-    verdict = overall_verdict(detail.statements, detail.ceiling)
-    allowed = detail.statements[detail.best].allowed_loss
-    return AuditResult(
+    allowed = _fmt(detail.statements[detail.best].allowed_loss)
+    said = f"{detail.bound_text}; the claim allows {allowed} for the best statement's rewrites"
+    return answer(
         kind=AuditorKind.REWRITER,
         mechanism={"mechanism": name},
-        claim=claim.describe(),
-        claimed_epsilon=claim.epsilon,
-        claimed_delta=claim.delta,
-        epsilon_lower_bound=max(0.0, detail.lower_bound),
+        claim=detail.text_claim,
+        judged=judged(detail.statements, detail.ceiling),
+        evidence=Evidence(
+            refuted=said,
+            held=said,
+            blind=(
+                f"{detail.bound_text}; no bound above {_fmt(detail.ceiling)} can be certified "
+                f"at {samples[1]} final rewrites per input, and the claim allows {allowed}"
+            ),
+            outside="the claim allows any loss for every audited pair of rewrites",
+        ),
+        bound=detail.lower_bound,
         confidence=confidence,
-        verdict=verdict,
-        verdict_text=(
-            f"{verdict.value}: {detail.bound_text} at confidence {confidence:g}; the claim "
-            f"allows {_fmt(allowed)} for the best statement's rewrites"
-        ),
+        confidence_statement=joint_confidence(confidence, len(detail.statements)),
         witness=detail.witness,
-        confidence_statement=(
-            f"the {k} certified statements hold jointly with probability ≥ {confidence:g}: "
-            f"each one-sided Clopper–Pearson bound at error α/(2·{k}) (Bonferroni)"
-        ),
         seed=seed,
         samples={"selection": samples[0], "final": samples[1]},
         timing={"total": seconds},
         detail=detail,
+        trust=None,
     )
 
 

@@ -31,6 +31,7 @@ import numpy as np
 
 from dpaudit.auditors.core.certify import FinalCounts, certify, split_error, verdict_for
 from dpaudit.auditors.core.power import certifiable_ceiling
+from dpaudit.auditors.core.proposal import Proposal
 from dpaudit.auditors.core.statistics import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.auditors.core.streams import StageKey
 from dpaudit.auditors.rewriter.exact import ExactLoss, summarise, token_losses
@@ -245,8 +246,9 @@ def _exact_both(rewriter: Any, scored: _Scored) -> tuple[ExactLoss, ExactLoss]:
     return forward, backward
 
 
-def _propose(scored: _Scored, index: int, config: RewriterAuditConfig) -> list[tuple]:
-    """One likelihood-ratio set per direction: ``(pair, forward?, threshold)``."""
+def _propose(scored: _Scored, index: int, config: RewriterAuditConfig) -> list[Proposal]:
+    """One likelihood-ratio set per direction; its event is the threshold ``c`` of
+    ``{y : ln p(y|a) − ln p(y|b) > c}``."""
     ly = np.array([float(np.sum(t)) for t in scored.loss_y])
     lz = np.array([float(np.sum(t)) for t in scored.loss_z])
     error = split_error(1 - config.confidence, 2)
@@ -261,7 +263,7 @@ def _propose(scored: _Scored, index: int, config: RewriterAuditConfig) -> list[t
                 clopper_pearson_upper(hits_den, len(den), error)
             )
         c = float(candidates[int(np.argmax(score))]) if candidates.size else 0.0
-        out.append((index, forward, c))
+        out.append(Proposal(index, forward, c, "likelihood ratio"))
     return out
 
 
@@ -269,11 +271,11 @@ def _certify(
     rewriter: Any,
     sampler: TextSampler | None,
     pairs: Sequence[tuple[str, str, str]],
-    proposals: list[tuple],
+    proposals: list[Proposal],
     config: RewriterAuditConfig,
     execution: ExecutionConfig | None,
 ) -> tuple[Statement, ...]:
-    indices = sorted({index for index, _, _ in proposals})
+    indices = sorted({p.pair_index for p in proposals})
     units = [
         _PairUnit(
             rewriter,
@@ -297,9 +299,10 @@ def _certify(
             np.array([float(np.sum(t)) for t in scored.loss_z]),
         )
     counts = []
-    for index, forward, threshold in proposals:
-        ly, lz = finals[index]
-        num, den = (ly, lz) if forward else (-lz, -ly)
+    for p in proposals:
+        ly, lz = finals[p.pair_index]
+        num, den = (ly, lz) if p.forward else (-lz, -ly)
+        threshold = p.event
         counts.append(
             FinalCounts(
                 int(np.sum(num > threshold)), len(num), int(np.sum(den > threshold)), len(den)
@@ -307,8 +310,9 @@ def _certify(
         )
     certificates = certify(counts, config.confidence, rewriter.claim.delta)
     out = []
-    for (index, forward, threshold), cert in zip(proposals, certificates, strict=True):
-        x, x_prime, origin = pairs[index]
+    for p, cert in zip(proposals, certificates, strict=True):
+        x, x_prime, origin = pairs[p.pair_index]
+        forward, threshold = p.forward, p.event
         # A pair the claim does not cover (other lengths under an equal-length claim) is
         # reported, never counted as a violation.
         units = max(_cap(rewriter, x), _cap(rewriter, x_prime))

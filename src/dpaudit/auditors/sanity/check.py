@@ -73,9 +73,17 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.auditors.core.certify import FinalCounts, best, certify
+from dpaudit.auditors.core.answer import (
+    Judged,
+    answer,
+    epsilon_evidence,
+    joint_confidence,
+    untestable_epsilon,
+)
+from dpaudit.auditors.core.certify import FinalCounts, best, certify, split_error
 from dpaudit.auditors.core.guard import checked_sample
-from dpaudit.auditors.core.trust import TrustReport, establish_trust, trust_fields
+from dpaudit.auditors.core.power import power_summary
+from dpaudit.auditors.core.trust import TrustReport, establish_trust
 from dpaudit.auditors.sanity.decision_set import DecisionSet, attack_decision_set
 from dpaudit.engine.executor import ExecutionConfig, run_units
 from dpaudit.engine.timeout import mechanism_label
@@ -86,8 +94,10 @@ from dpaudit.results.audit import AuditorKind, AuditResult, register_detail
 from dpaudit.results.findings import DeclarationFinding
 from dpaudit.serialization import to_jsonable
 from dpaudit.validation import check_int, check_probability_open, check_seed
-from dpaudit.verdicts import Verdict, verdict_text
 from dpaudit.witness import Witness, WitnessKind, WitnessSeeds
+
+#: The sanity check certifies 4 statements together: guess g ∈ {0, 1} × direction.
+SANITY_STATEMENTS = 4
 
 #: How a tie (exactly half the coordinates rounded to 1) is voted.
 #: ``half-even`` is numpy's ``round(0.5) = 0`` as in the reference; ``half-up``
@@ -267,7 +277,7 @@ def sanity_epsilon_lower_bound(
     confidence = check_probability_open("confidence", confidence)
     f = np.asarray(counts, dtype=np.int64)
     # The four statements (guess g, direction a over b), certified jointly by the core.
-    statements = [(g, a, b) for g in (0, 1) for a, b in ((0, 1), (1, 0))]
+    statements = [(g, a, b) for g in (0, 1) for a, b in ((0, 1), (1, 0))]  # SANITY_STATEMENTS
     certificates = certify(
         [FinalCounts(int(f[a, g]), runs, int(f[b, g]), runs) for g, a, b in statements],
         confidence,
@@ -453,21 +463,29 @@ def finish_sanity_check(
         ),
         coordinates=coords,
     )
-    return AuditResult(
+    # The power rule every auditor shares: could these runs have certified a violation of
+    # the claimed size on a guess set of mass ½ at the split's error?
+    error = split_error(1.0 - plan.confidence, SANITY_STATEMENTS)
+    power = power_summary(claim.epsilon, n, error, claim.delta)
+    testable = bound > claim.epsilon or math.isfinite(power["mass 0.5"])
+    return answer(
         kind=AuditorKind.SANITY,
         mechanism=plan.mechanism.spec(),
-        claim=claim.describe(),
-        claimed_epsilon=claim.epsilon,
-        claimed_delta=claim.delta,
-        epsilon_lower_bound=bound,
-        confidence=plan.confidence,
-        verdict=Verdict.from_bound(bound, claim.epsilon),
-        verdict_text=verdict_text(bound, claim.epsilon, plan.confidence),
-        witness=witness,
-        confidence_statement=(
-            f"the bound holds with probability ≥ {plan.confidence:g}: the best of 4 candidates "
-            "(guess × direction), each one-sided Clopper–Pearson bound at α/8 (Bonferroni)"
+        claim=claim,
+        judged=(Judged.of_bound(bound, claim.epsilon, testable=testable),),
+        evidence=epsilon_evidence(
+            bound,
+            claim.epsilon,
+            blind=untestable_epsilon(claim.epsilon, power["ceiling"], n, "runs"),
         ),
+        bound=bound,
+        confidence=plan.confidence,
+        confidence_statement=joint_confidence(
+            plan.confidence,
+            SANITY_STATEMENTS,
+            "The best of 4 candidates (guess × direction) is reported.",
+        ),
+        witness=witness,
         seed=plan.seed,
         samples={"runs": n},
         timing={
@@ -475,7 +493,8 @@ def finish_sanity_check(
             "coordinates_per_second": coords / seconds if seconds > 0 else math.inf,
         },
         detail=detail,
-        **trust_fields(plan.trust),
+        power={} if bound > claim.epsilon else power,
+        trust=plan.trust,
     )
 
 
