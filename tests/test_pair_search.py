@@ -82,7 +82,10 @@ def _audit(search: SearchConfig, seed: int = 0, **kw: object) -> object:
 
 
 # Every move of the best pair each round: the search is then deterministic in what it tries.
-THOROUGH = SearchConfig(pair_search_rounds=2, pair_search_parents=1, pair_search_moves=100)
+# The input design is off: these tests are about the local moves alone.
+THOROUGH = SearchConfig(
+    pair_search_rounds=2, pair_search_parents=1, pair_search_moves=100, input_design=False
+)
 
 
 @pytest.mark.parametrize("seed", [0, 1])

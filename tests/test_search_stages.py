@@ -32,13 +32,13 @@ SMALL = AuditConfig(samples=20_000, final_samples=40_000, train_samples=10_000, 
 
 def test_stage_list_follows_the_switches() -> None:
     assert [s.name for s in stages_for(SearchConfig())] == list(STAGES)
-    assert list(STAGES) == ["train", "screen", "rare-scan", "rank", "playoff", "ladder"]
-    off = SearchConfig(playoff_groups=0, ladder_rungs=0, rare_scan_pairs=0)
+    assert list(STAGES) == ["design", "train", "screen", "rare-scan", "rank", "playoff", "ladder"]
+    off = SearchConfig(playoff_groups=0, ladder_rungs=0, rare_scan_pairs=0, input_design=False)
     assert [s.name for s in stages_for(off)] == ["train", "screen", "rank"]
     no_rare = SearchConfig(rare_events=False)
     assert "rare-scan" not in [s.name for s in stages_for(no_rare)]
     # Each stage carries its own settings, read from the SearchConfig it was built of.
-    screen = stages_for(SearchConfig(screen_pairs=5))[1]
+    screen = stages_for(SearchConfig(screen_pairs=5))[2]
     assert screen.name == "screen" and screen.keep == 5
     with pytest.raises(dataclasses.FrozenInstanceError):
         screen.keep = 6  # type: ignore[misc]
@@ -92,6 +92,9 @@ def test_every_stage_returns_a_smaller_shortlist() -> None:
     sizes = []
     for stage in stages_for(SMALL.search):
         state = stage.run(state, budget)
+        if stage.name == "design":  # adds pairs, no candidates: nothing to shrink yet
+            assert state.combos == () and state.pairs[: len(budget.pairs)] == tuple(budget.pairs)
+            continue
         pool = len(state.pool) if state.pool is not None else sum(t.size for t in state.tables)
         sizes.append((stage.name, len(state.combos), pool))
     assert sizes[0][1] == 2 * len(state.pairs)  # train: every (pair, family)

@@ -122,6 +122,7 @@ def test_no_stage_before_certification_draws_from_the_final_stream() -> None:
     assert all(key not in final_keys for label, key, _ in draws if "(certify)" not in label)
     # Each stage draws only from its own keys.
     own: dict[str, set[int]] = {
+        "design": {int(StageKey.DESIGN), int(StageKey.DESIGN_CONFIRM)},
         "train": {int(StageKey.TRAIN), *range(21, 30)},
         "rare-scan": {int(StageKey.RARE_SCAN)},
         "rank": {int(StageKey.SELECT)},

@@ -189,9 +189,10 @@ def _add_pair_args(p: argparse.ArgumentParser) -> None:
         "--pair-search",
         action=argparse.BooleanOptionalAction,
         default=True,
-        help="black-box audits of a box: after the patterns, search single-entry moves around "
-        "the best-looking pairs on training outputs of their own (default on; costs no "
-        "confidence; off by itself with --no-patterns)",
+        help="black-box audits of a box or of categories: screen a space-filling design of "
+        "inputs over the whole domain, then search single-entry moves around the best-looking "
+        "pairs, on outputs of their own (default on; costs no confidence; off by itself with "
+        "--no-patterns)",
     )
     p.add_argument(
         "--max-pairs",
@@ -247,7 +248,7 @@ def build_config(args: argparse.Namespace, mechanism: Any) -> AuditConfig:
         best_candidates=args.final_candidates,
         pairs=pairs,
         use_patterns=not args.no_patterns,
-        search=SearchConfig(pair_search=args.pair_search),
+        search=SearchConfig(pair_search=args.pair_search, input_design=args.pair_search),
         seed=args.seed,
         unit_timeout=getattr(args, "unit_timeout", None),
     )

@@ -87,6 +87,8 @@ class SearchConfig:
     pair_search_false_keep: float = 0.1
     #: Pair search: a fixed ``z`` a move must beat its parent by (``None``: Bonferroni; -inf: all).
     pair_search_accept_z: float | None = None
+    #: Input design: screen a space-filling design of inputs before training (bool).
+    input_design: bool = True
 
     def __post_init__(self) -> None:
         check_int("train_floor", self.train_floor, minimum=1)

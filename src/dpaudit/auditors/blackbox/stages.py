@@ -27,6 +27,7 @@ from typing import ClassVar, Protocol
 import numpy as np
 
 from dpaudit.auditors.blackbox.config import AuditConfig, SearchConfig, ladder_bar_for
+from dpaudit.auditors.blackbox.design import Design
 from dpaudit.auditors.blackbox.outcome import (
     build_result,
     build_witness,
@@ -382,8 +383,8 @@ class Ladder:
 
 
 #: Every stage by name, in the order the search runs them: each is built from a SearchConfig.
-STAGES: dict[str, type[Train | Screen | RareScan | Rank | Playoff | Ladder]] = {
-    s.name: s for s in (Train, Screen, RareScan, Rank, Playoff, Ladder)
+STAGES: dict[str, type[Design | Train | Screen | RareScan | Rank | Playoff | Ladder]] = {
+    s.name: s for s in (Design, Train, Screen, RareScan, Rank, Playoff, Ladder)
 }
 
 
@@ -393,6 +394,7 @@ def stages_for(search: SearchConfig) -> list[Stage]:
         "rare-scan": not search.rare_events or search.rare_scan_pairs == 0,
         "playoff": search.playoff_groups < 2,
         "ladder": search.ladder_rungs == 0,
+        "design": not search.input_design,
     }
     return [stage.of(search) for name, stage in STAGES.items() if not off.get(name, False)]
 

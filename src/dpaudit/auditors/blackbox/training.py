@@ -72,7 +72,7 @@ class Train:
     def run(self, state: Shortlist, budget: Budget) -> Shortlist:
         cfg = budget.config
         n_train = self.train_samples(cfg.samples, cfg.train_samples)
-        pairs = list(budget.pairs)
+        pairs = list(state.pairs or budget.pairs)  # the audit's own and the design's
         combos, tables = self._train_pairs(budget, pairs, 0, n_train, StageKey.TRAIN)
         if self.pair_search and cfg.use_patterns and searchable(budget.mechanism):
             combos, tables = self._search_pairs(budget, pairs, combos, tables, n_train)

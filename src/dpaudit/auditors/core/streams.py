@@ -37,6 +37,9 @@ class StageKey(IntEnum):
     FINAL = 3
     PLAYOFF = 5
     RARE_SCAN = 6
+    # Black box: the input design's screen and its refinement (:mod:`...blackbox.design`).
+    DESIGN = 7
+    DESIGN_CONFIRM = 8
     # Black box, DP-Sniper mode.
     SNIPER_TRAIN = 11
     SNIPER_CHECK = 12
