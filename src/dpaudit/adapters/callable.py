@@ -42,7 +42,7 @@ import numpy as np
 
 from dpaudit.adapters.encoding import OutputLayout, encode_block, layout_of
 from dpaudit.claims import InputDomain, PrivacyClaim
-from dpaudit.domains import Dataset
+from dpaudit.domains import Categories, Dataset, IntRange
 from dpaudit.errors import InvalidArgumentError, InvalidTypeError, MechanismError
 from dpaudit.mechanisms.base import Mechanism, parameter
 from dpaudit.mechanisms.domains import box_claim, check_box_domain
@@ -349,7 +349,19 @@ class FunctionMechanism(Mechanism):
         values = [v for p in self.extra_pairs for v in p]
         cands = _listed_candidates(dom)
         values += [v for p in cands for v in p] if cands is not None else list(dom.index_points())
+        # Integers and categories are all neighbours: the input design may screen the
+        # whole domain, so its points are all shown (the listed pairs' values first).
+        if isinstance(dom, IntRange) and dom.high - dom.low < DESIGN_VALUES:
+            values += list(range(dom.low, dom.high + 1))
+        elif isinstance(dom, Categories):
+            values += list(dom.values[:DESIGN_VALUES])
         return _unique_values(values)
+
+    @property
+    def lists_only_neighbours(self) -> bool:
+        """True when the listed pairs are the only neighbours (a dataset); for integers and
+        categories they are the auditor's first guesses and any two points are neighbours."""
+        return self.typed and isinstance(self.claimed.domain, Dataset)  # type: ignore[union-attr]
 
     def _index_of(self, value: Any) -> int:
         key = _value_key(value)
@@ -432,6 +444,9 @@ _LAYOUTS: dict[tuple[Any, str, str], OutputLayout] = {}
 #: A typed domain's candidate pairs are listed to the auditor when there are at most
 #: this many (a dataset's always: its index points are not all neighbours).
 MAX_LISTED_PAIRS = 32
+#: Integers and categories shown to the auditor as index points at most (beyond the
+#: listed pairs' values): every one of a domain this small, so the input design sees all.
+DESIGN_VALUES = 128
 
 
 def _listed_candidates(domain: Any) -> tuple[tuple[Any, Any], ...] | None:

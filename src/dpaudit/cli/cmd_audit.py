@@ -268,7 +268,9 @@ def _render(result: AuditResult, verbose: bool = False) -> str:
     lines += [f"finding: {f.summary} ({f.evidence})" for f in result.declaration_findings]
     if result.witness is not None:
         lines += _witness_lines(result.witness, verbose)
-    power = [n for n in result.notes if n.startswith("What this audit could see")]
+    # Without a violation, what the audit could see and which inputs it looked at come first.
+    shown = ("What this audit could see", "inputs looked at")
+    power = [n for n in result.notes if n.startswith(shown) and not result.violation]
     lines += power
     if verbose:
         lines += [f"claim: {result.claim}  (mode {result.detail.mode})"]

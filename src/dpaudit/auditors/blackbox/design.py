@@ -49,7 +49,7 @@ from dpaudit.auditors.blackbox.config import SearchConfig
 from dpaudit.auditors.blackbox.pair_search import searchable
 from dpaudit.auditors.blackbox.pairs import (
     InputPair,
-    listed_pairs,
+    only_listed_are_neighbours,
     pattern_box,
     pattern_radius,
 )
@@ -180,7 +180,7 @@ class Design:
         cfg, mech = budget.config, budget.mechanism
         if cfg.mode != "dpaudit" or not cfg.use_patterns or self.points < 2:
             return False
-        if listed_pairs(mech) is not None:  # only the pairs it lists are neighbours
+        if only_listed_are_neighbours(mech):  # a dataset: only its listed pairs are
             return False
         domain = mech.input_domain
         return searchable(mech) or (domain.integer and domain.size == 1)
@@ -202,6 +202,7 @@ class Design:
             return state
         n = self.screen_samples(budget)
         samples = {**state.samples, "design": n}
+        state = dataclasses.replace(state, screened=len(points))
         first = Screened.of(budget, points, n, StageKey.DESIGN)
         own_pairs = [(p.x, p.x_prime) for p in own if first.has(p.x) and first.has(p.x_prime)]
         best_own = max(own_pairs, key=first.score, default=None)

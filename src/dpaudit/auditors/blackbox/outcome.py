@@ -234,6 +234,7 @@ def build_result(
     certified: tuple[CertifiedStatement, ...] = (),
     *,
     trust: TrustReport | None,
+    screened: int = 0,
 ) -> AuditResult:
     """The result of an audit whose best certified set is ``witness`` (assembled by the core).
 
@@ -252,6 +253,7 @@ def build_result(
             f"(p2_upper = 1 − (error)^(1/n) = {witness.p2.bound:.3g} with n = "
             f"{witness.p2.samples})"
         )
+    notes.append(inputs_note(mech, pairs, screened, witness.pair_origin))
     power: dict[str, float] = {}
     testable, blind = True, ""
     if not lcb > claim.epsilon:
@@ -292,6 +294,7 @@ def no_witness_result(
     timer: Timer,
     *,
     trust: TrustReport | None,
+    screened: int = 0,
 ) -> AuditResult:
     """The result when no candidate set had a finite projected bound: nothing certified
     (``trust``: what the audit's trust call found)."""
@@ -312,7 +315,55 @@ def no_witness_result(
         seed=cfg.seed,
         timing=timer.total(),
         trust=trust,
-        notes=("no candidate had a positive projected bound",),
+        notes=(
+            "no candidate had a positive projected bound",
+            inputs_note(mech, pairs, screened, None),
+        ),
+    )
+
+
+#: How each kind of pair is named in :func:`inputs_note`, by the start of its origin.
+_ORIGINS = (
+    ("given", "given"),
+    ("design", "from the input design"),
+    ("pair search", "moves of the pair search"),
+)
+
+
+def inputs_note(
+    mech: Mechanism, pairs: list[InputPair], screened: int, witness_origin: str | None
+) -> str:
+    """What the audit looked at: the pairs it trained, where they came from, and what not.
+
+    A black-box audit only ever sees the inputs it samples; this sentence says so, with
+    the design's spacing where it ran (a leak confined to a region narrower than that,
+    or to one exact input value, is found only by luck).
+    """
+    kinds: dict[str, int] = {}
+    for p in pairs:
+        kind = next((name for start, name in _ORIGINS if p.origin.startswith(start)), None)
+        kinds[kind or "generated patterns"] = kinds.get(kind or "generated patterns", 0) + 1
+    parts = ", ".join(f"{n} {kind}" for kind, n in kinds.items())
+    domain = mech.input_domain
+    every = domain.integer and domain.size == 1 and screened >= domain.high - domain.low + 1
+    best = f"; the witness's pair: {witness_origin}" if witness_origin else ""
+    head = f"inputs looked at: {len(pairs)} pair(s) trained ({parts})"
+    if screened and every:
+        return (
+            f"{head}; the input design screened every pair of the domain's {screened} inputs "
+            f"on small samples{best}. A loss on a pair the screen ranked low and no stage "
+            "trained could not have been seen"
+        )
+    design = (
+        f"; the input design screened {screened} inputs spread over the domain (spacing "
+        f"≈ 1/{screened ** (1.0 / domain.size):.3g} of each range)"
+        if screened
+        else "; no input design ran"
+    )
+    return (
+        f"{head}{design}{best}. Inputs no pair visits are not covered: a loss confined to "
+        "them (one exact input value, or a region narrower than the spacing) could not have "
+        "been seen"
     )
 
 

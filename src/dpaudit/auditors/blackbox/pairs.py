@@ -219,6 +219,18 @@ def listed_pairs(mechanism: Mechanism) -> list[InputPair] | None:
     return [p if isinstance(p, InputPair) else InputPair(p[0], p[1], p[2]) for p in listed]
 
 
+def only_listed_are_neighbours(mechanism: Mechanism) -> bool:
+    """True when a mechanism lists pairs and no others are neighbours (a typed dataset).
+
+    A typed domain of integers or categories lists a few pairs as first guesses but any
+    two of its points are neighbours (``lists_only_neighbours`` False): the input design
+    may pair any of them.
+    """
+    if listed_pairs(mechanism) is None:
+        return False
+    return bool(getattr(mechanism, "lists_only_neighbours", True))
+
+
 def generate_pairs(
     mechanism: Mechanism,
     *,

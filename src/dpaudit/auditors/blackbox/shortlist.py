@@ -84,6 +84,8 @@ class Shortlist:
     rare: tuple[Entry, ...] = ()
     compared: int = 0
     samples: dict[str, int] = field(default_factory=dict)
+    #: Inputs the input design screened (0 when it did not run).
+    screened: int = 0
 
     def proposals(self, best: int) -> tuple[list[Entry], list[Entry], list[Entry], list[Entry]]:
         """The sets the final stage certifies: the ``best`` leaders, runners-up, hedges, rungs.

@@ -426,6 +426,7 @@ def search(budget: Budget, timer: Timer) -> AuditResult:
             state.compared,
             timer,
             trust=budget.trust,
+            screened=state.screened,
         )
     return certify_proposals(state, budget, timer)
 
@@ -494,5 +495,5 @@ def certify_proposals(state: Shortlist, budget: Budget, timer: Timer) -> AuditRe
     record = certified_sets(pairs, proposals(roles, chosen), faces, counts, certs)
     return build_result(
         mech, cfg, witness, state.families, pairs, state.compared, statement, timer, samples, k,
-        record, trust=budget.trust,
+        record, trust=budget.trust, screened=state.screened,
     )  # fmt: skip

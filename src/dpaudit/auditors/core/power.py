@@ -135,7 +135,8 @@ def describe_power(claimed: float, summary: dict[str, float]) -> str:
         if k != "ceiling"
     ]
     return (
-        f"What this audit could see: had the search proposed a set S carrying a true loss "
+        f"What this audit could see: had the search proposed, on one of the pairs it tried, a "
+        f"set S carrying a true loss "
         f"{', '.join(parts)} (mass = Pr[M(x) ∈ S]), the final samples would have shown a "
         f"violation of ε = {claimed:g} with probability ≈ 90 %; no bound above "
         f"{summary['ceiling']:.3g} can be certified at this sample size."
