@@ -5,7 +5,9 @@ forcing with the decoding the rewriter declares, the declaration is checked
 against its real samples, and likelihood-ratio sets are certified on fresh
 rewrites.  Black box (``--black-box``): only the rewritten text is read.  DP-BART
 (noise on clipped encoder states, a per-document claim) declares no per-token decoding, so
-it is audited black box.  Both audits run through the one entry, ``dpaudit.audit``.
+it is audited black box.  A rewriter of the user's own, ``MODULE:CALLABLE`` with
+``f(text, n, rng) -> n strings``, is audited black box against ``--epsilon`` per ``--unit``
+on the user's ``--pair`` documents.  Every audit runs through the one entry, ``dpaudit.audit``.
 """
 
 from __future__ import annotations
@@ -28,9 +30,12 @@ from dpaudit.text.neighbours import DEFAULT_DOCUMENT, DEFAULT_PAIR_KINDS
 #: catalogue is not imported here, as it loads the rewriters' modules).
 REWRITER_HELP = (
     "dp-prompt, dp-paraphrase (a causal LM: --model smollm2, tiny or a directory), "
-    "dp-mlm (a masked LM: --model tiny or a directory) or dp-bart (a BART encoder-decoder: "
-    "--model tiny or a directory; with --black-box)"
+    "dp-mlm (a masked LM: --model tiny or a directory), dp-bart (a BART encoder-decoder: "
+    "--model tiny or a directory; with --black-box), or MODULE:CALLABLE, your own "
+    "f(text, n, rng) returning n rewrites (audited black box)"
 )
+#: The units a claim of the user's own rewriter may count ε in.
+UNITS = ("token", "word", "document")
 #: The rewriter whose options are --delta, --noise, --state-clip and --max-length.
 BART = "dp-bart"
 #: DP-BART's noises (``mechanisms.rewriters.bart.NOISES``; a test keeps them equal).
@@ -44,7 +49,14 @@ def register(sub: Any) -> None:
     """Add the ``audit-rewriter`` sub-command."""
     p = sub.add_parser("audit-rewriter", help=command_help("audit-rewriter"), description=__doc__)
     p.add_argument("mechanism", metavar="REWRITER", help=REWRITER_HELP)
-    p.add_argument("--epsilon", type=float, required=True, help="claimed ε per token (> 0)")
+    p.add_argument("--epsilon", type=float, required=True, help="claimed ε per --unit (> 0)")
+    p.add_argument(
+        "--unit",
+        choices=UNITS,
+        default=None,
+        help="MODULE:CALLABLE only: what one ε pays for (default token: a rewrite of n tokens, "
+        "at most --max-new-tokens, is allowed n·ε)",
+    )
     p.add_argument(
         "--model",
         default="smollm2",
@@ -246,8 +258,70 @@ def _params(args: argparse.Namespace) -> dict[str, Any]:
     return params
 
 
+def _is_user_function(args: argparse.Namespace) -> bool:
+    return ":" in args.mechanism
+
+
+def _run_user_function(args: argparse.Namespace) -> int:
+    """``MODULE:CALLABLE``: the user's ``f(text, n, rng)`` audited black box on their pairs."""
+    from dpaudit.adapters.callable import resolve_callable
+    from dpaudit.api import audit
+    from dpaudit.auditors.rewriter import TextAuditConfig, TextAuditor, summary
+    from dpaudit.claims import TextClaim
+    from dpaudit.validation import check_delta, check_epsilon
+
+    check_epsilon(args.epsilon, "--epsilon")
+    delta = check_delta(0.0 if args.delta is None else args.delta, "--delta")
+    for option, value in (
+        ("--noise", args.noise),
+        ("--state-clip", args.state_clip),
+        ("--max-length", args.max_length),
+        ("--clip", args.clip),
+    ):
+        if value is not None:
+            raise InvalidArgumentError(
+                option, value, f"no {option} for MODULE:CALLABLE (your function decodes itself)"
+            )
+    if args.model != "smollm2":
+        raise InvalidArgumentError(
+            "--model", args.model, "no --model for MODULE:CALLABLE (your function loads its own)"
+        )
+    _check_out(args)
+    cfg = TextAuditConfig(args.samples, args.final_samples, args.confidence, seed=args.seed)
+    claim = TextClaim(args.epsilon, unit=args.unit or "token", delta=delta)
+    function = resolve_callable(args.mechanism)
+    auditor = TextAuditor(
+        tuple(_pairs(args)), args.max_new_tokens, _embedder(args.embedder), args.mechanism
+    )
+    result = audit(function, claim, method=auditor, config=cfg)
+    if args.out:
+        atomic_write_text(args.out, dumps_result(result))
+    emit(args, result, summary)
+    return 0
+
+
+def dumps_result(result: Any) -> str:
+    """The result's JSON, one line per file (``--out``)."""
+    from dpaudit.serialization import dumps
+
+    return dumps(result) + "\n"
+
+
+def _check_out(args: argparse.Namespace) -> None:
+    if args.out and not Path(args.out).resolve().parent.is_dir():
+        raise InvalidArgumentError("--out", args.out, "a file in an existing directory")
+    if args.out and Path(args.out).is_dir():
+        raise InvalidArgumentError("--out", args.out, "a file path (it is a directory)")
+
+
 def run(args: argparse.Namespace) -> int:
     """Build the rewriter, audit it through ``dpaudit.audit``, print the result."""
+    if _is_user_function(args):
+        return _run_user_function(args)
+    if args.unit is not None:
+        raise InvalidArgumentError(
+            "--unit", args.unit, f"no --unit for {args.mechanism} (its paper's claim is used)"
+        )
     _check_args(args)
     from dpaudit.api import audit
     from dpaudit.auditors.rewriter import (
@@ -258,14 +332,10 @@ def run(args: argparse.Namespace) -> int:
         summary,
     )
     from dpaudit.mechanisms.rewriters.catalogue import make_rewriter, model_kind
-    from dpaudit.serialization import dumps
 
     kind = model_kind(args.mechanism)
     pairs = _pairs(args)
-    if args.out and not Path(args.out).resolve().parent.is_dir():
-        raise InvalidArgumentError("--out", args.out, "a file in an existing directory")
-    if args.out and Path(args.out).is_dir():
-        raise InvalidArgumentError("--out", args.out, "a file path (it is a directory)")
+    _check_out(args)
     # Sizes, confidence and execution are checked here too, before the model loads.
     if args.black_box:
         cfg: Any = TextAuditConfig(
@@ -288,6 +358,6 @@ def run(args: argparse.Namespace) -> int:
         auditor = RewriterAuditor(tuple(pairs))
         result = audit(rewriter, method=auditor, config=cfg, execution=execution)
     if args.out:
-        atomic_write_text(args.out, dumps(result) + "\n")
+        atomic_write_text(args.out, dumps_result(result))
     emit(args, result, summary)
     return 0

@@ -106,7 +106,8 @@ class OutputSets:
         return cls(tuple(edges), tuple(atoms))
 
     def count(self, columns: np.ndarray, weights: np.ndarray) -> np.ndarray:
-        """Weighted hits of every set (lower tails, upper tails, bins, atoms, NaN), per column."""
+        """Weighted hits of every set, per column: ``{y < e}`` and ``{y ≥ e}`` at each edge ``e``,
+        the bins between edges, each atom ``{y = a}``, then ``{y is NaN}``."""
         out = []
         for c, (e, a) in enumerate(zip(self.edges, self.atoms, strict=True)):
             v = columns[:, c]

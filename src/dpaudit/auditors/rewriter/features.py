@@ -4,7 +4,12 @@ Each :class:`TextEvent` is a fixed predicate on an output text, so counting it
 on fresh rewrites is a valid certification input whatever the mechanism is.
 The families are the ones a reviewer reads off the outputs first:
 
-* surface words and bigrams (``contains "bad"``, ``contains "not good"``);
+* surface words and bigrams (``contains "bad"``, ``contains "not good"``), lower-cased
+  and without surrounding punctuation;
+* the text as written (:func:`written_events`): whitespace tokens with their case and
+  punctuation (``contains token "Bad!"``), each punctuation character, the last
+  character, and the case of the first letter — a rewriter that copies the input's
+  punctuation or capitals leaks through exactly what the word features drop;
 * length in words (``≥ k words``, ``≤ k words``);
 * one exact output (``= "the movie was bad"``): catches deterministic rewriters;
 * copying from the input (``returned unchanged``, ``copies ≥ k consecutive words of x``);
@@ -79,6 +84,50 @@ def surface_events(outputs: Sequence[str], limit: int = 200) -> list[TextEvent]:
         TextEvent(f'contains "{" ".join(g)}"', "surface", _contains(g))
         for g, _ in counts.most_common(limit)
     ]
+
+
+#: Characters :func:`written_events` tests one by one.
+PUNCTUATION = ".,!?;:'\"()-…"
+
+
+def written_events(outputs: Sequence[str], limit: int = 100) -> list[TextEvent]:
+    """Features of the text as written, case and punctuation kept.
+
+    ``contains token t`` for the ``limit`` most frequent whitespace tokens (as written),
+    ``contains c`` for every punctuation character seen, ``ends with c`` for every last
+    character seen, and ``starts with a capital``.
+    """
+    tokens: Counter[str] = Counter()
+    for t in outputs:
+        tokens.update(set(t.split()))
+    events = [
+        TextEvent(f"contains token {tok!r} (as written)", "written", _has_token(tok))
+        for tok, _ in tokens.most_common(limit)
+    ]
+    seen = set("".join(outputs))
+    events += [
+        TextEvent(f"contains {c!r}", "written", _has_char(c)) for c in PUNCTUATION if c in seen
+    ]
+    for last in sorted({t.rstrip()[-1] for t in outputs if t.strip()}):
+        events.append(TextEvent(f"ends with {last!r}", "written", _ends_with(last)))
+    events.append(TextEvent("starts with a capital letter", "written", _capital))
+    return events
+
+
+def _has_token(tok: str) -> Callable[[Sequence[str]], np.ndarray]:
+    return lambda texts: np.array([tok in t.split() for t in texts], dtype=bool)
+
+
+def _has_char(c: str) -> Callable[[Sequence[str]], np.ndarray]:
+    return lambda texts: np.array([c in t for t in texts], dtype=bool)
+
+
+def _ends_with(c: str) -> Callable[[Sequence[str]], np.ndarray]:
+    return lambda texts: np.array([t.rstrip().endswith(c) for t in texts], dtype=bool)
+
+
+def _capital(texts: Sequence[str]) -> np.ndarray:
+    return np.array([t.lstrip()[:1].isupper() for t in texts], dtype=bool)
 
 
 def length_events(outputs: Sequence[str]) -> list[TextEvent]:
@@ -179,6 +228,7 @@ def candidate_events(
     both = list(ys) + list(zs)
     events = (
         surface_events(both)
+        + written_events(both)
         + length_events(both)
         + exact_events(both)
         + copy_events(x)

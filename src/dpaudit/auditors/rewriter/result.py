@@ -19,6 +19,7 @@ import numpy as np
 
 from dpaudit.auditors.core.answer import Evidence, Judged, answer, joint_confidence
 from dpaudit.auditors.core.certify import Certificate
+from dpaudit.auditors.core.power import samples_for_loss
 from dpaudit.auditors.rewriter.exact import ExactLoss
 from dpaudit.auditors.rewriter.features import words
 from dpaudit.auditors.rewriter.fidelity import FidelityCheck
@@ -31,6 +32,10 @@ from dpaudit.witness import Witness
 #: The code under audit as a plain function: ``f(document, n, rng)`` → ``n`` rewrites
 #: (strings, or token-id arrays where the caller has them).
 TextSampler = Callable[[str, int, np.random.Generator], Sequence[Any]]
+
+
+#: The loss :func:`never_seen_note` plans for: a set never seen under x′ (e^-60 ≈ 0).
+NEVER_SEEN_LOSS = 60.0
 
 
 @dataclass(frozen=True)
@@ -232,6 +237,31 @@ def rewriter_result(
         timing={"total": seconds},
         detail=detail,
         trust=None,
+        notes=never_seen_note(detail),
+    )
+
+
+def never_seen_note(detail: RewriterDetail) -> tuple[str, ...]:
+    """What a set seen under one document and never under the other says, in full.
+
+    Its counts are consistent with ε = ∞ (a rewrite one document produces and the other
+    never does); the certified bound is what the sample size allows, and the note gives
+    the draws per document at which the same frequencies would certify the claim's size
+    (:func:`~dpaudit.auditors.core.power.samples_for_loss`, ≈ 90 % power).
+    """
+    s = detail.statements[detail.best]
+    p1, p2 = s.certificate.p1, s.certificate.p2
+    if p2.hits or not p1.hits:
+        return ()
+    allowed = s.allowed_loss
+    need = ""
+    if math.isfinite(allowed) and not s.certificate.lower_bound > allowed:
+        n = samples_for_loss(NEVER_SEEN_LOSS, allowed, p1.bound_error, p1.hits / p1.samples)
+        need = f"; about {n:,} draws per document would certify the claim's {_fmt(allowed)}"
+    return (
+        f"{s.witness.event}: seen in {p1.hits} of {p1.samples} rewrites of x and never in "
+        f"{p2.samples} of x′ — consistent with ε = ∞; certified ε ≥ "
+        f"{_fmt(max(0.0, s.certificate.lower_bound))} at {p1.samples} draws{need}",
     )
 
 
@@ -275,13 +305,19 @@ def _black_box_summary(result: AuditResult) -> str:
     """The black-box text audit's lines: verdict, bound against the claim, reviewer checks."""
     d: RewriterDetail = result.detail
     allowed = d.statements[d.best].allowed_loss
+    per = (
+        "for any output"
+        if d.text_claim.unit.value == "document"
+        else f"for outputs of ≤ {d.max_units} {d.text_claim.unit.value}s"
+    )
     lines = [
         f"{result.mechanism['mechanism']} (black box); claim {result.claim}",
         f"verdict (confidence {result.confidence:g}): {result.verdict.value}; "
-        f"{d.bound_text} (claim allows {allowed:.4g} for outputs of ≤ {d.max_units} "
-        f"{d.text_claim.unit.value}s; at most {d.ceiling:.4g} was certifiable)",
+        f"{d.bound_text} (claim allows {allowed:.4g} {per}; at most {d.ceiling:.4g} was "
+        "certifiable)",
         f"witness: {d.witness.describe()}",
     ]
+    lines += [f"note: {n}" for n in result.notes]
     for c in d.checks:
         for f in c.findings():
             lines.append(f"check ({c.origin}): {f}")
