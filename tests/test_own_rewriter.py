@@ -20,7 +20,7 @@ from _cli import run_cli_quiet
 
 from dpaudit.auditors.rewriter.features import written_events
 
-MODULE = '''
+MODULE = """
 PUBLIC = ["a fine film", "a dull film", "an odd film", "a long film"]
 
 def keeps_punctuation(text, n, rng):
@@ -36,7 +36,7 @@ def public_only(text, n, rng):
 
 def wrong_type(text, n, rng):
     return [len(text)] * n
-'''
+"""
 PAIR = ["--pair", "the film was great!", "the film was great."]
 SIZES = ["--samples", "200", "--final-samples", "1000"]
 
@@ -80,7 +80,7 @@ def test_a_rewriter_that_ignores_its_input_is_not_flagged(
     capsys: pytest.CaptureFixture[str], own_module: Path, seed: int, tmp_path: Path
 ) -> None:
     out_file = tmp_path / "r.json"
-    code, out, err = _run(
+    code, _out, err = _run(
         capsys, "public_only", "--unit", "document", "--seed", str(seed), "--out", str(out_file)
     )
     assert code == 0, err
@@ -114,7 +114,7 @@ def test_a_function_returning_no_strings_is_a_clear_error(
 
 
 def test_unit_is_refused_for_a_catalogue_rewriter(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run_cli_quiet(
+    code, _out, err = run_cli_quiet(
         capsys, "audit-rewriter", "dp-prompt", "--epsilon", "1", "--unit", "word", *PAIR
     )
     assert code == 2 and "--unit" in err

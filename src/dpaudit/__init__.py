@@ -29,6 +29,7 @@ each is imported on first use, so ``import dpaudit`` itself stays cheap:
   :class:`RewriterDetail`); ``to_dict``/``from_dict`` serialise it once;
 * :func:`audit_mechanism` — the black-box auditor itself (:mod:`dpaudit.auditors.blackbox`);
   :func:`audit_metric` — the pair-by-pair word auditor (:mod:`dpaudit.auditors.metric`);
+* :func:`word_mechanism` — a user's ``f(word, n, rng)`` with an ε·d claim, for :func:`audit`;
 * :func:`sanity_check` — the ACL 2022 reconstruction sanity check;
 * :class:`PrivacyClaim`, :class:`InputDomain`, :class:`Definition` — what is claimed;
 * :func:`assert_no_violation`, :class:`PrivacyViolationError` — privacy tests in CI;
@@ -83,11 +84,13 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "TextClaim": ("dpaudit.claims", "TextClaim"),
     "make_rewriter": ("dpaudit.mechanisms.rewriters.catalogue", "make_rewriter"),
     "load_model": ("dpaudit.text.models", "load_model"),
+    "word_mechanism": ("dpaudit.adapters.word_function", "word_mechanism"),
 }
 
 __all__ = ["__version__", *_EXPORTS]
 
 if TYPE_CHECKING:  # static checkers and IDEs see the real objects (`as` marks re-exports)
+    from dpaudit.adapters.word_function import word_mechanism as word_mechanism
     from dpaudit.api import AuditorKind as AuditorKind
     from dpaudit.api import AuditResult as AuditResult
     from dpaudit.api import BlackBoxDetail as BlackBoxDetail

@@ -52,8 +52,8 @@ from dpaudit.cli.word_args import (
     add_word_args,
     build_word_mechanism,
     fmt,
-    is_word_mechanism,
     parse_word_pair,
+    wants_word_audit,
 )
 from dpaudit.engine.config import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError
@@ -77,7 +77,7 @@ def register(sub: Any) -> None:
     _add_size_args(p)
     _add_search_args(p)
     _add_pair_args(p)
-    add_word_args(p)
+    add_word_args(p, metric=True)
     add_profile_args(p)
     p.add_argument(
         "--fail-on-violation",
@@ -405,7 +405,7 @@ def _check_pair_search(args: argparse.Namespace) -> None:
         "--claim"
         if args.claim is not None
         else "a word mechanism"
-        if is_word_mechanism(args.mechanism)
+        if wants_word_audit(args)
         else "--mode dpsniper"
         if args.mode == "dpsniper"
         else None
@@ -429,7 +429,7 @@ def run(args: argparse.Namespace) -> int:
     verbose = getattr(args, "verbose", False)
     _check_pair_search(args)
     if args.claim is not None:
-        if is_word_mechanism(args.mechanism):
+        if wants_word_audit(args):
             raise InvalidArgumentError(
                 "--claim", args.claim, "a non-word mechanism (word mechanisms claim metric DP)"
             )
@@ -437,7 +437,7 @@ def run(args: argparse.Namespace) -> int:
     for option, unused in (("--score", args.score != "auto"), ("--epsilons", args.epsilons)):
         if unused:
             raise InvalidArgumentError(option, getattr(args, option[2:]), "used with --claim")
-    if is_word_mechanism(args.mechanism):
+    if wants_word_audit(args):
         word_mech = build_word_mechanism(args, parse_params(args.param))
         word_draw = _word_draw(word_mech)
         if word_mech.default_samples is not None and args.time_budget is None:

@@ -193,6 +193,8 @@ def require_callable_domain(args: argparse.Namespace) -> None:
     name = getattr(args, "mechanism", "")
     if ":" not in str(name) or getattr(args, "domain", None) is not None:
         return
+    if getattr(args, "metric", None) is not None:  # a word function: its inputs are words
+        return
     from dpaudit.cli.word_args import is_word_mechanism
 
     if not is_word_mechanism(name):

@@ -24,8 +24,18 @@ if TYPE_CHECKING:
 # must not load every mechanism (start-up of an argument error).
 
 
-def add_word_args(parser: argparse.ArgumentParser) -> None:
-    """``--embeddings`` and ``--vocabulary-size`` (used by word-level mechanisms only)."""
+def add_word_args(parser: argparse.ArgumentParser, metric: bool = False) -> None:
+    """``--embeddings`` and ``--vocabulary-size`` (used by word-level mechanisms only);
+    with ``metric``, ``--metric`` too (a ``module:callable`` word mechanism's claim)."""
+    if metric:
+        parser.add_argument(
+            "--metric",
+            default=None,
+            metavar="euclidean|mahalanobis[:λ]|MOD:d",
+            help="MODULE:CALLABLE word mechanisms f(word, n, rng) -> n words: the claim is "
+            "ε·d(w, w') for this distance over --embeddings (audited pair by pair; pairs "
+            "from the embedding's geometry)",
+        )
     parser.add_argument(
         "--embeddings",
         default="glove",
@@ -51,6 +61,11 @@ def _adapter_factory(name: str) -> Any:
     return word_adapter(name)
 
 
+def wants_word_audit(args: argparse.Namespace) -> bool:
+    """A word mechanism: a registered or adapted one, or ``MODULE:CALLABLE`` with ``--metric``."""
+    return getattr(args, "metric", None) is not None or is_word_mechanism(args.mechanism)
+
+
 def is_word_mechanism(name: str) -> bool:
     """Whether ``name`` is a registered word-level mechanism or a word adapter (``mldp:NAME``)."""
     from dpaudit.mechanisms.registry import mechanism_names
@@ -71,6 +86,8 @@ def build_word_mechanism(args: argparse.Namespace, params: dict[str, Any]) -> Wo
     size = getattr(args, "vocabulary_size", None)
     if size is not None and size < 2:
         raise InvalidArgumentError("--vocabulary-size", size, "an integer >= 2")
+    if getattr(args, "metric", None) is not None:
+        return _function_word_mechanism(args, params, size)
     if getattr(args, "epsilon", None) is not None:
         params["epsilon"] = args.epsilon
     factory = _adapter_factory(args.mechanism)
@@ -87,6 +104,27 @@ def build_word_mechanism(args: argparse.Namespace, params: dict[str, Any]) -> Wo
         return mechanism
     embedding = resolve_embedding(getattr(args, "embeddings", "glove"), size)
     return make_word_mechanism(args.mechanism, embedding, **params)
+
+
+def _function_word_mechanism(
+    args: argparse.Namespace, params: dict[str, Any], size: int | None
+) -> WordMechanism:
+    """``MODULE:CALLABLE`` with ``--metric``: the user's word function and its ε·d claim."""
+    from dpaudit.adapters.word_function import FunctionWordMechanism, parse_metric
+
+    if ":" not in args.mechanism:
+        raise InvalidArgumentError(
+            "--metric",
+            args.metric,
+            f"MODULE:CALLABLE word mechanisms ({args.mechanism} has its own claim)",
+        )
+    if params:
+        raise InvalidArgumentError("-p", sorted(params), "no -p for a MODULE:CALLABLE")
+    if getattr(args, "epsilon", None) is None:
+        raise InvalidArgumentError("--epsilon", None, "the claimed ε of ε·d (> 0)")
+    embedding = resolve_embedding(getattr(args, "embeddings", "glove"), size)
+    metric = parse_metric(args.metric, embedding)
+    return FunctionWordMechanism(args.mechanism, args.epsilon, embedding, metric)
 
 
 def parse_word_pair(text: str) -> tuple[str, str]:
