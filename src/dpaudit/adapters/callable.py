@@ -228,6 +228,10 @@ class CallableMechanism(Mechanism):
         """The user's callable (imported on first use in each process)."""
         return resolve_callable(self.target)
 
+    def user_code(self) -> Any:
+        """The function ``target`` names."""
+        return resolve_callable(self.target)
+
     @property
     def claim(self) -> PrivacyClaim:
         return box_claim(self.epsilon, self.dim, self.domain, delta=self.delta)
@@ -284,6 +288,10 @@ class FunctionMechanism(Mechanism):
                 raise InvalidArgumentError(
                     "pair", (a, b), f"two {dom.neighbours} neighbours in {dom.describe()}"
                 )
+
+    def user_code(self) -> Any:
+        """The function object."""
+        return self.function
 
     def spec(self) -> dict[str, Any]:
         """JSON-ready description (the function by name; it is not rebuilt from this)."""

@@ -112,6 +112,10 @@ class FunctionWordMechanism(WordMechanism):
             raise InvalidArgumentError("function", self.target, "f(word, n, rng) or MOD:CALLABLE")
         return self.target
 
+    def user_code(self) -> Any:
+        """The user's word function."""
+        return self.function()
+
     @property
     def label(self) -> str:
         """The function's name as the user wrote it."""

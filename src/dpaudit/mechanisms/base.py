@@ -105,6 +105,16 @@ class MechanismContract(ABC):
         base = next(b.__name__ for b in cls.__mro__[1:] if MechanismContract in b.__mro__)
         require_name(cls, abstract, "mechanism", base)
 
+    def user_code(self) -> Any:
+        """The user's own callable this mechanism runs, if it wraps one; else ``None``.
+
+        The trust checks look for process-wide generators in its module
+        (:func:`dpaudit.auditors.core.guard.process_generators`): code that ignores the
+        ``rng`` it is given and draws from a module-level generator repeats one stream in
+        every worker process.
+        """
+        return None
+
     @property
     @abstractmethod
     def claim(self) -> Claim:

@@ -29,9 +29,12 @@ problem.  This module adds what a per-chunk output check cannot see:
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
-from collections.abc import Callable
+import random
+import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -39,7 +42,7 @@ import numpy as np
 
 from dpaudit.engine.timeout import check_timeout, deadline, mechanism_label, preview
 from dpaudit.errors import InvalidArgumentError, MechanismError
-from dpaudit.mechanisms.base import Mechanism
+from dpaudit.mechanisms.base import Mechanism, MechanismContract
 from dpaudit.random import seeded_global_state, stable_hash, state_entropy, unit_rng
 
 if TYPE_CHECKING:
@@ -265,23 +268,43 @@ def check_randomness(
         lambda tag: checked_sample(mechanism, x, rows, unit_rng(seed, (_SEED_TAG, tag))),
         label,
         f"input {preview(x)}",
+        holders=(mechanism,),
     )
 
 
 def classify_randomness(
-    draw: Callable[[int], np.ndarray], label: str, on: str, *, kind: str = "mechanism"
+    draw: Callable[[int], np.ndarray],
+    label: str,
+    on: str,
+    *,
+    kind: str = "mechanism",
+    holders: Sequence[Any] = (),
 ) -> RandomnessCheck:
     """The rule of :func:`check_randomness`, for any sampler: ``draw(tag)`` draws from seed ``tag``.
 
-    Tag 1 twice and tag 2 once: different outputs for the same tag → ``unseedable``;
-    different outputs for different tags → ``seeded``; identical outputs that are
-    constant across rows → ``deterministic``; identical outputs that vary between rows →
-    a fixed internal seed, refused with :class:`MechanismError` (``kind``, ``label`` and
-    ``on`` name the mechanism and the input in the message).
+    Tag 1 twice and tag 2 once: different outputs for the same tag → ``unseedable``,
+    unless the difference is a process-wide generator the code reaches (a module-level
+    ``default_rng(42)``, ``RandomState`` or ``random.Random`` of the mechanism's module or
+    of a function it holds, :func:`shared_generator`): restoring that generator's state
+    repeats the outputs, so the code ignores the seed it is given and every worker process
+    started from one parent repeats one stream — a *fixed seed*, refused with
+    :class:`MechanismError`.  Different outputs for different tags → ``seeded``; identical
+    outputs that are constant across rows → ``deterministic``; identical outputs that vary
+    between rows → a fixed internal seed, refused (``kind``, ``label`` and ``on`` name the
+    mechanism and the input in the message).
     """
     first, again = draw(1), draw(1)
     nan = first.dtype.kind == "f"
     if not np.array_equal(first, again, equal_nan=nan):
+        shared = shared_generator(draw, holders, nan)
+        if shared is not None:
+            raise MechanismError(
+                f"{kind} {label!r} uses a fixed seed: it draws from the process-wide generator "
+                f"{shared}, not from the rng argument (restoring that generator's state "
+                f"repeated its outputs on {on}); it was seeded once, so worker processes "
+                "started from one parent, and every fresh process, repeat the same noise and an "
+                "audit would be meaningless (draw from the rng argument)"
+            )
         return RandomnessCheck("unseedable", label)
     if not np.array_equal(first, draw(2), equal_nan=nan):
         return RandomnessCheck("seeded", label)
@@ -293,6 +316,97 @@ def classify_randomness(
         "the rng argument, or from numpy's/Python's global generator, which dpaudit seeds "
         "per work unit)"
     )
+
+
+#: Generators :func:`process_generators` looks for (``random.SystemRandom`` has no state).
+_GENERATORS = (np.random.Generator, np.random.RandomState, random.Random)
+
+
+def process_generators(holders: Sequence[Any]) -> list[tuple[str, Any]]:
+    """Process-wide generators the code of ``holders`` can reach, named for a message.
+
+    Looked for in the module of each holder's class, in the globals and closures of the
+    functions it holds (its attributes, one level down) and of a holder that is itself a
+    function; dpaudit's own modules and the global generators it seeds per work unit
+    (``np.random``'s and ``random``'s) are skipped.
+    """
+    spaces: dict[str, dict[str, Any]] = {}
+
+    def add_function(fn: Any) -> None:
+        module = getattr(fn, "__module__", None) or ""
+        if module.startswith("dpaudit") or not hasattr(fn, "__globals__"):
+            return
+        spaces.setdefault(f"module {module}", fn.__globals__)
+        for i, cell in enumerate(getattr(fn, "__closure__", None) or ()):
+            with contextlib.suppress(ValueError):  # an empty cell
+                spaces.setdefault(
+                    f"closure of {fn.__qualname__} [{i}]", {"cell": cell.cell_contents}
+                )
+
+    for holder in holders:
+        if isinstance(holder, MechanismContract) and holder.user_code() is not None:
+            add_function(holder.user_code())
+        if callable(holder) and hasattr(holder, "__globals__"):
+            add_function(holder)
+        module = type(holder).__module__
+        if not module.startswith("dpaudit") and module in sys.modules:
+            spaces.setdefault(f"module {module}", vars(sys.modules[module]))
+        for value in getattr(holder, "__dict__", {}).values():
+            if callable(value):
+                add_function(value)
+    skip = {id(np.random.mtrand._rand), id(random._inst)}  # type: ignore[attr-defined]
+    found = []
+    for where, names in spaces.items():
+        for name, value in list(names.items()):
+            stateful = isinstance(value, _GENERATORS) and not isinstance(value, random.SystemRandom)
+            if stateful and id(value) not in skip:
+                found.append((f"{name!r} of {where}{_entropy(value)}", value))
+    return found
+
+
+def _entropy(gen: Any) -> str:
+    seq = getattr(getattr(gen, "bit_generator", None), "seed_seq", None)
+    entropy = getattr(seq, "entropy", None)
+    if isinstance(entropy, int) and entropy < 2**32:
+        return f" (seeded with {entropy})"
+    return ""
+
+
+def _state(gen: Any) -> Any:
+    if isinstance(gen, np.random.Generator):
+        return gen.bit_generator.state
+    return gen.get_state() if isinstance(gen, np.random.RandomState) else gen.getstate()
+
+
+def _restore(gen: Any, state: Any) -> None:
+    if isinstance(gen, np.random.Generator):
+        gen.bit_generator.state = state
+    elif isinstance(gen, np.random.RandomState):
+        gen.set_state(state)
+    else:
+        gen.setstate(state)
+
+
+def shared_generator(
+    draw: Callable[[int], np.ndarray], holders: Sequence[Any], nan: bool
+) -> str | None:
+    """The process-wide generator whose state the outputs of ``draw`` follow, or None.
+
+    For each generator :func:`process_generators` finds: remember its state, draw, put the
+    state back and draw again with the same seed; equal outputs mean the code draws from
+    it.  The generator is left as it was found.
+    """
+    for name, gen in process_generators(holders):
+        state = _state(gen)
+        try:
+            first = draw(1)
+            _restore(gen, state)
+            again = draw(1)
+        finally:
+            _restore(gen, state)
+        if np.array_equal(first, again, equal_nan=nan):
+            return name
+    return None
 
 
 # ------------------------------------------------------------------- preflight

@@ -147,4 +147,4 @@ def _word_randomness(mech: WordMechanism, word: str, seed: int) -> RandomnessChe
         rng = unit_rng(seed, (_WORD_TAG, tag))
         return np.asarray(sample_word_codes(mech, word, WORD_PROBE_ROWS, rng))
 
-    return classify_randomness(draw, mech.name, repr(word), kind="word mechanism")
+    return classify_randomness(draw, mech.name, repr(word), kind="word mechanism", holders=(mech,))
