@@ -63,7 +63,10 @@ DESIGN_POINTS = 128
 #: Design pairs that may join the audit's pairs.
 DESIGN_KEEP = 2
 #: Pairs the first screen sends to the refinement, and points refined around.
-DESIGN_REFINE_PAIRS, DESIGN_REFINE_POINTS = 8, 4
+DESIGN_REFINE_PAIRS, DESIGN_REFINE_POINTS = 8, 2
+#: The design's first screen draws at most this share of the ranking's outputs of the
+#: audit's own pairs, and at least this many outputs per point.
+DESIGN_SHARE, DESIGN_MIN_SAMPLES = 0.25, 256
 #: Standard errors by which a design pair must beat the audit's best own pair on the
 #: refinement's outputs to join (near-copies of a corner pair add cost, not power).
 DESIGN_Z = 3.0
@@ -186,13 +189,17 @@ class Design:
         domain = mech.input_domain
         return searchable(mech) or (domain.integer and domain.size == 1)
 
-    def screen_samples(self, budget: Budget) -> int:
-        """Outputs per point in the first screen: a sixteenth of the training sample."""
+    def screen_samples(self, budget: Budget, points: int) -> int:
+        """Outputs per point in the first screen: a sixteenth of the training sample, but
+        all points together at most :data:`DESIGN_SHARE` of what the ranking draws for the
+        audit's own pairs (a slow mechanism pays for the design in proportion), and at
+        least :data:`DESIGN_MIN_SAMPLES` (never more than the training sample)."""
         cfg = budget.config
         n_train = cfg.train_samples or min(
             cfg.samples, max(self.floor, cfg.samples // self.fraction)
         )
-        return max(min(1024, n_train), n_train // 16)
+        share = int(DESIGN_SHARE * 2 * cfg.samples * max(1, len(budget.pairs)) / points)
+        return min(n_train, max(DESIGN_MIN_SAMPLES, min(n_train // 16, share)))
 
     def run(self, state: Shortlist, budget: Budget) -> Shortlist:
         if not self.applies(budget):
@@ -201,7 +208,7 @@ class Design:
         points = design_points(budget.mechanism, own, self.points, budget.config.seed)
         if len(points) <= 2:
             return state
-        n = self.screen_samples(budget)
+        n = self.screen_samples(budget, len(points))
         samples = {**state.samples, "design": n}
         state = dataclasses.replace(state, screened=len(points))
         first = Screened.of(budget, points, n, StageKey.DESIGN)
