@@ -573,5 +573,5 @@ def _agreement_section(result: FigureResult) -> str:
 
 
 FIGURE = FigureSpec(
-    NAME, TITLE, PAPER, compute, plot, readme, {"tiny": 4, "quick": 90, "paper": 600}
+    NAME, TITLE, PAPER, compute, plot, readme, {"tiny": 4, "quick": 36, "paper": 600}
 )

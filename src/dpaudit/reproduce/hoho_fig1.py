@@ -536,5 +536,5 @@ def _md_escape(text: str) -> str:
 
 
 FIGURE = FigureSpec(
-    NAME, TITLE, PAPER, compute, plot, readme, {"tiny": 8, "quick": 40, "paper": 40}, uses_data=True
+    NAME, TITLE, PAPER, compute, plot, readme, {"tiny": 8, "quick": 5, "paper": 40}, uses_data=True
 )

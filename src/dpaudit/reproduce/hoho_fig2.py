@@ -495,5 +495,5 @@ def readme(result: FigureResult) -> str:
 
 
 FIGURE = FigureSpec(
-    NAME, TITLE, PAPER, compute, plot, readme, {"tiny": 10, "quick": 95, "paper": 1800}
+    NAME, TITLE, PAPER, compute, plot, readme, {"tiny": 10, "quick": 42, "paper": 1800}
 )

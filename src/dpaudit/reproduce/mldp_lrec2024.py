@@ -594,5 +594,5 @@ FIGURE = FigureSpec(
     compute=compute,
     plot=plot,
     readme=readme,
-    expected_seconds={"tiny": 10.0, "quick": 45.0, "paper": 2400.0},
+    expected_seconds={"tiny": 10.0, "quick": 16.0, "paper": 2400.0},
 )

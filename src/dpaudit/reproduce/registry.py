@@ -39,8 +39,10 @@ ComputeFn = Callable[[FigureRun], FigureResult]
 class FigureSpec:
     """How to compute, draw and describe one figure.
 
-    ``expected_seconds`` (per scale, on 2 cores) only weights the overall
-    progress bar so its ETA spans every figure; it never affects results.
+    ``expected_seconds`` (per scale, work seconds on 2 idle cores; the ``quick`` ones are
+    ``benchmarks/results/main_job.json``'s, measured 2026-12-01) weights the overall
+    progress bar so its ETA spans every figure and tells a figure that falls behind; it
+    never affects results.
     ``uses_data`` marks figures that read a text corpus (``--data``).
     """
 

@@ -294,4 +294,4 @@ def readme(result: FigureResult) -> str:
     )
 
 
-FIGURE = FigureSpec(NAME, TITLE, PAPER, compute, plot, readme, {"tiny": 2, "quick": 8, "paper": 60})
+FIGURE = FigureSpec(NAME, TITLE, PAPER, compute, plot, readme, {"tiny": 2, "quick": 2, "paper": 60})
