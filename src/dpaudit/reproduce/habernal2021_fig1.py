@@ -332,4 +332,4 @@ def readme(result: FigureResult) -> str:
     )
 
 
-FIGURE = FigureSpec(NAME, TITLE, PAPER, compute, plot, readme, {"tiny": 1, "quick": 2.5, "paper": 8})
+FIGURE = FigureSpec(NAME, TITLE, PAPER, compute, plot, readme, {"tiny": 1, "quick": 3, "paper": 8})
