@@ -39,6 +39,7 @@ import numpy as np
 
 from dpaudit.auditors.core.answer import Judged, answer, joint_confidence, judge
 from dpaudit.auditors.core.certify import FinalCounts, certify, split_error
+from dpaudit.auditors.core.proposal import Proposal, record
 from dpaudit.auditors.core.streams import StageKey
 from dpaudit.auditors.core.trust import TrustReport, establish_trust
 from dpaudit.auditors.profile.bounds import (
@@ -283,9 +284,9 @@ def _judge(
 ) -> dict[str, Any]:
     """Certify the ``K`` statements jointly, then derive every bound from them."""
     n = cfg.final_samples
-    certs = certify(counts, cfg.confidence)
-    error = split_error(1.0 - cfg.confidence, len(certs))
     delta = float(getattr(claim, "delta", 0.0))  # each statement's ε bound is at the claim's δ
+    certs = certify(counts, cfg.confidence, delta)
+    error = split_error(1.0 - cfg.confidence, len(certs))
     lo = np.array([c.p1.bound for c in certs])
     hi = np.array([c.p2.bound for c in certs])
     p1 = np.array([c.hits_x / n for c in counts])
@@ -301,8 +302,15 @@ def _judge(
         statements=len(certs),
         error_per_bound=error,
         certified=tuple(
-            _statement(p, c, float(lo[i]), float(hi[i]), error, delta)
-            for i, (p, c) in enumerate(zip(proposals, counts, strict=True))
+            record(
+                Proposal(0, p.forward, p, "profile"),
+                c,
+                cert,
+                p.describe(),
+                threshold=p.threshold,
+                above=p.above,
+            )
+            for p, c, cert in zip(proposals, counts, certs, strict=True)
         ),
         profile=points,
         worst_epsilon=float(eps[int(np.argmax(excess))]),
@@ -313,30 +321,6 @@ def _judge(
         mu_set=mu_set,
         renyi=renyi,
         rho_lower_bound=max((r.epsilon_lower_bound / r.order for r in renyi), default=0.0),
-    )
-
-
-def _statement(
-    p: ProposedSet, c: FinalCounts, lo: float, hi: float, error: float, delta: float
-) -> CertifiedStatement:
-    """Proposed set ``p`` as certified: its counts, bounds and ``ln(p1_lower − δ) − ln(p2_upper)``
-    at the claim's δ (``−inf`` when ``p1_lower ≤ δ``)."""
-    bound = math.log(lo - delta) - math.log(hi) if lo > delta else -math.inf
-    return CertifiedStatement(
-        pair_index=0,
-        forward=p.forward,
-        event=p.describe(),
-        role="profile",
-        p1_hits=c.hits_x,
-        p1_samples=c.samples_x,
-        p2_hits=c.hits_x_prime,
-        p2_samples=c.samples_x_prime,
-        p1_lower=lo,
-        p2_upper=hi,
-        error=error,
-        epsilon_lower_bound=bound,
-        threshold=p.threshold,
-        above=p.above,
     )
 
 
