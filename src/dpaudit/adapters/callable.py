@@ -67,18 +67,21 @@ def unit_laplace(x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
     return x + rng.laplace(0.0, 1.0, size=(n, x.size))
 
 
-def split_target(target: str) -> tuple[str, str]:
-    """``"pkg.mod:obj.attr"`` → ``("pkg.mod", "obj.attr")``, or raise naming the argument."""
+def split_target(target: str, flag: str = "MECHANISM") -> tuple[str, str]:
+    """``"pkg.mod:obj.attr"`` → ``("pkg.mod", "obj.attr")``, or raise naming ``flag``."""
     module, sep, attr = str(target).partition(":")
     if not sep or not module.strip() or not attr.strip() or ":" in attr:
-        raise InvalidArgumentError("MECHANISM", target, "module:callable, e.g. mymod:my_mechanism")
+        raise InvalidArgumentError(flag, target, "module:callable, e.g. mymod:my_mechanism")
     return module.strip(), attr.strip()
 
 
-@functools.lru_cache(maxsize=64)
-def resolve_callable(target: str) -> Callable[..., Any]:
-    """Import ``module:callable`` (the current directory is searched first)."""
-    module_name, attr = split_target(target)
+def import_target(target: str, flag: str = "MECHANISM") -> Callable[..., Any]:
+    """The callable ``module:callable`` names (the current directory is searched first).
+
+    Errors name ``flag`` (the argument the target came from); a module that raises while
+    importing is the user's code failing, a :class:`MechanismError`.
+    """
+    module_name, attr = split_target(target, flag)
     cwd = os.getcwd()
     if cwd not in sys.path and "" not in sys.path:
         sys.path.insert(0, cwd)
@@ -86,24 +89,30 @@ def resolve_callable(target: str) -> Callable[..., Any]:
         obj: Any = importlib.import_module(module_name)
     except ImportError as exc:
         raise InvalidArgumentError(
-            "MECHANISM",
+            flag,
             target,
             f"module:callable with an importable module ({type(exc).__name__}: {exc})",
         ) from None
     except Exception as exc:  # the user's module failed while importing
         raise MechanismError(
-            f"importing {module_name!r} for mechanism {target!r} raised {type(exc).__name__}: {exc}"
+            f"importing {module_name!r} for {'mechanism' if flag == 'MECHANISM' else flag} "
+            f"{target!r} raised {type(exc).__name__}: {exc}"
         ) from exc
     for part in attr.split("."):
         if not hasattr(obj, part):
             raise InvalidArgumentError(
-                "MECHANISM", target, f"module:callable where {module_name} defines {attr}"
+                flag, target, f"module:callable where {module_name} defines {attr}"
             )
         obj = getattr(obj, part)
     if not callable(obj):
-        raise InvalidArgumentError(
-            "MECHANISM", target, f"a callable ({attr} is a {type(obj).__name__})"
-        )
+        raise InvalidArgumentError(flag, target, f"a callable ({attr} is a {type(obj).__name__})")
+    return obj
+
+
+@functools.lru_cache(maxsize=64)
+def resolve_callable(target: str) -> Callable[..., Any]:
+    """The mechanism ``module:callable`` names, checked to take ``f(x, n, rng)``."""
+    obj = import_target(target)
     _check_signature(obj, target)
     return obj
 

@@ -19,14 +19,13 @@ finding about the code, never a reason to stop the audit.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import math
 from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
 
-from dpaudit.adapters.callable import resolve_callable
+from dpaudit.adapters.callable import import_target, resolve_callable
 from dpaudit.analysis.word_embedding import CRASH, WordEmbedding, resolve_embedding
 from dpaudit.analysis.word_metrics import (
     CallableMetric,
@@ -65,23 +64,8 @@ def parse_metric(spec: str, embedding: WordEmbedding) -> WordMetric:
             raise InvalidArgumentError("--metric", spec, METRIC_FORMS) from None
         return MahalanobisMetric(embedding, lam=lam)
     if arg and low not in ("euclidean", "mahalanobis"):
-        fn = resolve_callable_metric(spec)
-        return CallableMetric(fn, name=spec)
+        return CallableMetric(import_target(spec, "--metric"), name=spec)
     raise InvalidArgumentError("--metric", spec, METRIC_FORMS)
-
-
-def resolve_callable_metric(target: str) -> Any:
-    """Import the user's distance ``module:callable`` (two arguments: ``w, w'``)."""
-    module, _, attr = target.partition(":")
-    try:
-        obj: Any = importlib.import_module(module)
-        for part in attr.split("."):
-            obj = getattr(obj, part)
-    except (ImportError, AttributeError) as exc:
-        raise InvalidArgumentError("--metric", target, f"{METRIC_FORMS} ({exc})") from None
-    if not callable(obj):
-        raise InvalidArgumentError("--metric", target, f"a callable d(w, w') ({METRIC_FORMS})")
-    return obj
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
