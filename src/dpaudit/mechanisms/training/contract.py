@@ -37,6 +37,7 @@ import numpy as np
 
 from dpaudit.errors import InvalidArgumentError, InvalidTypeError, MechanismError
 
+
 class TextRecord(NamedTuple):
     """One labelled sentence, the record of the text classifiers (a plain tuple to users)."""
 
