@@ -65,6 +65,10 @@ from dpaudit.auditors.rewriter import (
 from dpaudit.auditors.rewriter.result import RewriterDetail
 from dpaudit.auditors.sanity.check import SanityAuditor, SanityDetail, check_sanity_mechanism
 from dpaudit.auditors.sanity.config import SanityConfig
+from dpaudit.auditors.training.claim_point import claimed_point
+from dpaudit.auditors.training.multi_run import MultiRunConfig, canary_game
+from dpaudit.auditors.training.one_run import OneRunConfig, audit_one_run
+from dpaudit.auditors.training.result import TrainingDetail
 from dpaudit.claims import (
     ApproxDP,
     Definition,
@@ -77,6 +81,8 @@ from dpaudit.claims import (
 from dpaudit.engine.config import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError, InvalidTypeError
 from dpaudit.mechanisms.base import Mechanism, MechanismContract
+from dpaudit.mechanisms.training.contract import TrainingMechanism
+from dpaudit.mechanisms.training.game import GameScore
 from dpaudit.mechanisms.word.base import WordMechanism
 from dpaudit.results import AuditorKind, AuditResult, CertifiedStatement
 from dpaudit.text.neighbours import DEFAULT_DOCUMENT, DEFAULT_PAIR_KINDS, neighbour_pairs
@@ -95,14 +101,16 @@ __all__ = [
     "RewriterDetail",
     "SanityConfig",
     "SanityDetail",
+    "TrainingDetail",
     "audit",
+    "audit_training",
     "profile_score",
 ]
 
 #: The profile certifier's final sample, as a multiple of the search's, for an (ε, δ) claim.
 PROFILE_FINAL_FACTOR = 3
 #: The ``method`` names :func:`audit` takes: ``auto`` chooses by mechanism and claim.
-METHODS = ("auto", "blackbox", "profile", "metric", "sanity", "rewriter")
+METHODS = ("auto", "blackbox", "profile", "metric", "sanity", "rewriter", "one-run", "multi-run")
 #: The configs :func:`audit` takes, one per auditor (``dict`` for an auditor object's own).
 Config = (
     AuditConfig
@@ -111,6 +119,8 @@ Config = (
     | SanityConfig
     | RewriterAuditConfig
     | TextAuditConfig
+    | OneRunConfig
+    | MultiRunConfig
     | dict[str, Any]
 )
 
@@ -131,7 +141,9 @@ def audit(
     carries the input domain).  ``claim``: None (the mechanism's own claim), a
     number (its claim with that ε), a :class:`~dpaudit.claims.PrivacyClaim`, or a
     curve claim of :mod:`dpaudit.claims` (audited by the profile auditor).
-    A rewriter declaration (a text mechanism) is audited against its own text claim.
+    A rewriter declaration (a text mechanism) is audited against its own text claim, a
+    training algorithm (:class:`~dpaudit.mechanisms.training.TrainingMechanism`) with
+    canaries (:func:`audit_training`).
     ``method``: one of :data:`METHODS`, or an auditor object carrying its own inputs (the
     pairs of a ``RewriterAuditor``).  ``config``: the chosen auditor's config
     (:class:`~dpaudit.auditors.blackbox.config.AuditConfig`,
@@ -152,6 +164,10 @@ def audit(
         raise InvalidArgumentError(
             "method", method, f"one of {', '.join(METHODS)}, or an auditor object"
         )
+    if isinstance(mechanism, TrainingMechanism):
+        return audit_training(mechanism, claim, method=method, config=config, execution=execution)
+    if method in ("one-run", "multi-run"):
+        raise InvalidArgumentError("method", method, f"{method} only for a TrainingMechanism")
     if _is_rewriter(mechanism):
         return _audit_rewriter(mechanism, claim, method, config, execution)
     if method == "rewriter":
@@ -376,3 +392,66 @@ def _audit_point(
     approx = ApproxDP(claim.epsilon, claim.delta)
     certified = certifier.audit(mech, approx, profile_config, execution)
     return joint_answer(searched, certified, config.confidence, shares)
+
+
+def audit_training(
+    mechanism: TrainingMechanism,
+    claim: Any = None,
+    *,
+    method: str = "auto",
+    config: OneRunConfig | MultiRunConfig | None = None,
+    execution: ExecutionConfig | None = None,
+) -> AuditResult:
+    """Audit a training algorithm (DP-SGD ...) against ``claim`` with canaries.
+
+    ``method``: ``one-run`` (``auto``; m canaries, half in, one training:
+    :mod:`dpaudit.auditors.training.one_run`) or ``multi-run`` (many trainings with and
+    without one canary, certified as a whole profile by the profile certifier:
+    :mod:`dpaudit.auditors.training.multi_run`).  ``claim``: None (the trainer's accountant),
+    an (ε, δ) claim, or a curve (read at ``config.delta`` by the one-run audit).
+    """
+    if not isinstance(mechanism, TrainingMechanism):
+        raise InvalidTypeError("mechanism", mechanism, "a TrainingMechanism")
+    if method not in ("auto", "one-run", "multi-run"):
+        raise InvalidArgumentError("method", method, "auto, one-run or multi-run for training")
+    if method == "multi-run" or isinstance(config, MultiRunConfig):
+        cfg = config if isinstance(config, MultiRunConfig) else None
+        if config is not None and cfg is None:
+            raise InvalidTypeError("config", config, "a MultiRunConfig for a multi-run audit")
+        return _audit_multi_run(mechanism, claim, cfg or MultiRunConfig(), execution)
+    if config is not None and not isinstance(config, OneRunConfig):
+        raise InvalidTypeError("config", config, "a OneRunConfig for a one-run audit")
+    cfg1 = config or OneRunConfig()
+    if execution is not None:
+        cfg1 = dataclasses.replace(cfg1, execution=execution)
+    return audit_one_run(mechanism, claim, cfg1)
+
+
+def _audit_multi_run(
+    mechanism: TrainingMechanism,
+    claim: Any,
+    config: MultiRunConfig,
+    execution: ExecutionConfig | None,
+) -> AuditResult:
+    """The canary game certified by the profile auditor (canary in: 1, out: 0)."""
+    source = "the trainer's accountant" if claim is None else "given"
+    claim = mechanism.claim if claim is None else claim
+    if not _is_curve_claim(claim):
+        raise InvalidArgumentError("claim", claim, "an (ε, δ) claim or a curve of dpaudit.claims")
+    epsilon, _ = claimed_point(claim, getattr(claim, "delta", None) or 1e-5)
+    game, kind = canary_game(mechanism, epsilon if math.isfinite(epsilon) else 1e6, config)
+    profile = ProfileAuditConfig(
+        selection_samples=config.selection_runs,
+        final_samples=config.final_runs,
+        confidence=config.confidence,
+        seed=config.seed,
+        execution=execution or config.execution,
+    )
+    auditor = ProfileAuditor(
+        (1,),
+        (0,),
+        GameScore(),
+        pair_origin=f"trained with and without one {kind} canary ({config.runs} runs each)",
+        claim_source=source,
+    )
+    return auditor.audit(game, claim, profile, None)

@@ -43,6 +43,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "cmd_audit_rewriter",
         "LM rewriters (DP-Prompt, DP-Paraphrase): exact token losses and certified bounds",
     ),
+    "audit-training": (
+        "cmd_audit_training",
+        "DP training (DP-SGD, Opacus, your own): one-run and multi-run canary audits",
+    ),
     "attack": ("cmd_attack", "attacks on privatised text encodings"),
     "utility": ("cmd_utility", "downstream accuracy of privatised text encodings"),
     "text-grid": ("cmd_text_grid", "privacy-utility table of OME/SUE/OUE on a corpus"),

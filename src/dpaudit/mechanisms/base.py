@@ -144,6 +144,10 @@ class Mechanism(MechanismContract, abstract=True):
     #: :meth:`sample` (e.g. OpenDP's OS CSPRNG): results are valid but not
     #: bit-reproducible, and the rng-discipline check is skipped.
     externally_seeded: ClassVar[bool] = False
+    #: Outputs per randomness probe of the trust checks: a mechanism whose every output
+    #: costs a training run (:class:`~dpaudit.mechanisms.training.game.CanaryGame`) probes
+    #: with a few.
+    probe_rows: ClassVar[int] = 64
 
     epsilon: float
 

@@ -39,6 +39,7 @@ class AuditorKind(StrEnum):
     METRIC = "metric"
     PROFILE = "profile"
     REWRITER = "rewriter"
+    TRAINING = "training"
 
 
 #: Detail type of each auditor kind, filled by the auditors' result modules on import.
@@ -53,6 +54,7 @@ DETAIL_MODULES: dict[AuditorKind, str] = {
     AuditorKind.METRIC: "dpaudit.auditors.metric.result",
     AuditorKind.PROFILE: "dpaudit.auditors.profile.result",
     AuditorKind.REWRITER: "dpaudit.auditors.rewriter.result",
+    AuditorKind.TRAINING: "dpaudit.auditors.training.result",
 }
 D = TypeVar("D", bound=type)
 

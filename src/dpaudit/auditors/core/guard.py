@@ -208,8 +208,6 @@ def check_sample_memory(
 
 
 # ------------------------------------------------------------ rng discipline
-#: Outputs per randomness probe: a batch of this many rows either varies or is constant.
-PROBE_ROWS = 64
 #: The randomness kinds :func:`check_randomness` tells apart.
 RANDOMNESS_KINDS = ("seeded", "deterministic", "unseedable")
 
@@ -247,13 +245,13 @@ class RandomnessCheck:
 
 
 def check_randomness(
-    mechanism: Mechanism, x: np.ndarray | None = None, *, rows: int = PROBE_ROWS, seed: int = 0
+    mechanism: Mechanism, x: np.ndarray | None = None, *, rows: int | None = None, seed: int = 0
 ) -> RandomnessCheck:
     """Probe how ``mechanism`` uses randomness; raise :class:`MechanismError` for a fixed seed.
 
-    Three chunks of ``rows`` outputs on input ``x`` (default: the low corner of
-    the domain): two from the same unit seed, one from another.  Same seed,
-    different outputs → ``unseedable``.  Different seeds, identical outputs
+    Three chunks of ``rows`` outputs (default: the mechanism's ``probe_rows``) on input
+    ``x`` (default: the low corner of the domain): two from the same unit seed, one from
+    another.  Same seed, different outputs → ``unseedable``.  Different seeds, identical outputs
     that vary between rows → a fixed internal seed (e.g.
     ``np.random.default_rng(12345)`` inside the function): refused, since every
     chunk would repeat the same noise and the two inputs of a pair would get
@@ -264,6 +262,7 @@ def check_randomness(
     """
     label = mechanism_label(mechanism)
     x = domain_corners(mechanism)[0] if x is None else x
+    rows = mechanism.probe_rows if rows is None else rows
     return classify_randomness(
         lambda tag: checked_sample(mechanism, x, rows, unit_rng(seed, (_SEED_TAG, tag))),
         label,

@@ -93,6 +93,12 @@ class TrainingMechanism(ABC):
     def score(self, model: Any, records: Sequence[Any]) -> np.ndarray:
         """One finite number per record, high where the record looks included in training."""
 
+    def with_base(self, records: Sequence[Any]) -> TrainingMechanism:
+        """The same trainer on other base data (canaries drawn from the data leave it)."""
+        raise MechanismError(
+            f"{self.name} cannot be given other base data: implement with_base(records)"
+        )
+
     def combine(self, base: Any, canaries: Sequence[Any]) -> Any:
         """``base`` plus ``canaries``, as :meth:`train` takes a dataset (default: a list)."""
         return [*base, *canaries]
@@ -169,6 +175,9 @@ class CallableTraining(TrainingMechanism):
     @property
     def access(self) -> str:
         return self.declared_access
+
+    def with_base(self, records: Sequence[Any]) -> CallableTraining:
+        return dataclasses.replace(self, base_records=tuple(records))
 
     def train(self, dataset: Any, rng: np.random.Generator) -> Any:
         return self.train_function(dataset, rng)

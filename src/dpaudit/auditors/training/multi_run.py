@@ -1,0 +1,79 @@
+"""The multi-run training audit: many trainings with and without one canary, thresholded.
+
+Nasr et al. (USENIX Security 2021, §4; 2023, §3): train ``runs`` times on ``D ∪ {canary}``
+and ``runs`` times on ``D``, score the canary on each model, and certify thresholds of the
+score.  The game is the mechanism :class:`~dpaudit.mechanisms.training.game.CanaryGame`
+(input 1: canary in), audited by the whole-claim certifier (:mod:`dpaudit.auditors.profile`):
+a third of each world's runs choose the thresholds and directions, the other two thirds
+certify them (Clopper–Pearson, Bonferroni over every certified set), and the certified sets
+bound the whole profile at once — δ(ε) at every ε, μ, and ε at the claim's δ.
+
+What the bound assumes: the runs are independent (each from its own child generator of the
+audit's seed); the claim is about adding or removing the one canary.  Nothing about the
+score: a weak score costs power, never validity.  This module builds the game and sizes the
+certifier; :func:`dpaudit.api.audit_training` runs it (auditors never import each other).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from dpaudit.auditors.training.canaries import CANARY_KINDS, draw_canaries
+from dpaudit.engine.executor import ExecutionConfig
+from dpaudit.errors import InvalidArgumentError
+from dpaudit.mechanisms.training.contract import TrainingMechanism
+from dpaudit.mechanisms.training.game import CanaryGame
+from dpaudit.random import unit_rng
+from dpaudit.validation import check_int, check_probability_open, check_seed
+
+#: Smallest number of trainings per world: a third select, two thirds certify (≥ 100 each).
+MIN_RUNS = 300
+_CANARY_KEY = 45
+
+
+@dataclass(frozen=True)
+class MultiRunConfig:
+    """``runs`` trainings per world (with and without the canary), split 1 : 2 between
+    choosing and certifying thresholds; ``canary_kind`` as for the one-run audit."""
+
+    runs: int = 600
+    canary_kind: str | None = None
+    confidence: float = 0.95
+    seed: int = 0
+    execution: ExecutionConfig = field(default_factory=ExecutionConfig)
+
+    def __post_init__(self) -> None:
+        check_int("runs", self.runs, minimum=MIN_RUNS, maximum=10_000_000)
+        check_probability_open("confidence", self.confidence)
+        check_seed(self.seed)
+        if self.canary_kind is not None and self.canary_kind not in CANARY_KINDS:
+            raise InvalidArgumentError(
+                "canary kind", self.canary_kind, f"one of {', '.join(CANARY_KINDS)}"
+            )
+
+    @property
+    def selection_runs(self) -> int:
+        """Runs per world that choose the thresholds."""
+        return self.runs // 3
+
+    @property
+    def final_runs(self) -> int:
+        """Fresh runs per world that certify them."""
+        return self.runs - self.selection_runs
+
+
+def canary_game(mechanism: TrainingMechanism, epsilon: float, config: MultiRunConfig) -> Any:
+    """The game of ``mechanism`` with its one canary (the first of its kind, drawn by seed)."""
+    kind = config.canary_kind or ("gradient" if mechanism.access == "white-box" else "mislabelled")
+    if kind == "gradient" and mechanism.access != "white-box":
+        raise InvalidArgumentError(
+            "canary kind", kind, "a text canary: gradient canaries need a white-box trainer"
+        )
+    drawn = draw_canaries(kind, 2, mechanism.base, unit_rng(config.seed, (_CANARY_KEY,)))
+    if len(drawn.base) != len(mechanism.base):
+        mechanism = mechanism.with_base(drawn.base)
+    return CanaryGame(epsilon=epsilon, training=mechanism, canary=drawn.records[0]), kind
+
+
+__all__ = ["MIN_RUNS", "MultiRunConfig", "canary_game"]

@@ -1,0 +1,58 @@
+"""The typed detail of a one-run training audit: the guess rules tried and what each gave."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dpaudit.results.audit import AuditorKind, register_detail
+
+
+@dataclass(frozen=True)
+class GuessRule:
+    """One rule of the grid: guess *in* for the ``positive`` highest scores, *out* for the
+    ``negative`` lowest, abstain on the rest; ``correct`` of the ``positive + negative``
+    guesses were right, which certifies ε ≥ ``epsilon_lower_bound`` at the rule's error."""
+
+    positive: int
+    negative: int
+    correct: int
+    epsilon_lower_bound: float
+
+    @property
+    def guesses(self) -> int:
+        """Guesses made (abstentions excluded)."""
+        return self.positive + self.negative
+
+
+@register_detail(AuditorKind.TRAINING)
+@dataclass(frozen=True)
+class TrainingDetail:
+    """What a one-run audit (Steinke, Nasr & Jagielski, NeurIPS 2023) did and saw.
+
+    ``canaries`` per run, ``runs`` independent trainings pooled (each canary in one run, so
+    the pooled guesses are one game with ``canaries·runs`` canaries), ``included`` of them
+    in training; every rule of ``rules`` is certified at ``error_per_rule`` = α/len(rules)
+    (Bonferroni), so the best of them holds at the result's confidence; ``ceiling``: the
+    largest bound the grid could give (all guesses of a rule correct); ``auc``: the scores'
+    area under the ROC curve, in against out (descriptive, not certified).
+    """
+
+    method: str
+    access: str
+    canary_kind: str
+    canary_description: str
+    canaries: int
+    runs: int
+    included: int
+    delta: float
+    claim_source: str
+    rules: tuple[GuessRule, ...]
+    best: int
+    error_per_rule: float
+    ceiling: float
+    auc: float
+    seconds_per_run: float
+    assumptions: tuple[str, ...]
+
+
+__all__ = ["GuessRule", "TrainingDetail"]

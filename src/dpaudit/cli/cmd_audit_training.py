@@ -1,0 +1,247 @@
+"""``dpaudit audit-training TRAINER``: audit a DP training claim (DP-SGD ...) with canaries.
+
+``TRAINER`` is ``dpsgd`` (dpaudit's numpy DP-SGD on a logistic-regression text classifier,
+with the broken variants of ``-p flaw=...``), ``opacus`` (Opacus' ``make_private`` on a
+torch classifier; extra ``training``) or ``MODULE:TRAIN``, your own
+``train(dataset, rng) -> model`` with ``--score MODULE:SCORE``, ``score(model, records) ->
+one number per record`` (high: looks included), trained on ``--data`` (a corpus file; default
+the bundled one) plus the canaries, each a ``(text, label)`` tuple.
+
+``--method one-run`` (default): ``--canaries`` canaries, each in the training set with
+probability 1/2, one training (``--runs`` pooled), guesses certified by Steinke, Nasr &
+Jagielski (NeurIPS 2023).  ``--method multi-run``: ``--runs`` trainings with and ``--runs``
+without one canary, thresholds certified by the whole-claim certifier (Nasr et al. 2021,
+2023).  Every training run is one work unit: progress is shown per run, ``--out DIR
+--resume`` continues from the finished runs, ``--workers``/``--backend ray`` spread them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+from typing import Any
+
+from dpaudit.cli.common import add_run_args, add_seed, emit_verdict, parse_params, run_recorded
+from dpaudit.cli.main import command_help
+from dpaudit.cli.parser import bounded_integer
+from dpaudit.errors import InvalidArgumentError
+
+#: The built-in trainers: name → (module, class).
+TRAINERS = {
+    "dpsgd": ("dpaudit.mechanisms.training.dpsgd", "DPSGD"),
+    "opacus": ("dpaudit.mechanisms.training.opacus_classifier", "OpacusClassifier"),
+}
+#: Canary kinds (``auditors.training.canaries.CANARY_KINDS``; a test keeps them equal).
+CANARY_KINDS = ("gradient", "mislabelled", "held-out", "random-tokens")
+METHODS = ("one-run", "multi-run")
+
+
+def register(sub: Any) -> None:
+    """Add the ``audit-training`` sub-command."""
+    p = sub.add_parser("audit-training", help=command_help("audit-training"), description=__doc__)
+    p.add_argument(
+        "mechanism",
+        metavar="TRAINER",
+        help="dpsgd, opacus (extra training) or MODULE:TRAIN, your train(dataset, rng) -> model",
+    )
+    p.add_argument("--score", default=None, metavar="MODULE:SCORE", help="with MODULE:TRAIN")
+    p.add_argument(
+        "--data", default=None, metavar="FILE", help="training corpus (default: the bundled one)"
+    )
+    p.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE")
+    p.add_argument("--epsilon", type=float, default=None, help="claimed ε (default: accountant)")
+    p.add_argument("--delta", type=float, default=None, help="claimed δ, in [0, 1)")
+    p.add_argument("--method", choices=METHODS, default="one-run")
+    p.add_argument(
+        "--canaries",
+        type=bounded_integer(2, 10_000_000),
+        default=1000,
+        metavar="K",
+        help="one-run: canaries per training, >= 2 (default 1000)",
+    )
+    p.add_argument("--canary-kind", choices=CANARY_KINDS, default=None)
+    p.add_argument(
+        "--runs",
+        type=bounded_integer(1, 10_000_000),
+        default=None,
+        metavar="R",
+        help="one-run: trainings pooled (default 1); multi-run: trainings per world, >= 300 "
+        "(default 600)",
+    )
+    p.add_argument(
+        "--access",
+        choices=("black-box", "white-box"),
+        default="black-box",
+        help="MODULE:TRAIN: what your score reads (white-box allows gradient canaries)",
+    )
+    p.add_argument("--confidence", type=float, default=0.95)
+    p.add_argument(
+        "--fail-on-violation", action="store_true", help="exit 1 when a violation is found"
+    )
+    add_seed(p)
+    add_run_args(p)
+    p.set_defaults(func=run)
+
+
+def _coerce(field: dataclasses.Field[Any], text: str) -> Any:
+    default = field.default
+    try:
+        if isinstance(default, bool):
+            if text.lower() not in ("true", "false", "1", "0"):
+                raise ValueError(text)
+            return text.lower() in ("true", "1")
+        if isinstance(default, int):
+            return int(float(text)) if float(text).is_integer() else int(text)
+        if isinstance(default, float) or (default is None and text[:1].isdigit()):
+            return float(text)
+    except ValueError:
+        raise InvalidArgumentError(
+            f"-p {field.name}", text, f"a {type(default).__name__}"
+        ) from None
+    return text
+
+
+def _records(path: str | None) -> tuple[Any, ...]:
+    from dpaudit.mechanisms.training.contract import TextRecord
+    from dpaudit.text.corpus import default_corpus, read_corpus
+
+    corpus = default_corpus() if path is None else read_corpus(path)
+    if corpus.labels is None:
+        raise InvalidArgumentError("--data", path, "a labelled corpus (uci, csv or jsonl)")
+    return tuple(
+        TextRecord(s, int(y)) for s, y in zip(corpus.sentences, corpus.labels, strict=True)
+    )
+
+
+def _builtin(args: argparse.Namespace) -> Any:
+    from importlib import import_module
+
+    module, name = TRAINERS[args.mechanism]
+    cls = getattr(import_module(module), name)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    values: dict[str, Any] = {}
+    for key, text in parse_params(args.param).items():
+        if key not in fields or key == "records":
+            allowed = ", ".join(sorted(k for k in fields if k != "records"))
+            raise InvalidArgumentError("-p", key, f"one of {allowed}")
+        values[key] = _coerce(fields[key], text)
+    if args.data is not None:
+        values["records"] = _records(args.data)
+    return cls(**values)
+
+
+def _user(args: argparse.Namespace) -> Any:
+    from dpaudit.adapters.callable import import_target
+    from dpaudit.claims import ApproxDP
+    from dpaudit.mechanisms.training.contract import CallableTraining
+
+    if args.score is None:
+        raise InvalidArgumentError("--score", None, "MODULE:SCORE for a MODULE:TRAIN trainer")
+    if args.epsilon is None or args.delta is None:
+        raise InvalidArgumentError(
+            "--epsilon", args.epsilon, "--epsilon and --delta: your accountant's claim"
+        )
+    if args.param:
+        raise InvalidArgumentError("-p", args.param, "no -p for MODULE:TRAIN")
+    train = import_target(args.mechanism, "TRAINER")
+    score = import_target(args.score, "--score")
+    return CallableTraining(
+        train,
+        score,
+        _records(args.data),
+        ApproxDP(args.epsilon, args.delta),
+        label=args.mechanism,
+        declared_access=args.access,
+    )
+
+
+def _claim(args: argparse.Namespace, trainer: Any) -> Any:
+    from dpaudit.claims import ApproxDP
+
+    if args.epsilon is None and args.delta is None:
+        return None
+    own = trainer.claim
+    epsilon = own.epsilon if args.epsilon is None else args.epsilon
+    delta = own.delta if args.delta is None else args.delta
+    return ApproxDP(epsilon, delta)
+
+
+def _check(args: argparse.Namespace) -> None:
+    if args.mechanism not in TRAINERS and ":" not in args.mechanism:
+        raise InvalidArgumentError(
+            "TRAINER", args.mechanism, f"{', '.join(TRAINERS)} or MODULE:TRAIN"
+        )
+    if args.epsilon is not None and not (math.isfinite(args.epsilon) and args.epsilon >= 0):
+        raise InvalidArgumentError("--epsilon", args.epsilon, "a finite number >= 0")
+    if args.delta is not None and not 0.0 <= args.delta < 1.0:
+        raise InvalidArgumentError("--delta", args.delta, "a probability in [0, 1)")
+    if not 0.0 < args.confidence < 1.0:
+        raise InvalidArgumentError("--confidence", args.confidence, "a probability in (0, 1)")
+    if args.method == "multi-run" and args.runs is not None and args.runs < 300:
+        raise InvalidArgumentError("--runs", args.runs, "at least 300 for --method multi-run")
+    if args.mechanism in TRAINERS and (args.score or args.access != "black-box"):
+        raise InvalidArgumentError(
+            "--score", args.score or args.access, f"no --score/--access for {args.mechanism}"
+        )
+
+
+def render(result: Any) -> str:
+    """Verdict first, then what was audited, the best guess rule and what the audit assumed."""
+    if result.kind.value == "profile":
+        from dpaudit.cli.cmd_audit_profile import render_profile
+
+        return render_profile(result)
+    d = result.detail
+    rule = d.rules[d.best]
+    lines = [
+        result.verdict_text,
+        f"claim: {result.claim} ({d.claim_source}); trainer: {result.mechanism['mechanism']}",
+        f"canaries: {d.canary_description}; {d.runs} training run(s), {d.included} of "
+        f"{d.canaries * d.runs} included at random; access: {d.access}",
+        f"best guess rule: {rule.positive} guessed in, {rule.negative} out, {rule.correct} of "
+        f"{rule.guesses} correct → ε ≥ {rule.epsilon_lower_bound:.4g}",
+        f"largest bound these canaries could give: {d.ceiling:.4g}; AUC of the scores "
+        f"(descriptive): {d.auc:.3f}",
+        result.confidence_statement,
+        "assumes: " + "; ".join(d.assumptions),
+        f"time: {result.timing['total']:.2f} s ({d.seconds_per_run:.3g} s per training run)",
+    ]
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Build the trainer, audit it through ``dpaudit.api.audit_training``, print the result."""
+    _check(args)
+    from dpaudit.api import audit
+    from dpaudit.auditors.training.multi_run import MultiRunConfig
+    from dpaudit.auditors.training.one_run import OneRunConfig
+
+    trainer = _builtin(args) if args.mechanism in TRAINERS else _user(args)
+    claim = _claim(args, trainer)
+    if args.method == "one-run":
+        config: Any = OneRunConfig(
+            canaries=args.canaries,
+            runs=args.runs or 1,
+            canary_kind=args.canary_kind,
+            confidence=args.confidence,
+            seed=args.seed,
+        )
+    else:
+        config = MultiRunConfig(
+            runs=args.runs or 600,
+            canary_kind=args.canary_kind,
+            confidence=args.confidence,
+            seed=args.seed,
+        )
+
+    def compute(execution: Any) -> Any:
+        return audit(
+            trainer,
+            claim,
+            method=args.method,
+            config=dataclasses.replace(config, execution=execution),
+        )
+
+    result = run_recorded(args, "audit-training", compute)
+    return emit_verdict(args, result, render, result.violation)

@@ -1,0 +1,91 @@
+"""The multi-run canary game as a mechanism: input 1 trains with the canary, 0 without.
+
+Nasr et al. (USENIX Security 2021, §4; 2023, §3) audit a training algorithm by training many
+times on ``D`` and on ``D ∪ {canary}`` and thresholding a score of the canary on each model:
+the scores are the outputs of the mechanism ``x ↦ score(train(D ∪ {canary}·x), canary)`` on
+the two inputs ``x ∈ {0, 1}``, whose neighbouring pair is exactly the add/remove-one-record
+relation of the trainer's accountant.  :class:`CanaryGame` is that mechanism, so the whole-
+claim certifier (:mod:`dpaudit.auditors.profile`) audits it as it audits any other: it picks
+thresholds on some runs and certifies them, with the whole δ(ε) curve and μ, on fresh ones.
+
+Each output is one training run from its own child generator of the ``rng`` the auditor
+gives, so runs are independent and the game is reproducible from the audit's seed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from dpaudit.claims import InputDomain
+from dpaudit.mechanisms.base import Mechanism
+from dpaudit.mechanisms.training.contract import TrainingMechanism, checked_scores
+
+
+@dataclass(frozen=True, eq=False)
+class CanaryGame(Mechanism):
+    """``x = 1``: train on ``base + [canary]``, ``x = 0``: on ``base``; the canary's score."""
+
+    training: TrainingMechanism = field(default=None)  # type: ignore[assignment]
+    canary: Any = None
+
+    name: ClassVar[str] = "canary-game"
+    reference: ClassVar[str] = (
+        "Nasr et al., USENIX Security 2021 §4 and 2023 §3: train with and without a canary"
+    )
+    summary: ClassVar[str] = "a training algorithm with or without one canary, scored on it"
+    # One output is one training run: the randomness probe uses two per chunk.
+    probe_rows: ClassVar[int] = 2
+
+    @property
+    def claim(self) -> Any:
+        return self.training.claim
+
+    @property
+    def input_domain(self) -> InputDomain:
+        return InputDomain((1,), 0, 1, integer=True)
+
+    @property
+    def output_shape(self) -> tuple[int, ...]:
+        return (1,)
+
+    def user_code(self) -> Any:
+        return self.training.user_code()
+
+    def _sample(self, x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+        included = bool(x[0])
+        dataset = self.training.combine(self.training.base, [self.canary] if included else [])
+        out = np.empty((n, 1), dtype=np.float64)
+        for i, child in enumerate(rng.spawn(n)):
+            model = self.training.train(dataset, child)
+            out[i, 0] = checked_scores(
+                self.training.score(model, [self.canary]), 1, self.training.name
+            )[0]
+        return out
+
+    def spec(self) -> dict[str, Any]:
+        return {
+            "mechanism": self.name,
+            "training": self.training.spec(),
+            "canary": repr(self.canary)[:200],
+        }
+
+
+
+@dataclass(frozen=True)
+class GameScore:
+    """The profile certifier's score of a canary game's output: the trainer's own score."""
+
+    family = "canary score"
+
+    def __call__(self, outputs: np.ndarray) -> np.ndarray:
+        return np.asarray(outputs, dtype=np.float64).reshape(len(outputs), -1)[:, 0]
+
+    def describe(self) -> str:
+        """What is thresholded."""
+        return "the canary's score on each trained model (high: looks included)"
+
+
+__all__ = ["CanaryGame", "GameScore"]
