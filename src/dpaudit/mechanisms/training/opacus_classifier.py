@@ -196,8 +196,11 @@ class OpacusClassifier(TrainingMechanism):
     the mean loss; ``dimensions`` of the hashed features; ``canary_coordinates`` — the
     reserved input block for gradient canaries; ``amplitude`` — a gradient canary's input
     value (large, so its gradient lies on its column); ``delta`` of the claim; ``accountant``
-    — Opacus' ``"rdp"`` or ``"prv"``; ``white_box`` — record every step's privatised
-    canary-layer gradient; ``threads`` — ``torch.set_num_threads`` during training.
+    — Opacus' ``"rdp"`` or ``"prv"`` (``PrivacyEngine()``'s own default is ``"prv"``, the
+    tighter one); ``white_box`` — record every step's privatised canary-layer gradient;
+    ``threads`` — ``torch.set_num_threads`` during training, restored after.
+    The default 3 epochs at learning rate 1: at σ = 1 one epoch reached 0.64 accuracy on the
+    bundled data (0.63-0.65 over 8 seeds), three 0.68 (0.65-0.70), at ε = 2.6 (rdp).
     See the module docstring for the threat model and the scores' distributions.
     """
 
