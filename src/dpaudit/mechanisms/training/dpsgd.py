@@ -53,7 +53,7 @@ is always what the code's accountant reports — ``DPSGDEvent(σ, accounted rate
     that releases noise-free partial sums (meta-pytorch/opacus#143, and the review of
     meta-pytorch/opacus#203 on steps taken without noise covering the accumulated data).
 
-Speed (2026-12-01, this repository's 2-core CI container, numpy float64): one :meth:`train`
+Speed (measured 2026-12-01 on a 2-core container, numpy float64): one :meth:`train`
 at the defaults (1000 text records, 200 steps, q = 0.032) with 1000 gradient canaries takes
 about 0.011 s (median of 10; featurising the 1000 base sentences once per trainer, in
 :meth:`DPSGD.combine`, adds about 0.011 s), white box (the (200, 1257) gradient array kept)
@@ -225,6 +225,10 @@ class DPSGD(TrainingMechanism):
     is told (None: q, or q/10 for ``wrong-rate``), ``accumulation`` ≥ 1 (steps per noisy
     step for ``accumulation-without-noise``), ``delta`` of the claim, and ``white_box``:
     whether the released model keeps every step's privatised gradient sum.
+
+    The accountant knows only Poisson sampling, so ``sampling="shuffle"`` is accounted as
+    Poisson whatever ``flaw`` says (it then trains exactly as ``shuffle-as-poisson``);
+    :attr:`true_event` records the shuffle.  Vary one field with ``dataclasses.replace``.
     """
 
     records: tuple[TextRecord, ...] = field(
