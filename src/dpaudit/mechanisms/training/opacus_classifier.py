@@ -290,13 +290,12 @@ class OpacusClassifier(TrainingMechanism):
     @cached_property
     def claim(self) -> ApproxDP:
         """``ApproxDP(ε, delta)``, ε from Opacus' accountant for ``[(σ, q, steps)]``."""
-        _, opacus = _import_training()
+        _import_training()  # a MechanismError naming the extra if opacus is missing
         from opacus.accountants.utils import create_accountant
 
         accountant = create_accountant(mechanism=self.accountant)
         accountant.history = [(self.noise_multiplier, self.sample_rate, self.steps)]
         epsilon = float(accountant.get_epsilon(delta=self.delta))
-        del opacus
         return ApproxDP(epsilon, self.delta)
 
     @property
