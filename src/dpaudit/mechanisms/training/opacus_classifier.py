@@ -68,13 +68,16 @@ Scores
     ``C·u`` in each step it is sampled): mean ``steps · q``, variance
     ``steps · (σ² + q(1 − q))``.
 
-Speed (2026-12-01, an idle 2-core AMD EPYC VM, torch 2.13 CPU, opacus 1.6.0): one
+Speed (2026-12-01, a 2-core AMD EPYC VM, torch 2.13 CPU, opacus 1.6.0): one
 :meth:`OpacusClassifier.train` on the 1000 bundled records plus 1000 gradient canaries (all
 included: N = 2000, 1256 inputs), 1 epoch at batch 32 (32 Poisson steps of ~62 records),
-white box, took 0.050 s (median of 10; 0.045-0.060 s) with ``threads=1`` and the same with 2
-— far under the 2 s bar, so no setting had to be cut.  The first call in a process also
-imports torch and opacus (~2.8 s, once); ``combine`` (hashing the sentences) takes 0.016 s;
-the default 3 epochs 0.14 s; :attr:`~OpacusClassifier.claim` 0.07 s (rdp) / 0.09 s (prv).
+white box, took 0.046-0.062 s (median of 10, three sessions; range 0.044-0.086 s) with
+``threads=1`` — far under the 2 s bar, so no setting had to be cut.  One-off costs in a
+process: importing torch and opacus (~2.5-3 s) and the first run's lazy set-up (~0.6 s).
+With ``threads=2`` the median is the same (0.05 s) but, with other work on the two cores
+(load ~1.8), single runs took up to 1.2 s and the first run after switching threads 2.4 s:
+keep ``threads=1`` on small machines.  ``combine`` (hashing the sentences) takes 0.015 s,
+the default 3 epochs 0.15 s, :attr:`~OpacusClassifier.claim` 0.04 s (rdp) / 0.08 s (prv).
 """
 
 from __future__ import annotations
