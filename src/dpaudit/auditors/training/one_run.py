@@ -42,7 +42,7 @@ from dpaudit.auditors.training.canaries import CANARY_KINDS, Canaries, draw_cana
 from dpaudit.auditors.training.claim_point import claimed_point
 from dpaudit.auditors.training.result import GuessRule, TrainingDetail
 from dpaudit.engine.executor import ExecutionConfig, run_units
-from dpaudit.errors import InvalidArgumentError, InvalidTypeError
+from dpaudit.errors import InvalidArgumentError, InvalidTypeError, MechanismError
 from dpaudit.mechanisms.training.contract import TrainingMechanism, checked_scores
 from dpaudit.random import unit_rng
 from dpaudit.results.audit import AuditorKind, AuditResult
@@ -100,13 +100,17 @@ class TrainingRun:
     key: tuple[int, ...]
 
 
-def run_training(unit: TrainingRun) -> tuple[np.ndarray, float]:
-    """Train once and score every canary (in or out): the scores and the seconds it took."""
+def run_training(unit: TrainingRun) -> tuple[dict[str, np.ndarray], float]:
+    """Train once and score every canary (in or out): each score's values, and the seconds."""
     start = time.perf_counter()
     mech = unit.mechanism
     inside = [c for c, keep in zip(unit.canaries, unit.included, strict=True) if keep]
     model = mech.train(mech.combine(mech.base, inside), unit_rng(unit.seed, unit.key))
-    scores = checked_scores(mech.score(model, list(unit.canaries)), len(unit.canaries), mech.name)
+    offered = mech.scores(model, list(unit.canaries))
+    if not isinstance(offered, dict) or not offered:
+        raise MechanismError(f"{mech.name}.scores returned no dict of named scores")
+    n = len(unit.canaries)
+    scores = {str(k): checked_scores(v, n, f"{mech.name} score {k!r}") for k, v in offered.items()}
     return scores, time.perf_counter() - start
 
 
@@ -121,12 +125,18 @@ def guess_grid(total: int) -> tuple[tuple[int, int], ...]:
     return tuple(rules)
 
 
-def _rule(scores: np.ndarray, inside: np.ndarray, pos: int, neg: int, m: int, err: float, d: float):
+def _rules(
+    scores: np.ndarray, inside: np.ndarray, grid: tuple, err: float, delta: float, name: str
+) -> list[GuessRule]:
+    """Every rule of ``grid`` on one score, each certified at ``err``."""
     order = np.argsort(-scores, kind="stable")
-    lowest = order[len(order) - neg :] if neg else order[:0]
-    correct = int(inside[order[:pos]].sum()) + int((~inside[lowest]).sum())
-    bound = one_run.epsilon_lower_bound(m, pos + neg, correct, err, d)
-    return GuessRule(pos, neg, correct, bound)
+    out = []
+    for pos, neg in grid:
+        lowest = order[len(order) - neg :] if neg else order[:0]
+        correct = int(inside[order[:pos]].sum()) + int((~inside[lowest]).sum())
+        bound = one_run.epsilon_lower_bound(inside.size, pos + neg, correct, err, delta)
+        out.append(GuessRule(pos, neg, correct, bound, name))
+    return out
 
 
 def _auc(scores: np.ndarray, inside: np.ndarray) -> float:
@@ -144,7 +154,13 @@ def _probe(mech: TrainingMechanism, canaries: Canaries, seed: int) -> TrustRepor
 
     def draw(tag: int) -> np.ndarray:
         rows = [
-            run_training(TrainingRun(mech, few, half, seed, (_PROBE_KEY, tag, i)))[0]
+            np.concatenate(
+                list(
+                    run_training(TrainingRun(mech, few, half, seed, (_PROBE_KEY, tag, i)))[
+                        0
+                    ].values()
+                )
+            )
             for i in range(2)
         ]
         return np.stack(rows)
@@ -186,13 +202,20 @@ def audit_one_run(
         for r in range(cfg.runs)
     ]
     outs = run_units(run_training, units, cfg.execution, desc="training runs")
-    scores = np.concatenate([s for s, _ in outs])
+    names = tuple(outs[0][0])
+    if any(tuple(s) != names for s, _ in outs):
+        raise MechanismError(f"{mechanism.name}.scores named different scores in different runs")
     inside = bits.reshape(-1)
     total = inside.size
     grid = guess_grid(total)
-    alpha = 1.0 - cfg.confidence
-    err = alpha / len(grid)
-    rules = tuple(_rule(scores, inside, p, n, total, err, delta) for p, n in grid)
+    err = (1.0 - cfg.confidence) / (len(grid) * len(names))
+    rules = tuple(
+        rule
+        for name in names
+        for rule in _rules(
+            np.concatenate([s[name] for s, _ in outs]), inside, grid, err, delta, name
+        )
+    )
     best = max(range(len(rules)), key=lambda i: rules[i].epsilon_lower_bound)
     ceiling = max(one_run.epsilon_ceiling(total, p + n, err, delta) for p, n in grid)
     detail = TrainingDetail(
@@ -209,7 +232,7 @@ def audit_one_run(
         best=best,
         error_per_rule=err,
         ceiling=ceiling,
-        auc=_auc(scores, inside),
+        auc=_auc(np.concatenate([s[names[0]] for s, _ in outs]), inside),
         seconds_per_run=float(np.mean([t for _, t in outs])),
         assumptions=ASSUMPTIONS,
     )
@@ -239,7 +262,9 @@ def _answer(
     statement = (
         f"{cfg.runs} training run{'s' if cfg.runs > 1 else ''} with {total} canaries, "
         f"{detail.included} included at random; the best of {k} guess rules fixed in "
-        f"advance guessed {top.guesses} ({top.positive} in, {top.negative} out), "
+        f"advance ({k // max(1, len({r.score for r in detail.rules}))} per score, on "
+        f"{len({r.score for r in detail.rules})} score(s)) guessed on {top.score!r} "
+        f"{top.guesses} times ({top.positive} in, {top.negative} out), "
         f"{top.correct} correct. Each rule is tested at error α/{k} = {detail.error_per_rule:.4g} "
         f"(α = {alpha:.4g}, Bonferroni) with the bound of Steinke, Nasr & Jagielski (NeurIPS "
         f"2023, Thm. 5.2), so ε ≥ ε_lcb holds with probability ≥ {cfg.confidence:g}."

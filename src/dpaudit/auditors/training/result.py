@@ -9,14 +9,16 @@ from dpaudit.results.audit import AuditorKind, register_detail
 
 @dataclass(frozen=True)
 class GuessRule:
-    """One rule of the grid: guess *in* for the ``positive`` highest scores, *out* for the
-    ``negative`` lowest, abstain on the rest; ``correct`` of the ``positive + negative``
-    guesses were right, which certifies ε ≥ ``epsilon_lower_bound`` at the rule's error."""
+    """One rule of the grid: guess *in* for the ``positive`` highest values of ``score``,
+    *out* for the ``negative`` lowest, abstain on the rest; ``correct`` of the ``positive +
+    negative`` guesses were right, which certifies ε ≥ ``epsilon_lower_bound`` at the rule's
+    error."""
 
     positive: int
     negative: int
     correct: int
     epsilon_lower_bound: float
+    score: str = "score"
 
     @property
     def guesses(self) -> int:
@@ -31,10 +33,11 @@ class TrainingDetail:
 
     ``canaries`` per run, ``runs`` independent trainings pooled (each canary in one run, so
     the pooled guesses are one game with ``canaries·runs`` canaries), ``included`` of them
-    in training; every rule of ``rules`` is certified at ``error_per_rule`` = α/len(rules)
-    (Bonferroni), so the best of them holds at the result's confidence; ``ceiling``: the
-    largest bound the grid could give (all guesses of a rule correct); ``auc``: the scores'
-    area under the ROC curve, in against out (descriptive, not certified).
+    in training; every rule of ``rules`` (the grid, once per score the trainer offers) is
+    certified at ``error_per_rule`` = α/len(rules) (Bonferroni), so the best of them holds
+    at the result's confidence; ``ceiling``: the largest bound the grid could give (all
+    guesses of a rule correct); ``auc``: the first score's area under the ROC curve, in
+    against out (descriptive, not certified).
     """
 
     method: str

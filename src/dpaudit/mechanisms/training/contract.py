@@ -93,6 +93,14 @@ class TrainingMechanism(ABC):
     def score(self, model: Any, records: Sequence[Any]) -> np.ndarray:
         """One finite number per record, high where the record looks included in training."""
 
+    def scores(self, model: Any, records: Sequence[Any]) -> dict[str, np.ndarray]:
+        """Every score the trainer offers, by name (default: :meth:`score` alone).
+
+        An audit tries each and pays for each (Bonferroni): a white-box trainer offers
+        several statistics of its trace (:mod:`~dpaudit.mechanisms.training.trace_scores`).
+        """
+        return {"score": self.score(model, records)}
+
     def with_base(self, records: Sequence[Any]) -> TrainingMechanism:
         """The same trainer on other base data (canaries drawn from the data leave it)."""
         raise MechanismError(

@@ -62,6 +62,7 @@ or not.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections.abc import Iterator, Sequence
@@ -75,6 +76,7 @@ from dpaudit.analysis.dpsgd_accounting import DPSGDEvent
 from dpaudit.claims.curves import ApproxDP
 from dpaudit.errors import InvalidArgumentError, InvalidTypeError
 from dpaudit.mechanisms.training.contract import GradientCanary, TextRecord, TrainingMechanism
+from dpaudit.mechanisms.training.trace_scores import trace_scores
 from dpaudit.text.corpus import default_corpus
 from dpaudit.text.hashed_features import HashedBagOfWords
 from dpaudit.validation import check_int, check_positive, check_real
@@ -151,13 +153,16 @@ def clipped_gradient_sum(
     dimensions: int,
     clip_norm: float,
     per_example: bool = True,
+    canary_amplitude: float | None = None,
 ) -> np.ndarray:
     """Sum of the batch's clipped gradients, before noise.
 
     ``per_example`` (Abadi et al. 2016, Alg. 1): each gradient ``g_i`` becomes
     ``g_i·min(1, C/‖g_i‖)``.  Otherwise (the ``batch-clip`` flaw) the raw sum is scaled so
     that the batch *mean* has norm at most C: ``Σg_i·min(1, C·B/‖Σg_i‖)``.
-    ``text_rows`` index the text records, ``canaries`` the gradient canaries of ``arrays``.
+    ``text_rows`` index the text records, ``canaries`` the gradient canaries of ``arrays``;
+    a gradient canary's raw gradient has norm ``canary_amplitude`` (default C), so per-example
+    clipping brings it to ``min(amplitude, C)`` and batch clipping lets it dominate the mean.
     """
     out = np.zeros_like(theta)
     x = arrays.features[text_rows]
@@ -168,7 +173,9 @@ def clipped_gradient_sum(
             residual = residual * np.minimum(1.0, clip_norm / norms)
     out[:dimensions] = residual @ x
     out[dimensions] = residual.sum()
-    np.add.at(out, arrays.canary_index[canaries], clip_norm * arrays.canary_signs[canaries])
+    raw = clip_norm if canary_amplitude is None else canary_amplitude
+    size = min(raw, clip_norm) if per_example else raw
+    np.add.at(out, arrays.canary_index[canaries], size * arrays.canary_signs[canaries])
     if not per_example:
         batch = text_rows.size + canaries.size
         norm = float(np.linalg.norm(out))
@@ -223,7 +230,9 @@ class DPSGD(TrainingMechanism):
     features, ``canary_coordinates`` ≥ 0 reserved parameters, ``sampling`` (``poisson`` or
     ``shuffle``), ``flaw`` (one of :data:`FLAWS`), ``accounted_rate`` the rate the accountant
     is told (None: q, or q/10 for ``wrong-rate``), ``accumulation`` ≥ 1 (steps per noisy
-    step for ``accumulation-without-noise``), ``delta`` of the claim, and ``white_box``:
+    step for ``accumulation-without-noise``), ``delta`` of the claim, ``canary_amplitude`` the
+    raw gradient norm of a gradient canary (≥ C; per-example clipping brings it to C, the
+    ``batch-clip`` flaw does not), and ``white_box``:
     whether the released model keeps every step's privatised gradient sum.
 
     The accountant knows only Poisson sampling, so ``sampling="shuffle"`` is accounted as
@@ -247,6 +256,7 @@ class DPSGD(TrainingMechanism):
     accumulation: int = 4
     delta: float = 1e-5
     white_box: bool = True
+    canary_amplitude: float = 1000.0
 
     name: ClassVar[str] = "dpsgd"
     reference: ClassVar[str] = (
@@ -278,6 +288,12 @@ class DPSGD(TrainingMechanism):
         d = check_real("delta", self.delta)
         if not 0.0 < d < 1.0:
             raise InvalidArgumentError("delta", self.delta, "a number in the open interval (0, 1)")
+        if check_real("canary_amplitude", self.canary_amplitude) < float(self.clip_norm):
+            raise InvalidArgumentError(
+                "canary_amplitude",
+                self.canary_amplitude,
+                f"a number >= clip_norm = {self.clip_norm}",
+            )
         if not isinstance(self.white_box, bool | np.bool_):
             raise InvalidTypeError("white_box", self.white_box, "True or False")
 
@@ -349,6 +365,10 @@ class DPSGD(TrainingMechanism):
     def base(self) -> tuple[TextRecord, ...]:
         """The base records canaries are added to."""
         return self.records
+
+    def with_base(self, records: Sequence[Any]) -> DPSGD:
+        """The same trainer on other private records (canaries drawn from the data leave it)."""
+        return dataclasses.replace(self, records=tuple(records))
 
     @functools.cached_property
     def _base_arrays(self) -> TrainingArrays:
@@ -443,13 +463,14 @@ class DPSGD(TrainingMechanism):
         step_size = float(self.learning_rate) / (float(self.sampling_rate) * len(self.records))
         reused = rng.normal(0.0, std, theta.size) if self.flaw == "reused-noise" else None
         per_example = self.flaw != "batch-clip"
+        amplitude = float(self.canary_amplitude)
         every = int(self.accumulation) if self.flaw == "accumulation-without-noise" else 1
         batches = self._batches(arrays.size, rng)
         for t in range(steps):
             batch = next(batches)
             text_rows, canaries = batch[batch < n_text], batch[batch >= n_text] - n_text
             total = clipped_gradient_sum(
-                arrays, theta, text_rows, canaries, dims, clip, per_example
+                arrays, theta, text_rows, canaries, dims, clip, per_example, amplitude
             )
             if reused is not None:
                 total += reused
@@ -494,6 +515,19 @@ class DPSGD(TrainingMechanism):
             totals = model.gradients[:, coords].sum(axis=0)
             out[is_canary] = signs * totals / float(self.clip_norm)
         return out
+
+    def scores(self, model: TrainedModel, records: Sequence[Any]) -> dict[str, np.ndarray]:
+        """Gradient canaries: every white-box trace score (:data:`TRACE_SCORES`); else ``score``.
+
+        The likelihood ratio assumes what the accountant assumes: Poisson sampling at the
+        rate the code trains with and noise σC at every step.
+        """
+        records = list(records)
+        if not records or not all(_is_canary(r) for r in records) or model.gradients is None:
+            return {"score": self.score(model, records)}
+        coords, signs = self._canary_arrays(records)
+        trace = model.gradients[:, coords] * (signs / float(self.clip_norm))
+        return trace_scores(trace, float(self.sampling_rate), float(self.noise_multiplier))
 
     def accuracy(self, model: TrainedModel, records: Sequence[Any] | None = None) -> float:
         """Fraction of ``records`` (default: the base) whose label the final model predicts."""

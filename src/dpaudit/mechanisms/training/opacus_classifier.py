@@ -95,6 +95,7 @@ import numpy as np
 from dpaudit.claims.curves import ApproxDP
 from dpaudit.errors import InvalidArgumentError, InvalidTypeError, MechanismError
 from dpaudit.mechanisms.training.contract import GradientCanary, TextRecord, TrainingMechanism
+from dpaudit.mechanisms.training.trace_scores import trace_scores
 from dpaudit.text.corpus import default_corpus
 from dpaudit.text.hashed_features import HashedBagOfWords
 
@@ -465,6 +466,24 @@ class OpacusClassifier(TrainingMechanism):
         return torch.utils.data.DataLoader(tensors, batch_sampler=slices, generator=generator)
 
     # -- scores ----------------------------------------------------------------------------
+
+    def scores(self, model: Any, records: Sequence[Any]) -> dict[str, np.ndarray]:
+        """Gradient canaries: every white-box trace score (:data:`TRACE_SCORES`); else ``score``.
+
+        The trace of canary ``(j, s)`` is its privatised gradient projected on its clipped
+        direction ``s·(1, −1)/√2`` per step, over C; the likelihood ratio assumes Opacus'
+        Poisson rate and noise multiplier.
+        """
+        records = list(records)
+        texts = [r for r in records if _text_record(r, "records") is not None]
+        if texts or not records or model.canary_gradients is None:
+            return {"score": self.score(model, records)}
+        cc = self.canary_coordinates
+        cols = np.array([self._canary_column(r) for r in records])
+        signs = np.array([1.0 if r.sign > 0 else -1.0 for r in records])
+        g = np.asarray(model.canary_gradients, dtype=np.float64)
+        trace = (g[:, cols] - g[:, cc + cols]) * (signs / (math.sqrt(2.0) * self.max_grad_norm))
+        return trace_scores(trace, float(model.sample_rate), float(self.noise_multiplier))
 
     def score(self, model: Any, records: Sequence[Any]) -> np.ndarray:
         """Minus the loss of TextRecords; a gradient canary's privatised column sum over C."""
