@@ -176,17 +176,29 @@ def _is_point(claim: Any) -> bool:
     return isinstance(getattr(claim, "epsilon", None), int | float)
 
 
-def audit_one_run(
-    mechanism: TrainingMechanism, claim: Any = None, config: OneRunConfig | None = None
-) -> AuditResult:
-    """Audit ``mechanism`` against ``claim`` (default: its accountant's) with one-run canaries."""
-    start = time.perf_counter()
-    cfg = config or OneRunConfig()
+@dataclass(frozen=True)
+class CanaryScores:
+    """What the proposing half of a one-run audit saw: every canary's scores and bit.
+
+    ``scores`` maps each score the trainer offers to one value per canary (runs pooled, in
+    run order); ``inside`` the inclusion bits; ``canaries`` the drawn canaries (with the
+    base data they left); ``seconds`` of each training run.  :func:`certify_guesses`
+    turns it into certified rules; a peer's estimator can be run on the same values.
+    """
+
+    scores: dict[str, np.ndarray]
+    inside: np.ndarray
+    canaries: Canaries
+    seconds: tuple[float, ...]
+    trust: TrustReport
+    mechanism: TrainingMechanism
+
+
+def play(mechanism: TrainingMechanism, config: OneRunConfig) -> CanaryScores:
+    """Draw the canaries and bits, train ``config.runs`` times, score every canary."""
     if not isinstance(mechanism, TrainingMechanism):
         raise InvalidTypeError("mechanism", mechanism, "a TrainingMechanism")
-    source = "the trainer's accountant" if claim is None else "given"
-    claim = mechanism.claim if claim is None else claim
-    epsilon, delta = claimed_point(claim, cfg.delta)
+    cfg = config
     kind = cfg.canary_kind or ("gradient" if mechanism.access == "white-box" else "mislabelled")
     if kind == "gradient" and mechanism.access != "white-box":
         raise InvalidArgumentError(
@@ -205,24 +217,49 @@ def audit_one_run(
     names = tuple(outs[0][0])
     if any(tuple(s) != names for s, _ in outs):
         raise MechanismError(f"{mechanism.name}.scores named different scores in different runs")
-    inside = bits.reshape(-1)
-    total = inside.size
+    pooled = {name: np.concatenate([s[name] for s, _ in outs]) for name in names}
+    return CanaryScores(
+        pooled, bits.reshape(-1), canaries, tuple(t for _, t in outs), trust, mechanism
+    )
+
+
+def certify_guesses(
+    scores: dict[str, np.ndarray], inside: np.ndarray, confidence: float, delta: float
+) -> tuple[tuple[GuessRule, ...], float, float]:
+    """Every rule of the grid on every score, at α/(rules·scores): the rules, error, ceiling."""
+    total = int(inside.size)
     grid = guess_grid(total)
-    err = (1.0 - cfg.confidence) / (len(grid) * len(names))
+    err = (1.0 - confidence) / (len(grid) * len(scores))
     rules = tuple(
         rule
-        for name in names
-        for rule in _rules(
-            np.concatenate([s[name] for s, _ in outs]), inside, grid, err, delta, name
-        )
+        for name, values in scores.items()
+        for rule in _rules(values, inside, grid, err, delta, name)
     )
-    best = max(range(len(rules)), key=lambda i: rules[i].epsilon_lower_bound)
     ceiling = max(one_run.epsilon_ceiling(total, p + n, err, delta) for p, n in grid)
+    return rules, err, ceiling
+
+
+def audit_one_run(
+    mechanism: TrainingMechanism, claim: Any = None, config: OneRunConfig | None = None
+) -> AuditResult:
+    """Audit ``mechanism`` against ``claim`` (default: its accountant's) with one-run canaries."""
+    start = time.perf_counter()
+    cfg = config or OneRunConfig()
+    if not isinstance(mechanism, TrainingMechanism):
+        raise InvalidTypeError("mechanism", mechanism, "a TrainingMechanism")
+    source = "the trainer's accountant" if claim is None else "given"
+    claim = mechanism.claim if claim is None else claim
+    epsilon, delta = claimed_point(claim, cfg.delta)
+    game = play(mechanism, cfg)
+    inside = game.inside
+    rules, err, ceiling = certify_guesses(game.scores, inside, cfg.confidence, delta)
+    best = max(range(len(rules)), key=lambda i: rules[i].epsilon_lower_bound)
+    first = next(iter(game.scores.values()))
     detail = TrainingDetail(
         method="one-run",
-        access=mechanism.access,
-        canary_kind=kind,
-        canary_description=canaries.describe(),
+        access=game.mechanism.access,
+        canary_kind=game.canaries.kind,
+        canary_description=game.canaries.describe(),
         canaries=cfg.canaries,
         runs=cfg.runs,
         included=int(inside.sum()),
@@ -232,11 +269,12 @@ def audit_one_run(
         best=best,
         error_per_rule=err,
         ceiling=ceiling,
-        auc=_auc(np.concatenate([s[names[0]] for s, _ in outs]), inside),
-        seconds_per_run=float(np.mean([t for _, t in outs])),
+        auc=_auc(first, inside),
+        seconds_per_run=float(np.mean(game.seconds)),
         assumptions=ASSUMPTIONS,
     )
-    return _answer(mechanism, claim, epsilon, detail, cfg, trust, time.perf_counter() - start)
+    seconds = time.perf_counter() - start
+    return _answer(game.mechanism, claim, epsilon, detail, cfg, game.trust, seconds)
 
 
 def _answer(
@@ -317,9 +355,12 @@ class OneRunAuditor:
 
 __all__ = [
     "ASSUMPTIONS",
+    "CanaryScores",
     "OneRunAuditor",
     "OneRunConfig",
     "TrainingRun",
     "audit_one_run",
+    "certify_guesses",
     "guess_grid",
+    "play",
 ]
