@@ -85,6 +85,15 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "make_rewriter": ("dpaudit.mechanisms.rewriters.catalogue", "make_rewriter"),
     "load_model": ("dpaudit.text.models", "load_model"),
     "word_mechanism": ("dpaudit.adapters.word_function", "word_mechanism"),
+    "audit_training": ("dpaudit.api", "audit_training"),
+    "TrainingDetail": ("dpaudit.api", "TrainingDetail"),
+    "OneRunConfig": ("dpaudit.auditors.training.one_run", "OneRunConfig"),
+    "MultiRunConfig": ("dpaudit.auditors.training.multi_run", "MultiRunConfig"),
+    "TrainingMechanism": ("dpaudit.mechanisms.training.contract", "TrainingMechanism"),
+    "CallableTraining": ("dpaudit.mechanisms.training.contract", "CallableTraining"),
+    "TextRecord": ("dpaudit.mechanisms.training.contract", "TextRecord"),
+    "GradientCanary": ("dpaudit.mechanisms.training.contract", "GradientCanary"),
+    "DPSGD": ("dpaudit.mechanisms.training.dpsgd", "DPSGD"),
 }
 
 __all__ = ["__version__", *_EXPORTS]
@@ -100,7 +109,9 @@ if TYPE_CHECKING:  # static checkers and IDEs see the real objects (`as` marks r
     from dpaudit.api import ProfileDetail as ProfileDetail
     from dpaudit.api import RewriterDetail as RewriterDetail
     from dpaudit.api import SanityDetail as SanityDetail
+    from dpaudit.api import TrainingDetail as TrainingDetail
     from dpaudit.api import audit as audit
+    from dpaudit.api import audit_training as audit_training
     from dpaudit.auditors.blackbox.auditor import audit as audit_mechanism  # noqa: F401
     from dpaudit.auditors.blackbox.config import AuditConfig as AuditConfig
     from dpaudit.auditors.metric.auditor import MetricAuditConfig as MetricAuditConfig
@@ -110,6 +121,8 @@ if TYPE_CHECKING:  # static checkers and IDEs see the real objects (`as` marks r
     from dpaudit.auditors.rewriter import audit_rewriter as audit_rewriter
     from dpaudit.auditors.rewriter import audit_text_mechanism as audit_text_mechanism
     from dpaudit.auditors.sanity.check import sanity_check as sanity_check
+    from dpaudit.auditors.training.multi_run import MultiRunConfig as MultiRunConfig
+    from dpaudit.auditors.training.one_run import OneRunConfig as OneRunConfig
     from dpaudit.claims import Definition as Definition
     from dpaudit.claims import InputDomain as InputDomain
     from dpaudit.claims import MetricClaim as MetricClaim
@@ -120,6 +133,11 @@ if TYPE_CHECKING:  # static checkers and IDEs see the real objects (`as` marks r
     from dpaudit.mechanisms import make_mechanism as make_mechanism
     from dpaudit.mechanisms import mechanism_names as mechanism_names
     from dpaudit.mechanisms.rewriters.catalogue import make_rewriter as make_rewriter
+    from dpaudit.mechanisms.training.contract import CallableTraining as CallableTraining
+    from dpaudit.mechanisms.training.contract import GradientCanary as GradientCanary
+    from dpaudit.mechanisms.training.contract import TextRecord as TextRecord
+    from dpaudit.mechanisms.training.contract import TrainingMechanism as TrainingMechanism
+    from dpaudit.mechanisms.training.dpsgd import DPSGD as DPSGD
     from dpaudit.testing import PrivacyViolationError as PrivacyViolationError
     from dpaudit.testing import assert_no_violation as assert_no_violation
     from dpaudit.testing import check_mechanism as check_mechanism
