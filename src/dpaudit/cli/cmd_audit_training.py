@@ -197,12 +197,13 @@ def render(result: Any) -> str:
     lines = [
         result.verdict_text,
         f"claim: {result.claim} ({d.claim_source}); trainer: {result.mechanism['mechanism']}",
-        f"canaries: {d.canary_description}; {d.runs} training run(s), {d.included} of "
-        f"{d.canaries * d.runs} included at random; access: {d.access}",
-        f"best guess rule: {rule.positive} guessed in, {rule.negative} out, {rule.correct} of "
-        f"{rule.guesses} correct → ε ≥ {rule.epsilon_lower_bound:.4g}",
-        f"largest bound these canaries could give: {d.ceiling:.4g}; AUC of the scores "
-        f"(descriptive): {d.auc:.3f}",
+        f"canaries: {d.canary_description}; {d.runs} training run{'s' if d.runs > 1 else ''}, "
+        f"{d.included} of {d.canaries * d.runs} included at random; access: {d.access}",
+        f"best guess rule, on score {rule.score!r}: {rule.positive} guessed in, "
+        f"{rule.negative} out, {rule.correct} of {rule.guesses} correct → ε ≥ "
+        f"{rule.epsilon_lower_bound:.4g} (AUC of that score, descriptive: {d.auc:.3f})",
+        f"largest bound these canaries could give: {d.ceiling:.4g} (every guess of a rule "
+        "correct)",
         result.confidence_statement,
         "assumes: " + "; ".join(d.assumptions),
         f"time: {result.timing['total']:.2f} s ({d.seconds_per_run:.3g} s per training run)",

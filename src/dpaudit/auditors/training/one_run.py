@@ -254,7 +254,6 @@ def audit_one_run(
     inside = game.inside
     rules, err, ceiling = certify_guesses(game.scores, inside, cfg.confidence, delta)
     best = max(range(len(rules)), key=lambda i: rules[i].epsilon_lower_bound)
-    first = next(iter(game.scores.values()))
     detail = TrainingDetail(
         method="one-run",
         access=game.mechanism.access,
@@ -269,7 +268,7 @@ def audit_one_run(
         best=best,
         error_per_rule=err,
         ceiling=ceiling,
-        auc=_auc(first, inside),
+        auc=_auc(game.scores[rules[best].score], inside),
         seconds_per_run=float(np.mean(game.seconds)),
         assumptions=ASSUMPTIONS,
     )

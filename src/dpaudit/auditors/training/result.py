@@ -36,8 +36,8 @@ class TrainingDetail:
     in training; every rule of ``rules`` (the grid, once per score the trainer offers) is
     certified at ``error_per_rule`` = α/len(rules) (Bonferroni), so the best of them holds
     at the result's confidence; ``ceiling``: the largest bound the grid could give (all
-    guesses of a rule correct); ``auc``: the first score's area under the ROC curve, in
-    against out (descriptive, not certified).
+    guesses of a rule correct); ``auc``: the best rule's score's area under the ROC curve,
+    in against out (descriptive, not certified).
     """
 
     method: str
