@@ -25,6 +25,7 @@ FIGURE_MODULES: dict[str, str] = {
     "mldp-lrec2024": "mldp_lrec2024",
     "lm-rewriters": "lm_rewriters",
     "whole-claims": "whole_claims",
+    "dp-training": "dp_training",
 }
 
 #: The pseudo-figure that runs every figure.
