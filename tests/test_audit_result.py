@@ -38,6 +38,7 @@ from dpaudit.auditors.rewriter.result import (
     summary,
 )
 from dpaudit.auditors.sanity.check import SanityDetail, sanity_check
+from dpaudit.auditors.training.result import TrainingDetail
 from dpaudit.claims import GaussianDP, Neighbours, TextClaim, Unit
 from dpaudit.engine.config import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError
@@ -157,6 +158,7 @@ def test_kind_selects_the_detail_type_and_bad_kinds_are_named() -> None:
         AuditorKind.METRIC: MetricDetail,
         AuditorKind.PROFILE: ProfileDetail,
         AuditorKind.REWRITER: RewriterDetail,
+        AuditorKind.TRAINING: TrainingDetail,
     }
     assert {kind: detail_type(kind) for kind in AuditorKind} == expected
     with pytest.raises(InvalidArgumentError, match="kind"):
@@ -222,4 +224,5 @@ def test_a_detail_type_loads_its_auditors_module_in_a_fresh_process() -> None:
         "MetricDetail",
         "ProfileDetail",
         "RewriterDetail",
+        "TrainingDetail",
     ]

@@ -30,7 +30,7 @@ remembered between audits: each audit checks the code it is given.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -129,6 +129,23 @@ def establish_trust(
             raise InvalidArgumentError("probe", probe, "a word of the mechanism's vocabulary")
         return TrustReport(_word_randomness(subject, probe, seed))
     raise InvalidArgumentError("mechanism", subject, "a Mechanism or a WordMechanism")
+
+
+def establish_training_trust(
+    draw: Callable[[int], np.ndarray], label: str, user_code: Any = None
+) -> TrustReport:
+    """The randomness probe of a training algorithm: ``draw(tag)`` trains from seed ``tag``.
+
+    Each draw is a few trainings (their canaries' scores stacked), so the probe costs a
+    handful of runs, not the 192 outputs of a vector mechanism's; the rule is
+    :func:`~dpaudit.auditors.core.guard.classify_randomness` (a fixed seed, or a module-level
+    generator in ``user_code``'s module, is refused with :class:`MechanismError`).
+    """
+    holders = (user_code,) if user_code is not None else ()
+    check = classify_randomness(
+        draw, label, "two probe trainings", kind="training", holders=holders
+    )
+    return TrustReport(check)
 
 
 def _findings(

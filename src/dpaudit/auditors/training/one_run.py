@@ -36,8 +36,7 @@ from scipy.stats import rankdata
 
 from dpaudit.analysis import one_run
 from dpaudit.auditors.core.answer import Evidence, Judged, answer, epsilon_evidence
-from dpaudit.auditors.core.guard import classify_randomness
-from dpaudit.auditors.core.trust import TrustReport
+from dpaudit.auditors.core.trust import TrustReport, establish_training_trust
 from dpaudit.auditors.training.canaries import CANARY_KINDS, Canaries, draw_canaries
 from dpaudit.auditors.training.claim_point import claimed_point
 from dpaudit.auditors.training.result import GuessRule, TrainingDetail
@@ -165,11 +164,7 @@ def _probe(mech: TrainingMechanism, canaries: Canaries, seed: int) -> TrustRepor
         ]
         return np.stack(rows)
 
-    user = mech.user_code()
-    check = classify_randomness(
-        draw, mech.name, "two probe trainings", kind="training", holders=(user,) if user else ()
-    )
-    return TrustReport(check)
+    return establish_training_trust(draw, mech.name, mech.user_code())
 
 
 def _is_point(claim: Any) -> bool:
