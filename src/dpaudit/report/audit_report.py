@@ -167,8 +167,10 @@ def audit_blocks(
             css="claims",
         ),
         Text(str(result.get("confidence_statement", "")), kind="facts"),
-        Heading(3, "Witness"),
     ]
+    if result.get("kind") == "training":
+        return [*blocks, *_training_blocks(detail), *_closing_blocks(result, config, detail)]
+    blocks.append(Heading(3, "Witness"))
     witness = _witness(result)
     if witness is not None:
         a, b = witness.shown_inputs()
@@ -188,6 +190,53 @@ def audit_blocks(
     blocks += _pairs_blocks(detail)
     blocks += _closing_blocks(result, config, detail)
     return blocks
+
+
+def _rule_row(name: str, rule: Mapping[str, Any]) -> tuple[str, ...]:
+    counts = (rule.get("positive"), rule.get("negative"), rule.get("correct"))
+    return (name, *(str(c) for c in counts), fmt(rule.get("epsilon_lower_bound"), 4))
+
+
+def _training_blocks(detail: Mapping[str, Any]) -> list[Block]:
+    """A canary audit's witness: the canaries, the best guess rule per score, the assumptions."""
+    rules = list(detail.get("rules") or ())
+    best = rules[int(detail.get("best", 0))] if rules else {}
+    per_score: dict[str, Mapping[str, Any]] = {}
+    for rule in rules:
+        name = str(rule.get("score"))
+        kept = per_score.get(name)
+        if kept is None or float(rule.get("epsilon_lower_bound", 0)) > float(
+            kept.get("epsilon_lower_bound", 0)
+        ):
+            per_score[name] = rule
+    runs = int(detail.get("runs", 1))
+    facts = (
+        f"{detail.get('canary_description', '')}; {runs} training run{'s' if runs > 1 else ''}, "
+        f"{detail.get('included')} of {int(detail.get('canaries', 0)) * runs} included at random "
+        f"(access: {detail.get('access')})",
+        f"best rule, on score '{best.get('score')}': {best.get('positive')} guessed in, "
+        f"{best.get('negative')} out, {best.get('correct')} correct; AUC of that score "
+        f"{fmt(detail.get('auc'), 3)} (descriptive)",
+        f"largest bound these canaries could give: {fmt(detail.get('ceiling'), 4)}",
+    )
+    table = Table(
+        ("score", "guessed in", "guessed out", "correct", "ε_lcb"),
+        tuple(
+            _rule_row(name, r)
+            if float(r.get("epsilon_lower_bound", 0)) > 0
+            else (name, "—", "—", "—", "0 (no rule certified a bound)")
+            for name, r in per_score.items()
+        ),
+        title="The best guess rule of each score (each rule certified at α/rules)",
+    )
+    assumed = tuple(str(a) for a in detail.get("assumptions") or ())
+    return [
+        Heading(3, "Canaries and guesses"),
+        Bullets(facts),
+        table,
+        Heading(3, "What the bound assumes"),
+        Bullets(assumed),
+    ]
 
 
 def _pairs_blocks(detail: Mapping[str, Any]) -> list[Block]:
@@ -235,7 +284,8 @@ def _closing_blocks(
         blocks += [Heading(3, "Notes"), Bullets(tuple(notes))]
     samples = ", ".join(f"{k} {v:,}" for k, v in (result.get("samples") or {}).items())
     seconds = (result.get("timing") or {}).get("total")
-    run = f"Run: seed {result.get('seed')}; samples per input: {samples}"
+    per = "" if result.get("kind") == "training" else " per input"
+    run = f"Run: seed {result.get('seed')}; samples{per}: {samples}"
     if seconds is not None:
         run += f"; {float(seconds):.1f} s"
     version = config.get("dpaudit_version")

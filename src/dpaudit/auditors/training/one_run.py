@@ -313,6 +313,7 @@ def _answer(
         witness=None,
         seed=cfg.seed,
         samples={"canaries": total, "runs": cfg.runs},
+        power={"ceiling": detail.ceiling},
         timing={"total": seconds},
         detail=detail,
         trust=trust,
