@@ -388,3 +388,20 @@ def test_cli_canary_kinds_match_the_auditor() -> None:
     from dpaudit.cli import cmd_audit_training
 
     assert cmd_audit_training.CANARY_KINDS == CANARY_KINDS
+
+
+def test_cli_resume_reuses_the_finished_runs(own_module: Path, capsys) -> None:
+    """--resume in the same run directory gives the same result from the stored runs."""
+    import json
+
+    argv = [
+        "audit-training", "own_training:train", "--score", "own_training:score",
+        "--epsilon", "1", "--delta", "1e-5", "--canaries", "100", "--runs", "3",
+        "--workers", "1", "--out", "run", "--json",
+    ]  # fmt: skip
+    code, first, _ = run_cli_quiet(capsys, *argv)
+    stored = sorted(p.name for p in (own_module / "run" / "units").rglob("*") if p.is_file())
+    code2, again, _ = run_cli_quiet(capsys, *argv, "--resume")
+    assert code == code2 == 0 and stored
+    a, b = json.loads(first), json.loads(again)
+    assert a["detail"]["rules"] == b["detail"]["rules"]
