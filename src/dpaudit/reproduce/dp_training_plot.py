@@ -74,8 +74,10 @@ def _panel_a(ax: Any, variants: dict[str, Any]) -> None:
         "true ε ≥ ε_lcb, not = ε_lcb",
         fontsize=9,
     )
+    top = max([x.get("ceiling", 0.0) for x in variants.values()] + [1.0])
+    ax.set_ylim(-0.2, top * 1.3)  # room above the ceiling for the legend
     ax.grid(alpha=0.3, axis="y")
-    ax.legend(fontsize=7, loc="upper right", frameon=True)
+    ax.legend(fontsize=7, loc="upper center", ncol=4, frameon=True)
 
 
 def _panel_b(ax: Any, rows: list[dict[str, Any]], method: str, key: str, xlabel: str) -> None:
@@ -92,17 +94,24 @@ def _panel_b(ax: Any, rows: list[dict[str, Any]], method: str, key: str, xlabel:
         part = [r for r in mine if group in r["panel"].split()]
         xs = sorted({r[key] for r in part})
         color = f"C{g}"
+        name = {"B-canaries": "one training", "B-multi-run": "multi-run"}.get(
+            group, f"pooled runs of {part[0]['canaries']} canaries"
+        )
         ceil = [max(r["ceiling"] for r in part if r[key] == x) for x in xs]
-        ax.plot(xs, ceil, ":", color=color, lw=1, label=f"ceiling ({group[2:]})")
+        ax.plot(xs, ceil, ":", color=color, lw=1, label=f"ceiling, {name}")
         for j, x in enumerate(xs):
             values = [r["epsilon_lower_bound"] for r in part if r[key] == x]
-            _lcb_marks(ax, x, values, color, f"ε_lcb ({group[2:]})" if j == 0 else None)
+            _lcb_marks(ax, x, values, color, f"ε_lcb, {name}" if j == 0 else None)
     claimed = mine[0]["claimed_epsilon"]
     ax.axhline(claimed, color="black", ls="--", lw=1.4, label=f"claimed ε = {claimed:.3g}")
     ax.set_xscale("log")
+    ticks = sorted({r[key] for r in mine})
+    ax.set_xticks(ticks, [str(t) for t in ticks], fontsize=7)
+    ax.minorticks_off()
+    ax.set_ylim(-0.2, max(r["ceiling"] for r in mine) * 1.45)
     ax.set_xlabel(xlabel)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="upper left", frameon=True)
+    ax.legend(fontsize=7, loc="upper left", ncol=2, frameon=True)
 
 
 def plot(result: FigureResult, path: Path) -> None:
