@@ -28,7 +28,9 @@ Checks of a vector mechanism (:class:`~dpaudit.mechanisms.base.Mechanism`):
 * ``noise_transform`` — a declared ``noise_from_uniform`` passes
   :func:`dpaudit.auditors.core.declarations.check_transform`.
 
-A word mechanism (:class:`~dpaudit.mechanisms.word.base.WordMechanism`) gets
+A training algorithm (:class:`~dpaudit.mechanisms.training.contract.TrainingMechanism`)
+gets the checks of :mod:`dpaudit.testing.training_checks` (claim, base, scores, seeding,
+pickling).  A word mechanism (:class:`~dpaudit.mechanisms.word.base.WordMechanism`) gets
 ``claim`` (a :class:`~dpaudit.claims.MetricClaim` whose metric gives ``d(w, w) = 0``
 and symmetric, non-negative distances), ``output_shape``, ``dtype`` (int64 codes
 in ``[0, V + N_SPECIAL)``), ``seeding`` and ``log_prob`` (the declared
@@ -61,6 +63,7 @@ from dpaudit.claims import Definition, InputDomain, PrivacyClaim
 from dpaudit.engine.timeout import mechanism_label, preview
 from dpaudit.errors import InvalidTypeError, MechanismError
 from dpaudit.mechanisms.base import OUTPUT_KINDS, Mechanism
+from dpaudit.mechanisms.training.contract import TrainingMechanism
 from dpaudit.mechanisms.word.base import WordMechanism
 from dpaudit.random import stable_hash, unit_rng
 from dpaudit.testing.results import (
@@ -73,6 +76,7 @@ from dpaudit.testing.results import (
     passed,
     skipped,
 )
+from dpaudit.testing.training_checks import training_checks
 from dpaudit.testing.word_checks import BATCH_SIZES, word_checks
 from dpaudit.validation import check_int
 
@@ -378,7 +382,7 @@ VECTOR_CHECKS = (
 
 
 def check_mechanism(
-    mechanism: Mechanism | WordMechanism,
+    mechanism: Mechanism | WordMechanism | TrainingMechanism,
     *,
     seed: int = 0,
     declaration_rows: int = DEFAULT_DECLARATION_ROWS,
@@ -401,7 +405,9 @@ def check_mechanism(
     """
     seed = check_int("seed", seed, minimum=0)
     rows = check_int("declaration_rows", declaration_rows, minimum=64)
-    if isinstance(mechanism, WordMechanism):
+    if isinstance(mechanism, TrainingMechanism):
+        results = training_checks(mechanism, seed)
+    elif isinstance(mechanism, WordMechanism):
         results = word_checks(mechanism, seed, rows)
     elif isinstance(mechanism, Mechanism):
         results = _vector_checks(mechanism, seed, rows)
