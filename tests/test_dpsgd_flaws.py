@@ -3,7 +3,7 @@
 Setting (measured 2026-12-01): ``DPSGD(noise_multiplier=2, steps=500)``, whose accountant
 claims (1.694, 10⁻⁵)-DP, 1000 white-box gradient canaries, confidence 0.95.  A flaw that
 leaves an absent canary's trace noise-free or its included gradient unclipped separates in
-from out almost perfectly (ε_lcb ≈ 3.4, the most 1000 canaries certify at this grid), far
+from out almost perfectly (ε_lcb ≈ 4.0 of the 4.1 that 1000 canaries can certify), far
 above the claim; the correct run certifies 0.3–0.4.  ``shuffle-as-poisson`` is not here: its
 excess over the Poisson accountant is below what 1000 canaries can show (ε_lcb 0.05–0.18,
 benchmarks/results/dp_training.json), and a test that it is missed would test nothing.

@@ -9,6 +9,8 @@ Steinke, Nasr & Jagielski, "Privacy Auditing with One (1) Training Run", NeurIPS
    same per-canary guarantee) and scores every canary on the released model.
 2. **Guess** — each rule of a fixed grid guesses *in* for its highest scores and *out* for its
    lowest (or *in* only), abstaining on the rest; the grid is fixed before any score is seen.
+   One more rule per score guesses every canary, split at the widest gap of its scores
+   (:func:`gap_split`): a function of the scores only, never of the inclusion bits.
 3. **Certify** — under (ε, δ)-DP the correct guesses of every rule are bounded by
    :func:`dpaudit.analysis.one_run.p_value` (their Thm. 5.2); each rule is tested at
    ``α/G`` for the ``G`` rules of the grid (Bonferroni), so the best rule's ε ≥ ε_lcb holds at
@@ -124,13 +126,29 @@ def guess_grid(total: int) -> tuple[tuple[int, int], ...]:
     return tuple(rules)
 
 
+def gap_split(scores: np.ndarray) -> tuple[int, int]:
+    """Guess every canary, split at the widest gap of the sorted scores (middle 90 % of ranks).
+
+    A function of the scores alone, never of the inclusion bits, so it is a guess rule the
+    bound allows without any cost beyond its one Bonferroni share: when a flaw separates in
+    from out, the gap falls between them whatever the share of canaries included.
+    """
+    values = np.sort(np.asarray(scores, dtype=np.float64))
+    m = values.size
+    lo, hi = max(1, m // 20), max(1, m - m // 20)
+    if hi <= lo:
+        return (m + 1) // 2, m // 2
+    below = lo + int(np.argmax(np.diff(values)[lo - 1 : hi - 1]))
+    return m - below, below
+
+
 def _rules(
     scores: np.ndarray, inside: np.ndarray, grid: tuple, err: float, delta: float, name: str
 ) -> list[GuessRule]:
-    """Every rule of ``grid`` on one score, each certified at ``err``."""
+    """Every rule of ``grid`` and the gap split on one score, each certified at ``err``."""
     order = np.argsort(-scores, kind="stable")
     out = []
-    for pos, neg in grid:
+    for pos, neg in (*grid, gap_split(scores)):
         lowest = order[len(order) - neg :] if neg else order[:0]
         correct = int(inside[order[:pos]].sum()) + int((~inside[lowest]).sum())
         bound = one_run.epsilon_lower_bound(inside.size, pos + neg, correct, err, delta)
@@ -221,10 +239,11 @@ def play(mechanism: TrainingMechanism, config: OneRunConfig) -> CanaryScores:
 def certify_guesses(
     scores: dict[str, np.ndarray], inside: np.ndarray, confidence: float, delta: float
 ) -> tuple[tuple[GuessRule, ...], float, float]:
-    """Every rule of the grid on every score, at α/(rules·scores): the rules, error, ceiling."""
+    """Every rule of the grid and the gap split on every score, at α/(rules·scores): the rules,
+    the error of each, and the ceiling."""
     total = int(inside.size)
     grid = guess_grid(total)
-    err = (1.0 - confidence) / (len(grid) * len(scores))
+    err = (1.0 - confidence) / ((len(grid) + 1) * len(scores))
     rules = tuple(
         rule
         for name, values in scores.items()
@@ -356,6 +375,7 @@ __all__ = [
     "TrainingRun",
     "audit_one_run",
     "certify_guesses",
+    "gap_split",
     "guess_grid",
     "play",
 ]
