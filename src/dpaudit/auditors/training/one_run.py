@@ -57,7 +57,8 @@ ASSUMPTIONS = (
     "inclusion bits independent and uniform, drawn by the auditor",
     "the trainer sees the bits only through its dataset",
     "the claim is about adding or removing one record (the canary)",
-    "the guess rules were fixed before any score was seen (Bonferroni over the grid)",
+    "the guess rules never see the inclusion bits: a grid fixed in advance and a split at the "
+    "scores' widest gap (Bonferroni over all of them)",
 )
 
 
@@ -312,8 +313,8 @@ def _answer(
     alpha = 1.0 - cfg.confidence
     statement = (
         f"{cfg.runs} training run{'s' if cfg.runs > 1 else ''} with {total} canaries, "
-        f"{detail.included} included at random; the best of {k} guess rules fixed in "
-        f"advance ({k // max(1, len({r.score for r in detail.rules}))} per score, on "
+        f"{detail.included} included at random; the best of {k} guess rules that never see "
+        f"the bits ({k // max(1, len({r.score for r in detail.rules}))} per score, on "
         f"{len({r.score for r in detail.rules})} score(s)) guessed on {top.score!r} "
         f"{top.guesses} times ({top.positive} in, {top.negative} out), "
         f"{top.correct} correct. Each rule is tested at error α/{k} = {detail.error_per_rule:.4g} "
