@@ -405,3 +405,13 @@ def test_cli_resume_reuses_the_finished_runs(own_module: Path, capsys) -> None:
     assert code == code2 == 0 and stored
     a, b = json.loads(first), json.loads(again)
     assert a["detail"]["rules"] == b["detail"]["rules"]
+
+
+def test_canaries_drawn_from_the_data_default_to_half_of_it() -> None:
+    from dpaudit.auditors.training.one_run import default_canaries
+
+    base = tuple(TextRecord(f"sentence {i}", i % 2) for i in range(60))
+    mech = CallableTraining(lambda d, r: r.normal(), lambda m, rs: [m] * len(rs), base, PureDP(1))
+    result = audit_one_run(mech, config=OneRunConfig(execution=ONE))
+    assert result.detail.canaries == 30 == default_canaries("mislabelled", 60)
+    assert default_canaries("gradient", 60) == 1000

@@ -56,9 +56,10 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--canaries",
         type=bounded_integer(2, 10_000_000),
-        default=1000,
+        default=None,
         metavar="K",
-        help="one-run: canaries per training, >= 2 (default 1000)",
+        help="one-run: canaries per training, >= 2 (default 1000; canaries drawn from the "
+        "data: at most half of it)",
     )
     p.add_argument("--canary-kind", choices=CANARY_KINDS, default=None)
     p.add_argument(
@@ -186,6 +187,16 @@ def _check(args: argparse.Namespace) -> None:
         )
 
 
+def _rule_line(rule: Any, auc: float) -> str:
+    if rule.epsilon_lower_bound <= 0:
+        return "best guess rule: none certified a positive bound (no score told in from out)"
+    return (
+        f"best guess rule, on score {rule.score!r}: {rule.positive} guessed in, "
+        f"{rule.negative} out, {rule.correct} of {rule.guesses} correct → ε ≥ "
+        f"{rule.epsilon_lower_bound:.4g} (AUC of that score, descriptive: {auc:.3f})"
+    )
+
+
 def render(result: Any) -> str:
     """Verdict first, then what was audited, the best guess rule and what the audit assumed."""
     if result.kind.value == "profile":
@@ -199,11 +210,8 @@ def render(result: Any) -> str:
         f"claim: {result.claim} ({d.claim_source}); trainer: {result.mechanism['mechanism']}",
         f"canaries: {d.canary_description}; {d.runs} training run{'s' if d.runs > 1 else ''}, "
         f"{d.included} of {d.canaries * d.runs} included at random; access: {d.access}",
-        f"best guess rule, on score {rule.score!r}: {rule.positive} guessed in, "
-        f"{rule.negative} out, {rule.correct} of {rule.guesses} correct → ε ≥ "
-        f"{rule.epsilon_lower_bound:.4g} (AUC of that score, descriptive: {d.auc:.3f})",
-        f"largest bound these canaries could give: {d.ceiling:.4g} (every guess of a rule "
-        "correct)",
+        _rule_line(rule, d.auc),
+        f"largest bound these canaries could give: {d.ceiling:.4g} (every guess of a rule correct)",
         result.confidence_statement,
         "assumes: " + "; ".join(d.assumptions),
         f"time: {result.timing['total']:.2f} s ({d.seconds_per_run:.3g} s per training run)",

@@ -49,6 +49,8 @@ from dpaudit.random import unit_rng
 from dpaudit.results.audit import AuditorKind, AuditResult
 from dpaudit.validation import check_int, check_probability_open, check_seed
 
+#: Canaries per run when the config names none (canaries drawn from the data: at most half).
+DEFAULT_CANARIES = 1000
 #: Fractions of the canaries a rule guesses on (abstaining on the rest).
 GUESS_FRACTIONS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
 #: Stage keys of the audit's streams: canaries and inclusion bits, then each run.
@@ -66,13 +68,14 @@ ASSUMPTIONS = (
 class OneRunConfig:
     """Sizes and confidence of one one-run audit.
 
-    ``canaries`` per run (``m``); ``runs`` independent trainings pooled; ``canary_kind`` one
+    ``canaries`` per run (``m``; None: :func:`default_canaries`, 1000 or half the data for
+    canaries drawn from it); ``runs`` independent trainings pooled; ``canary_kind`` one
     of :data:`~dpaudit.auditors.training.canaries.CANARY_KINDS` (``None``: gradient canaries
     for a white-box trainer, mislabelled ones otherwise); ``delta``: the δ at which a curve
     claim is read (a point claim uses its own).
     """
 
-    canaries: int = 1000
+    canaries: int | None = None
     runs: int = 1
     canary_kind: str | None = None
     confidence: float = 0.95
@@ -81,7 +84,8 @@ class OneRunConfig:
     execution: ExecutionConfig = field(default_factory=ExecutionConfig)
 
     def __post_init__(self) -> None:
-        check_int("canaries", self.canaries, minimum=2, maximum=10_000_000)
+        if self.canaries is not None:
+            check_int("canaries", self.canaries, minimum=2, maximum=10_000_000)
         check_int("runs", self.runs, minimum=1, maximum=100_000)
         check_probability_open("confidence", self.confidence)
         check_seed(self.seed)
@@ -208,6 +212,13 @@ class CanaryScores:
     mechanism: TrainingMechanism
 
 
+def default_canaries(kind: str, records: int) -> int:
+    """:data:`DEFAULT_CANARIES`, or half the data for canaries drawn from it (they leave it)."""
+    if kind in ("mislabelled", "held-out"):
+        return max(2, min(DEFAULT_CANARIES, records // 2))
+    return DEFAULT_CANARIES
+
+
 def play(mechanism: TrainingMechanism, config: OneRunConfig) -> CanaryScores:
     """Draw the canaries and bits, train ``config.runs`` times, score every canary."""
     if not isinstance(mechanism, TrainingMechanism):
@@ -218,11 +229,12 @@ def play(mechanism: TrainingMechanism, config: OneRunConfig) -> CanaryScores:
         raise InvalidArgumentError(
             "canary kind", kind, "a text canary: gradient canaries need a white-box trainer"
         )
-    canaries = draw_canaries(kind, cfg.canaries, mechanism.base, unit_rng(cfg.seed, (_CANARY_KEY,)))
+    count = cfg.canaries or default_canaries(kind, len(mechanism.base))
+    canaries = draw_canaries(kind, count, mechanism.base, unit_rng(cfg.seed, (_CANARY_KEY,)))
     trust = _probe(mechanism, canaries, cfg.seed)
     if len(canaries.base) != len(mechanism.base):
         mechanism = mechanism.with_base(canaries.base)
-    bits = unit_rng(cfg.seed, (_INCLUDE_KEY,)).random((cfg.runs, cfg.canaries)) < 0.5
+    bits = unit_rng(cfg.seed, (_INCLUDE_KEY,)).random((cfg.runs, count)) < 0.5
     units = [
         TrainingRun(mechanism, canaries.records, tuple(bits[r].tolist()), cfg.seed, (_RUN_KEY, r))
         for r in range(cfg.runs)
@@ -274,7 +286,7 @@ def audit_one_run(
         access=game.mechanism.access,
         canary_kind=game.canaries.kind,
         canary_description=game.canaries.describe(),
-        canaries=cfg.canaries,
+        canaries=len(game.canaries.records),
         runs=cfg.runs,
         included=int(inside.sum()),
         delta=delta,
