@@ -17,14 +17,13 @@ implementation bug that audits of DP-SGD have found (sources in the trainer's do
   at a few run counts.  A correct trainer's bound must stay below its claim; how close it
   comes is the audit's power, not its privacy.
 
-Measured 2026-12-01 on 2 cores shared with other jobs (load 3-6), ε_lcb median (min–max):
-quick (2 seeds, 1000 canaries; 47 s): none 0.35 (0.30–0.39) against the claimed 1.69;
-batch-clip, unscaled-noise, reused-noise, accumulation-without-noise 3.44 (violations);
-wrong-rate 0.35 against its claimed 0.187 (violation); shuffle-as-poisson 0.12 (0.05–0.18),
-not flagged; Opacus 0.03 (0–0.06) against 0.72.  Paper (5 seeds, 5000 canaries; 397 s):
-none 0.38 (0.28–0.41), the four flaws 3.85–3.87 (3.48–3.98), shuffle-as-poisson 0.33, Opacus
-0.09; multi-run ε ≥ 0 at 300 and 600 runs, 0.11 at 1200.  The multi-run audit at 600 runs
-(≈ 1200 trainings, 40-95 s) is left to the paper scale, to keep quick under a minute.
+Measured 2026-12-01 on 2 idle cores, ε_lcb median (min–max): quick (2 seeds, 1000
+canaries; 26 s): none 0.34 (0.30–0.39) against the claimed 1.69; batch-clip, reused-noise and
+accumulation-without-noise 4.07, unscaled-noise 3.99 (3.97–4.02), all violations, at the
+ceiling of 4.07; wrong-rate 0.34 against its claimed 0.187 (violation); shuffle-as-poisson
+0.11 (0.05–0.17), not flagged; Opacus 0.03 (0–0.06) against 0.72.  PAPER_NUMBERS
+The multi-run audit at 600 runs (≈ 1200 trainings) is left to the paper scale, to keep quick
+under half a minute.
 
 Every audit is one work unit (:func:`~dpaudit.engine.executor.run_units`), longest first, so
 ``--workers`` spreads them and a checkpointed run resumes per audit.
@@ -462,7 +461,8 @@ def _method(result: FigureResult) -> str:
     return (
         f"{p['trainer']} with Dirac gradient canaries, each in training with probability 1/2 "
         "(Steinke, Nasr & Jagielski 2023, Alg. 1); every white-box trace score is tried and "
-        "every rule of a guess grid fixed in advance, with Bonferroni over all of them (Thm. "
+        "every guess rule that never sees the inclusion bits (a grid fixed in advance and a "
+        "split at the scores' widest gap), with Bonferroni over all of them (Thm. "
         "5.2). The multi-run audit trains R times with and R times without one canary; a "
         "third of the runs choose thresholds, the rest certify them (Clopper–Pearson, "
         f"Bonferroni); ε is read at δ = {DELTA:g}. Seeds {p['seeds']}; each audit is one "
@@ -587,5 +587,5 @@ def readme(result: FigureResult) -> str:
 
 
 FIGURE = FigureSpec(
-    NAME, TITLE, PAPER, compute, plot, readme, {"tiny": 3, "quick": 45, "paper": 400}
+    NAME, TITLE, PAPER, compute, plot, readme, {"tiny": 3, "quick": 25, "paper": 400}
 )
