@@ -415,3 +415,11 @@ def test_canaries_drawn_from_the_data_default_to_half_of_it() -> None:
     result = audit_one_run(mech, config=OneRunConfig(execution=ONE))
     assert result.detail.canaries == 30 == default_canaries("mislabelled", 60)
     assert default_canaries("gradient", 60) == 1000
+
+
+def test_the_gap_split_finds_a_clean_boundary_whatever_the_share_in() -> None:
+    from dpaudit.auditors.training.one_run import gap_split
+
+    scores = np.r_[np.zeros(700), np.ones(300)] + np.linspace(0, 1e-3, 1000)
+    assert gap_split(scores) == (300, 700)
+    assert sum(gap_split(np.zeros(10))) == 10  # ties: still one guess per canary
