@@ -26,7 +26,8 @@ ceiling of 4.07; wrong-rate 0.34 against its claimed 0.187 (violation); shuffle-
 accumulation-without-noise 3.91, unscaled-noise 3.83 (3.81–3.86), at that size's ceiling of
 3.91 (the bound's 2mδ term lowers it as canaries grow); wrong-rate 0.36 against 0.187, flagged
 on 5 of 5 seeds; shuffle-as-poisson 0.33 (0.28–0.36), not flagged; Opacus 0.08 against 0.72;
-multi-run ε ≥ 0 at 300 and 600 runs, 0.11 at 1200.
+multi-run (thresholds on the likelihood-ratio trace score) ε ≥ 0.07, 0.20 and
+0.19 at 300, 600 and 1200 runs.
 The multi-run audit at 600 runs (≈ 1200 trainings) is left to the paper scale, to keep quick
 under half a minute.
 

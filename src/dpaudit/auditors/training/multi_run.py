@@ -27,6 +27,9 @@ from dpaudit.mechanisms.training.game import CanaryGame
 from dpaudit.random import unit_rng
 from dpaudit.validation import check_int, check_probability_open, check_seed
 
+#: The trace score the multi-run thresholds cut by default: the Neyman–Pearson statistic of
+#: the algorithm the accountant assumes (:mod:`dpaudit.mechanisms.training.trace_scores`).
+PREFERRED_SCORE = "likelihood-ratio"
 #: Smallest number of trainings per world: a third select, two thirds certify (≥ 100 each).
 MIN_RUNS = 300
 _CANARY_KEY = 45
@@ -35,10 +38,13 @@ _CANARY_KEY = 45
 @dataclass(frozen=True)
 class MultiRunConfig:
     """``runs`` trainings per world (with and without the canary), split 1 : 2 between
-    choosing and certifying thresholds; ``canary_kind`` as for the one-run audit."""
+    choosing and certifying thresholds; ``canary_kind`` as for the one-run audit; ``score``:
+    which of the trainer's named scores the thresholds cut (None: ``likelihood-ratio`` where
+    the trainer offers it for the canary, else its ``score``), chosen before any training."""
 
     runs: int = 600
     canary_kind: str | None = None
+    score: str | None = None
     confidence: float = 0.95
     seed: int = 0
     execution: ExecutionConfig = field(default_factory=ExecutionConfig)
@@ -73,7 +79,20 @@ def canary_game(mechanism: TrainingMechanism, epsilon: float, config: MultiRunCo
     drawn = draw_canaries(kind, 2, mechanism.base, unit_rng(config.seed, (_CANARY_KEY,)))
     if len(drawn.base) != len(mechanism.base):
         mechanism = mechanism.with_base(drawn.base)
-    return CanaryGame(epsilon=epsilon, training=mechanism, canary=drawn.records[0]), kind
+    canary = drawn.records[0]
+    name = config.score if config.score is not None else _preferred(mechanism, canary, kind)
+    game = CanaryGame(epsilon=epsilon, training=mechanism, canary=canary, score_name=name)
+    return game, kind
+
+
+def _preferred(mechanism: TrainingMechanism, canary: Any, kind: str) -> str:
+    """``likelihood-ratio`` when the trainer names one for gradient canaries, else ``""``.
+
+    Read from the trainer's declared ``gradient_scores``, never from a training, so the
+    choice is fixed before any sample is drawn.
+    """
+    offered = mechanism.gradient_scores
+    return PREFERRED_SCORE if kind == "gradient" and PREFERRED_SCORE in offered else ""
 
 
 __all__ = ["MIN_RUNS", "MultiRunConfig", "canary_game"]

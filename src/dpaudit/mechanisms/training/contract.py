@@ -69,6 +69,10 @@ class TrainingMechanism(ABC):
     name: ClassVar[str] = ""
     #: Paper and equation the algorithm follows.
     reference: ClassVar[str] = ""
+    #: The names :meth:`scores` returns for gradient canaries (white-box trace statistics);
+    #: empty when it offers only ``score``.  A hint the multi-run audit picks its score from
+    #: before any training; :meth:`scores` itself is what is checked.
+    gradient_scores: ClassVar[tuple[str, ...]] = ()
 
     @property
     @abstractmethod

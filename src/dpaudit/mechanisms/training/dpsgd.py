@@ -76,7 +76,7 @@ from dpaudit.analysis.dpsgd_accounting import DPSGDEvent
 from dpaudit.claims.curves import ApproxDP
 from dpaudit.errors import InvalidArgumentError, InvalidTypeError
 from dpaudit.mechanisms.training.contract import GradientCanary, TextRecord, TrainingMechanism
-from dpaudit.mechanisms.training.trace_scores import trace_scores
+from dpaudit.mechanisms.training.trace_scores import TRACE_SCORES, trace_scores
 from dpaudit.text.corpus import default_corpus
 from dpaudit.text.hashed_features import HashedBagOfWords
 from dpaudit.validation import check_int, check_positive, check_real
@@ -259,6 +259,7 @@ class DPSGD(TrainingMechanism):
     canary_amplitude: float = 1000.0
 
     name: ClassVar[str] = "dpsgd"
+    gradient_scores: ClassVar[tuple[str, ...]] = TRACE_SCORES
     reference: ClassVar[str] = (
         "Abadi, Chu, Goodfellow, McMahan, Mironov, Talwar & Zhang, CCS 2016, Alg. 1 "
         "(accountant: Mironov, Talwar & Zhang 2019; Canonne, Kamath & Steinke 2020)"

@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from dpaudit.claims import InputDomain
+from dpaudit.errors import MechanismError
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.training.contract import TrainingMechanism, checked_scores
 
@@ -30,6 +31,9 @@ class CanaryGame(Mechanism):
 
     training: TrainingMechanism = field(default=None)  # type: ignore[assignment]
     canary: Any = None
+    #: Which of the trainer's named :meth:`~TrainingMechanism.scores` to release ("" : its
+    #: ``score``); fixed before any training, so choosing it costs no confidence.
+    score_name: str = ""
 
     name: ClassVar[str] = "canary-game"
     reference: ClassVar[str] = (
@@ -60,18 +64,29 @@ class CanaryGame(Mechanism):
         out = np.empty((n, 1), dtype=np.float64)
         for i, child in enumerate(rng.spawn(n)):
             model = self.training.train(dataset, child)
-            out[i, 0] = checked_scores(
-                self.training.score(model, [self.canary]), 1, self.training.name
-            )[0]
+            out[i, 0] = self._score(model)
         return out
+
+    def _score(self, model: Any) -> float:
+        if not self.score_name:
+            raw = self.training.score(model, [self.canary])
+        else:
+            offered = self.training.scores(model, [self.canary])
+            if self.score_name not in offered:
+                raise MechanismError(
+                    f"{self.training.name} offers no score {self.score_name!r} for this canary "
+                    f"(it offers {', '.join(offered)})"
+                )
+            raw = offered[self.score_name]
+        return float(checked_scores(raw, 1, self.training.name)[0])
 
     def spec(self) -> dict[str, Any]:
         return {
             "mechanism": self.name,
             "training": self.training.spec(),
             "canary": repr(self.canary)[:200],
+            "score": self.score_name or "score",
         }
-
 
 
 @dataclass(frozen=True)

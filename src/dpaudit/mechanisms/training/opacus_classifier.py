@@ -95,7 +95,7 @@ import numpy as np
 from dpaudit.claims.curves import ApproxDP
 from dpaudit.errors import InvalidArgumentError, InvalidTypeError, MechanismError
 from dpaudit.mechanisms.training.contract import GradientCanary, TextRecord, TrainingMechanism
-from dpaudit.mechanisms.training.trace_scores import trace_scores
+from dpaudit.mechanisms.training.trace_scores import TRACE_SCORES, trace_scores
 from dpaudit.text.corpus import default_corpus
 from dpaudit.text.hashed_features import HashedBagOfWords
 
@@ -225,6 +225,7 @@ class OpacusClassifier(TrainingMechanism):
     threads: int = 1
 
     name: ClassVar[str] = "opacus"
+    gradient_scores: ClassVar[tuple[str, ...]] = TRACE_SCORES
     reference: ClassVar[str] = (
         "Opacus DP-SGD (Yousefpour et al., 2021), the algorithm of Abadi et al., CCS 2016; "
         "white-box gradient canaries after Nasr et al., USENIX Security 2023"
