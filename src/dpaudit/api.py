@@ -66,7 +66,7 @@ from dpaudit.auditors.rewriter.result import RewriterDetail
 from dpaudit.auditors.sanity.check import SanityAuditor, SanityDetail, check_sanity_mechanism
 from dpaudit.auditors.sanity.config import SanityConfig
 from dpaudit.auditors.training.claim_point import claimed_point
-from dpaudit.auditors.training.multi_run import MultiRunConfig, canary_game
+from dpaudit.auditors.training.multi_run import MultiRunConfig, plan_multi_run
 from dpaudit.auditors.training.one_run import OneRunConfig, audit_one_run
 from dpaudit.auditors.training.result import TrainingDetail
 from dpaudit.claims import (
@@ -82,7 +82,6 @@ from dpaudit.engine.config import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError, InvalidTypeError
 from dpaudit.mechanisms.base import Mechanism, MechanismContract
 from dpaudit.mechanisms.training.contract import TrainingMechanism
-from dpaudit.mechanisms.training.game import GameScore
 from dpaudit.mechanisms.word.base import WordMechanism
 from dpaudit.results import AuditorKind, AuditResult, CertifiedStatement
 from dpaudit.text.neighbours import DEFAULT_DOCUMENT, DEFAULT_PAIR_KINDS, neighbour_pairs
@@ -439,19 +438,9 @@ def _audit_multi_run(
     if not _is_curve_claim(claim):
         raise InvalidArgumentError("claim", claim, "an (ε, δ) claim or a curve of dpaudit.claims")
     epsilon, _ = claimed_point(claim, getattr(claim, "delta", None) or 1e-5)
-    game, kind = canary_game(mechanism, epsilon if math.isfinite(epsilon) else 1e6, config)
-    profile = ProfileAuditConfig(
-        selection_samples=config.selection_runs,
-        final_samples=config.final_runs,
-        confidence=config.confidence,
-        seed=config.seed,
-        execution=execution or config.execution,
-    )
+    plan = plan_multi_run(mechanism, epsilon, config)
+    profile = ProfileAuditConfig(**plan.profile_sizes, execution=execution or config.execution)
     auditor = ProfileAuditor(
-        (1,),
-        (0,),
-        GameScore(),
-        pair_origin=f"trained with and without one {kind} canary ({config.runs} runs each)",
-        claim_source=source,
+        plan.x, plan.x_prime, plan.score, pair_origin=plan.pair_origin, claim_source=source
     )
-    return auditor.audit(game, claim, profile, None)
+    return auditor.audit(plan.game, claim, profile, None)

@@ -47,12 +47,11 @@ from typing import Any
 from dpaudit.auditors.core.statistics import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.auditors.profile import ProfileAuditConfig, ProfileAuditor
 from dpaudit.auditors.training.claim_point import claimed_point
-from dpaudit.auditors.training.multi_run import MultiRunConfig, canary_game
+from dpaudit.auditors.training.multi_run import MultiRunConfig, plan_multi_run
 from dpaudit.auditors.training.one_run import ASSUMPTIONS, OneRunConfig, audit_one_run
 from dpaudit.engine.config import ExecutionConfig
 from dpaudit.engine.executor import run_units
 from dpaudit.mechanisms.training.dpsgd import DPSGD, FLAWS
-from dpaudit.mechanisms.training.game import GameScore
 from dpaudit.mechanisms.training.opacus_classifier import OpacusClassifier
 from dpaudit.reproduce import common
 from dpaudit.reproduce.common import (
@@ -164,20 +163,16 @@ def audit_cell(cell: Cell) -> dict[str, Any]:
         result = audit_one_run(mech, None, cfg)
     else:  # what dpaudit.api.audit_training(method="multi-run") runs
         multi = MultiRunConfig(runs=cell.runs, confidence=CONFIDENCE, seed=cell.seed)
-        epsilon, _ = claimed_point(mech.claim, DELTA)
-        game, kind = canary_game(mech, epsilon, multi)
-        profile = ProfileAuditConfig(
-            selection_samples=multi.selection_runs,
-            final_samples=multi.final_runs,
-            confidence=CONFIDENCE,
-            seed=cell.seed,
-            execution=inline,
-        )
-        origin = f"trained with and without one {kind} canary ({cell.runs} runs each)"
+        plan = plan_multi_run(mech, claimed_point(mech.claim, DELTA)[0], multi)
         auditor = ProfileAuditor(
-            (1,), (0,), GameScore(), pair_origin=origin, claim_source="the trainer's accountant"
+            plan.x,
+            plan.x_prime,
+            plan.score,
+            pair_origin=plan.pair_origin,
+            claim_source="the trainer's accountant",
         )
-        result = auditor.audit(game, mech.claim, profile, None)
+        profile = ProfileAuditConfig(**plan.profile_sizes, execution=inline)
+        result = auditor.audit(plan.game, mech.claim, profile, None)
     return {"audit": result.to_dict(), "seconds": time.perf_counter() - start}
 
 

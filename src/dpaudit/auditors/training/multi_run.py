@@ -16,6 +16,7 @@ certifier; :func:`dpaudit.api.audit_training` runs it (auditors never import eac
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +24,7 @@ from dpaudit.auditors.training.canaries import CANARY_KINDS, draw_canaries
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.training.contract import TrainingMechanism
-from dpaudit.mechanisms.training.game import CanaryGame
+from dpaudit.mechanisms.training.game import CanaryGame, GameScore
 from dpaudit.random import unit_rng
 from dpaudit.validation import check_int, check_probability_open, check_seed
 
@@ -69,6 +70,40 @@ class MultiRunConfig:
         return self.runs - self.selection_runs
 
 
+@dataclass(frozen=True)
+class MultiRunPlan:
+    """What the whole-claim certifier is handed: the game, its pair and score, its sizes.
+
+    ``x = (1,)`` (canary in) and ``x_prime = (0,)``; ``profile_sizes`` are the
+    ``ProfileAuditConfig`` fields the run counts fix; ``pair_origin`` says where the pair
+    came from.  The caller (the API, a figure) builds the certifier from it: auditors do
+    not import each other.
+    """
+
+    game: CanaryGame
+    canary_kind: str
+    score: GameScore
+    profile_sizes: dict[str, Any]
+    pair_origin: str
+    x: tuple[int, ...] = (1,)
+    x_prime: tuple[int, ...] = (0,)
+
+
+def plan_multi_run(
+    mechanism: TrainingMechanism, epsilon: float, config: MultiRunConfig
+) -> MultiRunPlan:
+    """The multi-run audit of ``mechanism`` (claimed ``epsilon``) as ``config`` sizes it."""
+    game, kind = canary_game(mechanism, epsilon if math.isfinite(epsilon) else 1e6, config)
+    sizes = {
+        "selection_samples": config.selection_runs,
+        "final_samples": config.final_runs,
+        "confidence": config.confidence,
+        "seed": config.seed,
+    }
+    origin = f"trained with and without one {kind} canary ({config.runs} runs each)"
+    return MultiRunPlan(game, kind, GameScore(), sizes, origin)
+
+
 def canary_game(mechanism: TrainingMechanism, epsilon: float, config: MultiRunConfig) -> Any:
     """The game of ``mechanism`` with its one canary (the first of its kind, drawn by seed)."""
     kind = config.canary_kind or ("gradient" if mechanism.access == "white-box" else "mislabelled")
@@ -95,4 +130,11 @@ def _preferred(mechanism: TrainingMechanism, canary: Any, kind: str) -> str:
     return PREFERRED_SCORE if kind == "gradient" and PREFERRED_SCORE in offered else ""
 
 
-__all__ = ["MIN_RUNS", "MultiRunConfig", "canary_game"]
+__all__ = [
+    "MIN_RUNS",
+    "PREFERRED_SCORE",
+    "MultiRunConfig",
+    "MultiRunPlan",
+    "canary_game",
+    "plan_multi_run",
+]
