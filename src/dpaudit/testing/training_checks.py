@@ -18,13 +18,9 @@ from __future__ import annotations
 
 import math
 import pickle
-from typing import Any
 
-import numpy as np
-
-from dpaudit.auditors.core.guard import classify_randomness
-from dpaudit.auditors.training.canaries import draw_canaries
-from dpaudit.auditors.training.one_run import TrainingRun, run_training
+from dpaudit.auditors.training.canaries import Canaries, draw_canaries
+from dpaudit.auditors.training.one_run import TrainingRun, probe_randomness, run_training
 from dpaudit.errors import DPAuditError
 from dpaudit.mechanisms.training.contract import TrainingMechanism
 from dpaudit.random import unit_rng
@@ -47,9 +43,9 @@ def _claim(trainer: TrainingMechanism) -> CheckResult:
     return passed("claim", claim.describe())
 
 
-def _canaries(trainer: TrainingMechanism) -> tuple[Any, ...]:
+def _canaries(trainer: TrainingMechanism) -> Canaries:
     kind = "gradient" if trainer.access == "white-box" else "random-tokens"
-    return draw_canaries(kind, CHECK_CANARIES, trainer.base, unit_rng(0, (1,))).records
+    return draw_canaries(kind, CHECK_CANARIES, trainer.base, unit_rng(0, (1,)))
 
 
 def _base(trainer: TrainingMechanism) -> CheckResult:
@@ -66,7 +62,7 @@ def _base(trainer: TrainingMechanism) -> CheckResult:
 
 
 def _scores(trainer: TrainingMechanism, seed: int) -> CheckResult:
-    canaries = _canaries(trainer)
+    canaries = _canaries(trainer).records
     half = tuple(i % 2 == 0 for i in range(len(canaries)))
     names = []
     for run in range(2):
@@ -81,18 +77,8 @@ def _scores(trainer: TrainingMechanism, seed: int) -> CheckResult:
 
 
 def _seeding(trainer: TrainingMechanism, seed: int) -> CheckResult:
-    canaries = _canaries(trainer)
-    half = tuple(i % 2 == 0 for i in range(len(canaries)))
-
-    def draw(tag: int) -> np.ndarray:
-        scores, _ = run_training(TrainingRun(trainer, canaries, half, seed, (8, tag)))
-        return np.concatenate(list(scores.values()))[None, :]
-
-    user = trainer.user_code()
     try:
-        found = classify_randomness(
-            draw, trainer.name, "a probe training", kind="training", holders=(user,) if user else ()
-        )
+        found = probe_randomness(trainer, _canaries(trainer), seed).randomness
     except DPAuditError as exc:
         return failed("seeding", error_text(exc))
     if found.kind == "unseedable":

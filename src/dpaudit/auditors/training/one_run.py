@@ -169,23 +169,20 @@ def _auc(scores: np.ndarray, inside: np.ndarray) -> float:
     return float((ranks[inside].sum() - n_in * (n_in + 1) / 2) / (n_in * n_out))
 
 
-def _probe(mech: TrainingMechanism, canaries: Canaries, seed: int) -> TrustReport:
-    """Whether the trainer's randomness follows the seed it is given (two runs per chunk)."""
+def probe_randomness(mech: TrainingMechanism, canaries: Canaries, seed: int) -> TrustReport:
+    """Whether the trainer's randomness follows the seed it is given (two runs per chunk).
+
+    The audit's own probe, and the conformance suite's ``seeding`` check.
+    """
     few = canaries.records[: min(8, len(canaries.records))]
     half = tuple(i % 2 == 0 for i in range(len(few)))
 
+    def one(tag: int, i: int) -> np.ndarray:
+        scores, _ = run_training(TrainingRun(mech, few, half, seed, (_PROBE_KEY, tag, i)))
+        return np.concatenate(list(scores.values()))
+
     def draw(tag: int) -> np.ndarray:
-        rows = [
-            np.concatenate(
-                list(
-                    run_training(TrainingRun(mech, few, half, seed, (_PROBE_KEY, tag, i)))[
-                        0
-                    ].values()
-                )
-            )
-            for i in range(2)
-        ]
-        return np.stack(rows)
+        return np.stack([one(tag, i) for i in range(2)])
 
     return establish_training_trust(draw, mech.name, mech.user_code())
 
@@ -231,7 +228,7 @@ def play(mechanism: TrainingMechanism, config: OneRunConfig) -> CanaryScores:
         )
     count = cfg.canaries or default_canaries(kind, len(mechanism.base))
     canaries = draw_canaries(kind, count, mechanism.base, unit_rng(cfg.seed, (_CANARY_KEY,)))
-    trust = _probe(mechanism, canaries, cfg.seed)
+    trust = probe_randomness(mechanism, canaries, cfg.seed)
     if len(canaries.base) != len(mechanism.base):
         mechanism = mechanism.with_base(canaries.base)
     bits = unit_rng(cfg.seed, (_INCLUDE_KEY,)).random((cfg.runs, count)) < 0.5
@@ -391,4 +388,5 @@ __all__ = [
     "gap_split",
     "guess_grid",
     "play",
+    "probe_randomness",
 ]
