@@ -22,7 +22,7 @@ from _cli import run_cli_quiet
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError, UnknownNameError
 from dpaudit.report.build import write_report
-from dpaudit.reproduce import registry
+from dpaudit.reproduce import registry, runner
 from dpaudit.reproduce.common import (
     AuditRecord,
     FigureProgress,
@@ -260,11 +260,26 @@ def test_a_figure_past_its_estimate_is_named_with_the_load(
     monkeypatch.setattr(progress, "HEARTBEAT", 0.3)
     monkeypatch.setattr(progress, "DELAY", 0.0)  # the figure's closing line shows too
     monkeypatch.setattr(os, "getloadavg", lambda: (7.2, 5.0, 3.0))
+    monkeypatch.setattr(runner, "probe_pace", lambda: 1.0)  # as fast as the idle reference
     reproduce(slow_figure, tmp_path, scale="tiny", seed=0)
     err = capsys.readouterr().err
     late = [line for line in err.splitlines() if "past its 1 s estimate (" in line]
     assert late and late[0].startswith("reproduce test-fig [1/1]: ") and "load 7.2" in late[0]
     assert not any(e in err for e in ("\r", "\x1b"))  # a log: lines, no bar
+
+
+def test_the_estimate_follows_the_machines_pace_and_is_recorded(
+    slow_figure: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A machine probed 3× slower than the reference expects 3× the idle estimate (1 s)."""
+    monkeypatch.setattr(runner, "probe_pace", lambda: 3.0)
+    reproduce(slow_figure, tmp_path, scale="tiny", seed=0)
+    status = read_run_status(tmp_path)
+    assert status is not None and status.pace_probe == 3.0
+    assert status.estimated_seconds == {"test-fig": 3.0}
+    kept = reproduce(slow_figure, tmp_path, scale="tiny", seed=0, resume=True)
+    assert kept.figures[0].resumed  # a kept figure keeps the estimate it ran under
+    assert read_run_status(tmp_path).estimated_seconds == {"test-fig": 3.0}
 
 
 def test_a_terminal_gets_a_bar_naming_the_figure(

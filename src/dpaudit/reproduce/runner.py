@@ -34,6 +34,7 @@ from typing import Any
 from dpaudit import progress as progress_module
 from dpaudit.engine import checkpoint
 from dpaudit.engine.executor import ExecutionConfig
+from dpaudit.engine.pace import Pace, probe_pace
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.io import atomic_write_text
 from dpaudit.progress import ESTIMATED_SECONDS, progress
@@ -125,7 +126,11 @@ def _write_status(
     now = datetime.now(UTC).isoformat(timespec="seconds")
     work = {} if clock is None else clock.recorded
     earlier = None if clock is None or status != STATUS_COMPLETE else round(clock.earlier, 3)
-    record = RunStatus(status, config, now, tuple(figures_done), seconds, error, work, earlier)
+    estimates = {} if clock is None else clock.recorded_estimates
+    probe = None if clock is None else clock.pace_probe
+    record = RunStatus(
+        status, config, now, tuple(figures_done), seconds, error, work, earlier, estimates, probe
+    )
     atomic_write_text(directory / RUN_STATUS, dumps(record) + "\n")
 
 
@@ -175,6 +180,8 @@ def reproduce(
     specs = [get_figure(name) for name in names]
     weights = [float(s.expected_seconds.get(scale, _DEFAULT_WEIGHT_S)) for s in specs]
     clock = _WorkClock(read_run_status(out) if resume else None)
+    pace = Pace(probe=probe_pace())  # the idle estimates, scaled to this machine's load now
+    clock.pace_probe = round(pace.probe, 3)
     started = time.perf_counter()
     outcomes: list[FigureOutcome] = []
     _write_status(out, config, STATUS_RUNNING, figures_done=[], clock=clock)
@@ -188,12 +195,14 @@ def reproduce(
             for index, (spec, weight) in enumerate(zip(specs, weights, strict=True)):
                 where = f"{spec.name} [{index + 1}/{len(specs)}]"
                 bar.set_description(f"reproduce {where}")
-                progress_module.expect(bar, weight, spec.name)  # past it, the line says so
-                clock.start(spec.name)
+                estimate = pace.estimate(weight)
+                progress_module.expect(bar, estimate, spec.name)  # past it, the line says so
+                clock.start(spec.name, estimate)
                 outcome = _named_figure(where, spec, out, config, execution, resume, bar, weight)
                 outcome = clock.finish(outcome)
                 outcomes.append(outcome)
                 if not outcome.resumed:
+                    pace.observe(weight, outcome.seconds)
                     status(STATUS_RUNNING)
     except KeyboardInterrupt:
         clock.stop()
@@ -230,22 +239,28 @@ class _WorkClock:
 
     def __init__(self, previous: RunStatus | None) -> None:
         self._previous = dict(previous.work_seconds) if previous is not None else {}
+        self._previous_estimates = dict(previous.estimated_seconds) if previous else {}
         self.work: dict[str, float] = {}
+        self.estimates: dict[str, float] = {}
         self.earlier = 0.0
+        self.pace_probe: float | None = None
         self._current: tuple[str, float, float] | None = None
 
-    def start(self, name: str) -> None:
-        """``name`` starts (or is checked for being kept) now."""
+    def start(self, name: str, estimate: float) -> None:
+        """``name`` starts (or is checked for being kept) now, expected to take ``estimate`` s."""
         self._current = (name, time.perf_counter(), self._previous.get(name, 0.0))
+        self.estimates[name] = round(estimate, 3)
 
     def finish(self, outcome: FigureOutcome) -> FigureOutcome:
         """Record the figure's work time; the outcome with ``work_seconds`` set."""
         assert self._current is not None
         name, _, prior = self._current
         self._current = None
-        if outcome.resumed:  # all of it from an earlier run
+        if outcome.resumed:  # all of it from an earlier run, estimated then
             work = self._previous.get(name, outcome.work_seconds)
             self.earlier += work
+            if name in self._previous_estimates:
+                self.estimates[name] = self._previous_estimates[name]
         else:
             work = prior + outcome.seconds
             self.earlier += prior
@@ -264,6 +279,11 @@ class _WorkClock:
     def recorded(self) -> dict[str, float]:
         """What ``run-status.json`` keeps: this run's times, and earlier ones not yet reached."""
         return {**self._previous, **self.work}
+
+    @property
+    def recorded_estimates(self) -> dict[str, float]:
+        """Each figure's estimate for this machine: this run's, and earlier ones not reached."""
+        return {**self._previous_estimates, **self.estimates}
 
     @property
     def total(self) -> float:

@@ -53,6 +53,10 @@ class RunStatus:
     written when the figure finishes (or is interrupted) and carried over by
     ``--resume``, so a resume that had nothing left to do still tells how long
     the work took; ``earlier_seconds`` is the part of it done by earlier runs.
+    ``estimated_seconds`` is each figure's estimate for this machine when it
+    started (its idle estimate times :class:`~dpaudit.engine.pace.Pace`'s factor),
+    and ``pace_probe`` the machine's slowness measured before the run (1.0: as
+    fast as the idle reference machine).
     """
 
     status: str
@@ -63,6 +67,8 @@ class RunStatus:
     error: str | None = None
     work_seconds: Mapping[str, float] = field(default_factory=dict)
     earlier_seconds: float | None = None
+    estimated_seconds: Mapping[str, float] = field(default_factory=dict)
+    pace_probe: float | None = None
 
     @property
     def complete(self) -> bool:
@@ -94,6 +100,10 @@ class RunStatus:
             out["work_seconds"] = dict(self.work_seconds)
         if self.earlier_seconds is not None:
             out["earlier_seconds"] = self.earlier_seconds
+        if self.estimated_seconds:
+            out["estimated_seconds"] = dict(self.estimated_seconds)
+        if self.pace_probe is not None:
+            out["pace_probe"] = self.pace_probe
         return out
 
     @classmethod
@@ -122,6 +132,8 @@ class RunStatus:
                 _optional_text(data.get("error")),
                 {_text(k): float(v) for k, v in dict(data.get("work_seconds") or {}).items()},
                 None if data.get("earlier_seconds") is None else float(data["earlier_seconds"]),
+                {_text(k): float(v) for k, v in dict(data.get("estimated_seconds") or {}).items()},
+                None if data.get("pace_probe") is None else float(data["pace_probe"]),
             )
         except (TypeError, ValueError) as exc:
             raise ResultsFormatError(source, "<file>", f"is malformed: {exc}") from None
