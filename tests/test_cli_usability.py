@@ -299,6 +299,40 @@ def test_a_bar_past_its_estimate_prints_one_line_above_it(monkeypatch: pytest.Mo
     assert text.count("fig-x: ") == 1 and "past its 0 s estimate (machine busy? load 7.2" in text
 
 
+def test_stage_bars_carry_the_whole_commands_pilot_estimate(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``dpaudit audit``'s stages show what is left of its estimate and say when it is passed."""
+    import time
+
+    monkeypatch.setattr(progress, "ENABLED", True)
+    monkeypatch.setattr(progress, "DELAY", 0.0)
+    stream = _Terminal()
+    monkeypatch.setattr(sys, "stderr", stream)
+    with progress.whole_run(600.0, "audit"), progress.progress(2, "selecting") as bar:
+        bar.update(2)
+    assert "audit ≈ 600 s of 600 s left, pilot estimate" in stream.getvalue()
+    log = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", log)
+    monkeypatch.setattr(progress, "HEARTBEAT", 0.05)
+    _busy_two_cores(monkeypatch)
+    with progress.whole_run(0.1, "audit"):  # a log: the stage's lines name the command's lateness
+        with progress.progress(4, "selecting") as bar:
+            time.sleep(0.4)
+            bar.update(4)
+        with progress.progress(4, "final sampling") as bar:
+            bar.update(4)
+    lines = log.getvalue().splitlines()
+    assert any(
+        line.startswith("selecting: audit at ") and "past its 0 s estimate (machine busy?" in line
+        for line in lines
+    ), lines
+    assert lines[-1].startswith("final sampling: ") and "audit at " in lines[-1]
+    assert progress.RUN is None  # restored after the block
+    with progress.whole_run(None, "audit"):  # no estimate: nothing changes
+        assert progress.RUN is None
+
+
 def test_quiet_prints_no_progress(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -171,6 +171,7 @@ def test_cli_prints_the_estimate_before_a_slow_audit(capsys: pytest.CaptureFixtu
     _estimate(args, lambda s, f: time.sleep(5e-6 * (s + f)), lambda k: time.sleep(5e-4 * k))
     err = capsys.readouterr().err
     assert "estimated duration at 20,000 / 200,000 per input" in err and "µs per output" in err
+    assert args.planned_seconds > 0  # the audit's stage bars carry it (progress.whole_run)
     # A fast mechanism: no pilots, nothing printed.
     _estimate(args, lambda s, f: None, lambda k: None)
     assert capsys.readouterr().err == ""

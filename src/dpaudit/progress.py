@@ -18,6 +18,12 @@ its own) that runs past it says so, with the machine's load, so a slow run
 tells why it is slow: ``reproduce lm-rewriters [9/9]: 95 s, past its 40 s
 estimate (machine busy? load 7.2 on 2 cores)`` — in the heartbeat line off a
 terminal (and in the stage's closing line), once above the bar on one.
+
+A command whose duration was estimated as a whole (``dpaudit audit``: the timed
+pilots' prediction, :func:`whole_run`) gives every stage bar that estimate: a bar
+shows how much of it is left when the stage starts (``audit ≈ 38 s of 52 s left,
+pilot estimate``), and once the command runs past it the same overrun line as a
+figure's says so, with the load.
 """
 
 from __future__ import annotations
@@ -39,6 +45,8 @@ HEARTBEAT = 30.0
 #: Prefix of every block's name, set by a caller that runs many configurations (``reproduce``
 #: sets ``"hoho-fig2 [4/5] · "``) so that a stage line says which one it belongs to.
 CONTEXT = ""
+#: The whole command's estimate (:func:`whole_run`), which every stage bar carries; None outside.
+RUN: _Estimate | None = None
 #: Unit of a bar that counts estimated seconds (``reproduce``: each figure weighs its
 #: estimate).  Its ETA is the estimate left, scaled by the pace so far (the whole run's
 #: average, tqdm's ``smoothing=0``): a run going at half the estimated pace shows twice the
@@ -53,10 +61,12 @@ BAR_FORMAT = (
 class _Estimate:
     """A stage's expected duration, from the moment :func:`expect` was called."""
 
-    def __init__(self, seconds: float, name: str) -> None:
+    def __init__(self, seconds: float, name: str, whole: bool = False) -> None:
         self.seconds, self.name = float(seconds), name
         self.start = time.perf_counter()
         self.told = False
+        #: The whole command's estimate (:func:`whole_run`), not one stage's: its lines name it.
+        self.whole = whole
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.start
@@ -71,7 +81,10 @@ class _Estimate:
         """``"95 s, past its 40 s estimate (load …)"`` once past the estimate, else None."""
         elapsed = self.elapsed()
         past = self.past(elapsed)
-        return None if past is None else f"{elapsed:.0f} s, {past}"
+        if past is None:
+            return None
+        prefix = f"{self.name} at " if self.whole else ""
+        return f"{prefix}{elapsed:.0f} s, {past}"
 
 
 def load_note() -> str:
@@ -120,8 +133,9 @@ class LineProgress:
         self.total, self.desc, self.unit, self.stream = total, desc, unit, stream
         self.n = 0
         self._stage_desc, self._stage_n, self._stage_start = desc, 0, time.perf_counter()
-        #: The current stage's estimate (:func:`expect`), reset by each new stage.
-        self.dpaudit_estimate: _Estimate | None = None
+        #: The current stage's estimate (:func:`expect`), reset by each new stage to the whole
+        #: command's (:data:`RUN`, usually None).
+        self.dpaudit_estimate: _Estimate | None = RUN
 
     def update(self, n: int = 1) -> None:
         """Count ``n`` more units done."""
@@ -132,7 +146,7 @@ class LineProgress:
         if text != self._stage_desc:
             self._finish_stage()
             self._stage_desc, self._stage_n, self._stage_start = text, self.n, time.perf_counter()
-            self.dpaudit_estimate = None
+            self.dpaudit_estimate = RUN
 
     def close(self) -> None:
         """End the last stage."""
@@ -161,7 +175,10 @@ class LineProgress:
             done = f"{self.n}{total} {self.unit}"
         else:  # one of several named stages: its count means little
             done = "done"
-        late = None if self.dpaudit_estimate is None else self.dpaudit_estimate.past(seconds)
+        estimate = self.dpaudit_estimate
+        late = None
+        if estimate is not None:  # the stage's own estimate, or the whole command's
+            late = estimate.overrun() if estimate.whole else estimate.past(seconds)
         past = "" if late is None else f", {late}"
         self.stream.write(f"{self._stage_desc}: {done} in {seconds:.1f} s{past}\n")
         self.stream.flush()
@@ -196,6 +213,7 @@ def progress(total: int | None, desc: str, unit: str = "work units") -> Iterator
             dynamic_ncols=True,
             bar_format=BAR_FORMAT if total is not None else None,
         )
+        _carry_run_estimate(bar)
     stop = threading.Event()
     beat = threading.Thread(target=_heartbeat, args=(bar, stop), daemon=True)
     beat.start()
@@ -205,6 +223,36 @@ def progress(total: int | None, desc: str, unit: str = "work units") -> Iterator
         stop.set()
         beat.join()
         bar.close()
+
+
+@contextmanager
+def whole_run(seconds: float | None, name: str) -> Iterator[None]:
+    """Within the block, the command ``name`` is expected to take ``seconds`` (None: unknown).
+
+    Every stage bar opened inside shows what is left of the estimate, and the first
+    heartbeat past it says so with the load (once per command).
+    """
+    global RUN
+    outer = RUN
+    RUN = None if seconds is None or not seconds > 0 else _Estimate(seconds, name, whole=True)
+    try:
+        yield
+    finally:
+        RUN = outer
+
+
+def _carry_run_estimate(bar: Any) -> None:
+    """A new tqdm bar carries the whole command's estimate, and shows what is left of it."""
+    if RUN is None:
+        return
+    bar.dpaudit_estimate = RUN
+    left = RUN.seconds - RUN.elapsed()
+    note = (
+        f"{RUN.name} ≈ {left:.0f} s of {RUN.seconds:.0f} s left, pilot estimate"
+        if left > 0
+        else f"{RUN.name} past its {RUN.seconds:.0f} s estimate"
+    )
+    bar.set_postfix_str(note, refresh=False)
 
 
 def _tqdm() -> Any:

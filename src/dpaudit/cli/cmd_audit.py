@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from dpaudit import progress
 from dpaudit.auditors.blackbox.auditor import AuditConfig
 from dpaudit.auditors.blackbox.config import default_train_samples
 from dpaudit.auditors.blackbox.names import CLASSIFIERS, MODES
@@ -459,9 +460,10 @@ def run(args: argparse.Namespace) -> int:
             sized_seconds=sampling_seconds,
         )
         word_config = build_word_config(args, word_mech.default_samples)
-        result = run_recorded(
-            args, "audit", lambda e: audit(word_mech, config=word_config, execution=e)
-        )
+        with progress.whole_run(getattr(args, "planned_seconds", None), "audit"):
+            result = run_recorded(
+                args, "audit", lambda e: audit(word_mech, config=word_config, execution=e)
+            )
         return emit_verdict(args, result, _render_word, result.violation)
     mechanism = build_mechanism(args)
     if args.mode == "dpaudit":
@@ -481,7 +483,8 @@ def run(args: argparse.Namespace) -> int:
         config.samples if config.mode == "dpsniper" else default_train_samples(config.samples)
     )
     check_sample_memory(mechanism, train, 2, "--train-samples", "the training outputs")
-    result = run_recorded(args, "audit", lambda e: audit(mechanism, config=config, execution=e))
+    with progress.whole_run(getattr(args, "planned_seconds", None), "audit"):
+        result = run_recorded(args, "audit", lambda e: audit(mechanism, config=config, execution=e))
     return emit_verdict(args, result, lambda r: _render_any(r, verbose), result.violation)
 
 

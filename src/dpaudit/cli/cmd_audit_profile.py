@@ -18,6 +18,7 @@ import argparse
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from dpaudit import progress
 from dpaudit.cli.common import build_mechanism, emit_verdict, run_recorded
 from dpaudit.cli.sizing import plan
 from dpaudit.errors import InvalidArgumentError
@@ -286,7 +287,8 @@ def run_profile(args: argparse.Namespace) -> int:
     def compute(execution: ExecutionConfig) -> AuditResult:
         return audit(mechanism, parsed.claim, method=auditor, config=config, execution=execution)
 
-    result = run_recorded(args, "audit", compute)
+    with progress.whole_run(getattr(args, "planned_seconds", None), "audit"):
+        result = run_recorded(args, "audit", compute)
     return emit_verdict(args, result, lambda r: render_profile(r, args.verbose), result.violation)
 
 

@@ -5,7 +5,9 @@ Every audit command that takes ``--samples``/``--final-samples`` and ``--time-bu
 without sizes, timed pilot runs of the real audit fit them to the budget
 (:func:`plan`, through :func:`dpaudit.engine.pilot.plan_sizes`) and the chosen sizes are
 printed with the flags that repeat them; with explicit sizes, a slow audit's expected
-duration is printed first (:func:`estimate`).
+duration is printed first (:func:`estimate`).  Either estimate is left in
+``args.planned_seconds`` for :func:`dpaudit.progress.whole_run`, so the audit's stage bars
+show what is left of it and say when the run falls behind.
 """
 
 from __future__ import annotations
@@ -73,6 +75,7 @@ def plan(
     finally:
         progress.ENABLED = shown
     args.samples, args.final_samples = sizes.samples, sizes.final_samples
+    args.planned_seconds = sizes.estimated_seconds  # the stage bars carry it (progress.whole_run)
     if not getattr(args, "json", False):
         print(
             f"{sizes.describe()}; to repeat exactly: --samples {sizes.samples} "
@@ -109,6 +112,8 @@ def estimate(
         found = estimate_duration(pilot, samples, final, start=start, sized_seconds=sized_seconds)
     finally:
         progress.ENABLED = shown
+    if found is not None:
+        args.planned_seconds = found.estimated_seconds
     if found is not None and not getattr(args, "json", False):
         print(
             f"{found.describe()}; the mechanism costs ≈ {per_output * 1e6:.3g} µs per output",
