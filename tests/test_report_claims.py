@@ -113,3 +113,18 @@ def test_an_infinite_exact_loss_prints_as_infinite_exact(tmp_path: Path) -> None
     assert "0.9854" not in " ".join(table.rows[0])  # not "VIOLATION beside ε ≥ 0.98 for 100"
     assert table.rows[1][3] == "ε_lcb = 7.8; exact ε = ∞ (support argument: M(x) = x)"
     assert "∞ exact" in render_markdown(load_run(tmp_path))
+
+
+def test_the_whole_claims_figures_refuted_curve_leads_the_report(tmp_path: Path) -> None:
+    """The μ-GDP audits are listed in the claims' own terms (μ_lcb), never as 'ε = nan'."""
+    from dpaudit.reproduce.runner import reproduce
+
+    reproduce("whole-claims", tmp_path, scale="tiny", seed=0)
+    data = json.loads((tmp_path / "whole-claims" / RESULTS_JSON).read_text())
+    broken = [a["mechanism"] for a in data["audits"] if a["violation"]]
+    assert broken == ["Gaussian, broken σ"]
+    table = _first_table(tmp_path)
+    assert [row[1].split(",")[:2] for row in table.rows] == [["Gaussian", " broken σ"]]
+    assert table.rows[0][3].startswith("μ_lcb = ")
+    md = render_markdown(load_run(tmp_path))
+    assert not re.search(r"\bnan\b", md, re.IGNORECASE)

@@ -289,7 +289,7 @@ def _held_blocks(held: list[Row]) -> list[Block]:
         return []
     headers = ("figure", "mechanism", "claim", "certified bound", "confidence", "power")
     cells = [
-        (e, i, (label, a.claim, bound_text(a.epsilon_lower_bound), _confidence(a), power_text(a)))
+        (e, i, (label, a.claim, certified_bound(a), _confidence(a), power_text(a)))
         for e, i, label, a in held
     ]
     lead = (
@@ -317,7 +317,7 @@ def _open_blocks(open_: list[Row]) -> list[Block]:
             (
                 label,
                 a.claim,
-                bound_text(a.epsilon_lower_bound),
+                certified_bound(a),
                 _confidence(a),
                 samples_to_settle(a),
             ),

@@ -23,6 +23,7 @@ it for its format.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -196,13 +197,19 @@ def _short_methods(audits: Sequence[AuditRecord]) -> list[str]:
     return out
 
 
+def _claimed_epsilon(audit: AuditRecord) -> Any:
+    """The claimed ε for a label; None for a claim with no single ε (a μ-GDP curve: NaN)."""
+    value = audit.claimed_epsilon
+    return None if isinstance(value, float) and math.isnan(value) else to_jsonable(value)
+
+
 def audit_labels(audits: Sequence[AuditRecord]) -> list[str]:
     """Each audit's title: its claimed ε and what tells it from the figure's others (λ, n, mode)."""
     if not audits:
         return []
     columns: list[tuple[str, list[Any]]] = [
         ("mechanism", [a.mechanism for a in audits]),
-        ("epsilon", [to_jsonable(a.claimed_epsilon) for a in audits]),
+        ("epsilon", [_claimed_epsilon(a) for a in audits]),
     ]
     # Parameter names are the mechanisms' own (a free mapping): every name any audit has.
     keys: list[str] = []
@@ -246,11 +253,12 @@ def audit_table(entry: FigureEntry) -> list[Block]:
     mechanisms = {a.mechanism for a in audits}
     lead = f"Mechanism audited: {mechanisms.pop()}. " if len(mechanisms) == 1 else ""
     rows = []
+    curves = any(_claimed_epsilon(a) is None for a in audits)  # a μ-GDP curve: no single ε
     for label, a in zip(labels, audits, strict=True):
         rows.append(
             (
                 label,
-                fmt(a.claimed_epsilon),
+                a.claim if _claimed_epsilon(a) is None else fmt(a.claimed_epsilon),
                 fmt(a.true_epsilon),
                 bound_text(a.epsilon_lower_bound, "")
                 + ("" if len(confidences) == 1 else f" @ {fmt(a.confidence, 3)}"),
@@ -263,7 +271,7 @@ def audit_table(entry: FigureEntry) -> list[Block]:
         Table(
             (
                 "configuration",
-                "claimed ε",
+                "claim" if curves else "claimed ε",
                 "exact ε (analysis)",
                 "ε lower bound" + ("" if len(confidences) == 1 else " @ confidence"),
                 "verdict",
