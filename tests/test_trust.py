@@ -52,6 +52,29 @@ class HalfScaleLaplace(LaplaceMechanism):
         return x + rng.laplace(0.0, 0.5 * self.scale, size=(n, self.dim))
 
 
+class _Last:
+    """What the stateful mechanisms below remember between calls."""
+
+    value = 0.0
+    word = ""
+
+
+def remembering_laplace(x, n, rng):
+    """Correct Laplace noise plus half the previous call's input: state kept between calls."""
+    out = x + rng.laplace(0.0, 1.0, size=(n, x.size)) + 0.5 * _Last.value
+    _Last.value = float(np.ravel(x)[0])
+    return out
+
+
+class RememberingSanText(SanText):
+    name = "santext-remembers"
+
+    def sample_codes(self, word, n, rng):
+        codes = super().sample_codes(_Last.word or word, n, rng)  # the previous call's word
+        _Last.word = word
+        return codes
+
+
 class EntropySanText(SanText):
     name = "santext-os-entropy"
 
@@ -71,6 +94,17 @@ def test_a_fixed_seed_is_refused_and_an_unseedable_source_is_reported() -> None:
         establish_trust(as_mechanism(fixed_seed_laplace, CLAIM))
     report = establish_trust(as_mechanism(entropy_laplace, CLAIM))
     assert not report.reproducible and "not reproducible" in report.notes[0]
+
+
+def test_state_kept_between_calls_is_refused_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Outputs that depend on the previous call's input are not draws on one input."""
+    monkeypatch.setattr(_Last, "value", 0.0)
+    with pytest.raises(MechanismError, match=r"keeps state between calls.*after one call on input"):
+        establish_trust(as_mechanism(remembering_laplace, CLAIM))
+    monkeypatch.setattr(_Last, "word", "")
+    vocab = _synthetic_vocabulary()
+    with pytest.raises(MechanismError, match=r"keeps state between calls.*after one call on 'w1'"):
+        establish_trust(RememberingSanText(3.0, vocab), probe=vocab.words[0])
 
 
 def test_a_contradicted_transform_is_a_finding_only_when_asked_for() -> None:

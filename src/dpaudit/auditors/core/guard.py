@@ -239,7 +239,8 @@ class RandomnessCheck:
             return None
         return (
             f"not reproducible: mechanism {self.mechanism!r} draws from a source dpaudit cannot "
-            "seed (OS entropy or a secure generator); the same seed gave different outputs, so "
+            "seed (OS entropy, a secure generator, or a seed it derives from state of its own "
+            "such as a call counter); the same seed gave different outputs, so "
             "repeated runs give statistically equivalent, not identical, results"
         )
 
@@ -261,13 +262,17 @@ def check_randomness(
     :func:`checked_sample`, so code using ``np.random.*`` counts as seeded.
     """
     label = mechanism_label(mechanism)
-    x = domain_corners(mechanism)[0] if x is None else x
+    corners = domain_corners(mechanism)
+    x = corners[0] if x is None else x
+    other = corners[1] if not np.array_equal(x, corners[1]) else corners[0]
     rows = mechanism.probe_rows if rows is None else rows
     return classify_randomness(
         lambda tag: checked_sample(mechanism, x, rows, unit_rng(seed, (_SEED_TAG, tag))),
         label,
         f"input {preview(x)}",
         holders=(mechanism,),
+        between=lambda: checked_sample(mechanism, other, rows, unit_rng(seed, (_SEED_TAG, 3))),
+        between_on=f"input {preview(other)}",
     )
 
 
@@ -278,6 +283,8 @@ def classify_randomness(
     *,
     kind: str = "mechanism",
     holders: Sequence[Any] = (),
+    between: Callable[[], object] | None = None,
+    between_on: str = "another input",
 ) -> RandomnessCheck:
     """The rule of :func:`check_randomness`, for any sampler: ``draw(tag)`` draws from seed ``tag``.
 
@@ -291,6 +298,12 @@ def classify_randomness(
     outputs that are constant across rows → ``deterministic``; identical outputs that vary
     between rows → a fixed internal seed, refused (``kind``, ``label`` and ``on`` name the
     mechanism and the input in the message).
+
+    ``between`` (a call of the code on another input, ``between_on``): for seeded code, tag 1
+    is drawn once more after it.  Outputs that now differ depend on what the code was called
+    with before — state kept between calls (a cache, a call counter, the last input) — so the
+    audit's outputs are not independent draws of the mechanism on one input; refused with
+    :class:`MechanismError`.
     """
     first, again = draw(1), draw(1)
     nan = first.dtype.kind == "f"
@@ -306,6 +319,16 @@ def classify_randomness(
             )
         return RandomnessCheck("unseedable", label)
     if not np.array_equal(first, draw(2), equal_nan=nan):
+        if between is not None:
+            between()
+            if not np.array_equal(first, draw(1), equal_nan=nan):
+                raise MechanismError(
+                    f"{kind} {label!r} keeps state between calls: the same seed on {on} gave "
+                    f"different outputs after one call on {between_on}, so its outputs depend "
+                    "on what it was called with before (a cache, a call counter or the last "
+                    "input) and are not independent draws on one input; an audit would measure "
+                    "a different mechanism (keep no state across calls, or reset it per call)"
+                )
         return RandomnessCheck("seeded", label)
     if all(np.array_equal(first[0], row, equal_nan=nan) for row in first[1:]):
         return RandomnessCheck("deterministic", label)

@@ -10,7 +10,10 @@ mechanism's habits.  It does two things, for whatever the auditor is given:
    (``unseedable``: the audit is valid, the result says it cannot be repeated
    bit for bit).  A *fixed internal seed* raises
    :class:`~dpaudit.errors.MechanismError`: every chunk would repeat the same
-   noise and any bound computed from it would be meaningless.  Vector and
+   noise and any bound computed from it would be meaningless.  So does code
+   whose outputs depend on the calls before (state kept between calls: the same
+   seed gives other outputs after one call on another input), since its
+   outputs are not independent draws on one input.  Vector and
    word mechanisms are probed by the same rule
    (:func:`~dpaudit.auditors.core.guard.classify_randomness`), each through its
    own sampling guard.  (Text samplers are not probed: a rewriter's outputs can
@@ -160,8 +163,18 @@ def _findings(
 
 
 def _word_randomness(mech: WordMechanism, word: str, seed: int) -> RandomnessCheck:
-    def draw(tag: int) -> np.ndarray:
+    def draw(tag: int, on: str = word) -> np.ndarray:
         rng = unit_rng(seed, (_WORD_TAG, tag))
-        return np.asarray(sample_word_codes(mech, word, WORD_PROBE_ROWS, rng))
+        return np.asarray(sample_word_codes(mech, on, WORD_PROBE_ROWS, rng))
 
-    return classify_randomness(draw, mech.name, repr(word), kind="word mechanism", holders=(mech,))
+    words = mech.vocabulary.words
+    other = next((w for w in words[:2] if w != word), None)  # state kept between calls?
+    return classify_randomness(
+        draw,
+        mech.name,
+        repr(word),
+        kind="word mechanism",
+        holders=(mech,),
+        between=None if other is None else (lambda: draw(3, other)),
+        between_on=repr(other),
+    )
