@@ -118,7 +118,8 @@ def test_the_python_route_is_one_call(words_module: Path) -> None:
 @pytest.mark.parametrize(
     ("extra", "flag"),
     [
-        (["--metric", "cosine"], "--metric"),
+        (["--metric", "cosine:2"], "--metric"),
+        (["--metric", "rank:1"], "--metric"),
         (["--metric", "mahalanobis:2"], "--metric"),
         (["--metric", "nomodule_here:d"], "--metric"),
         (["-p", "k=1"], "-p"),
@@ -133,6 +134,64 @@ def test_bad_options_name_their_flag(
         argv += ["--metric", "euclidean"]
     code, out, err = run_cli_quiet(capsys, *argv, *extra)
     assert code == 2 and out == "" and flag in err, err
+
+
+@pytest.mark.parametrize(
+    ("vocabulary", "flag"),
+    [
+        ("1", "--vocabulary"),  # a size below 2
+        ("good", "--vocabulary"),  # one word
+        ("good,zzzqqqx", "--vocabulary"),  # a word GloVe lacks, named
+    ],
+)
+def test_bad_vocabularies_name_their_flag(
+    capsys: pytest.CaptureFixture[str], words_module: Path, vocabulary: str, flag: str
+) -> None:
+    code, out, err = run_cli_quiet(
+        capsys, "audit", "user_words:em", "--metric", "cosine", "--epsilon", "2",
+        "--vocabulary", vocabulary,
+    )  # fmt: skip
+    assert code == 2 and out == "" and flag in err, err
+    if "zzzqqqx" in vocabulary:
+        assert "'zzzqqqx'" in err and "good" not in err.split("invalid")[0]
+
+
+def test_a_listed_or_filed_vocabulary_is_the_audits_output_space(
+    capsys: pytest.CaptureFixture[str], words_module: Path
+) -> None:
+    """A copying mechanism over six listed words: every pair is a violation at any finite ε·d."""
+    (words_module / "copy_words.py").write_text("def f(word, n, rng):\n    return [word] * n\n")
+    words = "good,great,bad,awful,king,queen"
+    (words_module / "words.txt").write_text(words.replace(",", "\n") + "\n")
+    for vocabulary in (words, "words.txt"):
+        code, out, err = run_cli_quiet(
+            capsys, "audit", "copy_words:f", "--metric", "rank", "--epsilon", "1",
+            "--vocabulary", vocabulary, "--samples", "2000", "--final-samples", "20000", "--json",
+        )  # fmt: skip
+        assert code == 0, err
+        data = json.loads(out)
+        assert data["violation"] and "6 words" in data["claim"]
+        covered = [p for p in data["detail"]["pairs"] if p["w"] in words.split(",")]
+        assert covered and all(p["w_prime"] in words.split(",") for p in covered)
+
+
+def test_cosine_and_rank_distances_in_closed_form() -> None:
+    from dpaudit.analysis.word_embedding import WordEmbedding
+    from dpaudit.analysis.word_metrics import CosineMetric, RankMetric
+
+    # Seen from a: a itself (cos 1), b at a right angle (0), c opposite (-1).
+    e = WordEmbedding(("a", "b", "c", "d"), np.array([[1, 0], [0, 2], [-3, 0], [1.5, 0.1]]))
+    cos = CosineMetric(e).distances(["a", "a", "a", "a"], ["a", "b", "c", "x"])
+    assert cos[:3] == pytest.approx([0.0, 1.0, 2.0]) and np.isinf(cos[3])
+    # Distances from a: d 0.51, b 2.24, c 4; from b: a 2.24, d 2.42, c 3.61; from c: b 3.61,
+    # a 4, d 4.50.  (a, d): nearest both ways; (a, c): max(r_a(c) = 3, r_c(a) = 2); (c, b):
+    # max(r_c(b) = 1, r_b(c) = 3).
+    rank = RankMetric(e).distances(["a", "a", "c"], ["d", "c", "b"])
+    assert rank.tolist() == [1.0, 3.0, 3.0]
+    with_words = dpaudit.word_mechanism(
+        lambda w, n, rng: [w] * n, 1.0, metric="cosine", vocabulary=["good", "great", "bad"]
+    )
+    assert with_words.vocabulary.words == ("good", "great", "bad")
 
 
 def test_metric_forms() -> None:

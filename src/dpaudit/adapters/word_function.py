@@ -20,17 +20,24 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 
 from dpaudit.adapters.callable import import_target, resolve_callable
-from dpaudit.analysis.word_embedding import CRASH, WordEmbedding, resolve_embedding
+from dpaudit.analysis.word_embedding import (
+    CRASH,
+    GLOVE_6B_SIZE,
+    WordEmbedding,
+    resolve_embedding,
+)
 from dpaudit.analysis.word_metrics import (
     CallableMetric,
+    CosineMetric,
     EuclideanMetric,
     MahalanobisMetric,
+    RankMetric,
     WordMetric,
     check_lambda,
 )
@@ -42,13 +49,16 @@ from dpaudit.validation import check_epsilon
 __all__ = ["METRIC_FORMS", "FunctionWordMechanism", "parse_metric", "word_mechanism"]
 
 #: What ``--metric`` accepts, in words (for errors and help).
-METRIC_FORMS = "euclidean, mahalanobis or mahalanobis:LAMBDA (λ in [0, 1]), or MODULE:CALLABLE"
+METRIC_FORMS = (
+    "euclidean, cosine, rank, mahalanobis or mahalanobis:LAMBDA (λ in [0, 1]), or MODULE:CALLABLE"
+)
 
 
 def parse_metric(spec: str, embedding: WordEmbedding) -> WordMetric:
     """The distance ``--metric`` names, over ``embedding``.
 
-    ``euclidean``: ‖φ(w) − φ(w')‖₂ (CMP, SanText, TEM); ``mahalanobis[:λ]``: the
+    ``euclidean``: ‖φ(w) − φ(w')‖₂ (CMP, SanText, TEM); ``cosine``: 1 − cos(φ(w), φ(w'));
+    ``rank``: each word's place among the other's nearest words; ``mahalanobis[:λ]``: the
     regularised Mahalanobis d_R of Xu et al. 2020 (λ = 0.2 by default);
     ``MODULE:CALLABLE``: the user's ``d(w, w') -> float ≥ 0`` (``inf`` where the claim
     says nothing).
@@ -57,13 +67,17 @@ def parse_metric(spec: str, embedding: WordEmbedding) -> WordMetric:
     low = name.lower()
     if low == "euclidean" and not arg:
         return EuclideanMetric(embedding)
+    if low == "cosine" and not arg:
+        return CosineMetric(embedding)
+    if low == "rank" and not arg:
+        return RankMetric(embedding)
     if low == "mahalanobis":
         try:
             lam = check_lambda(float(arg)) if arg else 0.2
         except (ValueError, InvalidArgumentError):
             raise InvalidArgumentError("--metric", spec, METRIC_FORMS) from None
         return MahalanobisMetric(embedding, lam=lam)
-    if arg and low not in ("euclidean", "mahalanobis"):
+    if arg and low not in ("euclidean", "cosine", "rank", "mahalanobis"):
         return CallableMetric(import_target(spec, "--metric"), name=spec)
     raise InvalidArgumentError("--metric", spec, METRIC_FORMS)
 
@@ -153,15 +167,23 @@ def word_mechanism(
     metric: str = "euclidean",
     embeddings: str = "glove",
     vocabulary_size: int | None = None,
+    vocabulary: Sequence[str] | None = None,
 ) -> FunctionWordMechanism:
     """A user's word mechanism with an ε·d claim, ready for :func:`dpaudit.audit`.
 
     ``function``: ``f(word, n, rng) -> n words`` (a module-level function, so worker
     processes can import it) or its ``"module:callable"`` path; ``metric``: as
     :func:`parse_metric`; ``embeddings``: ``"glove"`` (GloVe 6B 50-d from the installed
-    wheel) or a GloVe-format file, cut to its ``vocabulary_size`` most frequent words.
+    wheel) or a GloVe-format file, cut to its ``vocabulary_size`` most frequent words, or
+    to the words of ``vocabulary`` (each must be in it).
     """
-    embedding = resolve_embedding(embeddings, vocabulary_size)
+    if vocabulary is not None and vocabulary_size is not None:
+        raise InvalidArgumentError("vocabulary", vocabulary, "not beside vocabulary_size")
+    if vocabulary is None:
+        embedding = resolve_embedding(embeddings, vocabulary_size)
+    else:
+        whole = GLOVE_6B_SIZE if embeddings in ("", "glove") else None
+        embedding = resolve_embedding(embeddings, whole).restricted_to(list(vocabulary))
     return FunctionWordMechanism(function, epsilon, embedding, parse_metric(metric, embedding))
 
 

@@ -283,6 +283,20 @@ class WordEmbedding:
             return glove_embedding(size)
         return WordEmbedding(self.words[:size], self.matrix[:size], self.name, source)
 
+    def restricted_to(self, words: Sequence[str]) -> WordEmbedding:
+        """Only ``words``, in that order (a vocabulary the user lists); each must be here."""
+        words = list(dict.fromkeys(str(w) for w in words))
+        rows = self.indices(words)
+        missing = [w for w, r in zip(words, rows, strict=True) if r < 0]
+        if missing:
+            shown = ", ".join(repr(w) for w in missing[:5]) + (" …" if len(missing) > 5 else "")
+            raise InvalidArgumentError(
+                "--vocabulary", shown, f"words of {self.name} ({len(missing)} listed are not)"
+            )
+        if len(words) < 2:
+            raise InvalidArgumentError("--vocabulary", words, "at least 2 different words")
+        return WordEmbedding(tuple(words), self.matrix[rows], self.name)
+
     def describe(self) -> str:
         """E.g. ``glove-6B-50d (20000 words, d = 50)``."""
         return f"{self.name} ({self.size} words, d = {self.dim})"

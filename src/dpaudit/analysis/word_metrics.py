@@ -6,6 +6,11 @@
   ``d_R(w, w') = ‖Σ_R^{-1/2}(φ(w) − φ(w'))‖₂`` with ``Σ_R = λΣ̃ + (1 − λ)I``
   (Xu et al., PrivateNLP@EMNLP 2020), ``Σ̃`` the embedding's
   covariance scaled to mean variance 1;
+* :class:`CosineMetric` — ``1 − cos(φ(w), φ(w'))``, the cosine distance many
+  embedding-based mechanisms rank candidates by (SanText's and CusText's similarity);
+* :class:`RankMetric` — ``max(r_w(w'), r_{w'}(w))``, ``r_w(w')`` the place of ``w'``
+  among ``w``'s nearest words (1 for the nearest), the distance of rank-based
+  claims ("within the k nearest words");
 * :class:`PartitionMetric` — ``0`` for a word and itself, ``1`` inside a group,
   ``inf`` across groups: an ε-DP claim among the words of one group (CusText);
 * :class:`CallableMetric` — any user function ``d(w, w')``.
@@ -110,6 +115,55 @@ class MahalanobisMetric(_EmbeddingMetric):
     def describe(self) -> str:
         """E.g. ``regularised Mahalanobis d_R (λ = 0.2) over …``."""
         return f"regularised Mahalanobis d_R (λ = {self.lam:g}) {self._scope()}"
+
+
+@dataclass(frozen=True, eq=False)
+class CosineMetric(_EmbeddingMetric):
+    """``1 − cos(φ(w), φ(w'))`` over ``embedding`` (0 for a word and itself, at most 2)."""
+
+    name: str = "cosine"
+
+    def distances(self, a: Sequence[str], b: Sequence[str]) -> np.ndarray:
+        ia, ib, ok = self._rows(a, b)
+        out = np.full(len(a), math.inf)
+        if np.any(ok):
+            u, v = self._vectors(ia[ok]), self._vectors(ib[ok])
+            norms = np.linalg.norm(u, axis=1) * np.linalg.norm(v, axis=1)
+            cos = np.einsum("ij,ij->i", u, v) / np.where(norms > 0, norms, 1.0)
+            out[ok] = np.clip(1.0 - cos, 0.0, 2.0)
+        same = np.array([x == y for x, y in zip(a, b, strict=True)], dtype=bool)
+        out[same] = 0.0
+        return out
+
+    def describe(self) -> str:
+        """E.g. ``cosine distance 1 − cos over glove-6B-50d (…)``."""
+        return f"cosine distance 1 − cos {self._scope()}"
+
+
+@dataclass(frozen=True, eq=False)
+class RankMetric(_EmbeddingMetric):
+    """``max(r_w(w'), r_{w'}(w))``: each word's place among the other's nearest (Euclidean)."""
+
+    name: str = "rank"
+
+    def distances(self, a: Sequence[str], b: Sequence[str]) -> np.ndarray:
+        ia, ib, ok = self._rows(a, b)
+        out = np.full(len(a), math.inf)
+        for k in np.flatnonzero(ok):
+            out[k] = max(self._rank(ia[k], ib[k]), self._rank(ib[k], ia[k]))
+        same = np.array([x == y for x, y in zip(a, b, strict=True)], dtype=bool)
+        out[same] = 0.0
+        return out
+
+    def _rank(self, i: int, j: int) -> float:
+        """1 + the number of other words strictly closer to word ``i`` than word ``j`` is."""
+        d = self.embedding.distances_from(int(i))
+        closer = np.count_nonzero(d < d[j]) - (1 if d[i] < d[j] else 0)  # not i itself
+        return float(closer + 1)
+
+    def describe(self) -> str:
+        """E.g. ``neighbour rank over glove-6B-50d (…)``."""
+        return f"neighbour rank max(r_w(w'), r_w'(w)) (Euclidean order) {self._scope()}"
 
 
 def check_lambda(value: float) -> float:

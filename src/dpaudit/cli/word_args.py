@@ -11,9 +11,14 @@ from __future__ import annotations
 
 import argparse
 import math
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dpaudit.analysis.word_embedding import DEFAULT_VOCABULARY_SIZE, resolve_embedding
+from dpaudit.analysis.word_embedding import (
+    DEFAULT_VOCABULARY_SIZE,
+    GLOVE_6B_SIZE,
+    resolve_embedding,
+)
 from dpaudit.cli.parser import integer
 from dpaudit.errors import InvalidArgumentError
 
@@ -38,9 +43,18 @@ def add_word_args(parser: argparse.ArgumentParser, metric: bool = False) -> None
         )
     parser.add_argument(
         "--embeddings",
+        "--embedding",
+        dest="embeddings",
         default="glove",
         metavar="glove|PATH",
         help="word mechanisms: GloVe 6B 50-d (default) or a GloVe-format text file",
+    )
+    parser.add_argument(
+        "--vocabulary",
+        default=None,
+        metavar="N|FILE|w1,w2,…",
+        help="word mechanisms: the N most frequent words, the words of FILE (one per line), "
+        "or the words listed (each must be in --embeddings); default: --vocabulary-size",
     )
     parser.add_argument(
         "--vocabulary-size",
@@ -86,14 +100,18 @@ def build_word_mechanism(args: argparse.Namespace, params: dict[str, Any]) -> Wo
     size = getattr(args, "vocabulary_size", None)
     if size is not None and size < 2:
         raise InvalidArgumentError("--vocabulary-size", size, "an integer >= 2")
+    listed = _vocabulary(args)
+    if isinstance(listed, int):
+        size = listed
     if getattr(args, "metric", None) is not None:
         return _function_word_mechanism(args, params, size)
     if getattr(args, "epsilon", None) is not None:
         params["epsilon"] = args.epsilon
     factory = _adapter_factory(args.mechanism)
     if factory is not None:  # the adapted library brings its own embedding
-        if size is not None:
-            raise InvalidArgumentError("--vocabulary-size", size, f"none for {args.mechanism}")
+        if size is not None or listed is not None:
+            flag = "--vocabulary" if listed is not None else "--vocabulary-size"
+            raise InvalidArgumentError(flag, size, f"none for {args.mechanism}")
         if getattr(args, "embeddings", "glove") != "glove":
             raise InvalidArgumentError(
                 "--embeddings", args.embeddings, f"none for {args.mechanism}"
@@ -102,8 +120,7 @@ def build_word_mechanism(args: argparse.Namespace, params: dict[str, Any]) -> Wo
         if not isinstance(mechanism, WordMechanism):
             raise InvalidArgumentError("mechanism", args.mechanism, "a word-mechanism adapter")
         return mechanism
-    embedding = resolve_embedding(getattr(args, "embeddings", "glove"), size)
-    return make_word_mechanism(args.mechanism, embedding, **params)
+    return make_word_mechanism(args.mechanism, _embedding(args, size), **params)
 
 
 def _function_word_mechanism(
@@ -122,9 +139,46 @@ def _function_word_mechanism(
         raise InvalidArgumentError("-p", sorted(params), "no -p for a MODULE:CALLABLE")
     if getattr(args, "epsilon", None) is None:
         raise InvalidArgumentError("--epsilon", None, "the claimed ε of ε·d (> 0)")
-    embedding = resolve_embedding(getattr(args, "embeddings", "glove"), size)
+    embedding = _embedding(args, size)
     metric = parse_metric(args.metric, embedding)
     return FunctionWordMechanism(args.mechanism, args.epsilon, embedding, metric)
+
+
+def _vocabulary(args: argparse.Namespace) -> int | list[str] | None:
+    """``--vocabulary``: a size, the words of a file, the words listed, or None (not given)."""
+    text = getattr(args, "vocabulary", None)
+    if text is None:
+        return None
+    if getattr(args, "vocabulary_size", None) is not None:
+        raise InvalidArgumentError("--vocabulary", text, "not beside --vocabulary-size")
+    try:
+        size = integer(text)
+    except argparse.ArgumentTypeError:
+        size = None
+    if size is not None:
+        if size < 2:
+            raise InvalidArgumentError("--vocabulary", text, "N >= 2, a FILE or w1,w2,…")
+        return size
+    path = Path(text).expanduser()
+    if path.is_file():
+        words = [line.split()[0] for line in path.read_text("utf-8").splitlines() if line.split()]
+    else:
+        words = [w.strip() for w in text.split(",") if w.strip()]
+    if len(set(words)) < 2:
+        raise InvalidArgumentError(
+            "--vocabulary", text, "N >= 2, a FILE of words (one per line) or w1,w2,… (2 or more)"
+        )
+    return words
+
+
+def _embedding(args: argparse.Namespace, size: int | None) -> Any:
+    """The word mechanism's embedding: ``--embeddings`` cut to ``--vocabulary``'s words."""
+    spec = getattr(args, "embeddings", "glove")
+    listed = _vocabulary(args)
+    if not isinstance(listed, list):
+        return resolve_embedding(spec, size)
+    whole = GLOVE_6B_SIZE if spec in (None, "", "glove") else None
+    return resolve_embedding(spec, whole).restricted_to(listed)
 
 
 def parse_word_pair(text: str) -> tuple[str, str]:
