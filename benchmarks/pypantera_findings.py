@@ -13,7 +13,7 @@ Two parts, written to ``benchmarks/results/pypantera_findings.json``:
   γ-ball, SanText's outputs of probability exactly 0 (float32 underflow), and
   the words the package's loader drops for each core count 1–64.
 
-Usage (from the repository root; about 10 minutes on 2 cores)::
+Usage (from the repository root; about 16 minutes on 2 busy cores)::
 
     .venv/bin/python benchmarks/pypantera_findings.py [--rows CMP,TEM] [--json FILE]
 """
