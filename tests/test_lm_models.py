@@ -242,3 +242,23 @@ class TestSmolLM2:
             out = loaded.model.generate(**enc, max_new_tokens=12, do_sample=False)
         answer = loaded.tokenizer.decode(out[0, enc["input_ids"].shape[1] :])
         assert "Paris" in answer
+
+
+def test_torch_threads_are_set_inside_the_block_and_restored() -> None:
+    """One thread (a busy machine) gives the same logits as the default: same audit outputs."""
+    import torch
+
+    from dpaudit.text.models import tiny_model
+    from dpaudit.text.models.loading import torch_threads
+
+    model = tiny_model("causal", seed=0)
+    ids = torch.tensor([[1, 5, 9, 3, 7, 2, 8, 4]] * 4)
+    before = torch.get_num_threads()
+    with torch.no_grad():
+        reference = model.model(ids).logits
+        with torch_threads(1):
+            assert torch.get_num_threads() == 1
+            single = model.model(ids).logits
+    assert torch.get_num_threads() == before and torch.equal(reference, single)
+    with torch_threads(None):
+        assert torch.get_num_threads() == before

@@ -46,3 +46,8 @@ def test_the_real_probe_is_quick_and_in_range() -> None:
     factor = probe_pace()
     assert time.perf_counter() - start < 30 * pace.PROBE_REFERENCE_S * 4 / 3
     assert pace.FACTOR_RANGE[0] <= factor <= pace.FACTOR_RANGE[1]
+
+
+def test_one_thread_is_asked_for_only_on_a_busy_machine() -> None:
+    assert pace.threads_for_now(pace.BUSY_FACTOR) == 1
+    assert pace.threads_for_now(1.0) is None

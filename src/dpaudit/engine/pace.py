@@ -68,6 +68,20 @@ def probe_pace(repeats: int = PROBE_REPEATS) -> float:
     return _clip(per_round / (PROBE_REFERENCE_S / PROBE_REPEATS))
 
 
+#: A probe this much slower than the reference means other work shares the cores: code with
+#: threads that wait for one another (PyTorch's, BLAS's) then runs faster on one thread.
+BUSY_FACTOR = 1.5
+
+
+def threads_for_now(factor: float | None = None) -> int | None:
+    """1 when the machine is busy (:func:`probe_pace` ≥ :data:`BUSY_FACTOR`), else None (as is).
+
+    ``factor``: a probe already taken; measured now when None.
+    """
+    factor = probe_pace() if factor is None else factor
+    return 1 if factor >= BUSY_FACTOR else None
+
+
 def _clip(factor: float) -> float:
     low, high = FACTOR_RANGE
     return float(min(max(factor, low), high))

@@ -37,6 +37,7 @@ from dpaudit.adapters._support import library_available
 from dpaudit.adapters.hf_generate import LLMDP_DP_PARAPHRASE, LLMDP_DP_PROMPT, ReleasedRewriter
 from dpaudit.adapters.nltk_offline import NLTK_ENGLISH_STOPWORDS
 from dpaudit.auditors.rewriter import RewriterAuditConfig, audit_rewriter
+from dpaudit.engine.pace import threads_for_now
 from dpaudit.mechanisms.rewriters import ReleasedDPMLM, dp_mlm, dp_prompt
 from dpaudit.reproduce import common
 from dpaudit.reproduce.common import (
@@ -49,6 +50,7 @@ from dpaudit.reproduce.common import (
 )
 from dpaudit.reproduce.registry import FigureSpec
 from dpaudit.text.models import LMDependencyError, load_model, smollm2_gguf, tiny_model
+from dpaudit.text.models.loading import torch_threads
 from dpaudit.text.neighbours import neighbour_pairs
 from dpaudit.verdicts import Verdict
 
@@ -130,7 +132,8 @@ def compute(run: FigureRun) -> FigureResult:
     for name, eps in cells:
         rewriter, sampler = _rewriter(name, masked if name in MASKED else model, eps, max_new)
         cfg = RewriterAuditConfig(samples, final, CONFIDENCE, seed=run.seed)
-        with run.stage(f"audit {name}"):
+        # One torch thread when other work shares the cores (5x faster there); same outputs.
+        with run.stage(f"audit {name}"), torch_threads(threads_for_now()):
             on = masked_pairs if name in MASKED else pairs
             result = audit_rewriter(rewriter, on, cfg, sampler=sampler)
         rows.extend(_rows(name, eps, result))

@@ -86,6 +86,26 @@ def require_lm(module: str, purpose: str) -> ModuleType:
         raise LMDependencyError(module.split(".")[0], purpose) from None
 
 
+@contextlib.contextmanager
+def torch_threads(threads: int | None) -> Iterator[None]:
+    """PyTorch's intra-op threads set to ``threads`` inside the block (None: left as they are).
+
+    On a machine busy with other work, torch's threads wait for one another at every
+    operation: SmolLM2's forward passes on 2 cores at load ≈ 10 took 62–75 s with 2 threads
+    and 14 s with 1 (2026-12-01), so a caller that sees the machine busy asks for one.
+    """
+    if threads is None:
+        yield
+        return
+    torch = require_lm("torch", "setting PyTorch's threads")
+    previous = torch.get_num_threads()
+    torch.set_num_threads(max(1, int(threads)))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
 def torch_dtype(dtype: str) -> Any:
     """The ``torch.dtype`` for one of :data:`DTYPES`."""
     if dtype not in DTYPES:
