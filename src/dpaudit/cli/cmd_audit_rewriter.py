@@ -323,20 +323,16 @@ def run(args: argparse.Namespace) -> int:
             "--unit", args.unit, f"no --unit for {args.mechanism} (its paper's claim is used)"
         )
     _check_args(args)
-    from dpaudit.api import audit
-    from dpaudit.auditors.rewriter import (
-        RewriterAuditConfig,
-        RewriterAuditor,
-        TextAuditConfig,
-        TextAuditor,
-        summary,
-    )
+    from dpaudit.auditors.rewriter import RewriterAuditConfig, TextAuditConfig, summary
+    from dpaudit.engine.pace import threads_for_now
     from dpaudit.mechanisms.rewriters.catalogue import make_rewriter, model_kind
+    from dpaudit.text.models.loading import torch_threads
 
     kind = model_kind(args.mechanism)
     pairs = _pairs(args)
     _check_out(args)
     # Sizes, confidence and execution are checked here too, before the model loads.
+    execution = None
     if args.black_box:
         cfg: Any = TextAuditConfig(
             args.samples, args.final_samples, args.confidence, seed=args.seed
@@ -345,6 +341,21 @@ def run(args: argparse.Namespace) -> int:
         cfg = RewriterAuditConfig(args.samples, args.final_samples, args.confidence, seed=args.seed)
         execution = _execution(args)
     rewriter = make_rewriter(args.mechanism, _load(args, kind), args.epsilon, **_params(args))
+    with torch_threads(threads_for_now()):  # one thread when other work shares the cores
+        result = _audit_builtin(args, rewriter, pairs, cfg, execution)
+    if args.out:
+        atomic_write_text(args.out, dumps_result(result))
+    emit(args, result, summary)
+    return 0
+
+
+def _audit_builtin(
+    args: argparse.Namespace, rewriter: Any, pairs: Any, cfg: Any, execution: Any
+) -> Any:
+    """The built-in rewriter's audit: white box by default, black box with ``--black-box``."""
+    from dpaudit.api import audit
+    from dpaudit.auditors.rewriter import RewriterAuditor, TextAuditor
+
     if args.black_box:
         decoding = getattr(rewriter, "decoding", None)  # DP-BART: described whole
         name = (
@@ -353,11 +364,5 @@ def run(args: argparse.Namespace) -> int:
         auditor: Any = TextAuditor(
             tuple(pairs), args.max_new_tokens, _embedder(args.embedder), name
         )
-        result = audit(rewriter.sample, rewriter.claim, method=auditor, config=cfg)
-    else:
-        auditor = RewriterAuditor(tuple(pairs))
-        result = audit(rewriter, method=auditor, config=cfg, execution=execution)
-    if args.out:
-        atomic_write_text(args.out, dumps_result(result))
-    emit(args, result, summary)
-    return 0
+        return audit(rewriter.sample, rewriter.claim, method=auditor, config=cfg)
+    return audit(rewriter, method=RewriterAuditor(tuple(pairs)), config=cfg, execution=execution)
