@@ -153,7 +153,7 @@ def invink_rows(quick: bool) -> dict[str, Any]:
         small.model, small.tokenizer, epsilon=10.0, max_toks=8, topk=50, seed=42
     )
     rows["black_box_tiny_fresh_seed"] = black_box(
-        fresh, fresh.claim, INVINK_PAIR, fresh.describe(), (8, 16)
+        fresh, fresh.claim, INVINK_PAIR, fresh.describe(), (10, 20)
     )
     rng = np.random.default_rng(SEED)
     rows["tiny_default_seed_outputs"] = {
@@ -230,14 +230,15 @@ def main() -> None:
     parser.add_argument("--json", default=str(OUT), help="output file")
     args = parser.parse_args()
     started = time.time()
-    findings = {
-        "python": sys.version.split()[0],
-        "dpst": dpst_rows(),
-        "dp_fusion": dp_fusion_rows(args.quick),
-        "invink": invink_rows(args.quick),
-    }
-    findings["seconds"] = round(time.time() - started, 1)
-    Path(args.json).write_text(json.dumps(findings, indent=1, ensure_ascii=False) + "\n")
+    findings: dict[str, Any] = {"python": sys.version.split()[0]}
+    for name, rows in (
+        ("dpst", dpst_rows),
+        ("dp_fusion", lambda: dp_fusion_rows(args.quick)),
+        ("invink", lambda: invink_rows(args.quick)),
+    ):
+        findings[name] = rows()
+        findings["seconds"] = round(time.time() - started, 1)
+        Path(args.json).write_text(json.dumps(findings, indent=1, ensure_ascii=False) + "\n")
     print(json.dumps(findings, indent=1, ensure_ascii=False)[:3000])
 
 
