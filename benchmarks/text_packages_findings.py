@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.adapters._sequence_laws import hockey_stick_bounds
+from dpaudit.adapters._sequence_laws import hockey_stick_bounds, law_check
 from dpaudit.adapters.dp_fusion import DPFusionRewriter
 from dpaudit.adapters.dpst import DpstSelection, DpstUnavailableError, import_dpst_runtime
 from dpaudit.adapters.invink import InvisibleInkRewriter
@@ -140,6 +140,8 @@ def _law_row(rewriter: Any, pair: tuple[str, str], outputs: int, budget: float) 
         "hockey_stick_at_claim": hockey_stick_bounds(
             [law.loss() for law in laws], rewriter.epsilon
         ),
+        # The recorded laws against the package's own draws (randomised PIT, KS).
+        "law_check": law_check(laws, np.random.default_rng(SEED + 1)),
         "seconds": round(time.time() - started, 1),
     }
 

@@ -14,7 +14,12 @@ import math
 import numpy as np
 import pytest
 
-from dpaudit.adapters._sequence_laws import hockey_stick_bounds, renyi_divergence
+from dpaudit.adapters._sequence_laws import (
+    StepLaws,
+    hockey_stick_bounds,
+    law_check,
+    renyi_divergence,
+)
 from dpaudit.adapters.dp_fusion import DPFusionRewriter
 from dpaudit.adapters.dpst import DpstSelection, import_dpst_runtime
 from dpaudit.adapters.invink import InvisibleInkRewriter
@@ -60,6 +65,40 @@ def test_invink_fresh_seeds_vary_and_default_seed_repeats(tiny: object) -> None:
     rng = np.random.default_rng(0)
     assert len(set(fresh(text, 4, rng))) > 1
     assert len(set(fixed(text, 3, rng))) == 1  # the package's random_seed=42: deterministic
+
+
+def test_the_law_check_accepts_the_true_law_and_rejects_another() -> None:
+    """Draws from p judged under p pass; under a law that moves mass, they fail (seeded)."""
+    rng = np.random.default_rng(0)
+    p = np.array([0.5, 0.3, 0.15, 0.05])
+    q = p[::-1].copy()
+    draws = rng.choice(4, size=400, p=p)
+    true = [StepLaws([int(y)], [p], [p]) for y in draws]
+    wrong = [StepLaws([int(y)], [q], [q]) for y in draws]
+    # Under the true law the KS p-value is uniform: above 1e-3 but for 1 seed in 1000.
+    assert law_check(true, np.random.default_rng(1))["ks_p_value"] > 1e-3
+    assert law_check(wrong, np.random.default_rng(1))["ks_p_value"] < 1e-6
+    assert law_check([], rng)["steps"] == 0
+
+
+@needs_invink
+def test_invink_recorded_laws_fit_its_own_draws(tiny: object) -> None:
+    rewriter = InvisibleInkRewriter(tiny.model, tiny.tokenizer, max_toks=4, topk=50)
+    rng = np.random.default_rng(5)
+    records = [rewriter.exact_step_laws("i live in paris .", "i live in rome .", rng)
+               for _ in range(8)]  # fmt: skip
+    found = law_check(records, np.random.default_rng(6))
+    assert found["steps"] >= 8 and found["ks_p_value"] > 1e-3
+
+
+@needs_fusion
+def test_dp_fusion_recorded_laws_fit_its_own_draws(tiny: object) -> None:
+    rewriter = DPFusionRewriter(tiny.model, tiny.tokenizer, beta=0.01, max_new_tokens=4)
+    rng = np.random.default_rng(5)
+    records = [rewriter.exact_step_laws("my name is alice .", "my name is bob .", rng)
+               for _ in range(8)]  # fmt: skip
+    found = law_check(records, np.random.default_rng(6))
+    assert found["steps"] >= 8 and found["ks_p_value"] > 1e-3
 
 
 @needs_invink

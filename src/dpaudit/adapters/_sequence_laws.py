@@ -11,6 +11,15 @@ Hockey-stick divergence from exact losses: for ``y ~ M(x)``,
 Rényi DP", AISTATS 2020, Thm. 1 / eq. (5)); with ``m`` independent outputs the mean of the
 ``[0, 1]``-valued terms has a one-sided Hoeffding lower bound
 ``mean − sqrt(ln(1/α) / (2m))`` at confidence ``1 − α``.
+
+Whether a recording is the law the code really draws from is checked on the draws
+themselves (:func:`law_check`): the randomised probability integral transform of each
+drawn token, ``u_t = F_t(y_t − 1) + V_t·p_t(y_t)`` (``F_t`` the recorded law's cumulative
+sum in token order, ``V_t`` uniform), is uniform on [0, 1] and independent of the earlier
+steps exactly when ``y_t`` was drawn from the recorded ``p_t`` (Brockwell, "Universal
+residuals", Biometrika 2007); a Kolmogorov–Smirnov test of all steps' ``u_t`` against the
+uniform law rejects a recording that missed a later change to the vector (a second draw,
+a filter, a temperature).
 """
 
 from __future__ import annotations
@@ -19,6 +28,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy import stats
 
 
 def renyi_divergence(p: np.ndarray, q: np.ndarray, alpha: float) -> float:
@@ -87,6 +97,24 @@ class StepLaws:
     def step_max_log_ratio(self) -> list[float]:
         """The pure per-step loss ``max_y |ln p_x(y)/p_x'(y)|`` at each step."""
         return [max_log_ratio(p, q) for p, q in zip(self.on_x, self.on_x_prime, strict=True)]
+
+
+def law_check(records: list[StepLaws], rng: np.random.Generator) -> dict[str, float]:
+    """KS test of the drawn tokens' randomised PITs under the recorded laws (see module).
+
+    ``{"steps": n, "ks_p_value": p}``: a small p says the tokens were not drawn from the
+    laws recorded on ``x``; with few steps the test sees only gross differences.
+    """
+    u = []
+    for record in records:
+        for y, p in zip(record.tokens, record.on_x, strict=True):
+            law = np.asarray(p, np.float64)
+            law = law / law.sum()
+            below = float(law[:y].sum())
+            u.append(min(1.0, below + float(rng.random()) * float(law[y])))
+    if not u:
+        return {"steps": 0, "ks_p_value": math.nan}
+    return {"steps": len(u), "ks_p_value": float(stats.kstest(u, "uniform").pvalue)}
 
 
 def hockey_stick_bounds(
