@@ -15,7 +15,7 @@ from types import ModuleType
 
 import numpy as np
 
-from dpaudit.errors import OptionalDependencyError
+from dpaudit.errors import InvalidArgumentError, OptionalDependencyError
 from dpaudit.random import full_width_seed, seeded_global_state
 
 
@@ -64,3 +64,15 @@ def seeded_global_random(rng: np.random.Generator) -> Iterator[None]:
     entropy = int.from_bytes(full_width_seed(rng).generate_state(8, np.uint32).tobytes(), "little")
     with seeded_global_state(entropy):
         yield
+
+
+def parse_bool(key: str, value: object) -> bool:
+    """A ``-p key=value`` switch: a bool, or ``1/true/yes/on`` and ``0/false/no/off``."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise InvalidArgumentError(key, value, "true or false")

@@ -95,7 +95,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from dpaudit.adapters._support import cache_dir, library_available, require
+from dpaudit.adapters._support import cache_dir, library_available, parse_bool, require
 from dpaudit.adapters.diffractor_exact import library_output_law
 from dpaudit.adapters.nltk_offline import ensure_nltk_data, no_downloads
 from dpaudit.analysis.word_embedding import WordEmbedding, glove_embedding
@@ -548,7 +548,7 @@ def make_diffractor(target: str, **params: Any) -> DiffractorMechanism:
         if key not in fields or key == "method":
             raise UnknownNameError(f"parameter of {target}", key, sorted(set(fields) - {"method"}))
         if hints[key] is bool:
-            kwargs[key] = _parse_bool(key, value)
+            kwargs[key] = parse_bool(key, value)
         elif hints[key] is str:
             kwargs[key] = str(value)
         else:
@@ -556,17 +556,6 @@ def make_diffractor(target: str, **params: Any) -> DiffractorMechanism:
     if "epsilon" not in kwargs:
         raise InvalidArgumentError("epsilon", None, f"a value (required parameter of {target})")
     return DiffractorMechanism(**kwargs)
-
-
-def _parse_bool(key: str, value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in ("1", "true", "yes", "on"):
-        return True
-    if text in ("0", "false", "no", "off"):
-        return False
-    raise InvalidArgumentError(key, value, "true or false")
 
 
 def available() -> bool:

@@ -92,8 +92,8 @@ class _FusionTorch:
         self.laws.append(law)
         if self.forced is not None:
             token = int(self.forced[step])
-        else:
-            token = int(self.rng.choice(law.size, p=law / law.sum()))
+        else:  # the package's own draw from the law just recorded (torch seeded by ``rng``)
+            token = int(self._torch.multinomial(probs, 1).reshape(-1)[0])
         self.tokens.append(token)
         return self._torch.tensor([token])
 
@@ -186,10 +186,11 @@ class DPFusionRewriter:
     def recorded(
         self, text: str, rng: np.random.Generator, forced: Sequence[int] | None = None
     ) -> tuple[_FusionTorch, dict[str, Any]]:
-        """One generation with every law recorded (drawn from ``rng``, or ``forced``)."""
+        """One generation with every law recorded: the package's own draws, or ``forced``."""
         torch = require("torch", "text-packages", PURPOSE)
         recorder = _FusionTorch(torch, rng, forced)
-        with _recording(torch, recorder):
+        with _recording(torch, recorder), torch.random.fork_rng(devices=[]):
+            torch.manual_seed(int(rng.integers(2**62)))
             out = self.generate_once(text)
         return recorder, out
 

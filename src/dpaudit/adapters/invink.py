@@ -146,8 +146,8 @@ class _InvinkChoice:
         self.laws.append(law)
         if self.forced is not None:
             token = int(self.forced[step])
-        else:
-            token = int(self.rng.choice(law.size, p=law / law.sum()))
+        else:  # the package's own call, on numpy's global generator (seeded by the unit)
+            token = int(np.random.choice(a, p=p))
         self.tokens.append(token)
         return np.int64(token)
 

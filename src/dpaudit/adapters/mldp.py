@@ -96,7 +96,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from dpaudit.adapters._support import cache_dir, library_available, require, seeded_global_random
+from dpaudit.adapters._support import (
+    cache_dir,
+    library_available,
+    parse_bool,
+    require,
+    seeded_global_random,
+)
 from dpaudit.adapters._wordnet import wordnet_on_path
 from dpaudit.adapters.mldp_exact import EXACT_MECHANISMS, library_output_law
 from dpaudit.analysis.word_embedding import WordEmbedding
@@ -521,23 +527,12 @@ def make_mldp(target: str, **params: Any) -> MLDPMechanism:
             allowed = sorted(set(fields) - {"mechanism"})
             raise UnknownNameError(f"parameter of {target}", key, allowed)
         if hints[key] is bool or hints[key] == "bool":
-            kwargs[key] = _parse_bool(key, value)
+            kwargs[key] = parse_bool(key, value)
             continue
         kwargs[key] = _convert(key, value, fields[key], hints[key])
     if "epsilon" not in kwargs:
         raise InvalidArgumentError("epsilon", None, f"a value (required parameter of {target})")
     return MLDPMechanism(**kwargs)
-
-
-def _parse_bool(key: str, value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in ("1", "true", "yes", "on"):
-        return True
-    if text in ("0", "false", "no", "off"):
-        return False
-    raise InvalidArgumentError(key, value, "true or false")
 
 
 def available() -> bool:

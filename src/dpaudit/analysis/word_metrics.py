@@ -74,11 +74,15 @@ class _EmbeddingMetric(WordMetric):
         ia, ib, ok = self._rows(a, b)
         out = np.full(len(a), math.inf)
         if np.any(ok):
-            diff = self._vectors(ia[ok]) - self._vectors(ib[ok])
-            out[ok] = np.sqrt(np.einsum("ij,ij->i", diff, diff))
+            out[ok] = self._between(ia[ok], ib[ok])
         same = np.array([x == y for x, y in zip(a, b, strict=True)], dtype=bool)
         out[same] = 0.0
         return out
+
+    def _between(self, ia: np.ndarray, ib: np.ndarray) -> np.ndarray:
+        """The distance of the covered pairs of rows ``(ia[k], ib[k])``: ‖φ − φ'‖₂ here."""
+        diff = self._vectors(ia) - self._vectors(ib)
+        return np.sqrt(np.einsum("ij,ij->i", diff, diff))
 
     def _vectors(self, rows: np.ndarray) -> np.ndarray:
         return self.embedding.matrix[rows].astype(np.float64)
@@ -123,17 +127,11 @@ class CosineMetric(_EmbeddingMetric):
 
     name: str = "cosine"
 
-    def distances(self, a: Sequence[str], b: Sequence[str]) -> np.ndarray:
-        ia, ib, ok = self._rows(a, b)
-        out = np.full(len(a), math.inf)
-        if np.any(ok):
-            u, v = self._vectors(ia[ok]), self._vectors(ib[ok])
-            norms = np.linalg.norm(u, axis=1) * np.linalg.norm(v, axis=1)
-            cos = np.einsum("ij,ij->i", u, v) / np.where(norms > 0, norms, 1.0)
-            out[ok] = np.clip(1.0 - cos, 0.0, 2.0)
-        same = np.array([x == y for x, y in zip(a, b, strict=True)], dtype=bool)
-        out[same] = 0.0
-        return out
+    def _between(self, ia: np.ndarray, ib: np.ndarray) -> np.ndarray:
+        u, v = self._vectors(ia), self._vectors(ib)
+        norms = np.linalg.norm(u, axis=1) * np.linalg.norm(v, axis=1)
+        cos = np.einsum("ij,ij->i", u, v) / np.where(norms > 0, norms, 1.0)
+        return np.clip(1.0 - cos, 0.0, 2.0)
 
     def describe(self) -> str:
         """E.g. ``cosine distance 1 − cos over glove-6B-50d (…)``."""
@@ -146,14 +144,9 @@ class RankMetric(_EmbeddingMetric):
 
     name: str = "rank"
 
-    def distances(self, a: Sequence[str], b: Sequence[str]) -> np.ndarray:
-        ia, ib, ok = self._rows(a, b)
-        out = np.full(len(a), math.inf)
-        for k in np.flatnonzero(ok):
-            out[k] = max(self._rank(ia[k], ib[k]), self._rank(ib[k], ia[k]))
-        same = np.array([x == y for x, y in zip(a, b, strict=True)], dtype=bool)
-        out[same] = 0.0
-        return out
+    def _between(self, ia: np.ndarray, ib: np.ndarray) -> np.ndarray:
+        pairs = zip(ia, ib, strict=True)
+        return np.array([max(self._rank(i, j), self._rank(j, i)) for i, j in pairs], float)
 
     def _rank(self, i: int, j: int) -> float:
         """1 + the number of other words strictly closer to word ``i`` than word ``j`` is."""
