@@ -400,3 +400,25 @@ def test_a_declared_law_that_does_not_match_the_sampler_is_a_finding() -> None:
     for p in res.detail.pairs:
         if p.w in bad or p.w_prime in bad:
             assert p.exact_loss is None
+
+
+def test_a_word_whose_law_cannot_be_read_loses_only_its_own_exact_losses() -> None:
+    """A mechanism reading its law for some words only (a crash after a draw, an unknown draw)."""
+    from dpaudit.auditors.metric.exact import exact_beside
+    from dpaudit.auditors.metric.pairs import WordPair
+
+    rng = np.random.default_rng(0)
+    vocab = WordEmbedding(tuple(f"w{i}" for i in range(6)), rng.normal(size=(6, 3)))
+
+    class PartlyRead(SanText):
+        def output_log_probs(self, word):
+            return None if word == "w2" else super().output_log_probs(word)
+
+    mech = PartlyRead(2.0, vocab)
+    counts = {w: np.bincount(mech.sample_codes(w, 4000, rng), minlength=vocab.size + 4)
+              for w in ("w0", "w1", "w2")}  # fmt: skip
+    counts = {w: c[: len(mech.output_log_probs("w0"))] for w, c in counts.items()}
+    pairs = [WordPair("w0", "w1", "test"), WordPair("w0", "w2", "test")]
+    truth = exact_beside(mech, pairs, np.array([1.0, 1.0]), counts)
+    assert truth.losses[0] is not None and truth.losses[1] is None
+    assert truth.law_check["words_without_a_law"] == ["w2"]

@@ -49,13 +49,19 @@ def exact_beside(
     none = ExactTruth(tuple(None for _ in pairs), {}, ())
     if not pairs or mechanism.output_log_probs(pairs[0].w) is None:
         return none
-    laws = {w: np.asarray(mechanism.output_log_probs(w), dtype=np.float64) for w in counts}
+    # A law the code cannot be read for on some word (a draw this reading does not know,
+    # a crash after a draw) leaves that word's pairs without an exact loss.
+    read = {w: mechanism.output_log_probs(w) for w in counts}
+    laws = {w: np.asarray(law, dtype=np.float64) for w, law in read.items() if law is not None}
+    if not laws:
+        return none
     level = DECLARATION_ALPHA / len(laws)
     fits = {w: pooled_chi_square(counts[w], laws[w]) for w in laws}
     bad = sorted(w for w, f in fits.items() if f.p_value < level)
+    unread = {w for w, law in read.items() if law is None}
     losses = tuple(
         None
-        if p.w in bad or p.w_prime in bad
+        if {p.w, p.w_prime} & (set(bad) | unread)
         else pair_loss_of_laws(
             mechanism, p.w, p.w_prime, (laws[p.w], laws[p.w_prime]), float(d)
         ).loss
@@ -65,6 +71,7 @@ def exact_beside(
         "test": "pooled χ² of each word's selection counts against its exact law",
         "alpha": DECLARATION_ALPHA,
         "words": len(laws),
+        "words_without_a_law": sorted(unread),
         "smallest_p_value": min(f.p_value for f in fits.values()),
         "mismatches": {w: fits[w].describe() for w in bad},
     }
