@@ -103,8 +103,9 @@ def build_word_mechanism(args: argparse.Namespace, params: dict[str, Any]) -> Wo
     listed = _vocabulary(args)
     if isinstance(listed, int):
         size = listed
+    vocabulary = listed if isinstance(listed, list) else size  # read once, used below
     if getattr(args, "metric", None) is not None:
-        return _function_word_mechanism(args, params, size)
+        return _function_word_mechanism(args, params, vocabulary)
     if getattr(args, "epsilon", None) is not None:
         params["epsilon"] = args.epsilon
     factory = _adapter_factory(args.mechanism)
@@ -120,11 +121,11 @@ def build_word_mechanism(args: argparse.Namespace, params: dict[str, Any]) -> Wo
         if not isinstance(mechanism, WordMechanism):
             raise InvalidArgumentError("mechanism", args.mechanism, "a word-mechanism adapter")
         return mechanism
-    return make_word_mechanism(args.mechanism, _embedding(args, size), **params)
+    return make_word_mechanism(args.mechanism, _embedding(args, vocabulary), **params)
 
 
 def _function_word_mechanism(
-    args: argparse.Namespace, params: dict[str, Any], size: int | None
+    args: argparse.Namespace, params: dict[str, Any], vocabulary: int | list[str] | None
 ) -> WordMechanism:
     """``MODULE:CALLABLE`` with ``--metric``: the user's word function and its ε·d claim."""
     from dpaudit.adapters.word_function import FunctionWordMechanism, parse_metric
@@ -139,7 +140,7 @@ def _function_word_mechanism(
         raise InvalidArgumentError("-p", sorted(params), "no -p for a MODULE:CALLABLE")
     if getattr(args, "epsilon", None) is None:
         raise InvalidArgumentError("--epsilon", None, "the claimed ε of ε·d (> 0)")
-    embedding = _embedding(args, size)
+    embedding = _embedding(args, vocabulary)
     metric = parse_metric(args.metric, embedding)
     return FunctionWordMechanism(args.mechanism, args.epsilon, embedding, metric)
 
@@ -171,14 +172,13 @@ def _vocabulary(args: argparse.Namespace) -> int | list[str] | None:
     return words
 
 
-def _embedding(args: argparse.Namespace, size: int | None) -> Any:
-    """The word mechanism's embedding: ``--embeddings`` cut to ``--vocabulary``'s words."""
+def _embedding(args: argparse.Namespace, vocabulary: int | list[str] | None) -> Any:
+    """``--embeddings`` cut to a size (or the default) or to the words listed."""
     spec = getattr(args, "embeddings", "glove")
-    listed = _vocabulary(args)
-    if not isinstance(listed, list):
-        return resolve_embedding(spec, size)
+    if not isinstance(vocabulary, list):
+        return resolve_embedding(spec, vocabulary)
     whole = GLOVE_6B_SIZE if spec in (None, "", "glove") else None
-    return resolve_embedding(spec, whole).restricted_to(listed)
+    return resolve_embedding(spec, whole).restricted_to(vocabulary)
 
 
 def parse_word_pair(text: str) -> tuple[str, str]:
