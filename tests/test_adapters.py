@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from dpaudit.adapters._support import library_available
+from dpaudit.auditors.blackbox.config import AuditConfig, SearchConfig
 from dpaudit.errors import InvalidArgumentError, MechanismError, OptionalDependencyError
 from dpaudit.mechanisms import make_mechanism, mechanism_names
 
@@ -262,8 +263,14 @@ def test_mechanism_error_type_is_available() -> None:
 def test_correct_library_laplace_is_not_flagged_and_scale_over_10_is(
     name: str, module: str
 ) -> None:
-    """Acceptance (issue 7): correct settings pass; noise scale / 10 is flagged (true ε = 10)."""
+    """Correct settings pass (diffprivlib's on its values only); noise scale / 10 is flagged.
+
+    diffprivlib computes ``value + noise`` in float64, so its outputs' low bits depend on the
+    input (Mironov 2012) and the default audit flags it on them; read as real numbers, its
+    law is the claimed one.  OpenDP samples exactly and passes as it is.
+    """
     needs(module)
+    import dpaudit
     from dpaudit.testing import PrivacyViolationError, assert_no_violation
 
     good = make_mechanism(name, epsilon=1.0)
@@ -271,7 +278,14 @@ def test_correct_library_laplace_is_not_flagged_and_scale_over_10_is(
     # seed: at confidence 0.95 a correct mechanism is flagged with probability up
     # to 5% (measured ≈1%, benchmarks/false_alarms.py). At 0.999 the audit's own
     # guarantee bounds this test's spurious failure rate by 0.1%.
-    result = assert_no_violation(good, samples=5_000, seed=1, confidence=0.999)
+    if module == "diffprivlib":
+        sizes = {"samples": 5_000, "final_samples": 10_000, "seed": 1, "confidence": 0.999}
+        bits = dpaudit.audit(good, config=AuditConfig(**sizes))
+        assert bits.violation and bits.witness.attack.family == "representation"
+        values = AuditConfig(**sizes, search=SearchConfig(representation=False))
+        result = dpaudit.audit(good, config=values)
+    else:
+        result = assert_no_violation(good, samples=5_000, seed=1, confidence=0.999)
     assert not result.violation and result.epsilon_lower_bound <= 1.0
     bad = make_mechanism(name, epsilon=1.0, noise_divisor=10.0)
     with pytest.raises(PrivacyViolationError) as info:

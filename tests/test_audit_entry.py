@@ -14,6 +14,7 @@ from dpaudit.auditors.profile import ProfileAuditConfig
 from dpaudit.claims import Definition, GaussianDP, InputDomain, PrivacyClaim
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms import make_mechanism
+from dpaudit.mechanisms.output_grid import round_to_grid
 from dpaudit.results import AuditorKind
 
 #: σ of the classic Gaussian calibration sqrt(2 ln(1.25/δ))·Δ/ε at ε = 10, δ = 0.01, Δ = 1:
@@ -22,11 +23,11 @@ CLASSIC_SIGMA = math.sqrt(2 * math.log(1.25 / 0.01)) / 10.0
 
 
 def classic_gaussian(x, n, rng):
-    return x + rng.normal(0.0, CLASSIC_SIGMA, size=(n, x.size))
+    return round_to_grid(x + rng.normal(0.0, CLASSIC_SIGMA, size=(n, x.size)), CLASSIC_SIGMA)
 
 
 def analytic_gaussian(x, n, rng):  # σ for (1, 1e-5)-DP at Δ = 1 (Balle & Wang 2018): 3.73
-    return x + rng.normal(0.0, 3.73, size=(n, x.size))
+    return round_to_grid(x + rng.normal(0.0, 3.73, size=(n, x.size)), 3.73)
 
 
 def _claim(epsilon: float, delta: float) -> PrivacyClaim:

@@ -455,10 +455,10 @@ def test_top_level_unknown_name_is_an_attribute_error() -> None:
 
 
 def test_top_level_api_runs_a_privacy_test() -> None:
-    from dpaudit import Definition, InputDomain, PrivacyClaim, assert_no_violation
+    from dpaudit import Definition, InputDomain, PrivacyClaim, assert_no_violation, round_to_grid
 
     def laplace(x, n, rng):  # type: ignore[no-untyped-def]
-        return x + rng.laplace(0.0, 1.0, size=(n, x.size))
+        return round_to_grid(x + rng.laplace(0.0, 1.0, size=(n, x.size)), 1.0)
 
     claim = PrivacyClaim(Definition.PURE, 1.0, InputDomain((1,), 0, 1))
     assert_no_violation(laplace, claim, samples=2_000, final_samples=4_000)

@@ -27,6 +27,7 @@ from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import MechanismError
 from dpaudit.mechanisms import make_mechanism
 from dpaudit.mechanisms.laplace import LaplaceMechanism
+from dpaudit.mechanisms.output_grid import round_to_grid
 from dpaudit.random import open_uniform
 from dpaudit.testing import PrivacyViolationError, as_mechanism, assert_no_violation
 
@@ -42,7 +43,7 @@ def self_seeded_laplace(x, n, rng):
 
 def global_numpy_laplace(x, n, rng):
     """Correct, drawing from numpy's global generator (most research code)."""
-    return x + np.random.laplace(0.0, 1.0 / EPS, size=(n, x.size))
+    return round_to_grid(x + np.random.laplace(0.0, 1.0 / EPS, size=(n, x.size)), 1.0 / EPS)
 
 
 def global_numpy_broken(x, n, rng):
@@ -53,12 +54,14 @@ def global_numpy_broken(x, n, rng):
 def global_python_laplace(x, n, rng):
     """Correct, drawing from Python's ``random`` (signed exponential)."""
     draws = [random.expovariate(EPS) * random.choice((-1.0, 1.0)) for _ in range(n * x.size)]
-    return x + np.asarray(draws).reshape(n, x.size)
+    return round_to_grid(x + np.asarray(draws).reshape(n, x.size), 1.0 / EPS)
 
 
 def os_entropy_laplace(x, n, rng):
     """Correct, unseedable: a fresh OS-seeded generator per call."""
-    return x + np.random.default_rng().laplace(0.0, 1.0 / EPS, size=(n, x.size))
+    return round_to_grid(
+        x + np.random.default_rng().laplace(0.0, 1.0 / EPS, size=(n, x.size)), 1.0 / EPS
+    )
 
 
 def constant_output(x, n, rng):
@@ -259,7 +262,8 @@ def test_builtin_sampler_runs_its_declared_transform(name: str, params: dict) ->
     mech = make_mechanism(name, epsilon=1.0, dim=3, **params)
     x = np.full(3, 0.25)
     sampled = mech.sample(x, 1000, np.random.default_rng(5))
-    fused = mech.noise_from_uniform(open_uniform(np.random.default_rng(5), (1000, 3))) + x
+    noise = mech.noise_from_uniform(open_uniform(np.random.default_rng(5), (1000, 3)))
+    fused = mech.round_output(noise + x)
     assert np.array_equal(sampled, fused)
 
 
@@ -267,12 +271,13 @@ def test_builtin_sampler_runs_its_declared_transform(name: str, params: dict) ->
 USER_MODULE = textwrap.dedent(
     """
     import numpy as np
+    from dpaudit import round_to_grid
 
     def self_seeded(x, n, rng):
         return x + np.random.default_rng(12345).laplace(0.0, 1.0, size=(n, x.size))
 
     def global_laplace(x, n, rng):
-        return x + np.random.laplace(0.0, 1.0, size=(n, x.size))
+        return round_to_grid(x + np.random.laplace(0.0, 1.0, size=(n, x.size)), 1.0)
     """
 )
 

@@ -22,6 +22,7 @@ from dpaudit.auditors.core.statistics import clopper_pearson_lower, clopper_pear
 from dpaudit.claims import Definition, InputDomain, PrivacyClaim
 from dpaudit.domains import IntRange
 from dpaudit.engine.executor import ExecutionConfig
+from dpaudit.mechanisms.output_grid import round_to_grid
 from dpaudit.testing import as_mechanism
 
 ONE = ExecutionConfig(workers=1)
@@ -32,11 +33,11 @@ K = 64
 def interior(x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
     """Laplace(1) noise (1-DP on [0, 1]) except for x in [0.61, 0.63], where it is 20× smaller."""
     scale = 0.05 if 0.61 <= float(x[0]) <= 0.63 else 1.0
-    return x[0] + scale * rng.laplace(0.0, 1.0, size=(n, 1))
+    return round_to_grid(x[0] + scale * rng.laplace(0.0, 1.0, size=(n, 1)), scale)
 
 
 def laplace(x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
-    return x[0] + rng.laplace(0.0, 1.0, size=(n, 1))
+    return round_to_grid(x[0] + rng.laplace(0.0, 1.0, size=(n, 1)), 1.0)
 
 
 def randomized_response(v: int, n: int, rng: np.random.Generator, broken: int = 37) -> np.ndarray:

@@ -18,6 +18,7 @@ from dpaudit.claims import Definition, InputDomain, PrivacyClaim
 from dpaudit.domains import Dataset, IntRange
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError
+from dpaudit.mechanisms.output_grid import round_to_grid
 from dpaudit.testing import as_mechanism
 
 BOX = InputDomain((3,), 0.0, 1.0)
@@ -29,7 +30,7 @@ def signed_sum(x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
     Loss 3 there, but at most 1 on every box pattern (their step signs are
     (+,0,0), (+,−,−), (+,+,+) and halves of them), so only the search finds it.
     """
-    return (x[0] + x[1] - x[2] + rng.laplace(0.0, 1.0, size=n)).reshape(n, 1)
+    return round_to_grid(x[0] + x[1] - x[2] + rng.laplace(0.0, 1.0, size=n), 1.0).reshape(n, 1)
 
 
 def _mech(eps: float = 1.5) -> object:

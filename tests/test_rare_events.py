@@ -16,6 +16,7 @@ from dpaudit.auditors.blackbox.rare import propose
 from dpaudit.claims import Definition, InputDomain, PrivacyClaim
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.mechanisms import Mechanism
+from dpaudit.mechanisms.output_grid import round_to_grid
 
 ONE = ExecutionConfig(workers=1)
 SMALL = AuditConfig(samples=20_000, final_samples=100_000, train_samples=20_000)
@@ -37,7 +38,9 @@ class LeakyLaplace(Mechanism):
         return (1,)
 
     def _sample(self, x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
-        out = x + rng.laplace(scale=1.0 / self.epsilon, size=(n, 1))
+        out = round_to_grid(
+            x + rng.laplace(scale=1.0 / self.epsilon, size=(n, 1)), 1.0 / self.epsilon
+        )
         hit = rng.random(n) < self.leak
         out[hit] = x
         return out

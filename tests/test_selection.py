@@ -31,6 +31,7 @@ from dpaudit.claims import Definition, InputDomain, PrivacyClaim
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms import make_mechanism
+from dpaudit.mechanisms.output_grid import round_to_grid
 from dpaudit.testing import as_mechanism
 
 ONE = ExecutionConfig(workers=1)
@@ -117,7 +118,7 @@ def test_a_smaller_set_of_a_stronger_pair_outranks_a_larger_weaker_one() -> None
 
 
 def _laplace_eps01(x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
-    return x + rng.laplace(0.0, 10.0, size=(n, x.size))
+    return round_to_grid(x + rng.laplace(0.0, 10.0, size=(n, x.size)), 10.0)
 
 
 def test_density_free_laplace_reaches_near_the_exact_ceiling() -> None:
@@ -146,7 +147,8 @@ def test_auto_runs_a_black_box_family_beside_the_likelihood_ratio() -> None:
 
 
 def _laplace_parallel8(x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
-    return x + rng.laplace(0.0, 20.0, size=(n, x.size))  # ε_i = 0.05 per coordinate
+    noise = rng.laplace(0.0, 20.0, size=(n, x.size))  # ε_i = 0.05 per coordinate
+    return round_to_grid(x + noise, 20.0)
 
 
 def test_split_family_learns_the_clipped_log_ratio_of_parallel_laplace() -> None:

@@ -26,6 +26,7 @@ from dpaudit.auditors.core.streams import PAIR_SEARCH_ROUNDS, StageKey, pair_sea
 from dpaudit.claims import Definition, InputDomain, PrivacyClaim
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.mechanisms import make_mechanism
+from dpaudit.mechanisms.output_grid import round_to_grid
 from dpaudit.testing import as_mechanism
 
 ONE = ExecutionConfig(workers=1)
@@ -152,7 +153,7 @@ def test_each_stage_records_the_outputs_it_drew() -> None:
 
 def _signed_sum(x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
     # x0 + x1 - x2 + Lap(1) on [0, 1]^3: the pair search moves the box patterns.
-    return (x[0] + x[1] - x[2] + rng.laplace(0.0, 1.0, n)).reshape(n, 1)
+    return round_to_grid(x[0] + x[1] - x[2] + rng.laplace(0.0, 1.0, n), 1.0).reshape(n, 1)
 
 
 def test_the_pair_search_returns_its_pairs_in_the_state_and_leaves_the_budget_alone() -> None:

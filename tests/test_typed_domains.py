@@ -22,6 +22,7 @@ from dpaudit.domains import (
     parse_pair,
 )
 from dpaudit.errors import InvalidArgumentError
+from dpaudit.mechanisms.output_grid import round_to_grid
 from dpaudit.testing import as_mechanism, assert_no_violation
 
 DOMAINS = [
@@ -143,7 +144,7 @@ def krr_broken(x: str, n: int, rng: np.random.Generator) -> list[str]:
 
 
 def laplace_count(d: list[int], n: int, rng: np.random.Generator) -> np.ndarray:
-    return len(d) + rng.laplace(0.0, 1.0 / EPS, size=n)
+    return round_to_grid(len(d) + rng.laplace(0.0, 1.0 / EPS, size=n), 1.0 / EPS)
 
 
 def laplace_sum_broken(d: list[int], n: int, rng: np.random.Generator) -> np.ndarray:
@@ -202,7 +203,7 @@ def count_exact_when_full(d: list[int], n: int, rng: np.random.Generator) -> np.
     """Laplace count, but a full dataset (6 records) is released exactly: ε = ∞ there."""
     if len(d) == 6:
         return np.full(n, 6.0)
-    return len(d) + rng.laplace(0.0, 1.0 / EPS, size=n)
+    return round_to_grid(len(d) + rng.laplace(0.0, 1.0 / EPS, size=n), 1.0 / EPS)
 
 
 def test_a_leak_only_at_the_full_dataset_is_flagged() -> None:

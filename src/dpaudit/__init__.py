@@ -35,6 +35,8 @@ each is imported on first use, so ``import dpaudit`` itself stays cheap:
 * :func:`assert_no_violation`, :class:`PrivacyViolationError` — privacy tests in CI;
 * :func:`check_mechanism` — the conformance suite a mechanism should pass;
 * :func:`make_mechanism`, :func:`mechanism_names`, :class:`Mechanism` — the registry;
+* :func:`round_to_grid` — round an additive mechanism's float output to a grid its input
+  cannot move, so that its float64 bits leak no more than its value (Mironov, CCS 2012);
 * :class:`ExecutionConfig` — workers, backend (local processes or Ray);
 * LM rewriters (extra ``lm``): :func:`load_model`, :func:`make_rewriter`, :class:`TextClaim`,
   :func:`audit_rewriter` (white box: exact token losses, certified sets) and
@@ -53,6 +55,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "audit_mechanism": ("dpaudit.auditors.blackbox.auditor", "audit"),
     "audit_metric": ("dpaudit.auditors.metric.auditor", "audit_metric"),
     "AuditConfig": ("dpaudit.auditors.blackbox.config", "AuditConfig"),
+    "SearchConfig": ("dpaudit.auditors.blackbox.config", "SearchConfig"),
     "MetricAuditConfig": ("dpaudit.auditors.metric.auditor", "MetricAuditConfig"),
     "AuditResult": ("dpaudit.api", "AuditResult"),
     "AuditorKind": ("dpaudit.api", "AuditorKind"),
@@ -74,6 +77,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "PrivacyViolationError": ("dpaudit.testing", "PrivacyViolationError"),
     "check_mechanism": ("dpaudit.testing", "check_mechanism"),
     "make_mechanism": ("dpaudit.mechanisms", "make_mechanism"),
+    "round_to_grid": ("dpaudit.mechanisms.output_grid", "round_to_grid"),
     "mechanism_names": ("dpaudit.mechanisms", "mechanism_names"),
     "Mechanism": ("dpaudit.mechanisms", "Mechanism"),
     "ExecutionConfig": ("dpaudit.engine.config", "ExecutionConfig"),

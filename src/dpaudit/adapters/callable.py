@@ -46,6 +46,7 @@ from dpaudit.domains import Categories, Dataset, IntRange
 from dpaudit.errors import InvalidArgumentError, InvalidTypeError, MechanismError
 from dpaudit.mechanisms.base import Mechanism, parameter
 from dpaudit.mechanisms.domains import box_claim, check_box_domain
+from dpaudit.mechanisms.output_grid import round_to_grid
 from dpaudit.mechanisms.registry import register
 from dpaudit.random import seeded_global_state, state_entropy
 from dpaudit.validation import check_delta, check_epsilon, check_int
@@ -60,11 +61,15 @@ DEFAULT_TARGET = "dpaudit.adapters.callable:unit_laplace"
 def unit_laplace(x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
     """Example user mechanism: ``x + Lap(1)`` per coordinate (1-DP on ``[0, 1]``, L1 sensitivity 1).
 
+    The sum is rounded to a grid the input cannot move (:func:`dpaudit.round_to_grid`):
+    without it, which float64 values can occur depends on ``x`` and the audit's
+    representation sets find ε = ∞ (Mironov, CCS 2012).
+
     >>> import numpy as np
     >>> unit_laplace(np.zeros(1), 3, np.random.default_rng(0)).shape
     (3, 1)
     """
-    return x + rng.laplace(0.0, 1.0, size=(n, x.size))
+    return round_to_grid(x + rng.laplace(0.0, 1.0, size=(n, x.size)), 1.0)
 
 
 def split_target(target: str, flag: str = "MECHANISM") -> tuple[str, str]:

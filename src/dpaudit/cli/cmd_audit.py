@@ -270,8 +270,12 @@ def _render(result: AuditResult, verbose: bool = False) -> str:
     if result.witness is not None:
         lines += _witness_lines(result.witness, verbose)
     # Without a violation, what the audit could see and which inputs it looked at come first.
-    shown = ("What this audit could see", "inputs looked at")
+    shown = ("What this audit could see", "inputs looked at", "float representation")
     power = [n for n in result.notes if n.startswith(shown) and not result.violation]
+    # A witness read from the float bits comes with what the representation check saw.
+    attack = result.witness.attack if result.witness is not None else None
+    if result.violation and attack is not None and attack.family == "representation":
+        power += [n for n in result.notes if n.startswith("float representation")]
     lines += power
     if verbose:
         lines += [f"claim: {result.claim}  (mode {result.detail.mode})"]

@@ -46,6 +46,7 @@ from dpaudit.mechanisms.domains import (
     check_box_params,
 )
 from dpaudit.mechanisms.laplace import AdditiveLaplace, sample_laplace
+from dpaudit.mechanisms.output_grid import round_to_grid
 from dpaudit.mechanisms.registry import register
 from dpaudit.validation import check_epsilon, check_int, check_positive
 from dpaudit.witness import Witness
@@ -93,7 +94,7 @@ class ClippedLaplace(BoxMechanism, abstract=True):
     def _sample(self, x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
         out = sample_laplace((n, self.dim), self.scale, rng)
         out += self.clip(x)
-        return out
+        return round_to_grid(out, self.scale)  # the float fix of mechanisms/output_grid.py
 
     def log_prob(self, x: Any, outputs: np.ndarray) -> np.ndarray:
         return laplace_log_density(self.clip(self.validate_input(x)), outputs, self.scale)

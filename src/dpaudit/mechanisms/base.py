@@ -189,6 +189,15 @@ class Mechanism(MechanismContract, abstract=True):
         """
         raise NotImplementedError(f"{self.name} is not an additive-noise mechanism")
 
+    def round_output(self, out: np.ndarray) -> np.ndarray:
+        """An additive mechanism's last step: ``M(x) = round_output(x + T(U))`` (in place).
+
+        The identity unless the mechanism rounds its float outputs to a grid its input
+        cannot move (:mod:`dpaudit.mechanisms.output_grid`); the fused paths that use
+        :meth:`noise_from_uniform` apply it too, so they compute what the sampler does.
+        """
+        return out
+
     @property
     def is_additive(self) -> bool:
         """Whether :meth:`noise_from_uniform` is implemented."""

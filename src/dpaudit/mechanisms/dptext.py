@@ -32,6 +32,7 @@ from dpaudit.claims import AnalyticTruth
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.base import parameter
 from dpaudit.mechanisms.domains import BoxMechanism, box_corners, check_box_params
+from dpaudit.mechanisms.output_grid import round_to_grid
 from dpaudit.mechanisms.registry import register
 from dpaudit.witness import Witness
 
@@ -89,6 +90,10 @@ class DPTextMechanism(BoxMechanism):
         """``b = Δ₁/ε``."""
         return self.assumed_sensitivity / self.epsilon
 
+    def round_output(self, out: np.ndarray) -> np.ndarray:
+        # Float64 bits that leak no more than the value (mechanisms/output_grid.py).
+        return round_to_grid(out, self.scale)
+
     def noise_from_uniform(self, u: np.ndarray) -> np.ndarray:
         """The sampler's own transform, NaN policy included.
 
@@ -115,7 +120,7 @@ class DPTextMechanism(BoxMechanism):
         else:
             noise = self.noise_from_uniform(u)
         noise += x
-        return noise
+        return self.round_output(noise)
 
     def privacy_loss(self, x: Any, x_prime: Any) -> float:
         """``inf`` for distinct inputs (support argument), 0 for equal ones."""

@@ -38,6 +38,7 @@ from dpaudit.claims import AnalyticTruth, PrivacyClaim
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.base import Mechanism, parameter
 from dpaudit.mechanisms.domains import box_claim, box_corners, check_box_domain
+from dpaudit.mechanisms.output_grid import round_to_grid
 from dpaudit.mechanisms.registry import register
 from dpaudit.random import open_uniform
 from dpaudit.validation import check_delta, check_epsilon, check_int, check_positive
@@ -137,7 +138,11 @@ class GaussianMechanism(Mechanism):
         # the same code), applied to uniforms strictly inside (0, 1).
         out = self.noise_from_uniform(open_uniform(rng, (n, self.dim)))
         out += x
-        return out
+        return self.round_output(out)
+
+    def round_output(self, out: np.ndarray) -> np.ndarray:
+        # Float64 bits that leak no more than the value (mechanisms/output_grid.py).
+        return round_to_grid(out, self.sigma)
 
     def noise_from_uniform(self, u: np.ndarray) -> np.ndarray:
         from scipy import special  # lazy: keeps `import dpaudit` light

@@ -23,6 +23,7 @@ from dpaudit.analysis.laplace import laplace_log_density, laplace_pair_loss
 from dpaudit.claims import AnalyticTruth
 from dpaudit.mechanisms.base import parameter
 from dpaudit.mechanisms.domains import BoxMechanism, box_corners, check_box_params
+from dpaudit.mechanisms.output_grid import round_to_grid
 from dpaudit.mechanisms.registry import register
 from dpaudit.random import open_uniform
 from dpaudit.validation import check_positive
@@ -61,7 +62,11 @@ class AdditiveLaplace(BoxMechanism, abstract=True):
         # same code), applied to uniforms strictly inside (0, 1).
         out = self.noise_from_uniform(open_uniform(rng, (n, self.dim)))
         out += x
-        return out
+        return self.round_output(out)
+
+    def round_output(self, out: np.ndarray) -> np.ndarray:
+        # Float64 bits that leak no more than the value (mechanisms/output_grid.py).
+        return round_to_grid(out, self.scale)
 
     def noise_from_uniform(self, u: np.ndarray) -> np.ndarray:
         # Correct inverse CDF of Lap(b) (as in the ACL 2022 reference code): for

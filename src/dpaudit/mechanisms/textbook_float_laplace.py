@@ -20,23 +20,19 @@ the true ε is infinite, on an event of about 2 % mass.
 
 What dpaudit can and cannot detect
 ----------------------------------
-* On the **value** alone (``-p features=value``, the default) the black-box
-  audit sees a correctly scaled Laplace distribution: its classifiers
-  (logistic regression, MLP on the float value) cannot see mantissa bits, so it
-  reports "no violation found" with ε_lcb close to 0.1.  That pass is exactly
-  the one-sided statement it claims to be — not evidence of privacy.
-* With ``-p features=bits`` the mechanism's output is post-processed into
-  ``[value, last mantissa bit]`` (:func:`float_bit_features`).  By the
-  post-processing property of DP, any ε lower bound for the post-processed
-  output is a valid lower bound for the mechanism itself, so the same auditor,
-  unchanged, finds the support mismatch above and reports a bound limited only
-  by the sample size (README: ε_lcb ≈ 10.7 at 10⁷ final samples).  DP-Sniper
-  reports ε_lcb = 0.25 for this mechanism with an MLP on all 64 bits, capped
-  besides by its ln(1/c) ceiling.
+* On the raw outputs (``-p features=value``, the default) the black-box search's
+  ``representation`` family (:mod:`dpaudit.auditors.blackbox.representation`)
+  sees that the outputs' lowest set bits differ between the inputs beyond their
+  values, and certifies the set {lowest set bit ≤ 2⁻⁵⁴}: ε_lcb ≈ 11.3 at 10⁷
+  final samples, limited only by the sample size (docs/guide/floating-point.md).
+* ``-p features=bits`` post-processes the output into ``[value, last mantissa
+  bit]`` (:func:`float_bit_features`); by post-processing any bound on it is a
+  bound for the mechanism.  It is kept for comparison with DP-Sniper, which reports
+  ε_lcb = 0.25 for this mechanism with an MLP on all 64 bits.
 * ``-p variant=snapping`` is Mironov's fix (clamp to ``±B``, B = 100, scale
   ``Δ(1 + 2⁻⁴⁹B)/ε``, round to the power of two Λ ≥ scale), as in DP-Sniper's
   ``LaplaceFixed``: its outputs lie on a coarse grid the input cannot shift, and
-  the same bit features find nothing.
+  the audit finds nothing.
 """
 
 from __future__ import annotations

@@ -8,10 +8,12 @@ A one-line pytest check that a mechanism does not demonstrably break its claim::
 
     import numpy as np
     from dpaudit.claims import Definition, InputDomain, PrivacyClaim
+    from dpaudit import round_to_grid
     from dpaudit.testing import assert_no_violation
 
     def my_mechanism(x, n, rng):              # f(x, n, rng) -> array (n, ...)
-        return x + rng.laplace(0.0, 1.0, size=(n, x.size))
+        # rounded to a grid x cannot move: a bare float64 x + noise leaks through its bits
+        return round_to_grid(x + rng.laplace(0.0, 1.0, size=(n, x.size)), 1.0)
 
     def test_my_mechanism_is_1_dp():
         claim = PrivacyClaim(Definition.PURE, 1.0, InputDomain((1,), 0.0, 1.0))

@@ -89,6 +89,8 @@ class SearchConfig:
     pair_search_accept_z: float | None = None
     #: Input design: screen a space-filling design of inputs before training (bool).
     input_design: bool = True
+    #: Representation: add a score on the outputs' float bits where training shows them leak (bool).
+    representation: bool = True
 
     def __post_init__(self) -> None:
         check_int("train_floor", self.train_floor, minimum=1)

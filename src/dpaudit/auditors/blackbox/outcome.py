@@ -15,6 +15,7 @@ import numpy as np
 from dpaudit.auditors.blackbox.config import AuditConfig
 from dpaudit.auditors.blackbox.counting import UnitCounts
 from dpaudit.auditors.blackbox.pairs import InputPair
+from dpaudit.auditors.blackbox.representation import RepresentationScore
 from dpaudit.auditors.blackbox.result import BlackBoxDetail
 from dpaudit.auditors.blackbox.sampler import Timer
 from dpaudit.auditors.blackbox.selection import Candidate, log_ratio
@@ -165,7 +166,11 @@ def build_witness(
     p1, p2 = cert.p1, cert.p2
     return Witness(
         **typed_inputs(mech, x, xp),
-        output_set=output_set_text(mech, x, xp, c),
+        output_set=(
+            c.score.set_text(c.threshold, c.tail, c.tie_probability)
+            if isinstance(c.score, RepresentationScore)
+            else output_set_text(mech, x, xp, c)
+        ),
         kind=WitnessKind.BLACK_BOX,
         x=x,
         x_prime=xp,
@@ -235,6 +240,7 @@ def build_result(
     *,
     trust: TrustReport | None,
     screened: int = 0,
+    representation: str = "",
 ) -> AuditResult:
     """The result of an audit whose best certified set is ``witness`` (assembled by the core).
 
@@ -254,6 +260,8 @@ def build_result(
             f"{witness.p2.samples})"
         )
     notes.append(inputs_note(mech, pairs, screened, witness.pair_origin))
+    if representation:
+        notes.append(representation)
     power: dict[str, float] = {}
     testable, blind = True, ""
     if not lcb > claim.epsilon:
@@ -295,6 +303,7 @@ def no_witness_result(
     *,
     trust: TrustReport | None,
     screened: int = 0,
+    representation: str = "",
 ) -> AuditResult:
     """The result when no candidate set had a finite projected bound: nothing certified
     (``trust``: what the audit's trust call found)."""
@@ -318,6 +327,7 @@ def no_witness_result(
         notes=(
             "no candidate had a positive projected bound",
             inputs_note(mech, pairs, screened, None),
+            *((representation,) if representation else ()),
         ),
     )
 

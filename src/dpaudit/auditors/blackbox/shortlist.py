@@ -18,6 +18,7 @@ import numpy as np
 
 from dpaudit.auditors.blackbox.config import AuditConfig
 from dpaudit.auditors.blackbox.pairs import InputPair
+from dpaudit.auditors.blackbox.representation import RepresentationLook
 from dpaudit.auditors.blackbox.sampler import Sampler
 from dpaudit.auditors.blackbox.scores import LikelihoodRatioScore, Score
 from dpaudit.auditors.blackbox.selection import Candidate, CandidateTable, SideStats
@@ -86,6 +87,8 @@ class Shortlist:
     samples: dict[str, int] = field(default_factory=dict)
     #: Inputs the input design screened (0 when it did not run).
     screened: int = 0
+    #: Per pair trained: what the float-representation check saw (empty when it did not run).
+    representation: tuple[RepresentationLook, ...] = ()
 
     def proposals(self, best: int) -> tuple[list[Entry], list[Entry], list[Entry], list[Entry]]:
         """The sets the final stage certifies: the ``best`` leaders, runners-up, hedges, rungs.

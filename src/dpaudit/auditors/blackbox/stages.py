@@ -39,6 +39,7 @@ from dpaudit.auditors.blackbox.outcome import (
 )
 from dpaudit.auditors.blackbox.rare import RARE_MIN_HITS, RareSetScore
 from dpaudit.auditors.blackbox.rare_scan import RareScan
+from dpaudit.auditors.blackbox.representation import representation_note
 from dpaudit.auditors.blackbox.sampler import Timer
 from dpaudit.auditors.blackbox.selection import CandidateTable
 from dpaudit.auditors.blackbox.shortlist import (
@@ -427,6 +428,7 @@ def search(budget: Budget, timer: Timer) -> AuditResult:
             timer,
             trust=budget.trust,
             screened=state.screened,
+            representation=_representation_note(state, budget),
         )
     return certify_proposals(state, budget, timer)
 
@@ -496,4 +498,12 @@ def certify_proposals(state: Shortlist, budget: Budget, timer: Timer) -> AuditRe
     return build_result(
         mech, cfg, witness, state.families, pairs, state.compared, statement, timer, samples, k,
         record, trust=budget.trust, screened=state.screened,
+        representation=_representation_note(state, budget),
     )  # fmt: skip
+
+
+def _representation_note(state: Shortlist, budget: Budget) -> str:
+    """What the float-representation check saw (``""`` in DP-Sniper mode, where it never runs)."""
+    if budget.config.mode != "dpaudit":
+        return ""
+    return representation_note(state.representation, budget.config.search.representation)

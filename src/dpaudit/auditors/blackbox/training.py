@@ -22,9 +22,11 @@ from dpaudit.auditors.blackbox.histogram import train_histogram
 from dpaudit.auditors.blackbox.pair_search import propose_pairs, searchable
 from dpaudit.auditors.blackbox.pairs import InputPair
 from dpaudit.auditors.blackbox.rare_scan import add_rare, looks_for_rare_sets
+from dpaudit.auditors.blackbox.representation import RepresentationLook, train_representation
 from dpaudit.auditors.blackbox.scores import (
     LikelihoodRatioScore,
     Score,
+    TrainingData,
     candidate_thresholds,
     train_classifier,
 )
@@ -56,13 +58,14 @@ class Train:
     moves: int
     false_keep: float
     accept_z: float | None
+    representation: bool = True
 
     @classmethod
     def of(cls, search: SearchConfig) -> Train:
         return cls(
             search.train_floor, search.train_fraction, search.rare_events, search.pair_search,
             search.pair_search_rounds, search.pair_search_parents, search.pair_search_moves,
-            search.pair_search_false_keep, search.pair_search_accept_z,
+            search.pair_search_false_keep, search.pair_search_accept_z, search.representation,
         )  # fmt: skip
 
     def train_samples(self, samples: int, given: int | None) -> int:
@@ -73,9 +76,10 @@ class Train:
         cfg = budget.config
         n_train = self.train_samples(cfg.samples, cfg.train_samples)
         pairs = list(state.pairs or budget.pairs)  # the audit's own and the design's
-        combos, tables = self._train_pairs(budget, pairs, 0, n_train, StageKey.TRAIN)
+        looks: list[RepresentationLook] = []
+        combos, tables = self._train_pairs(budget, pairs, 0, n_train, StageKey.TRAIN, looks)
         if self.pair_search and cfg.use_patterns and searchable(budget.mechanism):
-            combos, tables = self._search_pairs(budget, pairs, combos, tables, n_train)
+            combos, tables = self._search_pairs(budget, pairs, combos, tables, n_train, looks)
         # The families actually trained (``histogram`` only where the outputs were discrete).
         trained = tuple(f for f in budget.families if any(c.score.family == f for c in combos))
         return dataclasses.replace(
@@ -86,6 +90,7 @@ class Train:
             tables=tuple(tables),
             compared=sum(t.size for t in tables),  # every candidate is compared on this sample
             samples={**state.samples, "training": n_train},
+            representation=tuple(looks),
         )
 
     def _search_pairs(
@@ -95,6 +100,7 @@ class Train:
         combos: list[Combo],
         tables: list[CandidateTable],
         n_train: int,
+        looks: list[RepresentationLook],
     ) -> tuple[list[Combo], list[CandidateTable]]:
         """The pair search's rounds (:mod:`~dpaudit.auditors.blackbox.pair_search`).
 
@@ -114,7 +120,7 @@ class Train:
                 break
             first = len(pairs)
             pairs.extend(p for _, p in new)
-            more = self._train_pairs(budget, pairs, first, n_train, pair_search_round(r))
+            more = self._train_pairs(budget, pairs, first, n_train, pair_search_round(r), looks)
             mine = _pair_bests(budget, *more, len(pairs))[first:]
             kept = set()
             z = pair_search_z(len(new), self.false_keep, self.accept_z)
@@ -130,9 +136,18 @@ class Train:
         return combos, tables
 
     def _train_pairs(
-        self, budget: Budget, pairs: list[InputPair], first: int, n_train: int, stage: int
+        self,
+        budget: Budget,
+        pairs: list[InputPair],
+        first: int,
+        n_train: int,
+        stage: int,
+        looks: list[RepresentationLook],
     ) -> tuple[list[Combo], list[CandidateTable]]:
-        """Combinations and training tables of ``pairs[first:]`` on ``n_train`` outputs each."""
+        """Combinations and training tables of ``pairs[first:]`` on ``n_train`` outputs each.
+
+        What each pair's float-representation check saw is appended to ``looks``.
+        """
         mech, cfg = budget.mechanism, budget.config
         mine = pairs[first:]
         # Pair by pair, so only a batch of pairs' outputs is held at once.
@@ -166,6 +181,11 @@ class Train:
                 combos.append(Combo(i, score, thr))
             if self.rare_events and looks_for_rare_sets(mech.output_kind):
                 add_rare(combos, tables, i, dx, dxp)
+            if self.representation:
+                bits, look = train_representation(dx, dxp)
+                looks.append(look)
+                if bits is not None:
+                    _add_score(combos, tables, i, bits, dx, dxp)
         return combos, tables
 
 
@@ -185,3 +205,22 @@ def _pair_bests(
             est = math.log(k1 / float(t.n_num[j])) - math.log(k2 / float(t.n_den[j]))
             best[c.pair_index] = (float(proj[j]), est, t.log_ratio_se(j))
     return best
+
+
+def _add_score(
+    combos: list[Combo],
+    tables: list[CandidateTable],
+    i: int,
+    score: Score,
+    dx: TrainingData,
+    dxp: TrainingData,
+) -> None:
+    """Append pair ``i``'s ``score`` with its threshold grid and training table."""
+    sx, sxp = score(dx.rows), score(dxp.rows)
+    thr = candidate_thresholds([sx, sxp])
+    tables.append(
+        CandidateTable.of(
+            thr, SideStats.of(sx, thr, dx.counts, 0), SideStats.of(sxp, thr, dxp.counts, 0)
+        )
+    )
+    combos.append(Combo(i, score, thr))

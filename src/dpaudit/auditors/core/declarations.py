@@ -45,7 +45,8 @@ at ε = 5; 3·10⁻⁴ far left is found at ε ≤ 1 and missed at ε = 5).  A s
 ``noise_from_uniform`` — a two-sample Kolmogorov–Smirnov test
 -------------------------------------------------------------
 For an additive mechanism ``M(x) = x + T(U)`` the check draws outputs of the
-real sampler and of ``x + T(U)`` with ``U`` uniform on (0, 1), and compares them
+real sampler and of ``x + T(U)`` (after the mechanism's ``round_output``) with ``U``
+uniform on (0, 1), and compares them
 coordinate by coordinate with the two-sample KS test (NaN, which a declared
 NaN policy may produce, is ranked above every number), Bonferroni-corrected
 over coordinates and inputs.  dpaudit's own additive mechanisms sample *by*
@@ -274,7 +275,7 @@ def check_transform(
             raise MechanismError(
                 f"mechanism {label!r}: noise_from_uniform raised {type(exc).__name__}: {exc}"
             ) from exc
-        fused = (noise + x).reshape(n, size)
+        fused = mechanism.round_output(noise + x).reshape(n, size)
         real = np.asarray(real, dtype=np.float64).reshape(n, size)
         a = np.where(np.isnan(real), np.inf, real)  # NaN (a declared policy) ranks last
         b = np.where(np.isnan(fused), np.inf, fused)

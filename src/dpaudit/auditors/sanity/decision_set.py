@@ -100,7 +100,8 @@ def _decide(mech: Mechanism, x_value: float, k: np.ndarray) -> np.ndarray:
             f"mechanism {mech.name!r}: noise_from_uniform returned NaN or inf inside (0, 1) "
             f"(input: all {x_value:g})"
         )
-    out = noise + x_value  # same float64 operation as x + noise in the sampler
+    # The same float64 operations as the sampler: x + noise, then its output rounding.
+    out = mech.round_output(noise + x_value)
     return out >= 0.5  # NaN (declared policy) rounds to 0, as in the generic attack
 
 
