@@ -19,7 +19,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -36,21 +35,18 @@ ROWS = (
 
 
 def run_row(label: str, args: list[str], budget: float) -> dict:
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "result.json"
-        cli = str(Path(sys.executable).with_name("dpaudit"))
-        argv = [cli, "-q", "audit", *args, "--epsilon", "1", "--time-budget", str(budget),
-                "--seed", "0", "--json", str(out)]  # fmt: skip
-        start = time.perf_counter()
-        env = {
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
-        }
-        proc = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
-        wall = time.perf_counter() - start
-        if proc.returncode not in (0, 1) or not out.exists():
-            return {"row": label, "error": proc.stderr.strip()[-400:], "wall_s": round(wall, 1)}
-        result = json.loads(out.read_text())
+    cli = str(Path(sys.executable).with_name("dpaudit"))
+    argv = [cli, "-q", "audit", *args, "--epsilon", "1", "--time-budget", str(budget),
+            "--seed", "0", "--json"]  # fmt: skip
+    start = time.perf_counter()
+    path = os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])
+    env = {**os.environ, "PYTHONPATH": path}
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
+    wall = time.perf_counter() - start
+    try:
+        result = json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        return {"row": label, "error": proc.stderr.strip()[-400:], "wall_s": round(wall, 1)}
     witness = result.get("witness") or {}
     attack = witness.get("attack") or {}
     notes = [n for n in result.get("notes", []) if n.startswith("float representation")]
