@@ -169,6 +169,18 @@ def _add_search_args(p: argparse.ArgumentParser) -> None:
         help="best candidates re-estimated on the final samples, beside the winner's ladder of "
         "smaller sets (Bonferroni over all of them; default 1)",
     )
+    p.add_argument(
+        "--sequential",
+        action="store_true",
+        help="count the final sets in doubling looks and stop at the first that refutes the "
+        "claim (each look at its own share of the error; the last at half of it)",
+    )
+    p.add_argument(
+        "--values-only",
+        action="store_true",
+        help="read float outputs as real numbers: no sets on their low-order bits (the float "
+        "representation check is off)",
+    )
 
 
 def _add_pair_args(p: argparse.ArgumentParser) -> None:
@@ -249,9 +261,14 @@ def build_config(args: argparse.Namespace, mechanism: Any) -> AuditConfig:
         best_candidates=args.final_candidates,
         pairs=pairs,
         use_patterns=not args.no_patterns,
-        search=SearchConfig(pair_search=args.pair_search, input_design=args.pair_search),
+        search=SearchConfig(
+            pair_search=args.pair_search,
+            input_design=args.pair_search,
+            representation=not getattr(args, "values_only", False),
+        ),
         seed=args.seed,
         unit_timeout=getattr(args, "unit_timeout", None),
+        sequential=getattr(args, "sequential", False),
     )
 
 

@@ -185,7 +185,9 @@ class AuditConfig:
     final stage certifies (besides runners-up too close to call, the playoff's
     hedge and the winner's ladder).  The number actually certified, ``K`` of the Bonferroni
     split, is the result's ``detail.certified_proposals``.  ``search`` holds the search's
-    sizes, tuning constants and stage switches (dpaudit mode only).
+    sizes, tuning constants and stage switches (dpaudit mode only).  ``sequential`` draws the
+    final samples in doubling looks (:mod:`dpaudit.auditors.core.sequential`) and stops at
+    the first look that refutes the claim (dpaudit mode only).
     """
 
     samples: int = 1_000_000
@@ -201,6 +203,8 @@ class AuditConfig:
     seed: int = 0
     unit_timeout: float | None = None
     search: SearchConfig = field(default_factory=SearchConfig)
+    #: Count the final sets in doubling looks and stop at the first that refutes the claim.
+    sequential: bool = False
 
     def __post_init__(self) -> None:
         check_int("samples", self.samples, minimum=1)
@@ -220,5 +224,7 @@ class AuditConfig:
             raise InvalidArgumentError("search", self.search, "a SearchConfig")
         check_seed(self.seed)
         check_timeout(self.unit_timeout, "unit_timeout")
+        if not isinstance(self.sequential, bool):
+            raise InvalidArgumentError("sequential", self.sequential, "True or False")
         if not self.pairs and not self.use_patterns:
             raise InvalidArgumentError("pairs", "none", "given pairs when patterns are off")

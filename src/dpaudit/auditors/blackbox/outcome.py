@@ -382,12 +382,14 @@ def search_statement(
     compared: tuple[int, int, int],
     playoff: bool,
     sets: tuple[int, int, int, int, int],
+    look_error: float | None = None,
 ) -> str:
     """What the dpaudit-mode search's confidence covers, in words (``auditor``'s docstring).
 
     ``compared``: pairs, attack families and threshold/direction candidates compared
     before the final samples; ``sets``: ``K`` and how many of them are runners-up,
-    hedges, ladder rungs and rare-event sets (the rest are the best candidates).
+    hedges, ladder rungs and rare-event sets (the rest are the best candidates);
+    ``look_error``: a sequential final stage's error share at the look it stopped at.
     """
     k, runners, hedges, rungs, rare = sets
     pairs, families, candidates = compared
@@ -405,4 +407,4 @@ def search_statement(
             f" {rare} of the {k} set(s) are rare-event sets (clusters of repeated or "
             "nearly equal training outputs), counted in that K."
         )
-    return joint_confidence(confidence, k, chosen)
+    return joint_confidence(confidence, k, chosen, look_error)

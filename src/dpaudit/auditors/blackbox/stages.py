@@ -52,8 +52,9 @@ from dpaudit.auditors.blackbox.shortlist import (
     rank_sets,
 )
 from dpaudit.auditors.blackbox.training import Train
-from dpaudit.auditors.core.certify import FinalCounts, best, certify
-from dpaudit.auditors.core.streams import StageKey
+from dpaudit.auditors.core.certify import FinalCounts, best
+from dpaudit.auditors.core.sequential import DEFAULT_LOOKS, LookPlan, certify_sequentially
+from dpaudit.auditors.core.streams import StageKey, final_look
 from dpaudit.results.audit import AuditResult
 
 
@@ -458,17 +459,26 @@ def certify_proposals(state: Shortlist, budget: Budget, timer: Timer) -> AuditRe
         jobs += [(pairs[i].x, scores, thrs), (pairs[i].x_prime, scores, thrs)]
         ties += [q, q]
         slot_of.update({m: (g, s) for s, m in enumerate(members)})
-    before = budget.sampler.tally.drawn
-    final = budget.sampler.counts(jobs, cfg.final_samples, StageKey.FINAL, "final", ties)
-    timer.mark("final", budget.sampler.tally.since(before))
     keys: list[tuple[int, int]] = []  # (numerator job, denominator job) per chosen set
-    counts: list[FinalCounts] = []
     for n_c, c in enumerate(chosen):
-        g, slot = slot_of[n_c]
-        num, den = (2 * g, 2 * g + 1) if c.numerator_is_x else (2 * g + 1, 2 * g)
-        keys.append((num, den))
-        counts.append(final_counts(c, final[num], final[den], slot))
-    certs = certify(counts, cfg.confidence, budget.delta)
+        g, _ = slot_of[n_c]
+        keys.append((2 * g, 2 * g + 1) if c.numerator_is_x else (2 * g + 1, 2 * g))
+
+    def draw(look: int, n: int) -> list[FinalCounts]:
+        final = budget.sampler.counts(jobs, n, final_look(look), "final", ties)
+        return [
+            final_counts(c, final[keys[m][0]], final[keys[m][1]], slot_of[m][1])
+            for m, c in enumerate(chosen)
+        ]
+
+    before = budget.sampler.tally.drawn
+    plan = LookPlan.of(
+        cfg.final_samples, 1.0 - cfg.confidence, 1 if not cfg.sequential else DEFAULT_LOOKS
+    )
+    claim = mech.claim
+    outcome = certify_sequentially(draw, plan, lambda bound: bound > claim.epsilon, budget.delta)
+    timer.mark("final", budget.sampler.tally.since(before))
+    counts, certs, n_final = list(outcome.counts), outcome.certificates, plan.sizes[outcome.look]
     roles = ["best"] * len(leaders) + ["runner-up"] * len(runners) + ["hedge"] * len(hedges)
     roles += ["rung"] * len(rungs) + ["rare"] * len(rare)
     at = (cfg.final_samples, budget.alpha_side, budget.delta)  # as the ladder compares
@@ -492,8 +502,11 @@ def certify_proposals(state: Shortlist, budget: Budget, timer: Timer) -> AuditRe
         (len(pairs), len(state.families), state.compared),
         bool(state.samples.get("playoff")),
         (k, len(runners), len(hedges), len(rungs), len(rare)),
+        plan.errors[outcome.look] if len(plan.sizes) > 1 else None,
     )
-    samples = {**state.samples, "final": cfg.final_samples}
+    if len(plan.sizes) > 1:
+        statement += " " + plan.describe(outcome.look)
+    samples = {**state.samples, "final": n_final}
     record = certified_sets(pairs, proposals(roles, chosen), faces, counts, certs)
     return build_result(
         mech, cfg, witness, state.families, pairs, state.compared, statement, timer, samples, k,

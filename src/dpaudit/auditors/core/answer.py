@@ -111,21 +111,32 @@ def untestable_epsilon(claimed: float, ceiling: float, n: int, unit: str = "fina
     )
 
 
-def joint_confidence(confidence: float, statements: int, chosen: str = "") -> str:
+def joint_confidence(
+    confidence: float, statements: int, chosen: str = "", look_error: float | None = None
+) -> str:
     """The confidence sentence: ``chosen`` (how the statements were chosen), then the split.
 
     Every auditor certifies ``statements`` statements together, each bound at error
-    ``α/(2·K)`` (:func:`dpaudit.auditors.core.certify.split_error`).
+    ``α/(2·K)`` (:func:`dpaudit.auditors.core.certify.split_error`); a sequential final
+    stage (:mod:`dpaudit.auditors.core.sequential`) at ``α_l/(2·K)``, ``look_error`` being
+    the share ``α_l`` of the look it stopped at.
     """
     if statements < 1:
         raise InvalidArgumentError("statements", statements, "an integer >= 1")
     alpha = 1.0 - confidence
     lead = f"{chosen.rstrip()} " if chosen else ""
+    if look_error is None:
+        split = f"α/(2·{statements}) = {alpha / (2 * statements):.4g} (α = {alpha:.4g}, Bonferroni)"
+    else:
+        split = (
+            f"α_l/(2·{statements}) = {look_error / (2 * statements):.4g}, where α_l = "
+            f"{look_error:.4g} is the share of α = {alpha:.4g} of the look the audit stopped at "
+            "(Bonferroni over statements, estimates and looks)"
+        )
     return (
         f"{lead}All {statements} certified statement(s) hold jointly with probability ≥ "
         f"{confidence:g}: p1_lower and p2_upper are each one-sided Clopper–Pearson bounds at "
-        f"error α/(2·{statements}) = {alpha / (2 * statements):.4g} (α = {alpha:.4g}, "
-        "Bonferroni)."
+        f"error {split}."
     )
 
 

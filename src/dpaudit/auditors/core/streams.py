@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-__all__ = ["PAIR_SEARCH_ROUNDS", "StageKey", "pair_search_round"]
+__all__ = ["PAIR_SEARCH_ROUNDS", "StageKey", "final_look", "pair_search_round"]
 
 #: Rounds the pair search may run: its keys ``PAIR_SEARCH + r`` stay below ``METRIC_SELECT``.
 PAIR_SEARCH_ROUNDS = 9
@@ -50,6 +50,8 @@ class StageKey(IntEnum):
     METRIC_SELECT = 21
     METRIC_FINAL = 22
     METRIC_RANK = 23
+    # Black box, sequential final stage: look l ≥ 1 draws from FINAL_LOOK + l (look 0 is FINAL).
+    FINAL_LOOK = 30
     # Profile auditor: selection, final counts, the trade-off curve's DKW band.
     PROFILE_SELECT = 0
     PROFILE_FINAL = 1
@@ -69,3 +71,10 @@ def pair_search_round(r: int) -> int:
     if not 1 <= r <= PAIR_SEARCH_ROUNDS:
         raise ValueError(f"pair search round {r} outside 1..{PAIR_SEARCH_ROUNDS}")
     return int(StageKey.PAIR_SEARCH) + r
+
+
+def final_look(look: int) -> int:
+    """The stage key of a sequential final stage's look ``look`` (0: ``FINAL`` itself)."""
+    if not 0 <= look <= 9:
+        raise ValueError(f"final look {look} outside 0..9")
+    return int(StageKey.FINAL) if look == 0 else int(StageKey.FINAL_LOOK) + look
