@@ -123,7 +123,7 @@ def test_bad_sequential_value_names_the_field():
 
 def test_cli_takes_sequential_and_values_only(capsys):
     code, out, _ = run_cli_quiet(
-        capsys, "audit", "laplace", "--epsilon", "0.5", "--samples", "2e4",
+        capsys, "audit", "adept-acl22", "--epsilon", "1", "-p", "dim=4", "--samples", "2e4",
         "--final-samples", "2e5", "--sequential", "--values-only", "--json",
     )  # fmt: skip
     import json
