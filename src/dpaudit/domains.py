@@ -348,6 +348,23 @@ class Dataset:
             pairs += [(full_a, [*full_a, a]), (full_b, [*full_b, b])]
         return _dedupe(pairs)
 
+    def design_pairs(self, limit: int = 64) -> tuple[tuple[Any, Any], ...]:
+        """Neighbouring datasets that sweep the record domain, for the input design to screen.
+
+        The small base of :meth:`candidate_pairs` with one record ``r`` added (add-remove)
+        or its last record replaced by ``r`` (replace-one), for ``r`` over
+        :func:`record_design` (every integer or category up to ``limit``, else values
+        spread over the range with its boundaries): a leak at one interior record value
+        is visited.
+        """
+        a, _b, base = self._base()
+        records = record_design(self.record, limit)
+        if self.neighbours == "replace-one":
+            pairs = [([*base, a], [*base, r]) for r in records if r != a]
+        else:
+            pairs = [(base, [*base, r]) for r in records]
+        return _dedupe(pairs)[:limit]
+
     def index_points(self) -> tuple[Any, ...]:
         """Replace-one: the base plus one record of each record point (any two neighbours);
         add-remove: only the first candidate pair (a third dataset would not be a
@@ -359,6 +376,25 @@ class Dataset:
 
 
 TypedDomain = RealBox | IntRange | Categories | Vector | Dataset
+
+
+def record_design(record: Any, limit: int) -> tuple[Any, ...]:
+    """Records spread over a record domain: its candidate points, then every value of a
+    small integer range or category set, else ``limit`` evenly spaced values of a range
+    (integers rounded) including both ends; a vector's candidate points only."""
+    points = list(record.index_points())
+    if isinstance(record, IntRange):
+        if record.high - record.low + 1 <= limit:
+            points += list(range(record.low, record.high + 1))
+        else:
+            step = (record.high - record.low) / (limit - 1)
+            points += [round(record.low + k * step) for k in range(limit)]
+    elif isinstance(record, Categories):
+        points += list(record.values[:limit])
+    elif isinstance(record, RealBox) and record.dim == 1:
+        step = (record.high - record.low) / (limit - 1)
+        points += [[record.low + k * step] for k in range(limit)]  # records are lists
+    return _unique(points)[:limit]
 
 
 def _range(text: str, arg: str) -> tuple[str, str]:

@@ -377,7 +377,17 @@ class FunctionMechanism(Mechanism):
             values += list(range(dom.low, dom.high + 1))
         elif isinstance(dom, Categories):
             values += list(dom.values[:DESIGN_VALUES])
+        elif isinstance(dom, Dataset):  # after the listed ones, whose indices stay as they were
+            values += [v for p in dom.design_pairs(DESIGN_RECORDS) for v in p]
         return _unique_values(values)
+
+    def design_neighbours(self) -> list[IndexPair] | None:
+        """A typed dataset's design pairs (:meth:`dpaudit.domains.Dataset.design_pairs`) as
+        index pairs, for the input design to screen; ``None`` for every other domain."""
+        if not self.lists_only_neighbours:
+            return None
+        dom = self.claimed.domain  # type: ignore[union-attr]
+        return [self._index_pair(a, b, "design: ") for a, b in dom.design_pairs(DESIGN_RECORDS)]
 
     @property
     def lists_only_neighbours(self) -> bool:
@@ -469,6 +479,8 @@ MAX_LISTED_PAIRS = 32
 #: Integers and categories shown to the auditor as index points at most (beyond the
 #: listed pairs' values): every one of a domain this small, so the input design sees all.
 DESIGN_VALUES = 128
+#: Record values a dataset's design sweeps (one neighbouring pair each).
+DESIGN_RECORDS = 64
 
 
 def _listed_candidates(domain: Any) -> tuple[tuple[Any, Any], ...] | None:

@@ -184,8 +184,8 @@ class Design:
         cfg, mech = budget.config, budget.mechanism
         if cfg.mode != "dpaudit" or not cfg.use_patterns or self.points < 2:
             return False
-        if only_listed_are_neighbours(mech):  # a dataset: only its listed pairs are
-            return False
+        if only_listed_are_neighbours(mech):  # a dataset: only listed and design pairs are
+            return bool(design_neighbours(mech))
         domain = mech.input_domain
         return searchable(mech) or (domain.integer and domain.size == 1)
 
@@ -205,27 +205,39 @@ class Design:
         if not self.applies(budget):
             return state
         own = list(state.pairs or budget.pairs)
-        points = design_points(budget.mechanism, own, self.points, budget.config.seed)
+        # A dataset's inputs are not all neighbours: only its design pairs are screened.
+        allowed = design_neighbours(budget.mechanism)
+        if allowed:
+            points = list(dict.fromkeys(p for q in own for p in (q.x, q.x_prime)))
+            points += [p for a, b, _ in allowed for p in (a, b)]
+            points = list(dict.fromkeys(points))
+        else:
+            points = design_points(budget.mechanism, own, self.points, budget.config.seed)
         if len(points) <= 2:
             return state
         n = self.screen_samples(budget, len(points))
         samples = {**state.samples, "design": n}
-        state = dataclasses.replace(state, screened=len(points))
+        state = dataclasses.replace(state, screened=len(allowed) if allowed else len(points))
         first = Screened.of(budget, points, n, StageKey.DESIGN)
         own_pairs = [(p.x, p.x_prime) for p in own if first.has(p.x) and first.has(p.x_prime)]
         best_own = max(own_pairs, key=first.score, default=None)
         bar = -np.inf if best_own is None else first.score(best_own)
-        top = [ab for ab in first.best(DESIGN_REFINE_PAIRS) if first.score(ab) > bar]
+        among = [(a, b) for a, b, _ in allowed] if allowed else None
+        top = [ab for ab in first.best(DESIGN_REFINE_PAIRS, among) if first.score(ab) > bar]
         top = [ab for ab in top if ab not in own_pairs and ab[::-1] not in own_pairs]
         if not top:
             return dataclasses.replace(state, samples=samples)
-        candidates = top + _refined(budget.mechanism, len(points), top[:DESIGN_REFINE_POINTS])
+        refined = (
+            [] if allowed else _refined(budget.mechanism, len(points), top[:DESIGN_REFINE_POINTS])
+        )
+        candidates = top + refined
         inputs = [p for ab in [*candidates, *([best_own] if best_own else [])] for p in ab]
         second = Screened.of(budget, list(dict.fromkeys(inputs)), 4 * n, StageKey.DESIGN_CONFIRM)
+        screened = f"{len(allowed)} screened pairs" if allowed else f"{len(points)} screened inputs"
         ranked = sorted(candidates, key=lambda ab: -second.score(ab))
         kept = [ab for ab in ranked if second.beats(ab, best_own, DESIGN_Z)][: self.keep]
         added = tuple(
-            InputPair(x, y, f"design: rank {r} of {len(points)} screened inputs")
+            InputPair(x, y, f"design: rank {r} of {screened}")
             for r, (x, y) in enumerate(kept, start=1)
         )
         return dataclasses.replace(state, pairs=(*own, *added), samples=samples)
@@ -275,8 +287,12 @@ class Screened:
         gap = self.score(pair) - self.score(rival)
         return gap > z * math.hypot(self.error(pair), self.error(rival))
 
-    def best(self, k: int) -> list[tuple[tuple[float, ...], tuple[float, ...]]]:
-        """The ``k`` best-scored pairs (either direction), best first."""
+    def best(
+        self, k: int, among: list[tuple[tuple[float, ...], tuple[float, ...]]] | None = None
+    ) -> list[tuple[tuple[float, ...], tuple[float, ...]]]:
+        """The ``k`` best-scored pairs (either direction), best first; only ``among`` if given."""
+        if among is not None:
+            return sorted(among, key=lambda ab: -self.score(ab))[:k]
         sym = np.maximum(self.scores, self.scores.T)
         iu = np.triu_indices(len(self.inputs), 1)
         order = np.argsort(-sym[iu], kind="stable")[:k]
@@ -323,3 +339,10 @@ def _refined(
                 if q != moved and q != other:
                     out.append((q, other) if first else (other, q))
     return list(dict.fromkeys(out))
+
+
+def design_neighbours(mech: object) -> list[tuple[tuple[float, ...], tuple[float, ...], str]]:
+    """A dataset mechanism's design pairs ``(x, x', origin)`` (``design_neighbours()``); else []."""
+    hook = getattr(mech, "design_neighbours", None)
+    listed = hook() if hook is not None else None
+    return [(tuple(a), tuple(b), o) for a, b, o in listed] if listed else []

@@ -14,7 +14,7 @@ import numpy as np
 
 from dpaudit.auditors.blackbox.config import AuditConfig
 from dpaudit.auditors.blackbox.counting import UnitCounts
-from dpaudit.auditors.blackbox.pairs import InputPair
+from dpaudit.auditors.blackbox.pairs import InputPair, only_listed_are_neighbours
 from dpaudit.auditors.blackbox.representation import RepresentationScore
 from dpaudit.auditors.blackbox.result import BlackBoxDetail
 from dpaudit.auditors.blackbox.sampler import Timer
@@ -358,6 +358,18 @@ def inputs_note(
     every = domain.integer and domain.size == 1 and screened >= domain.high - domain.low + 1
     best = f"; the witness's pair: {witness_origin}" if witness_origin else ""
     head = f"inputs looked at: {len(pairs)} pair(s) trained ({parts})"
+    if only_listed_are_neighbours(mech):
+        design = (
+            f"; the input design screened {screened} neighbouring pairs, one record added to "
+            "(or replacing one of) a small dataset for each record value it spread over the "
+            "record domain"
+            if screened
+            else "; no input design ran"
+        )
+        return (
+            f"{head}{design}{best}. Datasets no pair visits are not covered: a loss that needs "
+            "other records, or a record value the design did not take, could not have been seen"
+        )
     if screened and every:
         return (
             f"{head}; the input design screened every pair of the domain's {screened} inputs "
