@@ -167,3 +167,14 @@ def test_opendp_laplace_is_not_flagged():
     assert not result.violation
     note = next(n for n in result.notes if n.startswith("float representation"))
     assert "agreed" in note
+
+
+def textbook_3d(x, n, rng):
+    return x + rng.laplace(0.0, 3.0, size=(n, x.size))
+
+
+def test_a_vector_textbook_laplace_is_flagged_on_its_strongest_columns():
+    claim = PrivacyClaim(Definition.PURE, 1.0, InputDomain((3,), 0.0, 1.0))
+    result = dpaudit.audit(textbook_3d, claim, config=SMALL)
+    assert result.violation and result.witness.attack.family == "representation"
+    assert result.witness.attack.classifier["columns"]  # the columns its table reads

@@ -55,7 +55,11 @@ from dpaudit.auditors.blackbox.scores import TrainingData
 #: Family-wise level of the per-column gate (Bonferroni over the columns examined).
 GATE_P_VALUE = 1e-3
 #: Most output columns examined per pair (the first ones; the result says so).
-MAX_COLUMNS = 256
+MAX_COLUMNS = 64
+#: Columns (the strongest by the gate) a representation score reads at most.
+SCORE_COLUMNS = 8
+#: Training rows per input the gate reads (the first ones): enough for a leak of 1 % mass.
+GATE_ROWS = 1 << 15
 #: Least training outputs of a (sign, exponent) band for it to enter the gate.
 MIN_BAND = 64
 #: Trailing-zero levels the gate compares: 0, 1, 2 and ≥ 3.
@@ -168,14 +172,15 @@ def _band_statistic(values: np.ndarray, side: np.ndarray, weights: np.ndarray) -
 def gate(dx: TrainingData, dxp: TrainingData, columns: list[int]) -> list[tuple[int, float]]:
     """``(column, p-value)`` of the columns whose bits differ beyond their values, strongest first.
 
-    The stratified chi-square of the module docstring, at :data:`GATE_P_VALUE` divided by
-    the number of columns examined.
+    The stratified chi-square of the module docstring on the first :data:`GATE_ROWS`
+    training rows of each input, at :data:`GATE_P_VALUE` divided by the number of columns
+    examined.
     """
     from scipy import stats  # here, not at import: the CLI starts without scipy
 
-    ax, ap = _flat(dx.rows), _flat(dxp.rows)
+    ax, ap = _flat(dx.rows)[:GATE_ROWS], _flat(dxp.rows)[:GATE_ROWS]
     side = np.concatenate([np.zeros(len(ax), np.int64), np.ones(len(ap), np.int64)])
-    weights = np.concatenate([dx.counts, dxp.counts]).astype(np.float64)
+    weights = np.concatenate([dx.counts[:GATE_ROWS], dxp.counts[:GATE_ROWS]]).astype(np.float64)
     found = []
     for j in columns:
         statistic, dof = _band_statistic(np.concatenate([ax[:, j], ap[:, j]]), side, weights)
@@ -300,7 +305,7 @@ def train_representation(
     look = RepresentationLook(len(columns), tuple(differing))
     if not differing:
         return None, look
-    chosen = tuple(j for j, _ in differing)
+    chosen = tuple(j for j, _ in differing[:SCORE_COLUMNS])  # the strongest, for the table
     pooled = np.concatenate([_flat(dx.rows)[:, list(chosen)], _flat(dxp.rows)[:, list(chosen)]])
     f = bit_fields(pooled)
     lowest = f.lowest.reshape(pooled.shape).astype(np.float64)
@@ -310,7 +315,9 @@ def train_representation(
     code_xp = TrainingData(lowest_bit_codes(dxp.rows, chosen, reference), dxp.counts)
     table = train_histogram(code_x, code_xp)
     assert table is not None  # without only_if_discrete a table is always built
-    score = RepresentationScore(table, chosen, reference, tuple(p for _, p in differing))
+    score = RepresentationScore(
+        table, chosen, reference, tuple(p for _, p in differing[: len(chosen)])
+    )
     return score, look
 
 
