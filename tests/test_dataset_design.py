@@ -17,7 +17,7 @@ from dpaudit.mechanisms.output_grid import round_to_grid
 EPS = 1.0
 DOMAIN = Dataset(IntRange(0, 63), max_size=20)
 CLAIM = PrivacyClaim(Definition.PURE, EPS, DOMAIN)
-SIZES = AuditConfig(samples=20_000, final_samples=100_000)
+SIZES = AuditConfig(samples=10_000, final_samples=50_000)
 
 
 def count_leaking_37(d, n, rng):
