@@ -171,6 +171,9 @@ def test_cli_audits_the_library_claim(capsys) -> None:
     assert code == 0, err
     data = json.loads(out)
     detail = data["detail"]
-    assert detail["claim"]["kind"] == "gdp" and data["violation"] is False
+    assert detail["claim"]["kind"] == "gdp"
     assert detail["claim_note"].startswith("diffprivlib GaussianAnalytic(epsilon=1")
-    assert detail["score"].startswith("⟨y − (x + x′)/2")  # no log-density: the projection
+    # Its σ is right, but value + noise in float64 leaks through the low bits (Mironov
+    # 2012): the entry scores the bits, and the whole GDP curve falls.
+    assert data["violation"] is True
+    assert "lowest set bit" in detail["score"]

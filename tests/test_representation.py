@@ -179,3 +179,25 @@ def test_a_vector_textbook_laplace_is_flagged_on_its_strongest_columns():
     result = dpaudit.audit(textbook_3d, claim, config=AuditConfig(10_000, 40_000, search=fast))
     assert result.violation and result.witness.attack.family == "representation"
     assert result.witness.attack.classifier["columns"]  # the columns its table reads
+
+
+def test_a_whole_claim_audit_scores_the_bits_where_they_leak():
+    from dpaudit.api import profile_score
+    from dpaudit.auditors.blackbox.representation import RepresentationScore
+    from dpaudit.auditors.profile.scores import ProjectionScore
+    from dpaudit.claims import GaussianDP
+    from dpaudit.testing import as_mechanism
+
+    raw = as_mechanism(
+        gaussian_raw, PrivacyClaim(Definition.APPROXIMATE, 1.0, InputDomain((1,), 0.0, 1.0), 1e-5)
+    )
+    assert isinstance(profile_score(raw, (0.0,), (1.0,)), RepresentationScore)
+    assert isinstance(profile_score(raw, (0.0,), (1.0,), bits=False), ProjectionScore)
+    exact = dpaudit.make_mechanism("gaussian", epsilon=1.0, delta=1e-5)
+    assert not isinstance(profile_score(exact, (0.0,), (1.0,)), RepresentationScore)
+    result = dpaudit.audit(raw, GaussianDP(1.0 / 3.73))
+    assert result.violation
+
+
+def gaussian_raw(x, n, rng):
+    return x + rng.normal(0.0, 3.73, size=(n, x.size))

@@ -43,14 +43,18 @@ import math
 from collections.abc import Callable
 from typing import Any, cast
 
+import numpy as np
+
 from dpaudit.adapters.reclaim import as_mechanism
 from dpaudit.auditors.blackbox.auditor import BlackBoxAuditor
 from dpaudit.auditors.blackbox.config import AuditConfig
+from dpaudit.auditors.blackbox.representation import train_representation
 from dpaudit.auditors.blackbox.result import BlackBoxDetail
-from dpaudit.auditors.blackbox.scores import LikelihoodRatioScore
+from dpaudit.auditors.blackbox.scores import LikelihoodRatioScore, TrainingData
 from dpaudit.auditors.core.answer import joint_answer
-from dpaudit.auditors.core.guard import domain_corners
+from dpaudit.auditors.core.guard import checked_sample, domain_corners
 from dpaudit.auditors.core.protocol import Auditor, error_shares
+from dpaudit.auditors.core.streams import StageKey
 from dpaudit.auditors.metric.auditor import MetricAuditConfig, MetricAuditor
 from dpaudit.auditors.metric.result import MetricDetail, PairResult
 from dpaudit.auditors.profile import ProfileAuditConfig, ProfileAuditor
@@ -83,6 +87,7 @@ from dpaudit.errors import InvalidArgumentError, InvalidTypeError
 from dpaudit.mechanisms.base import Mechanism, MechanismContract
 from dpaudit.mechanisms.training.contract import TrainingMechanism
 from dpaudit.mechanisms.word.base import WordMechanism
+from dpaudit.random import unit_rng
 from dpaudit.results import AuditorKind, AuditResult, CertifiedStatement
 from dpaudit.text.neighbours import DEFAULT_DOCUMENT, DEFAULT_PAIR_KINDS, neighbour_pairs
 
@@ -298,20 +303,38 @@ def _point_curve(claim: PrivacyClaim) -> Any:
     return ApproxDP(claim.epsilon, claim.delta)
 
 
-def profile_score(mechanism: Mechanism, x: Any, x_prime: Any) -> Any:
+def profile_score(
+    mechanism: Mechanism, x: Any, x_prime: Any, seed: int = 0, bits: bool = True
+) -> Any:
     """The score the profile auditor thresholds on ``(x, x')``, or None where none applies.
 
-    The declared log-density ratio (a hint for power: the sets are certified on real
-    samples, so a wrong density costs power, never validity), else the projection on
-    ``x − x'`` for outputs of the input's size; None for other outputs (no score that
-    needs no training).
+    Where the outputs' float bits differ between the two inputs beyond their values, the
+    black box's representation score, trained on :data:`BITS_SAMPLES` outputs per input
+    of a stream of its own (``PROFILE_BITS`` under ``seed``; the auditor's selection and
+    final samples are others).  Else the declared log-density ratio (a hint for power: the
+    sets are certified on real samples, so a wrong density costs power, never validity),
+    else the projection on ``x − x'`` for outputs of the input's size; None for other
+    outputs.  ``bits=False`` reads the outputs as real numbers only.
     """
     a, b = tuple(float(v) for v in x), tuple(float(v) for v in x_prime)
+    if bits and mechanism.output_kind == "real":
+        drawn = [
+            checked_sample(mechanism, np.asarray(v), BITS_SAMPLES, unit_rng(seed, (key, i)))
+            for i, (v, key) in enumerate(((a, StageKey.PROFILE_BITS), (b, StageKey.PROFILE_BITS)))
+        ]
+        ones = np.ones(BITS_SAMPLES)
+        bits, _ = train_representation(TrainingData(drawn[0], ones), TrainingData(drawn[1], ones))
+        if bits is not None:
+            return bits
     if mechanism.has_log_prob:
         return LikelihoodRatioScore(mechanism, a, b)
     if math.prod(mechanism.output_shape) == len(a) and mechanism.output_kind == "real":
         return ProjectionScore(a, b)
     return None
+
+
+#: Outputs per input that decide whether the profile auditor scores the float bits.
+BITS_SAMPLES = 1 << 14
 
 
 def _corners(mechanism: Mechanism) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
@@ -330,7 +353,8 @@ def _audit_curve(
     if config is not None and not isinstance(config, ProfileAuditConfig):
         raise InvalidTypeError("config", config, "a ProfileAuditConfig for a curve claim")
     pair = _corners(mech)
-    score = None if pair is None else profile_score(mech, *pair)
+    seed = (config or ProfileAuditConfig()).seed
+    score = None if pair is None else profile_score(mech, *pair, seed=seed)
     if pair is None or score is None:
         raise InvalidArgumentError(
             "mechanism",
@@ -366,7 +390,7 @@ def _audit_point(
     )
     w = searched.witness
     pair = (w.x, w.x_prime) if w is not None and w.values is None else _corners(mech)
-    score = None if pair is None else profile_score(mech, *pair)
+    score = None if pair is None else profile_score(mech, *pair, seed=config.seed)
     if pair is None or score is None:
         note = (
             "the profile certifier did not run (no pair on a real box, or no score for these "

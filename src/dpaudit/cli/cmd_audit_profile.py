@@ -149,7 +149,7 @@ def _pair(args: argparse.Namespace, mechanism: Mechanism) -> InputPair:
     return pair
 
 
-def _score(choice: str, mechanism: Mechanism, pair: InputPair) -> Any:
+def _score(choice: str, mechanism: Mechanism, pair: InputPair, bits: bool = True) -> Any:
     """The score of ``--score``: ``auto`` is the entry's own choice
     (:func:`dpaudit.api.profile_score`), else the one named, checked against the mechanism."""
     import numpy as np
@@ -160,7 +160,7 @@ def _score(choice: str, mechanism: Mechanism, pair: InputPair) -> Any:
 
     x, xp = tuple(pair.x), tuple(pair.x_prime)
     if choice == "auto":
-        chosen = profile_score(mechanism, x, xp)
+        chosen = profile_score(mechanism, x, xp, bits=bits)
         if chosen is not None:
             return chosen
         # Outputs of the input's size that are not real (integers, say), or of another size
@@ -260,7 +260,7 @@ def run_profile(args: argparse.Namespace) -> int:
     mechanism = build_mechanism(args)
     parsed = resolve_claim(args.claim, mechanism)
     pair = _pair(args, mechanism)
-    score = _score(args.score, mechanism, pair)
+    score = _score(args.score, mechanism, pair, bits=not getattr(args, "values_only", False))
 
     # The one entry (it loads scipy and every auditor): after every argument is checked.
     from dpaudit.api import audit

@@ -56,6 +56,8 @@ class StageKey(IntEnum):
     PROFILE_SELECT = 0
     PROFILE_FINAL = 1
     PROFILE_BAND = 2
+    # Profile auditor's caller: the sample that decides whether the float bits are scored.
+    PROFILE_BITS = 9
     # Rewriter, white box: one unit per pair and stage, ``(seed, pair, key)``.
     REWRITE_SELECT = 0
     REWRITE_FINAL = 1
