@@ -365,8 +365,20 @@ class FunctionMechanism(Mechanism):
         """Typed domains: the values the auditor sees as indices ``0..K-1``.
 
         The user's pairs first, then the values of the domain's listed candidate
-        pairs (:meth:`neighbouring_pairs`), else its ``index_points()``.
+        pairs (:meth:`neighbouring_pairs`), else its ``index_points()``.  Computed once
+        per instance (every sampling call reads it).
         """
+        cached = self.__dict__.get("_index_points")
+        if cached is None:
+            cached = self._typed_points()
+            object.__setattr__(self, "_index_points", cached)
+            keys = {}
+            for i, v in enumerate(cached):
+                keys.setdefault(_value_key(v), i)
+            object.__setattr__(self, "_index_keys", keys)
+        return cached
+
+    def _typed_points(self) -> tuple[Any, ...]:
         dom = self.claimed.domain  # type: ignore[union-attr]
         values = [v for p in self.extra_pairs for v in p]
         cands = _listed_candidates(dom)
@@ -396,8 +408,8 @@ class FunctionMechanism(Mechanism):
         return self.typed and isinstance(self.claimed.domain, Dataset)  # type: ignore[union-attr]
 
     def _index_of(self, value: Any) -> int:
-        key = _value_key(value)
-        return next(i for i, v in enumerate(self.index_points()) if _value_key(v) == key)
+        self.index_points()
+        return self.__dict__["_index_keys"][_value_key(value)]
 
     def _index_pair(self, a: Any, b: Any, origin: str) -> IndexPair:
         """``(a, b)`` as indices; the origin names both values (a witness shows indices)."""
