@@ -334,7 +334,7 @@ def profile_score(
 
 
 #: Outputs per input that decide whether the profile auditor scores the float bits.
-BITS_SAMPLES = 1 << 14
+BITS_SAMPLES = 1 << 12
 
 
 def _corners(mechanism: Mechanism) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
