@@ -168,17 +168,7 @@ class Train:
                     score = hist
                 else:
                     score = train_classifier(family, mech, dx, dxp, seed=cfg.seed)
-                sx, sxp = score(dx.rows), score(dxp.rows)
-                thr = candidate_thresholds([sx, sxp])
-                sign = 1 if isinstance(score, LikelihoodRatioScore) else 0
-                tables.append(
-                    CandidateTable.of(
-                        thr,
-                        SideStats.of(sx, thr, dx.counts, sign),
-                        SideStats.of(sxp, thr, dxp.counts, -sign),
-                    )
-                )
-                combos.append(Combo(i, score, thr))
+                _add_score(combos, tables, i, score, dx, dxp)
             if self.rare_events and looks_for_rare_sets(mech.output_kind):
                 add_rare(combos, tables, i, dx, dxp)
             if self.representation:
@@ -218,9 +208,13 @@ def _add_score(
     """Append pair ``i``'s ``score`` with its threshold grid and training table."""
     sx, sxp = score(dx.rows), score(dxp.rows)
     thr = candidate_thresholds([sx, sxp])
+    # A likelihood-ratio score also weighs each side's outputs to estimate the other's.
+    sign = 1 if isinstance(score, LikelihoodRatioScore) else 0
     tables.append(
         CandidateTable.of(
-            thr, SideStats.of(sx, thr, dx.counts, 0), SideStats.of(sxp, thr, dxp.counts, 0)
+            thr,
+            SideStats.of(sx, thr, dx.counts, sign),
+            SideStats.of(sxp, thr, dxp.counts, -sign),
         )
     )
     combos.append(Combo(i, score, thr))
