@@ -37,6 +37,8 @@ FALSE = "| correct mechanism | false alarms |"
 RARE = "| leak of probability q |"
 TUNING = "docs/tuning.md"
 BOX_VS_PAIR = "| row, claimed ε | box (no `--pair`) | `--pair` |"
+FDP_POWER = "| true μ | f-DP μ_lcb |"
+FDP_CALIBRATION = "| set (true μ) | μ_lcb > μ |"
 
 
 def _runs(runs: int) -> str:
@@ -109,6 +111,32 @@ def _profile_rows() -> list[Quote]:
             at = f"side_by_side.{kind}_{audit}_{unit}"
             fields = (f"{at}|median", f"{at}|p5", f"{at}|p95")
             rows.append(Quote(BENCH, SIDE, label, column, "profile_false_alarms.json", fields))
+    return rows
+
+
+def _one_run_fdp_rows() -> list[Quote]:
+    rows = []
+    for label, mu in (("0.5", "0.5"), ("1", "1.0"), ("2", "2.0"), ("4", "4.0")):
+        at = f"power[mu={mu}]"
+        for column, key in ((1, "fdp"), (2, "point_same_run"), (3, "point_only")):
+            fields = tuple(f"{at}.{key}.{s}" for s in ("median", "min", "max"))
+            rows.append(Quote(BENCH, FDP_POWER, label, column, "one_run_fdp.json", fields))
+        rows.append(
+            Quote(BENCH, FDP_POWER, label, 4, "one_run_fdp.json", (f"{at}.seconds_fdp.median",))
+        )
+    for label, name in (
+        ("null", "null-normal"),
+        ("randomised", "rr-binary"),
+        ("Gaussian", "gaussian-1"),
+    ):
+        at = f"calibration[set={name}]"
+        for column, fields in (
+            (0, (None, f"{at}.true_mu") if name == "rr-binary" else (f"{at}.true_mu",)),
+            (1, (f"{at}.over", f"{at}.seeds")),
+            (2, (f"{at}.interval.0", f"{at}.interval.1")),
+            (3, tuple(f"{at}.mu_lcb.{s}" for s in ("median", "min", "max"))),
+        ):
+            rows.append(Quote(BENCH, FDP_CALIBRATION, label, column, "one_run_fdp.json", fields))
     return rows
 
 
@@ -282,6 +310,7 @@ QUOTES: list[Quote] = [
     *_validation_rows(),
     *_released_rows(),
     *_box_vs_pair_rows(),
+    *_one_run_fdp_rows(),
 ]
 
 _NO_FILE = "not stored in benchmarks/results/"
@@ -332,6 +361,8 @@ CHECKED_TABLES = [
     (VALIDATION, FALSE),
     (VALIDATION, RARE),
     (TUNING, BOX_VS_PAIR),
+    (BENCH, FDP_POWER),
+    (BENCH, FDP_CALIBRATION),
 ]
 
 

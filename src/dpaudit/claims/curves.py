@@ -343,11 +343,12 @@ class RenyiDP:
         return out
 
     def describe(self) -> str:
-        """One line listing the curve."""
-        pts = ", ".join(
-            f"ε({a:g})={e:.4g}" for a, e in zip(self.orders, self.epsilons, strict=True)
-        )
-        return f"Rényi DP: {pts}"
+        """One line listing the curve (an accountant's hundreds of orders: the first 6 and the
+        last, with how many are left out)."""
+        pts = [f"ε({a:g})={e:.4g}" for a, e in zip(self.orders, self.epsilons, strict=True)]
+        if len(pts) > 8:
+            pts = [*pts[:6], f"… ({len(pts) - 7} more orders)", pts[-1]]
+        return f"Rényi DP: {', '.join(pts)}"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""

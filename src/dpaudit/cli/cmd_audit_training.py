@@ -11,7 +11,9 @@ the bundled one) plus the canaries, each a ``(text, label)`` tuple.
 probability 1/2, one training (``--runs`` pooled), guesses certified by Steinke, Nasr &
 Jagielski (NeurIPS 2023).  ``--method multi-run``: ``--runs`` trainings with and ``--runs``
 without one canary, thresholds certified by the whole-claim certifier (Nasr et al. 2021,
-2023).  Every training run is one work unit: progress is shown per run, ``--out DIR
+2023).  ``--claim gdp:MU`` (or ``renyi:...``, ``accountant-rdp``) states the claim as a curve:
+the one-run audit then also tests the curve whole (``--bound f-dp``, Mahloujifar, Melis &
+Chaudhuri 2024).  Every training run is one work unit: progress is shown per run, ``--out DIR
 --resume`` continues from the finished runs, ``--workers``/``--backend ray`` spread them.
 """
 
@@ -35,6 +37,8 @@ TRAINERS = {
 #: Canary kinds (``auditors.training.canaries.CANARY_KINDS``; a test keeps them equal).
 CANARY_KINDS = ("gradient", "mislabelled", "held-out", "random-tokens")
 METHODS = ("one-run", "multi-run")
+#: One-run bounds (``auditors.training.one_run.BOUNDS``; a test keeps them equal).
+BOUNDS = ("auto", "eps-delta", "f-dp")
 
 
 def register(sub: Any) -> None:
@@ -52,7 +56,22 @@ def register(sub: Any) -> None:
     p.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE")
     p.add_argument("--epsilon", type=float, default=None, help="claimed ε (default: accountant)")
     p.add_argument("--delta", type=float, default=None, help="claimed δ, in [0, 1)")
+    p.add_argument(
+        "--claim",
+        default=None,
+        metavar="SPEC",
+        help="the claim as a curve instead of --epsilon: gdp:MU, renyi:ORDER=EPS,..., zcdp:RHO, "
+        "approx:EPS,DELTA, pure:EPS, or accountant-rdp (the trainer's own RDP curve); a curve "
+        "is read at --delta",
+    )
     p.add_argument("--method", choices=METHODS, default="one-run")
+    p.add_argument(
+        "--bound",
+        choices=BOUNDS,
+        default="auto",
+        help="one-run: eps-delta (Steinke et al.'s bound on ε at δ), f-dp (that, and the "
+        "claimed curve tested whole; Mahloujifar et al. 2024), auto (f-dp for curve claims)",
+    )
     p.add_argument(
         "--canaries",
         type=bounded_integer(2, 10_000_000),
@@ -139,19 +158,20 @@ def _user(args: argparse.Namespace) -> Any:
 
     if args.score is None:
         raise InvalidArgumentError("--score", None, "MODULE:SCORE for a MODULE:TRAIN trainer")
-    if args.epsilon is None or args.delta is None:
+    if args.claim is None and (args.epsilon is None or args.delta is None):
         raise InvalidArgumentError(
-            "--epsilon", args.epsilon, "--epsilon and --delta: your accountant's claim"
+            "--epsilon", args.epsilon, "--epsilon and --delta (or --claim): your accountant's claim"
         )
     if args.param:
         raise InvalidArgumentError("-p", args.param, "no -p for MODULE:TRAIN")
     train = import_target(args.mechanism, "TRAINER")
     score = import_target(args.score, "--score")
+    declared = ApproxDP(args.epsilon, args.delta) if args.claim is None else None
     return CallableTraining(
         train,
         score,
         _records(args.data),
-        ApproxDP(args.epsilon, args.delta),
+        declared if declared is not None else _curve_claim(args, None),
         label=args.mechanism,
         declared_access=args.access,
     )
@@ -160,12 +180,37 @@ def _user(args: argparse.Namespace) -> Any:
 def _claim(args: argparse.Namespace, trainer: Any) -> Any:
     from dpaudit.claims import ApproxDP
 
+    if args.claim is not None:
+        return _curve_claim(args, trainer)
     if args.epsilon is None and args.delta is None:
         return None
     own = trainer.claim
     epsilon = own.epsilon if args.epsilon is None else args.epsilon
     delta = own.delta if args.delta is None else args.delta
     return ApproxDP(epsilon, delta)
+
+
+def _curve_claim(args: argparse.Namespace, trainer: Any) -> Any:
+    """``--claim SPEC``: a parsed claim, or the trainer's accountant's RDP curve."""
+    from dpaudit.claims.parse import parse_claim
+
+    if args.epsilon is not None:
+        raise InvalidArgumentError("--claim", args.claim, "either --claim or --epsilon, not both")
+    if args.claim == "accountant-rdp":
+        accountant = getattr(trainer, "accountant", None)
+        if not callable(getattr(accountant, "renyi_claim", None)):
+            raise InvalidArgumentError(
+                "--claim", args.claim, f"a written claim: {args.mechanism} has no RDP accountant"
+            )
+        claim = accountant.renyi_claim()
+    else:
+        claim = parse_claim(args.claim, "--claim", ("accountant-rdp",)).claim
+    point = isinstance(getattr(claim, "epsilon", None), int | float)
+    if not point and args.delta is None:
+        raise InvalidArgumentError("--delta", None, "the δ in (0, 1) to read the curve at")
+    if point and args.delta is not None:
+        raise InvalidArgumentError("--delta", args.delta, "no --delta with a point claim")
+    return claim
 
 
 def _check(args: argparse.Namespace) -> None:
@@ -188,12 +233,17 @@ def _check(args: argparse.Namespace) -> None:
 
 
 def _rule_line(rule: Any, auc: float) -> str:
-    if rule.epsilon_lower_bound <= 0:
+    if rule.epsilon_lower_bound <= 0 and not rule.refutes_curve and not rule.mu_lower_bound:
         return "best guess rule: none certified a positive bound (no score told in from out)"
+    shown = [f"ε ≥ {rule.epsilon_lower_bound:.4g}"]
+    if rule.mu_lower_bound is not None:
+        shown.append(f"μ ≥ {rule.mu_lower_bound:.4g}")
+    if rule.refutes_curve is not None:
+        shown.append("claimed curve refuted" if rule.refutes_curve else "claimed curve not refuted")
     return (
         f"best guess rule, on score {rule.score!r}: {rule.positive} guessed in, "
-        f"{rule.negative} out, {rule.correct} of {rule.guesses} correct → ε ≥ "
-        f"{rule.epsilon_lower_bound:.4g} (AUC of that score, descriptive: {auc:.3f})"
+        f"{rule.negative} out, {rule.correct} of {rule.guesses} correct → {', '.join(shown)} "
+        f"(AUC of that score, descriptive: {auc:.3f})"
     )
 
 
@@ -211,12 +261,18 @@ def render(result: Any) -> str:
         f"canaries: {d.canary_description}; {d.runs} training run{'s' if d.runs > 1 else ''}, "
         f"{d.included} of {d.canaries * d.runs} included at random; access: {d.access}",
         _rule_line(rule, d.auc),
-        f"largest bound these canaries could give: {d.ceiling:.4g} (every guess of a rule correct)",
+        f"largest bound these canaries could give: {d.ceiling:.4g}"
+        + (f" (μ: {d.mu_ceiling:.4g})" if d.mu_ceiling is not None else "")
+        + " (every guess of a rule correct)",
         result.confidence_statement,
         "assumes: " + "; ".join(d.assumptions),
         f"time: {result.timing['total']:.2f} s ({d.seconds_per_run:.3g} s per training run)",
     ]
     return "\n".join(lines)
+
+
+def _is_point(claim: Any) -> bool:
+    return claim is None or isinstance(getattr(claim, "epsilon", None), int | float)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -235,6 +291,8 @@ def run(args: argparse.Namespace) -> int:
             canary_kind=args.canary_kind,
             confidence=args.confidence,
             seed=args.seed,
+            delta=None if _is_point(claim) else args.delta,
+            bound=args.bound,
         )
     else:
         config = MultiRunConfig(

@@ -21,7 +21,7 @@ from dpaudit.errors import InvalidArgumentError
 from dpaudit.io import atomic_write_bytes, atomic_write_text
 from dpaudit.report.audit_picture import audit_png
 from dpaudit.report.blocks import Block, Bullets, Heading, Image, Table, Text
-from dpaudit.report.bounds import bound_text, scrub_negative_bounds
+from dpaudit.report.bounds import bound_text, canary_bound_text, scrub_negative_bounds
 from dpaudit.report.collect import as_float, fmt
 from dpaudit.report.content import INCONCLUSIVE_MARK, VIOLATION_MARK
 from dpaudit.report.html import render_blocks as html_blocks
@@ -75,6 +75,8 @@ def _bound(result: Mapping[str, Any]) -> str:
         mu = bound_text(detail.get("mu_lower_bound"), "μ_lcb")
         if claimed is None or math.isnan(claimed):
             return f"{mu}; {bound_text(result.get('epsilon_lower_bound'))} at the claim's δ"
+    if result.get("kind") == "training":
+        return canary_bound_text(result.get("epsilon_lower_bound"), detail)
     return bound_text(result.get("epsilon_lower_bound"))
 
 
@@ -192,9 +194,24 @@ def audit_blocks(
     return blocks
 
 
-def _rule_row(name: str, rule: Mapping[str, Any]) -> tuple[str, ...]:
+def _rule_strength(rule: Mapping[str, Any]) -> tuple[bool, float, float]:
+    """A rule's rank, as the auditor ranks them: curve refuted, then μ_lcb, then ε_lcb."""
+    mu = rule.get("mu_lower_bound")
+    return (
+        bool(rule.get("refutes_curve")),
+        float(mu) if mu is not None else 0.0,
+        float(rule.get("epsilon_lower_bound", 0)),
+    )
+
+
+def _rule_row(name: str, rule: Mapping[str, Any], curve: bool, gdp: bool) -> tuple[str, ...]:
     counts = (rule.get("positive"), rule.get("negative"), rule.get("correct"))
-    return (name, *(str(c) for c in counts), fmt(rule.get("epsilon_lower_bound"), 4))
+    row = (name, *(str(c) for c in counts), fmt(rule.get("epsilon_lower_bound"), 4))
+    if gdp:
+        row += (fmt(rule.get("mu_lower_bound"), 4),)
+    if curve:
+        row += ("refuted" if rule.get("refutes_curve") else "not refuted",)
+    return row
 
 
 def _training_blocks(detail: Mapping[str, Any]) -> list[Block]:
@@ -205,10 +222,10 @@ def _training_blocks(detail: Mapping[str, Any]) -> list[Block]:
     for rule in rules:
         name = str(rule.get("score"))
         kept = per_score.get(name)
-        if kept is None or float(rule.get("epsilon_lower_bound", 0)) > float(
-            kept.get("epsilon_lower_bound", 0)
-        ):
+        if kept is None or _rule_strength(rule) > _rule_strength(kept):
             per_score[name] = rule
+    curve = detail.get("bound") == "f-dp"
+    gdp = curve and any(r.get("mu_lower_bound") is not None for r in rules)
     runs = int(detail.get("runs", 1))
     facts = (
         f"{detail.get('canary_description', '')}; {runs} training run{'s' if runs > 1 else ''}, "
@@ -217,17 +234,23 @@ def _training_blocks(detail: Mapping[str, Any]) -> list[Block]:
         f"best rule, on score '{best.get('score')}': {best.get('positive')} guessed in, "
         f"{best.get('negative')} out, {best.get('correct')} correct; AUC of that score "
         f"{fmt(detail.get('auc'), 3)} (descriptive)",
-        f"largest bound these canaries could give: {fmt(detail.get('ceiling'), 4)}",
+        f"largest bound these canaries could give: {fmt(detail.get('ceiling'), 4)}"
+        + (f" (μ: {fmt(detail.get('mu_ceiling'), 4)})" if gdp else ""),
     )
+    headers = ("score", "guessed in", "guessed out", "correct", "ε_lcb")
+    headers += ("μ_lcb",) * int(gdp) + ("claimed curve (f-DP test)",) * int(curve)
+    blank = ("—",) * (int(gdp) + int(curve))
     table = Table(
-        ("score", "guessed in", "guessed out", "correct", "ε_lcb"),
+        headers,
         tuple(
-            _rule_row(name, r)
-            if float(r.get("epsilon_lower_bound", 0)) > 0
-            else (name, "—", "—", "—", "0 (no rule certified a bound)")
+            _rule_row(name, r, curve, gdp)
+            if _rule_strength(r) > (False, 0.0, 0.0)
+            else (name, "—", "—", "—", "0 (no rule certified a bound)", *blank)
             for name, r in per_score.items()
         ),
-        title="The best guess rule of each score (each rule certified at α/rules)",
+        title="The best guess rule of each score (each rule certified at α/rules)"
+        if not curve
+        else "The best guess rule of each score (each rule tested twice, at α/(2·rules))",
     )
     assumed = tuple(str(a) for a in detail.get("assumptions") or ())
     return [

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from dpaudit.report.collect import as_float, fmt
@@ -31,3 +32,18 @@ def bound_text(value: Any, symbol: str = "ε_lcb", digits: int = 4) -> str:
 def scrub_negative_bounds(text: str) -> str:
     """``ε ≥ -0.76`` (a statement's raw bound) as ``ε ≥ 0 (nothing certified)``."""
     return re.sub(r"(ε(?:_lcb)?\s*(?:≥|=)\s*)[-−]\d[\d.e+-]*", r"\g<1>0 (nothing certified)", text)
+
+
+def canary_bound_text(epsilon_lower_bound: Any, detail: Mapping[str, Any]) -> str:
+    """A canary audit's certified bound: ``ε_lcb``, and under the f-DP test the best μ_lcb
+    (μ-GDP claims) and whether a rule refuted the claimed curve."""
+    text = bound_text(epsilon_lower_bound)
+    if detail.get("bound") != "f-dp":
+        return text
+    rules = detail.get("rules") or ()
+    mus = [r.get("mu_lower_bound") for r in rules if r.get("mu_lower_bound") is not None]
+    if mus:
+        text += f"; {bound_text(max(mus), 'μ_lcb')}"
+    if any(r.get("refutes_curve") for r in rules):
+        text += "; claimed curve refuted (f-DP test)"
+    return text

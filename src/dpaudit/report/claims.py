@@ -21,7 +21,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from dpaudit.report.bounds import INFINITE_EXACT, bound_text
+from dpaudit.report.bounds import INFINITE_EXACT, bound_text, canary_bound_text
 from dpaudit.report.collect import FigureEntry, RunContents, as_float, fmt
 from dpaudit.report.content import (
     Block,
@@ -106,6 +106,8 @@ def certified_bound(audit: AuditRecord) -> str:
         if point is not None and audit.violation:
             delta = bound_text(point.get("delta_lower_bound"), "δ_lcb")
             return f"{delta} at ε = {fmt(worst)} (claim: δ = {fmt(point.get('claimed_delta'))})"
+    if _kind(audit) == "training":
+        return canary_bound_text(audit.epsilon_lower_bound, detail)
     return bound_text(audit.epsilon_lower_bound)
 
 

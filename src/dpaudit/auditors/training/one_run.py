@@ -16,6 +16,10 @@ Steinke, Nasr & Jagielski, "Privacy Auditing with One (1) Training Run", NeurIPS
    ``α/G`` for the ``G`` rules of the grid (Bonferroni), so the best rule's ε ≥ ε_lcb holds at
    confidence ``1 − α``.  Reporting the best rule at ``α`` unadjusted, as the paper's code
    and several packages do, overstates the confidence ``G``-fold.
+4. **Curve claims** (μ-GDP, RDP, zCDP, a profile; ``bound="f-dp"``, the default for them) —
+   each rule is also tested against the claimed curve as a whole, by the f-DP refinement of
+   Mahloujifar, Melis & Chaudhuri (2024, :mod:`dpaudit.analysis.one_run_fdp`), and for a
+   μ-GDP claim it certifies μ ≥ μ_lcb.  Both tests of every rule then run at ``α/(2G)``.
 
 What the bound assumes: the inclusion bits are independent and uniform (the auditor draws
 them); the training sees nothing of them but the dataset; the claim is about adding or
@@ -36,7 +40,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import rankdata
 
-from dpaudit.analysis import one_run
+from dpaudit.analysis import one_run, one_run_fdp
 from dpaudit.auditors.core.answer import Evidence, Judged, answer, epsilon_evidence
 from dpaudit.auditors.core.trust import TrustReport, establish_training_trust
 from dpaudit.auditors.training.canaries import CANARY_KINDS, Canaries, draw_canaries
@@ -53,6 +57,9 @@ from dpaudit.validation import check_int, check_probability_open, check_seed
 DEFAULT_CANARIES = 1000
 #: Fractions of the canaries a rule guesses on (abstaining on the rest).
 GUESS_FRACTIONS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
+#: How the guesses are certified: "eps-delta" (Steinke et al.'s bound on ε at the claim's δ),
+#: "f-dp" (that, and the claimed curve tested whole), "auto" (f-dp for curve claims).
+BOUNDS = ("auto", "eps-delta", "f-dp")
 #: Stage keys of the audit's streams: canaries and inclusion bits, then each run.
 _CANARY_KEY, _INCLUDE_KEY, _RUN_KEY, _PROBE_KEY = 41, 42, 43, 44
 ASSUMPTIONS = (
@@ -72,7 +79,7 @@ class OneRunConfig:
     canaries drawn from it); ``runs`` independent trainings pooled; ``canary_kind`` one
     of :data:`~dpaudit.auditors.training.canaries.CANARY_KINDS` (``None``: gradient canaries
     for a white-box trainer, mislabelled ones otherwise); ``delta``: the δ at which a curve
-    claim is read (a point claim uses its own).
+    claim is read (a point claim uses its own); ``bound``: one of :data:`BOUNDS`.
     """
 
     canaries: int | None = None
@@ -82,8 +89,11 @@ class OneRunConfig:
     delta: float | None = None
     seed: int = 0
     execution: ExecutionConfig = field(default_factory=ExecutionConfig)
+    bound: str = "auto"
 
     def __post_init__(self) -> None:
+        if self.bound not in BOUNDS:
+            raise InvalidArgumentError("bound", self.bound, f"one of {', '.join(BOUNDS)}")
         if self.canaries is not None:
             check_int("canaries", self.canaries, minimum=2, maximum=10_000_000)
         check_int("runs", self.runs, minimum=1, maximum=100_000)
@@ -147,8 +157,35 @@ def gap_split(scores: np.ndarray) -> tuple[int, int]:
     return m - below, below
 
 
+@dataclass(frozen=True)
+class CurveTest:
+    """The f-DP test of a curve claim: its ``B⁻¹`` and whether it is μ-GDP (then μ_lcb too)."""
+
+    inverse_blowup: Any
+    gdp: bool
+
+    @classmethod
+    def of(cls, claim: Any) -> CurveTest:
+        """The test of ``claim``'s own curve (:func:`one_run_fdp.claim_inverse_blowup`)."""
+        gdp = isinstance(getattr(claim, "mu", None), int | float) and callable(
+            getattr(claim, "tradeoff", None)
+        )
+        return cls(one_run_fdp.claim_inverse_blowup(claim), gdp)
+
+    def rule(self, m: int, g: int, v: int, err: float) -> tuple[bool, float | None]:
+        """Whether ``v`` correct of ``g`` refute the curve at ``err``, and μ_lcb if μ-GDP."""
+        refuted = bool(one_run_fdp.refutes(self.inverse_blowup, m, g, v, err)[0])
+        return refuted, (one_run_fdp.gdp_lower_bound(m, g, v, err) if self.gdp else None)
+
+
 def _rules(
-    scores: np.ndarray, inside: np.ndarray, grid: tuple, err: float, delta: float, name: str
+    scores: np.ndarray,
+    inside: np.ndarray,
+    grid: tuple,
+    err: float,
+    delta: float,
+    name: str,
+    curve: CurveTest | None = None,
 ) -> list[GuessRule]:
     """Every rule of ``grid`` and the gap split on one score, each certified at ``err``."""
     order = np.argsort(-scores, kind="stable")
@@ -157,7 +194,8 @@ def _rules(
         lowest = order[len(order) - neg :] if neg else order[:0]
         correct = int(inside[order[:pos]].sum()) + int((~inside[lowest]).sum())
         bound = one_run.epsilon_lower_bound(inside.size, pos + neg, correct, err, delta)
-        out.append(GuessRule(pos, neg, correct, bound, name))
+        refuted, mu = curve.rule(inside.size, pos + neg, correct, err) if curve else (None, None)
+        out.append(GuessRule(pos, neg, correct, bound, name, refuted, mu))
     return out
 
 
@@ -247,20 +285,42 @@ def play(mechanism: TrainingMechanism, config: OneRunConfig) -> CanaryScores:
 
 
 def certify_guesses(
-    scores: dict[str, np.ndarray], inside: np.ndarray, confidence: float, delta: float
+    scores: dict[str, np.ndarray],
+    inside: np.ndarray,
+    confidence: float,
+    delta: float,
+    curve: CurveTest | None = None,
 ) -> tuple[tuple[GuessRule, ...], float, float]:
-    """Every rule of the grid and the gap split on every score, at α/(rules·scores): the rules,
-    the error of each, and the ceiling."""
+    """Every rule of the grid and the gap split on every score, at α/(rules·scores·tests): the
+    rules, the error of each test, and the ceiling (``curve``: each rule is also tested
+    against that curve, so two tests per rule)."""
     total = int(inside.size)
     grid = guess_grid(total)
-    err = (1.0 - confidence) / ((len(grid) + 1) * len(scores))
+    tests = 2 if curve is not None else 1
+    err = (1.0 - confidence) / ((len(grid) + 1) * len(scores) * tests)
     rules = tuple(
         rule
         for name, values in scores.items()
-        for rule in _rules(values, inside, grid, err, delta, name)
+        for rule in _rules(values, inside, grid, err, delta, name, curve)
     )
     ceiling = max(one_run.epsilon_ceiling(total, p + n, err, delta) for p, n in grid)
     return rules, err, ceiling
+
+
+def _curve_power(curve: CurveTest, total: int, err: float) -> tuple[bool, float | None]:
+    """Whether all-correct guesses of some rule of the grid refute the curve; the μ ceiling."""
+    grid = guess_grid(total)
+    testable = any(curve.rule(total, p + n, p + n, err)[0] for p, n in grid)
+    if not curve.gdp:
+        return testable, None
+    return testable, max(one_run_fdp.gdp_ceiling(total, p + n, err) for p, n in grid)
+
+
+def _bound_for(claim: Any, bound: str) -> str:
+    """The test a config's ``bound`` names for ``claim`` ("auto": f-dp for curve claims)."""
+    if bound == "auto":
+        return "eps-delta" if _is_point(claim) else "f-dp"
+    return bound
 
 
 def audit_one_run(
@@ -274,10 +334,13 @@ def audit_one_run(
     source = "the trainer's accountant" if claim is None else "given"
     claim = mechanism.claim if claim is None else claim
     epsilon, delta = claimed_point(claim, cfg.delta)
+    method = _bound_for(claim, cfg.bound)
+    curve = CurveTest.of(claim) if method == "f-dp" else None
     game = play(mechanism, cfg)
     inside = game.inside
-    rules, err, ceiling = certify_guesses(game.scores, inside, cfg.confidence, delta)
-    best = max(range(len(rules)), key=lambda i: rules[i].epsilon_lower_bound)
+    rules, err, ceiling = certify_guesses(game.scores, inside, cfg.confidence, delta, curve)
+    best = max(range(len(rules)), key=lambda i: _strength(rules[i]))
+    testable, mu_ceiling = _curve_power(curve, inside.size, err) if curve else (None, None)
     detail = TrainingDetail(
         method="one-run",
         access=game.mechanism.access,
@@ -295,9 +358,18 @@ def audit_one_run(
         auc=_auc(game.scores[rules[best].score], inside),
         seconds_per_run=float(np.mean(game.seconds)),
         assumptions=ASSUMPTIONS,
+        bound=method,
+        curve_testable=testable,
+        mu_ceiling=mu_ceiling,
     )
     seconds = time.perf_counter() - start
     return _answer(game.mechanism, claim, epsilon, detail, cfg, game.trust, seconds)
+
+
+def _strength(rule: GuessRule) -> tuple[bool, float, float]:
+    """A rule's rank: refuting the claimed curve first, then μ_lcb, then ε_lcb."""
+    mu = rule.mu_lower_bound if rule.mu_lower_bound is not None else 0.0
+    return bool(rule.refutes_curve), mu, rule.epsilon_lower_bound
 
 
 def _answer(
@@ -311,24 +383,38 @@ def _answer(
 ) -> AuditResult:
     """The core's answer on the best rule: violation, inconclusive (out of reach) or none."""
     top = detail.rules[detail.best]
-    bound, total, k = top.epsilon_lower_bound, detail.canaries * detail.runs, len(detail.rules)
-    judged = Judged.of_bound(bound, epsilon, testable=detail.ceiling > epsilon)
+    total, k = detail.canaries * detail.runs, len(detail.rules)
+    bound = max(r.epsilon_lower_bound for r in detail.rules)
     blind = (
         f"no bound above {detail.ceiling:.3g} can be certified with {total} canaries at this "
         f"confidence (all guesses of a rule correct), so a violation of ε = {epsilon:g} could "
         "not have been seen; more canaries or runs are needed"
     )
     evidence: Evidence = epsilon_evidence(bound, epsilon, detail.delta, blind)
+    judged = Judged.of_bound(bound, epsilon, testable=detail.ceiling > epsilon)
+    if detail.bound == "f-dp":
+        judged, evidence = _curve_judgement(claim, detail, judged, evidence)
     alpha = 1.0 - cfg.confidence
+    tests = 2 if detail.bound == "f-dp" else 1
+    how = (
+        f"Each rule is tested at error α/{k} = {detail.error_per_rule:.4g} (α = {alpha:.4g}, "
+        "Bonferroni) with the bound of Steinke, Nasr & Jagielski (NeurIPS 2023, Thm. 5.2), so "
+        f"ε ≥ ε_lcb holds with probability ≥ {cfg.confidence:g}."
+        if tests == 1
+        else f"Each rule is tested twice, each time at error α/(2·{k}) = "
+        f"{detail.error_per_rule:.4g} (α = {alpha:.4g}, Bonferroni over rules and tests): on ε at "
+        "δ with the bound of Steinke, Nasr & Jagielski (NeurIPS 2023, Thm. 5.2), and against "
+        "the claimed curve as a whole with the f-DP bound of Mahloujifar, Melis & Chaudhuri "
+        f"(arXiv:2410.22235, 2024), so every statement holds with probability ≥ "
+        f"{cfg.confidence:g}."
+    )
     statement = (
         f"{cfg.runs} training run{'s' if cfg.runs > 1 else ''} with {total} canaries, "
         f"{detail.included} included at random; the best of {k} guess rules that never see "
         f"the bits ({k // max(1, len({r.score for r in detail.rules}))} per score, on "
         f"{len({r.score for r in detail.rules})} score(s)) guessed on {top.score!r} "
         f"{top.guesses} times ({top.positive} in, {top.negative} out), "
-        f"{top.correct} correct. Each rule is tested at error α/{k} = {detail.error_per_rule:.4g} "
-        f"(α = {alpha:.4g}, Bonferroni) with the bound of Steinke, Nasr & Jagielski (NeurIPS "
-        f"2023, Thm. 5.2), so ε ≥ ε_lcb holds with probability ≥ {cfg.confidence:g}."
+        f"{top.correct} correct. {how}"
     )
     return answer(
         kind=AuditorKind.TRAINING,
@@ -349,6 +435,33 @@ def _answer(
         claim_text=None if _is_point(claim) else f"{claim.describe()} at δ = {detail.delta:g}",
         level=f"{cfg.confidence:g}",
     )
+
+
+def _curve_judgement(
+    claim: Any, detail: TrainingDetail, point: Judged, evidence: Evidence
+) -> tuple[Judged, Evidence]:
+    """The f-DP test's say: the claim is refuted by the ε bound or by its curve's test."""
+    top = detail.rules[detail.best]
+    refuted = point.refuted or bool(top.refutes_curve)
+    judged = Judged(refuted=refuted, testable=point.testable or bool(detail.curve_testable))
+    mu = top.mu_lower_bound
+    claimed_mu = getattr(claim, "mu", None)
+    if top.refutes_curve and mu is not None and claimed_mu is not None and mu > claimed_mu:
+        shown = f"μ ≥ {mu:.6g} > claimed {claimed_mu:g}"
+    elif point.refuted:
+        shown = evidence.refuted + ("; the claimed curve is refuted too" * bool(top.refutes_curve))
+    else:
+        shown = (
+            f"the claimed curve is refuted as a whole: {top.correct} of {top.guesses} guesses "
+            f"on {top.score!r} correct (f-DP one-run test)"
+        )
+    held = evidence.held + ", and no rule refutes the claimed curve"
+    if mu is not None and claimed_mu is not None:
+        held += f" (μ_lcb = {mu:.6g} ≤ claimed {claimed_mu:g})"
+    blind = evidence.blind.replace(
+        "more canaries", "nor would all-correct guesses refute the claimed curve; more canaries"
+    )
+    return judged, Evidence(refuted=shown, held=held, blind=blind)
 
 
 @dataclass(frozen=True)
@@ -379,7 +492,9 @@ class OneRunAuditor:
 
 __all__ = [
     "ASSUMPTIONS",
+    "BOUNDS",
     "CanaryScores",
+    "CurveTest",
     "OneRunAuditor",
     "OneRunConfig",
     "TrainingRun",

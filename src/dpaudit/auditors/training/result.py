@@ -12,13 +12,17 @@ class GuessRule:
     """One rule of the grid: guess *in* for the ``positive`` highest values of ``score``,
     *out* for the ``negative`` lowest, abstain on the rest; ``correct`` of the ``positive +
     negative`` guesses were right, which certifies ε ≥ ``epsilon_lower_bound`` at the rule's
-    error."""
+    error.  Under the f-DP test (curve claims): ``refutes_curve``, whether the guesses refute
+    the claimed curve as a whole, and for a μ-GDP claim ``mu_lower_bound``, the μ they
+    certify (Mahloujifar, Melis & Chaudhuri 2024); both None otherwise."""
 
     positive: int
     negative: int
     correct: int
     epsilon_lower_bound: float
     score: str = "score"
+    refutes_curve: bool | None = None
+    mu_lower_bound: float | None = None
 
     @property
     def guesses(self) -> int:
@@ -37,7 +41,11 @@ class TrainingDetail:
     certified at ``error_per_rule`` = α/len(rules) (Bonferroni), so the best of them holds
     at the result's confidence; ``ceiling``: the largest bound the grid could give (all
     guesses of a rule correct); ``auc``: the best rule's score's area under the ROC curve,
-    in against out (descriptive, not certified).
+    in against out (descriptive, not certified).  ``bound``: how the guesses were certified
+    (``"eps-delta"``, or ``"f-dp"``: each rule tested twice, at ``α/(2·len(rules))``);
+    under f-DP ``curve_testable`` says whether all-correct guesses of some rule would have
+    refuted the claimed curve, and ``mu_ceiling`` the largest μ the grid could certify
+    (μ-GDP claims).
     """
 
     method: str
@@ -56,6 +64,14 @@ class TrainingDetail:
     auc: float
     seconds_per_run: float
     assumptions: tuple[str, ...]
+    bound: str = "eps-delta"
+    curve_testable: bool | None = None
+    mu_ceiling: float | None = None
+
+    @property
+    def mu_lower_bound(self) -> float | None:
+        """The best rule's certified μ (μ-GDP claims under the f-DP test), else None."""
+        return self.rules[self.best].mu_lower_bound
 
 
 __all__ = ["GuessRule", "TrainingDetail"]
