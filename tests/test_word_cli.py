@@ -96,3 +96,19 @@ def test_mechanisms_lists_word_mechanisms(capsys: pytest.CaptureFixture[str]) ->
     assert {"cmp", "mahalanobis", "vickrey", "tem", "truncated-gumbel"} <= set(words)
     assert {"santext", "santext+", "custext"} <= set(words)
     assert "lambda" in words["mahalanobis"]["parameters"]
+
+
+def test_mechanisms_lists_the_rewriters_and_trainers(capsys: pytest.CaptureFixture[str]) -> None:
+    """Every rewriter of the catalogue and every built-in trainer, each with what it is."""
+    from dpaudit.cli.cmd_audit_training import TRAINERS
+    from dpaudit.mechanisms.rewriters.catalogue import rewriter_names
+
+    code, out, _ = run_cli(capsys, "mechanisms", "--json")
+    data = json.loads(out)
+    assert code == 0
+    assert [r["name"] for r in data["rewriters"]] == rewriter_names()
+    assert {r["name"]: r["model"] for r in data["rewriters"]}["dp-bart"] == "seq2seq"
+    assert [t["name"] for t in data["trainers"]] == list(TRAINERS)
+    code, text, _ = run_cli(capsys, "mechanisms")
+    assert f"{len(rewriter_names())} LM rewriters" in text and "dp-bart  (seq2seq model)" in text
+    assert "2 training algorithms" in text and "dpsgd" in text

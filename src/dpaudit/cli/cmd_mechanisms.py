@@ -1,4 +1,9 @@
-"""``dpaudit mechanisms``: list every registered mechanism with its claim and analytic truth."""
+"""``dpaudit mechanisms``: list every registered mechanism with its claim and analytic truth.
+
+Vector mechanisms first (``dpaudit audit NAME``), then the word-level ones, the LM rewriters
+(``dpaudit audit-rewriter NAME``) and the training algorithms (``dpaudit audit-training
+NAME``).  Nothing heavy is loaded: no embedding, no language model, no torch.
+"""
 
 from __future__ import annotations
 
@@ -84,6 +89,83 @@ def describe_word_mechanisms() -> list[dict[str, Any]]:
     return rows
 
 
+def describe_rewriters() -> list[dict[str, Any]]:
+    """One record per LM rewriter: its model kind, what it is, its keyword parameters."""
+    import inspect
+
+    from dpaudit.mechanisms.rewriters.catalogue import REWRITERS
+
+    rows = []
+    for name in sorted(REWRITERS):
+        kind, build = REWRITERS[name]
+        signature = inspect.signature(build)
+        rows.append(
+            {
+                "name": name,
+                "model": kind,
+                "summary": (build.__doc__ or "").strip().splitlines()[0].replace("``", ""),
+                "parameters": [
+                    p.name for p in signature.parameters.values() if p.kind is p.KEYWORD_ONLY
+                ],
+            }
+        )
+    return rows
+
+
+def describe_trainers() -> list[dict[str, Any]]:
+    """One record per built-in training algorithm of ``audit-training``."""
+    from importlib import import_module
+
+    from dpaudit.cli.cmd_audit_training import TRAINERS
+
+    rows = []
+    for name, (module, attribute) in TRAINERS.items():
+        cls = getattr(import_module(module), attribute)
+        rows.append(
+            {
+                "name": name,
+                "summary": (cls.__doc__ or "").strip().splitlines()[0],
+                "reference": getattr(cls, "reference", ""),
+                "parameters": sorted(
+                    f.name for f in dataclasses.fields(cls) if f.name != "records"
+                ),
+            }
+        )
+    return rows
+
+
+def _render_more(result: dict[str, Any]) -> list[str]:
+    """The rewriters' and trainers' sections of the listing."""
+    lines: list[str] = []
+    rewriters = result.get("rewriters", [])
+    if rewriters:
+        lines += [
+            "",
+            f"{len(rewriters)} LM rewriters (text outputs; `dpaudit audit-rewriter NAME "
+            "--epsilon E`, the embedded SmolLM2 or `--model DIR`)",
+            "",
+        ]
+    for row in rewriters:
+        lines.append(f"{row['name']}  ({row['model']} model)")
+        lines.append(f"    {row['summary']}")
+        if row["parameters"]:
+            lines.append("    Python keywords: " + ", ".join(row["parameters"]))
+    trainers = result.get("trainers", [])
+    if trainers:
+        lines += [
+            "",
+            f"{len(trainers)} training algorithms (canary audits; `dpaudit audit-training NAME`, "
+            "or your own MODULE:TRAIN with --score)",
+            "",
+        ]
+    for row in trainers:
+        lines.append(row["name"])
+        lines.append(f"    {row['summary']}")
+        lines.append(f"    ref:   {row['reference']}")
+        lines.append("    -p:    " + ", ".join(row["parameters"]))
+    return lines
+
+
 def _render(result: dict[str, Any]) -> str:
     lines = [
         f"{len(result['mechanisms'])} mechanisms (claims shown at ε = {LISTING_EPSILON:g}, "
@@ -112,14 +194,19 @@ def _render(result: dict[str, Any]) -> str:
         lines.append(f"    {row['summary']}")
         lines.append(f"    ref:   {row['reference']}")
         lines += _parameter_line(row)
-    return "\n".join(lines)
+    return "\n".join(lines + _render_more(result))
 
 
 def run(args: argparse.Namespace) -> int:
     """Print the listing."""
     emit(
         args,
-        {"mechanisms": describe_all(), "word_mechanisms": describe_word_mechanisms()},
+        {
+            "mechanisms": describe_all(),
+            "word_mechanisms": describe_word_mechanisms(),
+            "rewriters": describe_rewriters(),
+            "trainers": describe_trainers(),
+        },
         _render,
     )
     return 0

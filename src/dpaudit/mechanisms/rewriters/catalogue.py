@@ -20,8 +20,9 @@ from dpaudit.mechanisms.rewriters.masked import dp_mlm
 def dp_mlm_capped(
     model: Any, epsilon: float, *, clip: tuple[float, float], max_new_tokens: int
 ) -> Any:
-    """DP-MLM with the causal rewriters' keywords: one replacement token per word, so the cap
-    on released units is the word count."""
+    """DP-MLM at ``epsilon`` per word (Meisenbacher et al. 2024, §3), called with the causal
+    rewriters' keywords: one replacement token per word, so the cap on released units is the
+    word count."""
     return dp_mlm(model, epsilon, clip=clip, max_words=max_new_tokens)
 
 
