@@ -66,3 +66,30 @@ def test_a_correct_opacus_run_is_never_flagged(seed: int) -> None:
     result = _audit(mech, seed)
     assert result.verdict is Verdict.NO_VIOLATION_FOUND, result.verdict_text
     assert result.epsilon_lower_bound < mech.claim.epsilon
+
+
+# ------------------------------------------------ multi-run over every named trace score
+def _multi_run(flaw: str, score: str | None):
+    from dpaudit.auditors.training.multi_run import MultiRunConfig
+
+    mech = DPSGD(noise_multiplier=2.0, steps=100, flaw=flaw)
+    config = MultiRunConfig(runs=300, score=score, execution=ONE)
+    return audit(mech, method="multi-run", config=config)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("flaw", ["reused-noise", "accumulation-without-noise"])
+def test_multi_run_flags_what_the_likelihood_ratio_alone_misses(flaw: str) -> None:
+    """The likelihood ratio of the Poisson algorithm sees neither flaw; ``range`` and
+    ``noiseless-steps`` separate in from out exactly, and the default offers them all."""
+    alone = _multi_run(flaw, "likelihood-ratio")
+    every = _multi_run(flaw, None)
+    assert alone.verdict is not Verdict.VIOLATION
+    assert every.verdict is Verdict.VIOLATION
+    assert "score[" in every.witness.event
+
+
+def test_multi_run_over_every_score_leaves_the_correct_trainer_alone() -> None:
+    result = _multi_run("none", None)
+    assert result.verdict is Verdict.NO_VIOLATION_FOUND
+    assert "sum, likelihood-ratio, range, noiseless-steps" in result.detail.score

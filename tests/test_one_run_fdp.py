@@ -165,6 +165,11 @@ def test_cli_tests_a_gdp_claim_as_a_curve(capsys) -> None:
         (("--claim", "approx:1,1e-5", "--delta", "1e-5"), "--delta"),
         (("--claim", "accountant-rdp", "--delta", "1e-5"), "--claim"),  # no accountant here
         (("--claim", "gdp:-1", "--delta", "1e-5"), "--claim"),
+        (("--claim", "gdp:1", "--delta", "1e-5", "--multi-run-score", "all"), "--multi-run-score"),
+        (
+            ("--claim", "gdp:1", "--delta", "1e-5", "--method", "multi-run", "--bound", "f-dp"),
+            "--bound",
+        ),
     ],
 )
 @pytest.mark.usefixtures("own_module")

@@ -426,12 +426,15 @@ def test_the_gap_split_finds_a_clean_boundary_whatever_the_share_in() -> None:
     assert sum(gap_split(np.zeros(10))) == 10  # ties: still one guess per canary
 
 
-def test_multi_run_thresholds_the_declared_likelihood_ratio_by_default() -> None:
+def test_multi_run_offers_every_declared_trace_score_by_default() -> None:
     from dpaudit.auditors.training.multi_run import canary_game
     from dpaudit.mechanisms.training.dpsgd import DPSGD
 
     game, kind = canary_game(DPSGD(steps=5), 1.0, MultiRunConfig(runs=300))
-    assert kind == "gradient" and game.score_name == "likelihood-ratio"
+    assert kind == "gradient" and game.score_name == "all"
+    assert game.score_names == DPSGD.gradient_scores and game.output_shape == (4,)
+    one, _ = canary_game(DPSGD(steps=5), 1.0, MultiRunConfig(runs=300, score="likelihood-ratio"))
+    assert one.score_names == ("likelihood-ratio",)
     user, _ = canary_game(_mech(gauss_train, PureDP(1.0)), 1.0, MultiRunConfig(runs=300))
     assert user.score_name == ""  # a user's trainer declares no trace scores: its own score
     wrong, _ = canary_game(DPSGD(steps=5), 1.0, MultiRunConfig(runs=300, score="nope"))

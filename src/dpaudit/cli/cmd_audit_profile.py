@@ -303,8 +303,9 @@ def _witness_lines(r: AuditResult) -> list[str]:
         return lines
     s = d.certified[k]
     a, b = ("x", "x′") if s.forward else ("x′", "x")
+    name = f"score[{s.score_column}]" if s.score_column else "score"
     lines += [
-        f"  S = {{y : score(y) {'>' if s.above else '≤'} {s.threshold:.6g}}}  (score: {d.score})",
+        f"  S = {{y : {name}(y) {'>' if s.above else '≤'} {s.threshold:.6g}}}  (score: {d.score})",
         f"  Pr[M({a}) ∈ S] ≈ {s.p1_hits / s.p1_samples:.6g} ({s.p1_hits} of "
         f"{s.p1_samples} outputs), at least {s.p1_lower:.6g}",
         f"  Pr[M({b}) ∈ S] ≈ {s.p2_hits / s.p2_samples:.6g} "

@@ -66,6 +66,14 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--method", choices=METHODS, default="one-run")
     p.add_argument(
+        "--multi-run-score",
+        default=None,
+        metavar="NAME",
+        help="multi-run: which named score the thresholds cut (default: likelihood-ratio for "
+        "gradient canaries, else the trainer's score); 'all': every named score, the best "
+        "chosen on the selection runs",
+    )
+    p.add_argument(
         "--bound",
         choices=BOUNDS,
         default="auto",
@@ -224,6 +232,12 @@ def _check(args: argparse.Namespace) -> None:
         raise InvalidArgumentError("--delta", args.delta, "a probability in [0, 1)")
     if not 0.0 < args.confidence < 1.0:
         raise InvalidArgumentError("--confidence", args.confidence, "a probability in (0, 1)")
+    if args.multi_run_score is not None and args.method != "multi-run":
+        raise InvalidArgumentError(
+            "--multi-run-score", args.multi_run_score, "only with --method multi-run"
+        )
+    if args.bound != "auto" and args.method != "one-run":
+        raise InvalidArgumentError("--bound", args.bound, "only with --method one-run")
     if args.method == "multi-run" and args.runs is not None and args.runs < 300:
         raise InvalidArgumentError("--runs", args.runs, "at least 300 for --method multi-run")
     if args.mechanism in TRAINERS and (args.score or args.access != "black-box"):
@@ -297,6 +311,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         config = MultiRunConfig(
             runs=args.runs or 600,
+            score=args.multi_run_score,
             canary_kind=args.canary_kind,
             confidence=args.confidence,
             seed=args.seed,

@@ -47,7 +47,7 @@ from typing import Any
 from dpaudit.auditors.core.statistics import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.auditors.profile import ProfileAuditConfig, ProfileAuditor
 from dpaudit.auditors.training.claim_point import claimed_point
-from dpaudit.auditors.training.multi_run import MultiRunConfig, plan_multi_run
+from dpaudit.auditors.training.multi_run import PREFERRED_SCORE, MultiRunConfig, plan_multi_run
 from dpaudit.auditors.training.one_run import ASSUMPTIONS, OneRunConfig, audit_one_run
 from dpaudit.engine.config import ExecutionConfig
 from dpaudit.engine.executor import run_units
@@ -162,7 +162,9 @@ def audit_cell(cell: Cell) -> dict[str, Any]:
         )
         result = audit_one_run(mech, None, cfg)
     else:  # what dpaudit.api.audit_training(method="multi-run") runs
-        multi = MultiRunConfig(runs=cell.runs, confidence=CONFIDENCE, seed=cell.seed)
+        multi = MultiRunConfig(
+            runs=cell.runs, confidence=CONFIDENCE, seed=cell.seed, score=PREFERRED_SCORE
+        )
         plan = plan_multi_run(mech, claimed_point(mech.claim, DELTA)[0], multi)
         auditor = ProfileAuditor(
             plan.x,

@@ -33,7 +33,8 @@ class CertifiedStatement:
     ``face_projection`` (black box: the bound the set projected at face value on
     the ranking's counts, the number the ladder compares rungs by) and
     ``threshold``/``above`` (profile: the set is ``{score > threshold}`` when
-    ``above``, else ``{score ≤ threshold}``).
+    ``above``, else ``{score ≤ threshold}``; ``score_column``: which named column of a
+    score of several, None for a plain score).
     """
 
     pair_index: int
@@ -51,3 +52,4 @@ class CertifiedStatement:
     face_projection: float | None = None
     threshold: float | None = None
     above: bool | None = None
+    score_column: str | None = None

@@ -135,12 +135,31 @@ def _count(
     return np.sum(run_units(run_count_unit, units, cfg.execution, desc="counting"), axis=0)
 
 
+def _kept_thresholds(
+    proposals: tuple[ProposedSet, ...], dtype: np.dtype, columns: int
+) -> np.ndarray | tuple[np.ndarray, ...]:
+    """The thresholds the final stage counts: sorted, one array per column of a wide score."""
+    per = tuple(
+        np.unique(np.asarray([p.threshold for p in proposals if p.column == j], dtype=dtype))
+        for j in range(columns)
+    )
+    return per[0] if columns == 1 else per
+
+
 def _final_counts(
-    proposals: tuple[ProposedSet, ...], thr: np.ndarray, gx: np.ndarray, gxp: np.ndarray, n: int
+    proposals: tuple[ProposedSet, ...],
+    thr: np.ndarray | tuple[np.ndarray, ...],
+    gx: np.ndarray,
+    gxp: np.ndarray,
+    n: int,
 ) -> list[FinalCounts]:
+    per = thr if isinstance(thr, tuple) else (thr,)
+    starts = np.cumsum([0, *(len(t) for t in per)])
     counts = []
     for p in proposals:
-        j = int(np.searchsorted(thr, np.asarray(p.threshold, dtype=thr.dtype)))
+        column = per[p.column]
+        at = int(np.searchsorted(column, np.asarray(p.threshold, dtype=column.dtype)))
+        j = int(starts[p.column]) + at
         hx, hxp = int(gx[j]), int(gxp[j])
         if not p.above:
             hx, hxp = n - hx, n - hxp
@@ -184,6 +203,7 @@ def audit_profile(
     planned = split_error(1.0 - cfg.confidence, len(eps) + 1 + len(cfg.orders))
     sel_x = _sample_scores(mechanism, xs, score, cfg, 0)
     sel_xp = _sample_scores(mechanism, xps, score, cfg, 1)
+    columns = 1 if sel_x.ndim == 1 else sel_x.shape[1]
     proposals = select_sets(
         sel_x,
         sel_xp,
@@ -192,9 +212,10 @@ def audit_profile(
         epsilons=eps,
         orders=cfg.orders,
         candidates=cfg.candidates,
+        column_names=tuple(getattr(score, "columns", ())),
     )
     # Fresh samples (PROFILE_FINAL; selection drew PROFILE_SELECT) count every kept threshold.
-    thr = np.unique(np.asarray([p.threshold for p in proposals], dtype=sel_x.dtype))
+    thr = _kept_thresholds(proposals, sel_x.dtype, columns)
     gx = _count(mechanism, xs, score, thr, cfg, 0)
     gxp = _count(mechanism, xps, score, thr, cfg, 1)
     counts = _final_counts(proposals, thr, gx, gxp, n)
@@ -309,6 +330,7 @@ def _judge(
                 p.describe(),
                 threshold=p.threshold,
                 above=p.above,
+                score_column=p.column_name or None,
             )
             for p, c, cert in zip(proposals, counts, certs, strict=True)
         ),

@@ -14,6 +14,10 @@ cost is ``O(B log B + T log B)`` per block instead of ``O(B·T)``.
 
 :func:`run_score_unit` returns the scores themselves, for the (smaller)
 selection stage.
+
+A score may also return several columns, one number per output for each (a training game's
+named statistics): then ``thresholds`` holds one sorted array per column, and the counts of
+all columns come back one after the other.
 """
 
 from __future__ import annotations
@@ -33,7 +37,8 @@ BLOCK_ROWS = 1 << 15
 #: Outputs per work unit: large enough that process overhead is negligible.
 UNIT_ROWS = 1 << 20
 
-#: A score: outputs (rows) ↦ one number per row, high where the output looks like ``M(x)``.
+#: A score: outputs (rows) ↦ one number per row, high where the output looks like ``M(x)``
+#: (or ``(rows, k)``: ``k`` such numbers per row, each a candidate score).
 Score = Callable[[np.ndarray], np.ndarray]
 
 
@@ -48,27 +53,49 @@ class ProfileCountUnit:
     """Draw ``n`` outputs of ``M(x)``; count how many score above each of ``thresholds``.
 
     ``thresholds`` are sorted and of the score's own dtype (they were taken
-    from its values), so comparisons are exact.
+    from its values), so comparisons are exact; a tuple of such arrays, one per column, for a
+    score of several columns.
     """
 
     mechanism: Mechanism
     x: tuple[float, ...]
     score: Score
-    thresholds: np.ndarray
+    thresholds: np.ndarray | tuple[np.ndarray, ...]
     n: int
     root_seed: int
     key: tuple[int, ...]
 
 
 def _scores(mech: Mechanism, score: Score, x: np.ndarray, rows: int, rng: np.random.Generator):
+    """``rows`` outputs' scores: ``(rows,)`` for one score, ``(rows, k)`` for ``k`` columns."""
     out = checked_sample(mech, x, rows, rng)
     s = np.asarray(score(out))
-    if s.shape != (rows,) or s.dtype.kind not in "iuf" or np.isnan(s).any():
+    if s.ndim not in (1, 2) or len(s) != rows or s.dtype.kind not in "iuf" or np.isnan(s).any():
         raise MechanismError(
             f"score {getattr(score, 'family', type(score).__name__)!r} returned "
-            f"shape {s.shape}, dtype {s.dtype}: expected {rows} numbers without NaN"
+            f"shape {s.shape}, dtype {s.dtype}: expected {rows} numbers (or rows of numbers) "
+            "without NaN"
         )
     return s
+
+
+def _greater(s: np.ndarray, thresholds: np.ndarray | tuple[np.ndarray, ...]) -> np.ndarray:
+    """``#{s > t}`` per threshold: one column, or each column against its own thresholds."""
+    if not isinstance(thresholds, tuple):
+        if s.ndim != 1:
+            raise MechanismError(f"score returned {s.shape[1]} columns where one was expected")
+        return len(s) - np.searchsorted(np.sort(s), thresholds, side="right")
+    cols = s.reshape(len(s), -1)
+    if cols.shape[1] != len(thresholds):
+        raise MechanismError(
+            f"score returned {cols.shape[1]} columns, not the {len(thresholds)} it had in selection"
+        )
+    return np.concatenate(
+        [
+            len(cols) - np.searchsorted(np.sort(cols[:, j]), t, side="right")
+            for j, t in enumerate(thresholds)
+        ]
+    )
 
 
 def run_count_unit(unit: ProfileCountUnit) -> np.ndarray:
@@ -76,13 +103,13 @@ def run_count_unit(unit: ProfileCountUnit) -> np.ndarray:
     mech = unit.mechanism
     rng = unit_rng(unit.root_seed, unit.key)
     x = np.asarray(unit.x, dtype=np.float64).reshape(mech.input_shape)
-    greater = np.zeros(len(unit.thresholds), dtype=np.int64)
+    total = sum(len(t) for t in unit.thresholds) if isinstance(unit.thresholds, tuple) else None
+    greater = np.zeros(total if total is not None else len(unit.thresholds), dtype=np.int64)
     done = 0
     try:
         while done < unit.n:
             rows = min(BLOCK_ROWS, unit.n - done)
-            s = np.sort(_scores(mech, unit.score, x, rows, rng))
-            greater += rows - np.searchsorted(s, unit.thresholds, side="right")
+            greater += _greater(_scores(mech, unit.score, x, rows, rng), unit.thresholds)
             done += rows
     except MechanismError:
         raise
@@ -104,7 +131,8 @@ class ScoreUnit:
 
 
 def run_score_unit(unit: ScoreUnit) -> np.ndarray:
-    """The scores of ``n`` fresh outputs of ``M(x)``, in drawing order."""
+    """The scores of ``n`` fresh outputs of ``M(x)``, in drawing order (rows of ``k`` numbers
+    for a score of ``k`` columns)."""
     mech = unit.mechanism
     rng = unit_rng(unit.root_seed, unit.key)
     x = np.asarray(unit.x, dtype=np.float64).reshape(mech.input_shape)

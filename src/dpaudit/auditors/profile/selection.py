@@ -40,12 +40,15 @@ class ProposedSet:
     threshold: float
     above: bool
     forward: bool
+    column: int = 0
+    column_name: str = ""
 
     def describe(self) -> str:
         """E.g. ``Pr[M(x) ∈ {s > 1.25}] vs Pr[M(x') ∈ same]``."""
         op = ">" if self.above else "≤"
         a, b = ("x", "x'") if self.forward else ("x'", "x")
-        return f"S = {{score {op} {self.threshold:.6g}}}, Pr[M({a}) ∈ S] vs Pr[M({b}) ∈ S]"
+        name = f"score[{self.column_name}]" if self.column_name else "score"
+        return f"S = {{{name} {op} {self.threshold:.6g}}}, Pr[M({a}) ∈ S] vs Pr[M({b}) ∈ S]"
 
 
 def candidate_thresholds(
@@ -82,15 +85,30 @@ def select_sets(
     epsilons: np.ndarray,
     orders: tuple[float, ...],
     candidates: int,
+    column_names: tuple[str, ...] = (),
 ) -> tuple[ProposedSet, ...]:
     """The distinct sets worth certifying (at least one), ranked as the module says.
 
     ``error`` is the planned per-bound error at the final stage (an upper bound
-    on what certification will use, so the ranking is conservative).
+    on what certification will use, so the ranking is conservative).  Two-dimensional
+    scores are ``k`` candidate columns (``column_names`` names them in the sets' text).
     """
-    thr = candidate_thresholds(scores_x, scores_x_prime, candidates)
+    sx, sxp = (np.asarray(v) for v in (scores_x, scores_x_prime))
+    columns = 1 if sx.ndim == 1 else sx.shape[1]
+    per = [
+        candidate_thresholds(*((sx, sxp) if sx.ndim == 1 else (sx[:, j], sxp[:, j])), candidates)
+        for j in range(columns)
+    ]
+    fractions = [
+        (exceed_fractions(sx, t), exceed_fractions(sxp, t))
+        if sx.ndim == 1
+        else (exceed_fractions(sx[:, j], t), exceed_fractions(sxp[:, j], t))
+        for j, t in enumerate(per)
+    ]
+    thr = np.concatenate(per)
+    column_of = np.concatenate([np.full(len(t), j) for j, t in enumerate(per)])
     p1, p2 = statement_probabilities(
-        exceed_fractions(scores_x, thr), exceed_fractions(scores_x_prime, thr)
+        np.concatenate([g for g, _ in fractions]), np.concatenate([g for _, g in fractions])
     )
     n = final_samples
     lo = np.asarray(clopper_pearson_lower(np.rint(p1 * n), n, error))
@@ -108,4 +126,10 @@ def select_sets(
         if d.max() > 0:
             chosen.append(int(np.argmax(d)))
     picks = sorted(set(chosen))
-    return tuple(ProposedSet(float(thr[i % len(thr)]), *KINDS[i // len(thr)]) for i in picks)
+    out = []
+    for i in picks:
+        at = i % len(thr)
+        column = int(column_of[at])
+        name = column_names[column] if sx.ndim == 2 and column < len(column_names) else ""
+        out.append(ProposedSet(float(thr[at]), *KINDS[i // len(thr)], column, name))
+    return tuple(out)

@@ -24,12 +24,15 @@ from dpaudit.auditors.training.canaries import CANARY_KINDS, draw_canaries
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.training.contract import TrainingMechanism
-from dpaudit.mechanisms.training.game import CanaryGame, GameScore
+from dpaudit.mechanisms.training.game import ALL_SCORES, CanaryGame, GameScore
 from dpaudit.random import unit_rng
 from dpaudit.validation import check_int, check_probability_open, check_seed
 
-#: The trace score the multi-run thresholds cut by default: the Neyman–Pearson statistic of
-#: the algorithm the accountant assumes (:mod:`dpaudit.mechanisms.training.trace_scores`).
+#: The Neyman–Pearson statistic of the algorithm the accountant assumes
+#: (:mod:`dpaudit.mechanisms.training.trace_scores`): the Nasr et al. (2023) choice, which
+#: the reproduce figure keeps.  It alone misses the flaws other statistics show (reused noise:
+#: ``range``; noiseless steps: ``noiseless-steps``), so by default the multi-run game offers
+#: every score the trainer names (:data:`~dpaudit.mechanisms.training.game.ALL_SCORES`).
 PREFERRED_SCORE = "likelihood-ratio"
 #: Smallest number of trainings per world: a third select, two thirds certify (≥ 100 each).
 MIN_RUNS = 300
@@ -40,8 +43,10 @@ _CANARY_KEY = 45
 class MultiRunConfig:
     """``runs`` trainings per world (with and without the canary), split 1 : 2 between
     choosing and certifying thresholds; ``canary_kind`` as for the one-run audit; ``score``:
-    which of the trainer's named scores the thresholds cut (None: ``likelihood-ratio`` where
-    the trainer offers it for the canary, else its ``score``), chosen before any training."""
+    which of the trainer's named scores the thresholds cut, chosen before any training;
+    ``"all"`` (the default, None, for gradient canaries on a trainer that names its gradient
+    scores): every one of them, each a candidate column that the selection third chooses
+    among (no extra statements, so no extra error); otherwise the trainer's ``score``."""
 
     runs: int = 600
     canary_kind: str | None = None
@@ -94,6 +99,7 @@ def plan_multi_run(
 ) -> MultiRunPlan:
     """The multi-run audit of ``mechanism`` (claimed ``epsilon``) as ``config`` sizes it."""
     game, kind = canary_game(mechanism, epsilon if math.isfinite(epsilon) else 1e6, config)
+    score = GameScore(columns=game.score_names if game.score_name == ALL_SCORES else ())
     sizes = {
         "selection_samples": config.selection_runs,
         "final_samples": config.final_runs,
@@ -101,7 +107,7 @@ def plan_multi_run(
         "seed": config.seed,
     }
     origin = f"trained with and without one {kind} canary ({config.runs} runs each)"
-    return MultiRunPlan(game, kind, GameScore(), sizes, origin)
+    return MultiRunPlan(game, kind, score, sizes, origin)
 
 
 def canary_game(mechanism: TrainingMechanism, epsilon: float, config: MultiRunConfig) -> Any:
@@ -116,18 +122,24 @@ def canary_game(mechanism: TrainingMechanism, epsilon: float, config: MultiRunCo
         mechanism = mechanism.with_base(drawn.base)
     canary = drawn.records[0]
     name = config.score if config.score is not None else _preferred(mechanism, canary, kind)
+    if name == ALL_SCORES and (kind != "gradient" or not mechanism.gradient_scores):
+        raise InvalidArgumentError(
+            "score",
+            name,
+            "one named score: 'all' needs gradient canaries on a trainer that "
+            "names its gradient scores",
+        )
     game = CanaryGame(epsilon=epsilon, training=mechanism, canary=canary, score_name=name)
     return game, kind
 
 
 def _preferred(mechanism: TrainingMechanism, canary: Any, kind: str) -> str:
-    """``likelihood-ratio`` when the trainer names one for gradient canaries, else ``""``.
+    """:data:`ALL_SCORES` when the trainer names scores for gradient canaries, else ``""``.
 
     Read from the trainer's declared ``gradient_scores``, never from a training, so the
     choice is fixed before any sample is drawn.
     """
-    offered = mechanism.gradient_scores
-    return PREFERRED_SCORE if kind == "gradient" and PREFERRED_SCORE in offered else ""
+    return ALL_SCORES if kind == "gradient" and mechanism.gradient_scores else ""
 
 
 __all__ = [

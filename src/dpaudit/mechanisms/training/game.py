@@ -32,7 +32,8 @@ class CanaryGame(Mechanism):
     training: TrainingMechanism = field(default=None)  # type: ignore[assignment]
     canary: Any = None
     #: Which of the trainer's named :meth:`~TrainingMechanism.scores` to release ("" : its
-    #: ``score``); fixed before any training, so choosing it costs no confidence.
+    #: ``score``; :data:`ALL_SCORES`: every name of its ``gradient_scores``, one column each);
+    #: fixed before any training, so choosing it costs no confidence.
     score_name: str = ""
 
     name: ClassVar[str] = "canary-game"
@@ -52,8 +53,15 @@ class CanaryGame(Mechanism):
         return InputDomain((1,), 0, 1, integer=True)
 
     @property
+    def score_names(self) -> tuple[str, ...]:
+        """The named scores each output holds, in column order."""
+        if self.score_name == ALL_SCORES:
+            return tuple(self.training.gradient_scores)
+        return (self.score_name or "score",)
+
+    @property
     def output_shape(self) -> tuple[int, ...]:
-        return (1,)
+        return (len(self.score_names),)
 
     def user_code(self) -> Any:
         return self.training.user_code()
@@ -61,46 +69,62 @@ class CanaryGame(Mechanism):
     def _sample(self, x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
         included = bool(x[0])
         dataset = self.training.combine(self.training.base, [self.canary] if included else [])
-        out = np.empty((n, 1), dtype=np.float64)
+        out = np.empty((n, len(self.score_names)), dtype=np.float64)
         for i, child in enumerate(rng.spawn(n)):
             model = self.training.train(dataset, child)
-            out[i, 0] = self._score(model)
+            out[i] = self._score(model)
         return out
 
-    def _score(self, model: Any) -> float:
+    def _score(self, model: Any) -> list[float]:
         if not self.score_name:
             raw = self.training.score(model, [self.canary])
-        else:
-            offered = self.training.scores(model, [self.canary])
-            if self.score_name not in offered:
-                raise MechanismError(
-                    f"{self.training.name} offers no score {self.score_name!r} for this canary "
-                    f"(it offers {', '.join(offered)})"
-                )
-            raw = offered[self.score_name]
-        return float(checked_scores(raw, 1, self.training.name)[0])
+            return [float(checked_scores(raw, 1, self.training.name)[0])]
+        offered = self.training.scores(model, [self.canary])
+        missing = [name for name in self.score_names if name not in offered]
+        if missing:
+            raise MechanismError(
+                f"{self.training.name} offers no score {missing[0]!r} for this canary "
+                f"(it offers {', '.join(offered)})"
+            )
+        return [
+            float(checked_scores(offered[name], 1, self.training.name)[0])
+            for name in self.score_names
+        ]
 
     def spec(self) -> dict[str, Any]:
         return {
             "mechanism": self.name,
             "training": self.training.spec(),
             "canary": repr(self.canary)[:200],
-            "score": self.score_name or "score",
+            "score": ", ".join(self.score_names),
         }
 
 
 @dataclass(frozen=True)
 class GameScore:
-    """The profile certifier's score of a canary game's output: the trainer's own score."""
+    """The profile certifier's score of a canary game's output: the trainer's own score, or
+    (``columns``: the game's :attr:`CanaryGame.score_names`) every named score as a column,
+    each a candidate the certifier's selection chooses among on its own runs."""
+
+    columns: tuple[str, ...] = ()
 
     family = "canary score"
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
-        return np.asarray(outputs, dtype=np.float64).reshape(len(outputs), -1)[:, 0]
+        flat = np.asarray(outputs, dtype=np.float64).reshape(len(outputs), -1)
+        return flat if len(self.columns) > 1 else flat[:, 0]
 
     def describe(self) -> str:
         """What is thresholded."""
+        if len(self.columns) > 1:
+            return (
+                f"the canary's scores on each trained model ({', '.join(self.columns)}; "
+                "high: looks included), the best chosen on the selection runs"
+            )
         return "the canary's score on each trained model (high: looks included)"
 
 
-__all__ = ["CanaryGame", "GameScore"]
+#: ``CanaryGame.score_name`` for every named score of the trainer at once.
+ALL_SCORES = "all"
+
+__all__ = ["ALL_SCORES", "CanaryGame", "GameScore"]
