@@ -134,30 +134,30 @@ def describe_trainers() -> list[dict[str, Any]]:
     return rows
 
 
+def _heading(rows: list[Any], what: str) -> list[str]:
+    """A section's heading line between blank lines (none for an empty section)."""
+    return ["", f"{len(rows)} {what}", ""] if rows else []
+
+
 def _render_more(result: dict[str, Any]) -> list[str]:
     """The rewriters' and trainers' sections of the listing."""
-    lines: list[str] = []
     rewriters = result.get("rewriters", [])
-    if rewriters:
-        lines += [
-            "",
-            f"{len(rewriters)} LM rewriters (text outputs; `dpaudit audit-rewriter NAME "
-            "--epsilon E`, the embedded SmolLM2 or `--model DIR`)",
-            "",
-        ]
+    lines = _heading(
+        rewriters,
+        "LM rewriters (text outputs; `dpaudit audit-rewriter NAME --epsilon E`, the embedded "
+        "SmolLM2 or `--model DIR`)",
+    )
     for row in rewriters:
         lines.append(f"{row['name']}  ({row['model']} model)")
         lines.append(f"    {row['summary']}")
         if row["parameters"]:
             lines.append("    Python keywords: " + ", ".join(row["parameters"]))
     trainers = result.get("trainers", [])
-    if trainers:
-        lines += [
-            "",
-            f"{len(trainers)} training algorithms (canary audits; `dpaudit audit-training NAME`, "
-            "or your own MODULE:TRAIN with --score)",
-            "",
-        ]
+    lines += _heading(
+        trainers,
+        "training algorithms (canary audits; `dpaudit audit-training NAME`, or your own "
+        "MODULE:TRAIN with --score)",
+    )
     for row in trainers:
         lines.append(row["name"])
         lines.append(f"    {row['summary']}")
