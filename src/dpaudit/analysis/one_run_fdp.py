@@ -133,11 +133,16 @@ def profile_inverse_blowup(claim: Any, epsilons: np.ndarray = ENVELOPE_EPSILONS)
     return inverse
 
 
-def claim_inverse_blowup(claim: Any) -> InverseBlowup:
-    """A claim's ``B⁻¹``: exact for μ-GDP (a ``mu`` and a ``tradeoff``), else its profile's."""
+def is_gaussian_claim(claim: Any) -> bool:
+    """Whether ``claim`` is μ-GDP: a number ``mu`` and a ``tradeoff`` curve."""
     mu = getattr(claim, "mu", None)
-    if isinstance(mu, int | float) and callable(getattr(claim, "tradeoff", None)):
-        return gaussian_inverse_blowup([float(mu)])
+    return isinstance(mu, int | float) and callable(getattr(claim, "tradeoff", None))
+
+
+def claim_inverse_blowup(claim: Any) -> InverseBlowup:
+    """A claim's ``B⁻¹``: exact for μ-GDP (:func:`is_gaussian_claim`), else its profile's."""
+    if is_gaussian_claim(claim):
+        return gaussian_inverse_blowup([float(claim.mu)])
     if not callable(getattr(claim, "profile", None)):
         raise InvalidArgumentError("claim", claim, "a claim with a privacy profile δ(ε)")
     return profile_inverse_blowup(claim)
@@ -193,6 +198,7 @@ __all__ = [
     "gaussian_inverse_blowup",
     "gdp_ceiling",
     "gdp_lower_bound",
+    "is_gaussian_claim",
     "profile_inverse_blowup",
     "refutes",
 ]

@@ -167,10 +167,7 @@ class CurveTest:
     @classmethod
     def of(cls, claim: Any) -> CurveTest:
         """The test of ``claim``'s own curve (:func:`one_run_fdp.claim_inverse_blowup`)."""
-        gdp = isinstance(getattr(claim, "mu", None), int | float) and callable(
-            getattr(claim, "tradeoff", None)
-        )
-        return cls(one_run_fdp.claim_inverse_blowup(claim), gdp)
+        return cls(one_run_fdp.claim_inverse_blowup(claim), one_run_fdp.is_gaussian_claim(claim))
 
     def rule(self, m: int, g: int, v: int, err: float) -> tuple[bool, float | None]:
         """Whether ``v`` correct of ``g`` refute the curve at ``err``, and μ_lcb if μ-GDP."""
