@@ -93,22 +93,16 @@ def select_sets(
     on what certification will use, so the ranking is conservative).  Two-dimensional
     scores are ``k`` candidate columns (``column_names`` names them in the sets' text).
     """
-    sx, sxp = (np.asarray(v) for v in (scores_x, scores_x_prime))
-    columns = 1 if sx.ndim == 1 else sx.shape[1]
-    per = [
-        candidate_thresholds(*((sx, sxp) if sx.ndim == 1 else (sx[:, j], sxp[:, j])), candidates)
-        for j in range(columns)
-    ]
-    fractions = [
-        (exceed_fractions(sx, t), exceed_fractions(sxp, t))
-        if sx.ndim == 1
-        else (exceed_fractions(sx[:, j], t), exceed_fractions(sxp[:, j], t))
-        for j, t in enumerate(per)
-    ]
+    wide = np.ndim(scores_x) == 2
+    cols_x = np.asarray(scores_x).reshape(len(scores_x), -1)
+    cols_xp = np.asarray(scores_x_prime).reshape(len(scores_x_prime), -1)
+    pairs = list(zip(cols_x.T, cols_xp.T, strict=True))
+    per = [candidate_thresholds(a, b, candidates) for a, b in pairs]
     thr = np.concatenate(per)
     column_of = np.concatenate([np.full(len(t), j) for j, t in enumerate(per)])
     p1, p2 = statement_probabilities(
-        np.concatenate([g for g, _ in fractions]), np.concatenate([g for _, g in fractions])
+        np.concatenate([exceed_fractions(a, t) for (a, _), t in zip(pairs, per, strict=True)]),
+        np.concatenate([exceed_fractions(b, t) for (_, b), t in zip(pairs, per, strict=True)]),
     )
     n = final_samples
     lo = np.asarray(clopper_pearson_lower(np.rint(p1 * n), n, error))
@@ -130,6 +124,6 @@ def select_sets(
     for i in picks:
         at = i % len(thr)
         column = int(column_of[at])
-        name = column_names[column] if sx.ndim == 2 and column < len(column_names) else ""
+        name = column_names[column] if wide and column < len(column_names) else ""
         out.append(ProposedSet(float(thr[at]), *KINDS[i // len(thr)], column, name))
     return tuple(out)
