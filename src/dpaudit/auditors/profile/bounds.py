@@ -90,11 +90,16 @@ def profile_points(
 
 
 def gdp_bound(p1: np.ndarray, p2: np.ndarray) -> tuple[float, int | None]:
-    """``max_S Φ⁻¹(p1) − Φ⁻¹(p2)`` and the set attaining it (``−inf``, None without evidence)."""
+    """``max(0, max_S Φ⁻¹(p1) − Φ⁻¹(p2))`` and the set attaining the maximum over S.
+
+    Every mechanism is μ-GDP only for μ ≥ 0, so a negative maximum is reported as the
+    vacuous bound 0 rather than as a "μ ≥ −0.1" that reads like a finding; ``−inf`` and
+    None without evidence (no set with a positive lower bound on p1).
+    """
     with np.errstate(divide="ignore", invalid="ignore"):
         mu = np.where(p1 > 0, special.ndtri(p1) - special.ndtri(p2), -np.inf)
     k = int(np.argmax(mu))
-    return (float(mu[k]), k) if math.isfinite(mu[k]) else (-math.inf, None)
+    return (max(0.0, float(mu[k])), k) if math.isfinite(mu[k]) else (-math.inf, None)
 
 
 def gdp_ceiling(n: int, error: float) -> float:
