@@ -39,6 +39,7 @@ TUNING = "docs/tuning.md"
 BOX_VS_PAIR = "| row, claimed ε | box (no `--pair`) | `--pair` |"
 FDP_POWER = "| true μ | f-DP μ_lcb |"
 FDP_CALIBRATION = "| set (true μ) | μ_lcb > μ |"
+WORST_START = "| setting, start | claimed ε |"
 
 
 def _runs(runs: int) -> str:
@@ -137,6 +138,29 @@ def _one_run_fdp_rows() -> list[Quote]:
             (3, tuple(f"{at}.mu_lcb.{s}" for s in ("median", "min", "max"))),
         ):
             rows.append(Quote(BENCH, FDP_CALIBRATION, label, column, "one_run_fdp.json", fields))
+    return rows
+
+
+def _worst_start_rows() -> list[Quote]:
+    rows = []
+    for label, setting, initial in (
+        ("subsampled (q", "subsampled", "zeros"),
+        ("subsampled, pretrained", "subsampled", "pretrained"),
+        ("full batch (q", "full-batch", "zeros"),
+        ("full batch, pretrained", "full-batch", "pretrained"),
+    ):
+        at = f"summary[setting={setting}][initial={initial}]"
+        rows.append(
+            Quote(
+                BENCH, WORST_START, label, 1, "worst_case_initial.json", (f"{at}.claimed_epsilon",)
+            )
+        )
+        for column, key in ((2, "epsilon_lcb"), (3, "mu_lcb"), (4, "separation")):
+            fields = tuple(f"{at}.{key}.{s}" for s in ("median", "min", "max"))
+            rows.append(Quote(BENCH, WORST_START, label, column, "worst_case_initial.json", fields))
+        rows.append(
+            Quote(BENCH, WORST_START, label, 5, "worst_case_initial.json", (f"{at}.violations",))
+        )
     return rows
 
 
@@ -311,6 +335,7 @@ QUOTES: list[Quote] = [
     *_released_rows(),
     *_box_vs_pair_rows(),
     *_one_run_fdp_rows(),
+    *_worst_start_rows(),
 ]
 
 _NO_FILE = "not stored in benchmarks/results/"
@@ -363,6 +388,7 @@ CHECKED_TABLES = [
     (TUNING, BOX_VS_PAIR),
     (BENCH, FDP_POWER),
     (BENCH, FDP_CALIBRATION),
+    (BENCH, WORST_START),
 ]
 
 

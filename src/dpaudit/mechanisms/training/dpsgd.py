@@ -76,6 +76,7 @@ from dpaudit.analysis.dpsgd_accounting import DPSGDEvent
 from dpaudit.claims.curves import ApproxDP
 from dpaudit.errors import InvalidArgumentError, InvalidTypeError
 from dpaudit.mechanisms.training.contract import GradientCanary, TextRecord, TrainingMechanism
+from dpaudit.mechanisms.training.initial import check_initialisation, pretrained_logistic
 from dpaudit.mechanisms.training.trace_scores import TRACE_SCORES, trace_scores
 from dpaudit.text.corpus import default_corpus
 from dpaudit.text.hashed_features import HashedBagOfWords
@@ -232,8 +233,9 @@ class DPSGD(TrainingMechanism):
     is told (None: q, or q/10 for ``wrong-rate``), ``accumulation`` ≥ 1 (steps per noisy
     step for ``accumulation-without-noise``), ``delta`` of the claim, ``canary_amplitude`` the
     raw gradient norm of a gradient canary (≥ C; per-example clipping brings it to C, the
-    ``batch-clip`` flaw does not), and ``white_box``:
-    whether the released model keeps every step's privatised gradient sum.
+    ``batch-clip`` flaw does not), ``white_box``: whether the released model keeps every
+    step's privatised gradient sum, and ``initial``: θ₀, ``"zeros"`` or ``"pretrained"`` (the
+    worst-case initialisation of :mod:`~dpaudit.mechanisms.training.initial`).
 
     The accountant knows only Poisson sampling, so ``sampling="shuffle"`` is accounted as
     Poisson whatever ``flaw`` says (it then trains exactly as ``shuffle-as-poisson``);
@@ -257,6 +259,7 @@ class DPSGD(TrainingMechanism):
     delta: float = 1e-5
     white_box: bool = True
     canary_amplitude: float = 1000.0
+    initial: str = "zeros"
 
     name: ClassVar[str] = "dpsgd"
     gradient_scores: ClassVar[tuple[str, ...]] = TRACE_SCORES
@@ -297,11 +300,13 @@ class DPSGD(TrainingMechanism):
             )
         if not isinstance(self.white_box, bool | np.bool_):
             raise InvalidTypeError("white_box", self.white_box, "True or False")
+        check_initialisation(self.initial)
 
     # ------------------------------------------------------------------ pickling
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        state.pop("_base_arrays", None)  # the feature cache is rebuilt on demand
+        state.pop("_base_arrays", None)  # the caches are rebuilt on demand
+        state.pop("initial_parameters", None)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -374,6 +379,20 @@ class DPSGD(TrainingMechanism):
     @functools.cached_property
     def _base_arrays(self) -> TrainingArrays:
         return self._text_arrays(self.records)
+
+    @functools.cached_property
+    def initial_parameters(self) -> np.ndarray:
+        """θ₀: zeros, or (``initial="pretrained"``) the non-private fit to the base records.
+
+        The canary coordinates start at zero either way; read-only, copied by :meth:`train`.
+        """
+        theta = np.zeros(self.parameter_count)
+        if self.initial == "pretrained":
+            arrays = self._base_arrays
+            weights, bias = pretrained_logistic(arrays.features, arrays.labels)
+            theta[: int(self.dimensions)], theta[int(self.dimensions)] = weights, bias
+        theta.flags.writeable = False
+        return theta
 
     def _featurise(self, records: Sequence[TextRecord]) -> np.ndarray:
         features = HashedBagOfWords(int(self.dimensions))([r.text for r in records])
@@ -458,7 +477,7 @@ class DPSGD(TrainingMechanism):
         if not isinstance(rng, np.random.Generator):
             raise InvalidTypeError("rng", rng, "a numpy.random.Generator")
         n_text, dims, steps = arrays.labels.size, int(self.dimensions), int(self.steps)
-        theta = np.zeros(self.parameter_count)
+        theta = self.initial_parameters.copy()
         gradients = np.zeros((steps, theta.size)) if self.white_box else None
         std, clip = self._noise_std(), float(self.clip_norm)
         step_size = float(self.learning_rate) / (float(self.sampling_rate) * len(self.records))
