@@ -40,6 +40,7 @@ BOX_VS_PAIR = "| row, claimed ε | box (no `--pair`) | `--pair` |"
 FDP_POWER = "| true μ | f-DP μ_lcb |"
 FDP_CALIBRATION = "| set (true μ) | μ_lcb > μ |"
 WORST_START = "| setting, start | claimed ε |"
+SYNTHETIC = "| generator, released texts | violations |"
 
 
 def _runs(runs: int) -> str:
@@ -161,6 +162,27 @@ def _worst_start_rows() -> list[Quote]:
         rows.append(
             Quote(BENCH, WORST_START, label, 5, "worst_case_initial.json", (f"{at}.violations",))
         )
+    return rows
+
+
+def _synthetic_rows() -> list[Quote]:
+    rows = []
+    for name, flaw in (
+        ("correct", "none"),
+        ("noise-on-observed", "noise-on-observed"),
+        ("unscaled-noise", "unscaled-noise"),
+    ):
+        for texts in (1000, 4000):
+            label, at = f"{name}, {texts}", f"summary[flaw={flaw}][texts={texts}]"
+            file = "synthetic_text.json"
+            rows.append(Quote(BENCH, SYNTHETIC, label, 0, file, (f"{at}.texts",)))
+            rows.append(
+                Quote(BENCH, SYNTHETIC, label, 1, file, (f"{at}.violations", f"{at}.audits"))
+            )
+            for column, key in ((2, "epsilon_lcb"), (3, "mu_lcb")):
+                fields = tuple(f"{at}.{key}.{s}" for s in ("median", "min", "max"))
+                rows.append(Quote(BENCH, SYNTHETIC, label, column, file, fields))
+            rows.append(Quote(BENCH, SYNTHETIC, label, 4, file, (f"{at}.seconds.median",)))
     return rows
 
 
@@ -336,6 +358,7 @@ QUOTES: list[Quote] = [
     *_box_vs_pair_rows(),
     *_one_run_fdp_rows(),
     *_worst_start_rows(),
+    *_synthetic_rows(),
 ]
 
 _NO_FILE = "not stored in benchmarks/results/"
@@ -389,6 +412,7 @@ CHECKED_TABLES = [
     (BENCH, FDP_POWER),
     (BENCH, FDP_CALIBRATION),
     (BENCH, WORST_START),
+    (BENCH, SYNTHETIC),
 ]
 
 

@@ -98,6 +98,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "TextRecord": ("dpaudit.mechanisms.training.contract", "TextRecord"),
     "GradientCanary": ("dpaudit.mechanisms.training.contract", "GradientCanary"),
     "DPSGD": ("dpaudit.mechanisms.training.dpsgd", "DPSGD"),
+    "CallableSyntheticText": ("dpaudit.mechanisms.training.synthetic", "CallableSyntheticText"),
+    "DPBigramText": ("dpaudit.mechanisms.training.dp_bigram", "DPBigramText"),
 }
 
 __all__ = ["__version__", *_EXPORTS]
@@ -141,7 +143,11 @@ if TYPE_CHECKING:  # static checkers and IDEs see the real objects (`as` marks r
     from dpaudit.mechanisms.training.contract import GradientCanary as GradientCanary
     from dpaudit.mechanisms.training.contract import TextRecord as TextRecord
     from dpaudit.mechanisms.training.contract import TrainingMechanism as TrainingMechanism
+    from dpaudit.mechanisms.training.dp_bigram import DPBigramText as DPBigramText
     from dpaudit.mechanisms.training.dpsgd import DPSGD as DPSGD
+    from dpaudit.mechanisms.training.synthetic import (
+        CallableSyntheticText as CallableSyntheticText,
+    )
     from dpaudit.testing import PrivacyViolationError as PrivacyViolationError
     from dpaudit.testing import assert_no_violation as assert_no_violation
     from dpaudit.testing import check_mechanism as check_mechanism

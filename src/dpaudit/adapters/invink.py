@@ -54,7 +54,7 @@ import numpy as np
 
 from dpaudit.adapters._sequence_laws import StepLaws
 from dpaudit.adapters._support import require, seeded_global_random
-from dpaudit.claims import TextClaim
+from dpaudit.claims import ApproxDP, TextClaim
 from dpaudit.errors import InvalidArgumentError, MechanismError, OptionalDependencyError
 from dpaudit.validation import check_delta, check_epsilon
 
@@ -292,3 +292,74 @@ class InvisibleInkRewriter:
         if len(on_x_prime.laws) != len(on_x.laws):
             raise MechanismError("invink stopped at a different step with the same tokens")
         return StepLaws(on_x.tokens, on_x.laws, on_x_prime.laws)
+
+
+@dataclass
+class InvisibleInkSynthesizer:
+    """``invink.generate`` on a whole private set: the synthetic-text generator of the paper.
+
+    ``generate(private_texts, ...)`` partitions the texts into disjoint batches of
+    ``B = batch_size − 1`` references (``num="auto"``: ``len(texts) // B`` generations) and
+    releases one text per batch; each is ``(ε, δ)``-DP in its batch and the batches compose
+    in parallel, so the corpus is ``(ε, δ)``-DP per private text (:attr:`claim`).  Called as
+    ``f(private_texts, rng) -> texts``, it is the generator of
+    :class:`~dpaudit.mechanisms.training.synthetic.CallableSyntheticText`, audited with
+    canaries in the private set and scores on the released corpus.  ``seed`` as for
+    :class:`InvisibleInkRewriter`.
+    """
+
+    model: Any
+    tokenizer: Any
+    epsilon: float = 10.0
+    delta: float = 1e-5
+    max_toks: int = 8
+    batch_size: int = 2
+    topk: int = 100
+    temperature: float = 1.0
+    seed: int | None = None
+    dataset_desc: str = DATASET_DESC
+
+    def __post_init__(self) -> None:
+        check_epsilon(self.epsilon)
+        check_delta(self.delta)
+        if self.delta == 0.0:
+            raise InvalidArgumentError("delta", self.delta, "δ in (0, 1): invink needs one")
+
+    @property
+    def claim(self) -> ApproxDP:
+        """``(ε, δ)`` per private text, as ``generate`` is calibrated (parallel batches)."""
+        return ApproxDP(self.epsilon, self.delta)
+
+    def __call__(self, private_texts: Sequence[str], rng: np.random.Generator) -> list[str]:
+        """The released corpus: one text per disjoint batch of references."""
+        torch = require("torch", "text-packages", "the InvisibleInk adapter")
+        texts = [str(t) for t in private_texts]
+        if len(texts) < self.batch_size - 1:
+            raise InvalidArgumentError(
+                "private_texts", len(texts), f"at least batch_size − 1 = {self.batch_size - 1}"
+            )
+        module = import_invink()
+        seed = int(rng.integers(2**32)) if self.seed is None else self.seed
+        sink = io.StringIO()
+        with (
+            seeded_global_random(rng),
+            torch.random.fork_rng(devices=[]),
+            supplied_model(module, self.model, self.tokenizer),
+            contextlib.redirect_stdout(sink),
+            contextlib.redirect_stderr(sink),
+        ):
+            out = module.generate(
+                texts,
+                "dpaudit-supplied-model",
+                self.dataset_desc,
+                epsilon=self.epsilon,
+                delta=self.delta,
+                batch_size=self.batch_size,
+                num="auto",
+                max_toks=self.max_toks,
+                topk=self.topk,
+                temperature=self.temperature,
+                device_map=-1,
+                random_seed=seed,
+            )
+        return [str(t) for t in out.texts]

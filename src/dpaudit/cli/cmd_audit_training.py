@@ -2,7 +2,9 @@
 
 ``TRAINER`` is ``dpsgd`` (dpaudit's numpy DP-SGD on a logistic-regression text classifier,
 with the broken variants of ``-p flaw=...``), ``opacus`` (Opacus' ``make_private`` on a
-torch classifier; extra ``training``) or ``MODULE:TRAIN``, your own
+torch classifier; extra ``training``), ``dp-bigram`` (a DP synthetic-text generator: the
+released corpus is the model, scored by how much each canary echoes in it) or
+``MODULE:TRAIN``, your own
 ``train(dataset, rng) -> model`` with ``--score MODULE:SCORE``, ``score(model, records) ->
 one number per record`` (high: looks included), trained on ``--data`` (a corpus file; default
 the bundled one) plus the canaries, each a ``(text, label)`` tuple.
@@ -33,6 +35,7 @@ from dpaudit.errors import InvalidArgumentError
 TRAINERS = {
     "dpsgd": ("dpaudit.mechanisms.training.dpsgd", "DPSGD"),
     "opacus": ("dpaudit.mechanisms.training.opacus_classifier", "OpacusClassifier"),
+    "dp-bigram": ("dpaudit.mechanisms.training.dp_bigram", "DPBigramText"),
 }
 #: Canary kinds (``auditors.training.canaries.CANARY_KINDS``; a test keeps them equal).
 CANARY_KINDS = ("gradient", "mislabelled", "held-out", "random-tokens")
@@ -47,7 +50,10 @@ def register(sub: Any) -> None:
     p.add_argument(
         "mechanism",
         metavar="TRAINER",
-        help="dpsgd, opacus (extra training) or MODULE:TRAIN, your train(dataset, rng) -> model",
+        help=(
+            "dpsgd, opacus (extra training), dp-bigram (synthetic text) or MODULE:TRAIN, "
+            "your train(dataset, rng) -> model"
+        ),
     )
     p.add_argument("--score", default=None, metavar="MODULE:SCORE", help="with MODULE:TRAIN")
     p.add_argument(
@@ -193,6 +199,8 @@ def _claim(args: argparse.Namespace, trainer: Any) -> Any:
     if args.epsilon is None and args.delta is None:
         return None
     own = trainer.claim
+    if args.epsilon is None and not _is_point(own):
+        return None  # the trainer's own curve, read at --delta
     epsilon = own.epsilon if args.epsilon is None else args.epsilon
     delta = own.delta if args.delta is None else args.delta
     return ApproxDP(epsilon, delta)
@@ -289,6 +297,13 @@ def _is_point(claim: Any) -> bool:
     return claim is None or isinstance(getattr(claim, "epsilon", None), int | float)
 
 
+def _reading_delta(args: argparse.Namespace, trainer: Any, claim: Any) -> float | None:
+    """The δ a curve claim is read at: ``--delta``, else the trainer's own ``delta``."""
+    if _is_point(claim if claim is not None else trainer.claim):
+        return None
+    return args.delta if args.delta is not None else getattr(trainer, "delta", None)
+
+
 def run(args: argparse.Namespace) -> int:
     """Build the trainer, audit it through ``dpaudit.api.audit_training``, print the result."""
     _check(args)
@@ -305,7 +320,7 @@ def run(args: argparse.Namespace) -> int:
             canary_kind=args.canary_kind,
             confidence=args.confidence,
             seed=args.seed,
-            delta=None if _is_point(claim) else args.delta,
+            delta=_reading_delta(args, trainer, claim),
             bound=args.bound,
         )
     else:

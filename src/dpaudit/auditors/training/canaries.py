@@ -56,6 +56,9 @@ class Canaries:
 def _text_records(base: Sequence[Any]) -> list[TextRecord]:
     out = []
     for i, rec in enumerate(base):
+        if isinstance(rec, str):  # a plain text (synthetic-text generators): no label
+            out.append(TextRecord(rec, 0))
+            continue
         try:
             text, label = rec
         except (TypeError, ValueError):
@@ -64,6 +67,14 @@ def _text_records(base: Sequence[Any]) -> list[TextRecord]:
             ) from None
         out.append(TextRecord(str(text), int(label)))
     return out
+
+
+def default_kind(mechanism: Any) -> str:
+    """The trainer's ``default_canary_kind``, else gradient (white box) or mislabelled."""
+    declared = getattr(mechanism, "default_canary_kind", None)
+    if declared is not None:
+        return str(declared)
+    return "gradient" if mechanism.access == "white-box" else "mislabelled"
 
 
 def draw_canaries(kind: str, count: int, base: Sequence[Any], rng: np.random.Generator) -> Canaries:
@@ -101,4 +112,4 @@ def draw_canaries(kind: str, count: int, base: Sequence[Any], rng: np.random.Gen
     return Canaries(kind, made, kept)
 
 
-__all__ = ["CANARY_KINDS", "Canaries", "draw_canaries"]
+__all__ = ["CANARY_KINDS", "Canaries", "default_kind", "draw_canaries"]

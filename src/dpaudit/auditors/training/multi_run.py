@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from dpaudit.auditors.training.canaries import CANARY_KINDS, draw_canaries
+from dpaudit.auditors.training.canaries import CANARY_KINDS, default_kind, draw_canaries
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.training.contract import TrainingMechanism
@@ -112,7 +112,7 @@ def plan_multi_run(
 
 def canary_game(mechanism: TrainingMechanism, epsilon: float, config: MultiRunConfig) -> Any:
     """The game of ``mechanism`` with its one canary (the first of its kind, drawn by seed)."""
-    kind = config.canary_kind or ("gradient" if mechanism.access == "white-box" else "mislabelled")
+    kind = config.canary_kind or default_kind(mechanism)
     if kind == "gradient" and mechanism.access != "white-box":
         raise InvalidArgumentError(
             "canary kind", kind, "a text canary: gradient canaries need a white-box trainer"

@@ -43,7 +43,12 @@ from scipy.stats import rankdata
 from dpaudit.analysis import one_run, one_run_fdp
 from dpaudit.auditors.core.answer import Evidence, Judged, answer, epsilon_evidence
 from dpaudit.auditors.core.trust import TrustReport, establish_training_trust
-from dpaudit.auditors.training.canaries import CANARY_KINDS, Canaries, draw_canaries
+from dpaudit.auditors.training.canaries import (
+    CANARY_KINDS,
+    Canaries,
+    default_kind,
+    draw_canaries,
+)
 from dpaudit.auditors.training.claim_point import claimed_point
 from dpaudit.auditors.training.result import GuessRule, TrainingDetail
 from dpaudit.engine.executor import ExecutionConfig, run_units
@@ -256,7 +261,7 @@ def play(mechanism: TrainingMechanism, config: OneRunConfig) -> CanaryScores:
     if not isinstance(mechanism, TrainingMechanism):
         raise InvalidTypeError("mechanism", mechanism, "a TrainingMechanism")
     cfg = config
-    kind = cfg.canary_kind or ("gradient" if mechanism.access == "white-box" else "mislabelled")
+    kind = cfg.canary_kind or default_kind(mechanism)
     if kind == "gradient" and mechanism.access != "white-box":
         raise InvalidArgumentError(
             "canary kind", kind, "a text canary: gradient canaries need a white-box trainer"

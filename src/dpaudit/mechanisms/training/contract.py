@@ -73,6 +73,9 @@ class TrainingMechanism(ABC):
     #: empty when it offers only ``score``.  A hint the multi-run audit picks its score from
     #: before any training; :meth:`scores` itself is what is checked.
     gradient_scores: ClassVar[tuple[str, ...]] = ()
+    #: The canary kind an audit draws when none is named; None: ``gradient`` for a white-box
+    #: trainer, ``mislabelled`` otherwise.
+    default_canary_kind: ClassVar[str | None] = None
 
     @property
     @abstractmethod
