@@ -123,3 +123,17 @@ def test_invisible_ink_releases_one_text_per_batch_reproducibly() -> None:
     corpus = trainer.train(texts, np.random.default_rng(4))
     assert corpus.texts == tuple(first)
     assert set(trainer.scores(corpus, ["the cat sat"])) == {"echo", "bigram"}
+
+
+def test_the_cli_reads_the_generators_curve_at_its_own_delta_or_the_given_one(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from _cli import run_cli_quiet
+
+    args = ("audit-training", "dp-bigram", "-p", "texts=200", "--canaries", "200")
+    code, out, _ = run_cli_quiet(capsys, *args)
+    assert code == 0 and "claim: 1-GDP at δ = 1e-05" in out
+    code, out, _ = run_cli_quiet(capsys, *args, "--delta", "0.001")
+    assert code == 0 and "claim: 1-GDP at δ = 0.001" in out
+    code, _, err = run_cli_quiet(capsys, *args, "-p", "flaw=sometimes")
+    assert code == 2 and "flaw" in err
