@@ -19,13 +19,17 @@ checkout's ``.venv-mldp``; where that environment (or the WordNet a SynTF
 command needs) does not exist the block is skipped with the reason, as
 ``tests/test_mldp_env.py`` is.
 
-Two things differ from the reader's run, both to keep the check short and both
+Three things differ from the reader's run, all to keep the check short and all
 about time, not about what the command does: a ``--time-budget`` is cut to
-``_BUDGET`` seconds, and a ``dpaudit audit`` that would size itself to the
+``_BUDGET`` seconds; a ``dpaudit audit`` that would size itself to the
 default budget (no ``--samples``, no ``--time-budget``; a ``--claim`` audit too)
-gets ``--time-budget _BUDGET``.  A page's Python block marked ``<!-- file: NAME.py -->`` is written
-to ``NAME.py`` first, so ``dpaudit audit mymod:f`` finds the function the page
-defined.
+gets ``--time-budget _BUDGET``; and in a block whose output the page does not show
+(so only the exit status is checked) ``--samples`` and ``--final-samples`` are cut to
+at most ``_SAMPLE_CAPS``.  The numbers such a block reproduces are checked where they
+are stored: ``tests/test_docs_tables.py`` against ``benchmarks/results/``.
+
+A page's Python block marked ``<!-- file: NAME.py -->`` is written to ``NAME.py``
+first, so ``dpaudit audit mymod:f`` finds the function the page defined.
 
 A ```text block right after a shell block shows what its commands print: the
 test compares it with their real stdout (rules in ``tests/_docs_output.py``).
@@ -53,7 +57,9 @@ _ENVIRONMENTS = {".venv-mldp/bin/": ROOT / ".venv-mldp" / "bin"}
 # System data a command needs, as .ci/run installs it (or says it could not): skipped without.
 _SYSTEM_DATA = {"mldp:syntf": Path("/usr/share/wordnet/index.sense")}  # WordNet 3.0, Debian
 _EXIT = re.compile(r"^\s*exit (\d+)")
-_BUDGET = "5"
+_BUDGET = "2"
+#: Largest sizes a command of a block without shown output runs with.
+_SAMPLE_CAPS = {"--samples": 100_000, "--final-samples": 1_000_000}
 
 
 def _commands(block: str) -> list[tuple[str, int]]:
@@ -68,8 +74,24 @@ def _commands(block: str) -> list[tuple[str, int]]:
     return out
 
 
-def _quick(command: str) -> str:
-    """Cut the time a command may spend sizing itself (see the module docstring)."""
+def _capped(command: str) -> str:
+    """``command`` with its sample sizes cut to :data:`_SAMPLE_CAPS` (exit status only)."""
+
+    def cut(match: re.Match[str]) -> str:
+        flag, value = match.group(1), match.group(2)
+        try:
+            size = float(value)
+        except ValueError:
+            return match.group(0)
+        return f"{flag} {min(int(size), _SAMPLE_CAPS[flag])}"
+
+    return re.sub(r"(--samples|--final-samples) (\S+)", cut, command)
+
+
+def _quick(command: str, checked: bool = True) -> str:
+    """Cut the time a command may spend (see the module docstring); ``checked``: its output
+    is compared with the page, so its sizes stay as written."""
+    command = command if checked else _capped(command)
     command = re.sub(r"--time-budget \S+", f"--time-budget {_BUDGET}", command)
     sized = any(flag in command for flag in ("--samples", "--time-budget"))
     if command.startswith("dpaudit audit ") and not sized:
@@ -136,10 +158,11 @@ def test_every_shell_example_runs(
         p for p in [str(tmp_path), str(ROOT / "src"), env.get("PYTHONPATH", "")] if p
     )
     stdout = []
+    checked = bool(shown and shown.mode != "unchecked")
     for command, expected in commands:
-        key = (_quick(command), files)
+        key = (_quick(command, checked), files)
         done = _RAN.get(key) or subprocess.run(
-            ["bash", "-c", _in_environment(_quick(command))],
+            ["bash", "-c", _in_environment(key[0])],
             cwd=tmp_path,
             env=env,
             capture_output=True,
@@ -178,6 +201,11 @@ def test_the_checker_reads_commands_exit_statuses_and_marks() -> None:
     claim = _quick("dpaudit audit gaussian --epsilon 1 --claim gdp:1")  # sized to a budget too
     assert claim.endswith(f"--time-budget {_BUDGET}")
     assert "--time-budget" not in _quick("dpaudit audit gaussian --claim gdp:1 --samples 1e5")
+    big = "dpaudit audit laplace --samples 1e6 --final-samples 10000000 --seed 0"
+    assert _quick(big) == big  # output shown on the page: sizes as written
+    assert _quick(big, checked=False) == (
+        "dpaudit audit laplace --samples 100000 --final-samples 1000000 --seed 0"
+    )
 
 
 def _every_dpaudit_command() -> list:
