@@ -47,3 +47,17 @@ def test_dp_transformers_tests_in_their_environment() -> None:
     )  # fmt: skip
     assert run.returncode == 0, (run.stdout + run.stderr)[-6000:]
     assert " passed" in run.stdout and "skipped" not in run.stdout, run.stdout[-2000:]
+
+
+def test_without_the_package_the_cli_says_how_to_make_its_environment(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import importlib.util
+
+    from _cli import run_cli_quiet
+
+    if importlib.util.find_spec("dp_transformers") is not None:
+        pytest.skip("dp-transformers is installed here")
+    code, out, err = run_cli_quiet(capsys, "audit-training", "dp-transformers")
+    assert code == 2 and not out
+    assert ".venv-dpt" in err and "--no-deps dp-transformers==1.0.0" in err

@@ -67,7 +67,6 @@ class MechanismError(DPAuditError, RuntimeError):
 class OptionalDependencyError(DPAuditError, ImportError):
     """An optional package is missing; the message names the extra to install."""
 
-    def __init__(self, package: str, extra: str, purpose: str) -> None:
-        super().__init__(
-            f"{purpose} needs the optional package {package!r}: pip install 'dpaudit[{extra}]'"
-        )
+    def __init__(self, package: str, extra: str, purpose: str, install: str = "") -> None:
+        how = install or f"pip install 'dpaudit[{extra}]'"
+        super().__init__(f"{purpose} needs the optional package {package!r}: {how}")

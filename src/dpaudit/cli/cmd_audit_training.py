@@ -3,8 +3,9 @@
 ``TRAINER`` is ``dpsgd`` (dpaudit's numpy DP-SGD on a logistic-regression text classifier,
 with the broken variants of ``-p flaw=...``), ``opacus`` (Opacus' ``make_private`` on a
 torch classifier; extra ``training``), ``dp-bigram`` (a DP synthetic-text generator: the
-released corpus is the model, scored by how much each canary echoes in it) or
-``MODULE:TRAIN``, your own
+released corpus is the model, scored by how much each canary echoes in it),
+``dp-transformers`` (dp-transformers' ``OpacusDPTrainer`` on a tiny causal LM; its own
+environment ``.venv-dpt``) or ``MODULE:TRAIN``, your own
 ``train(dataset, rng) -> model`` with ``--score MODULE:SCORE``, ``score(model, records) ->
 one number per record`` (high: looks included), trained on ``--data`` (a corpus file; default
 the bundled one) plus the canaries, each a ``(text, label)`` tuple.
@@ -36,6 +37,7 @@ TRAINERS = {
     "dpsgd": ("dpaudit.mechanisms.training.dpsgd", "DPSGD"),
     "opacus": ("dpaudit.mechanisms.training.opacus_classifier", "OpacusClassifier"),
     "dp-bigram": ("dpaudit.mechanisms.training.dp_bigram", "DPBigramText"),
+    "dp-transformers": ("dpaudit.mechanisms.training.dp_transformers_lm", "DPTransformersCausalLM"),
 }
 #: Canary kinds (``auditors.training.canaries.CANARY_KINDS``; a test keeps them equal).
 CANARY_KINDS = ("gradient", "mislabelled", "held-out", "random-tokens")
@@ -51,7 +53,8 @@ def register(sub: Any) -> None:
         "mechanism",
         metavar="TRAINER",
         help=(
-            "dpsgd, opacus (extra training), dp-bigram (synthetic text) or MODULE:TRAIN, "
+            "dpsgd, opacus (extra training), dp-bigram (synthetic text), dp-transformers "
+            "(in .venv-dpt) or MODULE:TRAIN, "
             "your train(dataset, rng) -> model"
         ),
     )

@@ -55,6 +55,12 @@ from dpaudit.text.corpus import default_corpus
 from dpaudit.validation import check_int, check_positive
 
 _EXTRA = "dp-transformers"
+#: How to make the environment it runs in (its pins clash with the main one's).
+INSTALL = (
+    "run it in its own environment: python3 -m venv .venv-dpt && .venv-dpt/bin/pip install "
+    "'torch==2.13.0' && .venv-dpt/bin/pip install -e '.[dp-transformers]' && "
+    ".venv-dpt/bin/pip install --no-deps dp-transformers==1.0.0, then .venv-dpt/bin/dpaudit"
+)
 _SPECIAL = ("[PAD]", "[UNK]", "[EOS]")
 
 
@@ -63,7 +69,7 @@ def require(module: str, extra: str, purpose: str) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError:
-        raise OptionalDependencyError(module.split(".")[0], extra, purpose) from None
+        raise OptionalDependencyError(module.split(".")[0], extra, purpose, INSTALL) from None
 
 
 def _default_texts() -> tuple[str, ...]:
