@@ -165,6 +165,35 @@ class _InvinkNumpy:
         return getattr(np, name)
 
 
+def _invink_generate(settings: Any, texts: list[str], num: int | str, seed: int) -> Any:
+    """``invink.generate`` on ``texts`` with the caller's model and settings, prints swallowed.
+
+    ``settings`` is an :class:`InvisibleInkRewriter` or :class:`InvisibleInkSynthesizer`
+    (both carry the model, tokenizer, dataset description and the package's parameters).
+    """
+    module = import_invink()
+    sink = io.StringIO()
+    with (
+        supplied_model(module, settings.model, settings.tokenizer),
+        contextlib.redirect_stdout(sink),
+        contextlib.redirect_stderr(sink),
+    ):
+        return module.generate(
+            texts,
+            "dpaudit-supplied-model",
+            settings.dataset_desc,
+            epsilon=settings.epsilon,
+            delta=settings.delta,
+            batch_size=settings.batch_size,
+            num=num,
+            max_toks=settings.max_toks,
+            topk=settings.topk,
+            temperature=settings.temperature,
+            device_map=-1,
+            random_seed=seed,
+        )
+
+
 @dataclass
 class InvisibleInkRewriter:
     """``invink.generate`` on ``[text, *references]`` as ``f(text, n, rng) -> n texts``.
@@ -235,27 +264,7 @@ class InvisibleInkRewriter:
         return float(rho(1, self.clip_norm(), self.batch_size - 1, self.temperature))
 
     def _generate(self, text: str, seed: int) -> Any:
-        module = import_invink()
-        sink = io.StringIO()
-        with (
-            supplied_model(module, self.model, self.tokenizer),
-            contextlib.redirect_stdout(sink),
-            contextlib.redirect_stderr(sink),
-        ):
-            return module.generate(
-                [text, *self.references],
-                "dpaudit-supplied-model",
-                self.dataset_desc,
-                epsilon=self.epsilon,
-                delta=self.delta,
-                batch_size=self.batch_size,
-                num=1,
-                max_toks=self.max_toks,
-                topk=self.topk,
-                temperature=self.temperature,
-                device_map=-1,
-                random_seed=seed,
-            )
+        return _invink_generate(self, [text, *self.references], 1, seed)
 
     def generate_once(self, text: str, rng: np.random.Generator) -> str:
         """One generation on ``[text, *references]``; global generators restored after."""
@@ -338,28 +347,7 @@ class InvisibleInkSynthesizer:
             raise InvalidArgumentError(
                 "private_texts", len(texts), f"at least batch_size − 1 = {self.batch_size - 1}"
             )
-        module = import_invink()
         seed = int(rng.integers(2**32)) if self.seed is None else self.seed
-        sink = io.StringIO()
-        with (
-            seeded_global_random(rng),
-            torch.random.fork_rng(devices=[]),
-            supplied_model(module, self.model, self.tokenizer),
-            contextlib.redirect_stdout(sink),
-            contextlib.redirect_stderr(sink),
-        ):
-            out = module.generate(
-                texts,
-                "dpaudit-supplied-model",
-                self.dataset_desc,
-                epsilon=self.epsilon,
-                delta=self.delta,
-                batch_size=self.batch_size,
-                num="auto",
-                max_toks=self.max_toks,
-                topk=self.topk,
-                temperature=self.temperature,
-                device_map=-1,
-                random_seed=seed,
-            )
+        with seeded_global_random(rng), torch.random.fork_rng(devices=[]):
+            out = _invink_generate(self, texts, "auto", seed)
         return [str(t) for t in out.texts]

@@ -47,12 +47,13 @@ from typing import Any, ClassVar
 import numpy as np
 
 from dpaudit.claims.curves import GaussianDP
-from dpaudit.errors import InvalidArgumentError, InvalidTypeError
+from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.training.contract import TextRecord
 from dpaudit.mechanisms.training.synthetic import (
     END,
     START,
     SyntheticTextTraining,
+    checked_texts,
     text_of,
     tokens,
 )
@@ -101,11 +102,7 @@ class DPBigramText(SyntheticTextTraining):
     )
 
     def __post_init__(self) -> None:
-        if isinstance(self.records, str) or not isinstance(self.records, Sequence):
-            raise InvalidTypeError("records", self.records, "a sequence of texts")
-        object.__setattr__(self, "records", tuple(self.records))
-        for record in self.records:
-            text_of(record)
+        object.__setattr__(self, "records", checked_texts(self.records))
         if not self.records:
             raise InvalidArgumentError("records", "()", "at least one text")
         check_positive("noise_multiplier", self.noise_multiplier)

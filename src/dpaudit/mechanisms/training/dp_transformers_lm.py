@@ -49,7 +49,7 @@ import numpy as np
 from dpaudit.claims.curves import ApproxDP
 from dpaudit.errors import InvalidArgumentError, InvalidTypeError, OptionalDependencyError
 from dpaudit.mechanisms.training.contract import TrainingMechanism
-from dpaudit.mechanisms.training.synthetic import text_of
+from dpaudit.mechanisms.training.synthetic import checked_texts, text_of
 from dpaudit.random import seeded_global_state
 from dpaudit.text.corpus import default_corpus
 from dpaudit.validation import check_int, check_positive
@@ -114,11 +114,7 @@ class DPTransformersCausalLM(TrainingMechanism):
     )
 
     def __post_init__(self) -> None:
-        if isinstance(self.records, str) or not isinstance(self.records, Sequence):
-            raise InvalidTypeError("records", self.records, "a sequence of texts")
-        object.__setattr__(self, "records", tuple(self.records))
-        for record in self.records:
-            text_of(record)
+        object.__setattr__(self, "records", checked_texts(self.records))
         check_positive("noise_multiplier", self.noise_multiplier)
         check_positive("max_grad_norm", self.max_grad_norm)
         check_int("batch_size", self.batch_size, minimum=1, maximum=max(1, len(self.records)))

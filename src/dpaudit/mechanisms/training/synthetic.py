@@ -60,6 +60,16 @@ def text_of(record: Any) -> str:
     raise InvalidTypeError("record", record, "a str or a (text, label) record")
 
 
+def checked_texts(records: Any) -> tuple[Any, ...]:
+    """``records`` as a tuple, each a text or a ``(text, label)`` record, else an error."""
+    if isinstance(records, str) or not isinstance(records, Sequence):
+        raise InvalidTypeError("records", records, "a sequence of texts")
+    out = tuple(records)
+    for record in out:
+        text_of(record)
+    return out
+
+
 def tokens(text: str) -> list[str]:
     """Case-folded whitespace tokens between ``<s>`` and ``</s>``."""
     return [START, *text.casefold().split(), END]
@@ -207,6 +217,7 @@ __all__ = [
     "SyntheticTextTraining",
     "bigrams",
     "checked_corpus",
+    "checked_texts",
     "corpus_scores",
     "text_of",
     "tokens",
