@@ -11,14 +11,9 @@ by subprocess and is skipped, with the reason, where that environment does not e
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
+from _environments import run_in_environment
 
-ROOT = Path(__file__).resolve().parents[1]
-PYTHON = ROOT / ".venv-dpt" / "bin" / "python"
 MODULE = "dpaudit.mechanisms.training.dp_transformers_lm"
 CREATE = (
     "python3 -m venv .venv-dpt && .venv-dpt/bin/pip install 'torch==2.13.0' && "
@@ -29,24 +24,13 @@ CREATE = (
 
 @pytest.mark.slow  # runs another environment's test file by subprocess
 def test_dp_transformers_tests_in_their_environment() -> None:
-    if Path(sys.prefix).resolve() == (ROOT / ".venv-dpt").resolve():
-        pytest.skip("already in .venv-dpt: tests/test_adapter_dp_transformers.py runs here")
-    if not PYTHON.exists():
-        pytest.skip(f".venv-dpt does not exist (create it: {CREATE})")
-    probe = subprocess.run(
-        [str(PYTHON), "-c", f"import dp_transformers.dp_utils, {MODULE}"],
-        capture_output=True, text=True, timeout=300, check=False, cwd=ROOT,
-    )  # fmt: skip
-    if probe.returncode != 0:
-        reason = (probe.stderr.strip().splitlines() or ["?"])[-1]
-        pytest.skip(f".venv-dpt cannot import dp-transformers ({reason}); recreate: {CREATE}")
-    run = subprocess.run(
-        [str(PYTHON), "-m", "pytest", "-q", "-p", "no:cacheprovider",
-         "tests/test_adapter_dp_transformers.py"],
-        cwd=ROOT, capture_output=True, text=True, timeout=1200, check=False,
-    )  # fmt: skip
-    assert run.returncode == 0, (run.stdout + run.stderr)[-6000:]
-    assert " passed" in run.stdout and "skipped" not in run.stdout, run.stdout[-2000:]
+    run_in_environment(
+        ".venv-dpt",
+        f"import dp_transformers.dp_utils, {MODULE}",
+        ("tests/test_adapter_dp_transformers.py",),
+        CREATE,
+        allow_skips=False,
+    )
 
 
 def test_without_the_package_the_cli_says_how_to_make_its_environment(
