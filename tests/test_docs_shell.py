@@ -59,7 +59,7 @@ _SYSTEM_DATA = {"mldp:syntf": Path("/usr/share/wordnet/index.sense")}  # WordNet
 _EXIT = re.compile(r"^\s*exit (\d+)")
 _BUDGET = "2"
 #: Largest sizes a command of a block without shown output runs with.
-_SAMPLE_CAPS = {"--samples": 100_000, "--final-samples": 1_000_000}
+_SAMPLE_CAPS = {"--samples": 20_000, "--final-samples": 200_000}
 
 
 def _commands(block: str) -> list[tuple[str, int]]:
@@ -227,7 +227,7 @@ def test_the_checker_reads_commands_exit_statuses_and_marks() -> None:
     big = "dpaudit audit laplace --samples 1e6 --final-samples 10000000 --seed 0"
     assert _quick(big) == big  # output shown on the page: sizes as written
     assert _quick(big, checked=False) == (
-        "dpaudit audit laplace --samples 100000 --final-samples 1000000 --seed 0"
+        "dpaudit audit laplace --samples 20000 --final-samples 200000 --seed 0"
     )
 
 
