@@ -165,6 +165,14 @@ class _InvinkNumpy:
         return getattr(np, name)
 
 
+def _check_budget(epsilon: float, delta: float) -> None:
+    """The ``(ε, δ)`` ``generate`` calibrates for: ε as any claim's, δ strictly positive."""
+    check_epsilon(epsilon)
+    check_delta(delta)
+    if delta == 0.0:
+        raise InvalidArgumentError("delta", delta, "δ in (0, 1): invink needs one")
+
+
 def _invink_generate(settings: Any, texts: list[str], num: int | str, seed: int) -> Any:
     """``invink.generate`` on ``texts`` with the caller's model and settings, prints swallowed.
 
@@ -223,10 +231,7 @@ class InvisibleInkRewriter:
     last_outputs: list[Any] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
-        check_epsilon(self.epsilon)
-        check_delta(self.delta)
-        if self.delta == 0.0:
-            raise InvalidArgumentError("delta", self.delta, "δ in (0, 1): invink needs one")
+        _check_budget(self.epsilon, self.delta)
         if len(self.references) != self.batch_size - 2:
             raise InvalidArgumentError(
                 "references", len(self.references), f"batch_size − 2 = {self.batch_size - 2}"
@@ -329,10 +334,7 @@ class InvisibleInkSynthesizer:
     dataset_desc: str = DATASET_DESC
 
     def __post_init__(self) -> None:
-        check_epsilon(self.epsilon)
-        check_delta(self.delta)
-        if self.delta == 0.0:
-            raise InvalidArgumentError("delta", self.delta, "δ in (0, 1): invink needs one")
+        _check_budget(self.epsilon, self.delta)
 
     @property
     def claim(self) -> ApproxDP:
