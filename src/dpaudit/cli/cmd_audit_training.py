@@ -74,14 +74,7 @@ def register(sub: Any) -> None:
         "is read at --delta",
     )
     p.add_argument("--method", choices=METHODS, default="one-run")
-    p.add_argument(
-        "--multi-run-score",
-        default=None,
-        metavar="NAME",
-        help="multi-run: which named score the thresholds cut (default: likelihood-ratio for "
-        "gradient canaries, else the trainer's score); 'all': every named score, the best "
-        "chosen on the selection runs",
-    )
+    _add_multi_run_args(p)
     p.add_argument(
         "--bound",
         choices=BOUNDS,
@@ -119,6 +112,35 @@ def register(sub: Any) -> None:
     add_seed(p)
     add_run_args(p)
     p.set_defaults(func=run)
+
+
+def _add_multi_run_args(p: Any) -> None:
+    """The flags only ``--method multi-run`` reads."""
+    p.add_argument(
+        "--multi-run-score",
+        default=None,
+        metavar="NAME",
+        help="multi-run: which named score the thresholds cut (default: likelihood-ratio for "
+        "gradient canaries, else the trainer's score); 'all': every named score, the best "
+        "chosen on the selection runs",
+    )
+    p.add_argument(
+        "--background",
+        choices=("data", "opposing"),
+        default="data",
+        help="multi-run: the base data: the trainer's own, or (gradient canaries, white box) "
+        "as many crafted gradient records opposite the canary, which shows fixed-size batches "
+        "accounted as Poisson",
+    )
+    p.add_argument(
+        "--pilot-runs",
+        type=bounded_integer(0, 10_000_000),
+        default=None,
+        metavar="P",
+        help="multi-run: trainings per world that fit a linear score to the canary's "
+        "white-box trace before any certified run (default: a third of --runs with "
+        "--background opposing, else 0)",
+    )
 
 
 def _coerce(field: dataclasses.Field[Any], text: str) -> Any:
@@ -247,6 +269,16 @@ def _check(args: argparse.Namespace) -> None:
         raise InvalidArgumentError(
             "--multi-run-score", args.multi_run_score, "only with --method multi-run"
         )
+    for flag, given in (
+        ("--background", args.background != "data"),
+        ("--pilot-runs", args.pilot_runs is not None),
+    ):
+        if given and args.method != "multi-run":
+            raise InvalidArgumentError(
+                flag, getattr(args, flag[2:].replace("-", "_")), "only with --method multi-run"
+            )
+    if args.pilot_runs == 1:
+        raise InvalidArgumentError("--pilot-runs", 1, "0, or at least 2")
     if args.bound != "auto" and args.method != "one-run":
         raise InvalidArgumentError("--bound", args.bound, "only with --method one-run")
     if args.method == "multi-run" and args.runs is not None and args.runs < 300:
@@ -331,6 +363,8 @@ def run(args: argparse.Namespace) -> int:
             runs=args.runs or 600,
             score=args.multi_run_score,
             canary_kind=args.canary_kind,
+            background=args.background,
+            pilot_runs=args.pilot_runs,
             confidence=args.confidence,
             seed=args.seed,
         )

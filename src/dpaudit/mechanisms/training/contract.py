@@ -108,6 +108,13 @@ class TrainingMechanism(ABC):
         """
         return {"score": self.score(model, records)}
 
+    def trace(self, model: Any, records: Sequence[Any]) -> np.ndarray | None:
+        """White box: each gradient canary's coordinate of every step's privatised gradient,
+        times its sign, over the clipping norm, shape (steps, records); None (the default)
+        when the trainer releases no per-step trace.  The multi-run audit fits a score to it
+        on pilot runs (:mod:`~dpaudit.auditors.training.multi_run`)."""
+        return None
+
     def with_base(self, records: Sequence[Any]) -> TrainingMechanism:
         """The same trainer on other base data (canaries drawn from the data leave it)."""
         raise MechanismError(

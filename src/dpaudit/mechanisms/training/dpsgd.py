@@ -225,7 +225,9 @@ class DPSGD(TrainingMechanism):
     """DP-SGD (Abadi et al., CCS 2016, Alg. 1) on logistic regression over hashed words.
 
     Fields (each checked; an error names the field and its range): ``records`` the base
-    data (text records, label 0/1; default the bundled corpus), ``noise_multiplier`` σ > 0,
+    data (text records, label 0/1, default the bundled corpus; gradient records
+    :class:`GradientCanary` may stand among them, a dataset the white-box adversary
+    crafted), ``noise_multiplier`` σ > 0,
     ``clip_norm`` C > 0, ``sampling_rate`` q in (0, 1] (default 0.032: batches of 32 of
     1000 expected), ``steps`` T ≥ 1, ``learning_rate`` > 0, ``dimensions`` of the hashed
     features, ``canary_coordinates`` ≥ 0 reserved parameters, ``sampling`` (``poisson`` or
@@ -271,9 +273,12 @@ class DPSGD(TrainingMechanism):
     def __post_init__(self) -> None:
         if isinstance(self.records, str) or not isinstance(self.records, Sequence):
             raise InvalidTypeError("records", self.records, "a sequence of TextRecord")
-        records = tuple(_as_text_record(r, "records") for r in self.records)
+        records = tuple(
+            GradientCanary(*r) if _is_canary(r) else _as_text_record(r, "records")
+            for r in self.records
+        )
         if not records:
-            raise InvalidArgumentError("records", "()", "at least one TextRecord")
+            raise InvalidArgumentError("records", "()", "at least one record")
         object.__setattr__(self, "records", records)
         check_positive("noise_multiplier", self.noise_multiplier)
         check_positive("clip_norm", self.clip_norm)
@@ -378,7 +383,7 @@ class DPSGD(TrainingMechanism):
 
     @functools.cached_property
     def _base_arrays(self) -> TrainingArrays:
-        return self._text_arrays(self.records)
+        return self._arrays_of(self.records, "records")
 
     @functools.cached_property
     def initial_parameters(self) -> np.ndarray:
@@ -387,7 +392,7 @@ class DPSGD(TrainingMechanism):
         The canary coordinates start at zero either way; read-only, copied by :meth:`train`.
         """
         theta = np.zeros(self.parameter_count)
-        if self.initial == "pretrained":
+        if self.initial == "pretrained" and self._base_arrays.labels.size:
             arrays = self._base_arrays
             weights, bias = pretrained_logistic(arrays.features, arrays.labels)
             theta[: int(self.dimensions)], theta[int(self.dimensions)] = weights, bias
@@ -419,25 +424,29 @@ class DPSGD(TrainingMechanism):
             coords[i], signs[i] = int(self.dimensions) + 1 + int(coordinate), float(sign)
         return coords, signs
 
+    def _arrays_of(self, records: Sequence[Any], where: str) -> TrainingArrays:
+        text = [_as_text_record(r, where) for r in records if not _is_canary(r)]
+        arrays = self._text_arrays(text)
+        coords, signs = self._canary_arrays([r for r in records if _is_canary(r)])
+        return TrainingArrays(arrays.features, arrays.labels, coords, signs)
+
     def combine(self, base: Any, canaries: Sequence[Any]) -> TrainingArrays:
         """``base`` plus text and gradient canaries as :class:`TrainingArrays`.
 
-        The base features are computed once per trainer (when ``base`` is :attr:`base`).
+        Either may hold both kinds of record: a base of gradient records is a dataset the
+        white-box adversary crafted (the multi-run audit's ``background="opposing"``).  The
+        base arrays are computed once per trainer (when ``base`` is :attr:`base`).
         """
-        base_arrays = (
-            self._base_arrays
-            if base is self.records
-            else self._text_arrays([_as_text_record(r, "base") for r in base])
+        base_arrays = self._base_arrays if base is self.records else self._arrays_of(base, "base")
+        if not canaries:
+            return base_arrays
+        extra = self._arrays_of(canaries, "canaries")
+        return TrainingArrays(
+            np.vstack([base_arrays.features, extra.features]),
+            np.concatenate([base_arrays.labels, extra.labels]),
+            np.concatenate([base_arrays.canary_index, extra.canary_index]),
+            np.concatenate([base_arrays.canary_signs, extra.canary_signs]),
         )
-        grad = [c for c in canaries if _is_canary(c)]
-        text = [_as_text_record(c, "canaries") for c in canaries if not _is_canary(c)]
-        features, labels = base_arrays.features, base_arrays.labels
-        if text:
-            extra = self._text_arrays(text)
-            features = np.vstack([features, extra.features])
-            labels = np.concatenate([labels, extra.labels])
-        coords, signs = self._canary_arrays(grad)
-        return TrainingArrays(features, labels, coords, signs)
 
     def _as_arrays(self, dataset: Any) -> TrainingArrays:
         if isinstance(dataset, TrainingArrays):
@@ -545,14 +554,24 @@ class DPSGD(TrainingMechanism):
         records = list(records)
         if not records or not all(_is_canary(r) for r in records) or model.gradients is None:
             return {"score": self.score(model, records)}
-        coords, signs = self._canary_arrays(records)
-        trace = model.gradients[:, coords] * (signs / float(self.clip_norm))
-        return trace_scores(trace, float(self.sampling_rate), float(self.noise_multiplier))
+        return trace_scores(
+            self.trace(model, records), float(self.sampling_rate), float(self.noise_multiplier)
+        )
+
+    def trace(self, model: TrainedModel, records: Sequence[Any]) -> np.ndarray | None:
+        """Each gradient canary's coordinate of every step's privatised gradient sum, times
+        its sign, over C: shape (steps, canaries).  None for a black-box model."""
+        if model.gradients is None:
+            return None
+        coords, signs = self._canary_arrays(list(records))
+        return model.gradients[:, coords] * (signs / float(self.clip_norm))
 
     def accuracy(self, model: TrainedModel, records: Sequence[Any] | None = None) -> float:
         """Fraction of ``records`` (default: the base) whose label the final model predicts."""
         chosen = [
-            _as_text_record(r, "records") for r in (self.records if records is None else records)
+            _as_text_record(r, "records")
+            for r in (self.records if records is None else records)
+            if not _is_canary(r)
         ]
         if not chosen:
             return math.nan

@@ -35,6 +35,10 @@ class CanaryGame(Mechanism):
     #: ``score``; :data:`ALL_SCORES`: every name of its ``gradient_scores``, one column each);
     #: fixed before any training, so choosing it costs no confidence.
     score_name: str = ""
+    #: Weights of a linear score on the canary's white-box trace (one per step), fitted by
+    #: the auditor on pilot runs before any certified run; empty: no such column.  When set,
+    #: the column :data:`FITTED_TRACE` ``= Σ_t w_t·trace_t`` follows the named scores.
+    trace_weights: tuple[float, ...] = ()
 
     name: ClassVar[str] = "canary-game"
     reference: ClassVar[str] = (
@@ -55,9 +59,12 @@ class CanaryGame(Mechanism):
     @property
     def score_names(self) -> tuple[str, ...]:
         """The named scores each output holds, in column order."""
-        if self.score_name == ALL_SCORES:
-            return tuple(self.training.gradient_scores)
-        return (self.score_name or "score",)
+        named = (
+            tuple(self.training.gradient_scores)
+            if self.score_name == ALL_SCORES
+            else (self.score_name or "score",)
+        )
+        return (*named, FITTED_TRACE) if self.trace_weights else named
 
     @property
     def output_shape(self) -> tuple[int, ...]:
@@ -76,20 +83,29 @@ class CanaryGame(Mechanism):
         return out
 
     def _score(self, model: Any) -> list[float]:
+        fitted = [self._fitted(model)] if self.trace_weights else []
         if not self.score_name:
             raw = self.training.score(model, [self.canary])
-            return [float(checked_scores(raw, 1, self.training.name)[0])]
+            return [float(checked_scores(raw, 1, self.training.name)[0]), *fitted]
         offered = self.training.scores(model, [self.canary])
-        missing = [name for name in self.score_names if name not in offered]
+        named = self.score_names[: len(self.score_names) - len(fitted)]
+        missing = [name for name in named if name not in offered]
         if missing:
             raise MechanismError(
                 f"{self.training.name} offers no score {missing[0]!r} for this canary "
                 f"(it offers {', '.join(offered)})"
             )
-        return [
-            float(checked_scores(offered[name], 1, self.training.name)[0])
-            for name in self.score_names
-        ]
+        scores = [float(checked_scores(offered[name], 1, self.training.name)[0]) for name in named]
+        return [*scores, *fitted]
+
+    def _fitted(self, model: Any) -> float:
+        trace = canary_trace(self.training, model, self.canary)
+        if trace.size != len(self.trace_weights):
+            raise MechanismError(
+                f"{self.training.name}'s trace has {trace.size} steps, the fitted score "
+                f"{len(self.trace_weights)}: its step count changed between runs"
+            )
+        return float(np.dot(self.trace_weights, trace))
 
     def spec(self) -> dict[str, Any]:
         return {
@@ -98,6 +114,20 @@ class CanaryGame(Mechanism):
             "canary": repr(self.canary)[:200],
             "score": ", ".join(self.score_names),
         }
+
+
+def canary_trace(training: TrainingMechanism, model: Any, canary: Any) -> np.ndarray:
+    """The trainer's white-box trace of ``canary`` on ``model`` (one value per step), checked."""
+    raw = training.trace(model, [canary])
+    if raw is None:
+        raise MechanismError(f"{training.name} released no white-box trace of the canary")
+    trace = np.asarray(raw, dtype=np.float64)
+    if trace.ndim != 2 or trace.shape[1] != 1 or not np.all(np.isfinite(trace)):
+        raise MechanismError(
+            f"{training.name}.trace returned an array of shape {trace.shape}: expected "
+            "finite values of shape (steps, 1) for one canary"
+        )
+    return trace[:, 0]
 
 
 @dataclass(frozen=True)
@@ -126,5 +156,7 @@ class GameScore:
 
 #: ``CanaryGame.score_name`` for every named score of the trainer at once.
 ALL_SCORES = "all"
+#: The column name of the linear score fitted to the white-box trace.
+FITTED_TRACE = "fitted-trace"
 
-__all__ = ["ALL_SCORES", "CanaryGame", "GameScore"]
+__all__ = ["ALL_SCORES", "FITTED_TRACE", "CanaryGame", "GameScore", "canary_trace"]
