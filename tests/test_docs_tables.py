@@ -41,6 +41,7 @@ FDP_POWER = "| true μ | f-DP μ_lcb |"
 FDP_CALIBRATION = "| set (true μ) | μ_lcb > μ |"
 WORST_START = "| setting, start | claimed ε |"
 SYNTHETIC = "| generator, released texts | violations |"
+CRAFTED = "| trainer, background | claimed ε | violations |"
 
 
 def _runs(runs: int) -> str:
@@ -162,6 +163,23 @@ def _worst_start_rows() -> list[Quote]:
         rows.append(
             Quote(BENCH, WORST_START, label, 5, "worst_case_initial.json", (f"{at}.violations",))
         )
+    return rows
+
+
+def _crafted_rows() -> list[Quote]:
+    rows = []
+    for flaw in ("none", "shuffle-as-poisson"):
+        for background in ("data", "opposing"):
+            label, at = f"{flaw}, {background}", f"summary[flaw={flaw}][background={background}]"
+            file = "crafted_background.json"
+            rows.append(Quote(BENCH, CRAFTED, label, 1, file, (f"{at}.claimed_epsilon",)))
+            rows.append(
+                Quote(BENCH, CRAFTED, label, 2, file, (f"{at}.violations", f"{at}.audits"))
+            )
+            for column, key in ((3, "epsilon_lcb"), (4, "mu_lcb")):
+                fields = tuple(f"{at}.{key}.{s}" for s in ("median", "min", "max"))
+                rows.append(Quote(BENCH, CRAFTED, label, column, file, fields))
+            rows.append(Quote(BENCH, CRAFTED, label, 5, file, (f"{at}.seconds.median",)))
     return rows
 
 
@@ -359,6 +377,7 @@ QUOTES: list[Quote] = [
     *_one_run_fdp_rows(),
     *_worst_start_rows(),
     *_synthetic_rows(),
+    *_crafted_rows(),
 ]
 
 _NO_FILE = "not stored in benchmarks/results/"
@@ -413,6 +432,7 @@ CHECKED_TABLES = [
     (BENCH, FDP_CALIBRATION),
     (BENCH, WORST_START),
     (BENCH, SYNTHETIC),
+    (BENCH, CRAFTED),
 ]
 
 

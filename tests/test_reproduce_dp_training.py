@@ -56,7 +56,13 @@ def test_cells_are_unique_longest_first_and_cover_both_panels() -> None:
     assert flaws == set(FLAWS)
     assert {c.seed for c in cells if c.method == "one-run"} == {3, 4}
     assert {c.canaries for c in cells if c.flaw == "none"} >= set(sizes.sweep)
-    assert {c.runs for c in cells if c.method == "multi-run"} == set(sizes.multi)
+    assert {c.runs for c in cells if c.method == "multi-run" and c.background == "data"} == set(
+        sizes.multi
+    )
+    crafted = [c for c in cells if c.background == "opposing"]
+    assert {c.seed for c in crafted} == {3, 4} and cells[: len(crafted)] == crafted
+    assert all((c.flaw, c.method, c.runs) == ("shuffle-as-poisson", "multi-run", sizes.crafted)
+               for c in crafted)  # fmt: skip
     assert (skipped is None) == any(c.trainer == "opacus" for c in cells)
 
 
@@ -69,15 +75,20 @@ def test_opacus_row_says_why_it_was_skipped(monkeypatch: pytest.MonkeyPatch) -> 
 
 def test_tiny_has_every_variant_both_panels_and_a_card_per_variant(tiny: FigureResult) -> None:
     variants = tiny.extra["variants"]
-    assert list(variants) == ["dpsgd " + f for f in FLAWS] + ["opacus (correct)"]
+    assert list(variants) == [
+        *("dpsgd " + f for f in FLAWS),
+        dp_training.CRAFTED_LABEL,
+        "opacus (correct)",
+    ]
     assert "skipped" in variants["opacus (correct)"]
     panels = {p for r in tiny.rows for p in r["panel"].split()}
     assert panels == {"A", "B-canaries", "B-runs", "B-multi-run"}
     for r in tiny.rows:
         if r.get("verdict") != "skipped":
             assert r["epsilon_lower_bound"] <= r["ceiling"] + 1e-9, r
-    # A card per panel-A variant (first seed) and one for the largest multi-run audit.
-    assert len(tiny.audits) == len(FLAWS) + 1
+    # A card per panel-A variant (first seed; the crafted background's too) and one for the
+    # largest multi-run audit.
+    assert len(tiny.audits) == len(FLAWS) + 2
     assert all(a.audit is not None and a.card_lines for a in tiny.audits)
     assert tiny.findings[-1].status == NOT_AT_THIS_SCALE  # Opacus is not run at tiny
 

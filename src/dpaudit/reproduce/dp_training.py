@@ -48,7 +48,7 @@ from dpaudit.auditors.core.statistics import clopper_pearson_lower, clopper_pear
 from dpaudit.auditors.profile import ProfileAuditConfig, ProfileAuditor
 from dpaudit.auditors.training.claim_point import claimed_point
 from dpaudit.auditors.training.multi_run import PREFERRED_SCORE, MultiRunConfig, plan_multi_run
-from dpaudit.auditors.training.one_run import ASSUMPTIONS, OneRunConfig, audit_one_run
+from dpaudit.auditors.training.one_run import OneRunConfig, audit_one_run
 from dpaudit.engine.config import ExecutionConfig
 from dpaudit.engine.executor import run_units
 from dpaudit.mechanisms.training.dpsgd import DPSGD, FLAWS
@@ -63,6 +63,7 @@ from dpaudit.reproduce.common import (
     Finding,
 )
 from dpaudit.reproduce.dp_training_plot import plot
+from dpaudit.reproduce.dp_training_report import readme, spread_of, words
 from dpaudit.reproduce.registry import FigureSpec
 from dpaudit.results.audit import AuditResult
 from dpaudit.verdicts import Verdict
@@ -83,6 +84,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
     }.get(flaw, {})
     for flaw in FLAWS
 }
+#: Panel A's row of the multi-run audit of shuffle-as-poisson on the crafted background.
+CRAFTED_LABEL = "dpsgd shuffle-as-poisson (multi-run, crafted background)"
 #: Flaws whose loss the one-run audit should see at 1000 canaries (measured 2026-12-01).
 VISIBLE = (
     "batch-clip",
@@ -97,7 +100,9 @@ VISIBLE = (
 class Sizes:
     """One scale: ``seeds`` per cell; ``canaries`` of panel A; panel B's canary counts,
     pooled runs (at ``canaries``) and multi-run trainings per world; DP-SGD ``steps``
-    (500 except at the tiny smoke test); whether the Opacus row is run."""
+    (500 except at the tiny smoke test); whether the Opacus row is run; ``crafted``: trainings
+    per world of the multi-run audit of shuffle-as-poisson on the crafted opposing
+    background (:mod:`dpaudit.auditors.training.multi_run`), 0 for none."""
 
     seeds: int
     canaries: int
@@ -106,19 +111,23 @@ class Sizes:
     multi: tuple[int, ...]
     steps: int = STEPS
     opacus: bool = True
+    crafted: int = 0
 
 
 SIZES: dict[str, Sizes] = {
-    "tiny": Sizes(1, 200, (100, 200), (1, 2), (300,), steps=10, opacus=False),
-    "quick": Sizes(2, 1000, (250, 500, 1000, 2000), (1, 2, 4), (300,)),
-    "paper": Sizes(5, 5000, (250, 500, 1000, 2000, 5000, 10000), (1, 2, 4), (300, 600, 1200)),
+    "tiny": Sizes(1, 200, (100, 200), (1, 2), (300,), steps=10, opacus=False, crafted=300),
+    "quick": Sizes(2, 1000, (250, 500, 1000, 2000), (1, 2, 4), (300,), crafted=1200),
+    "paper": Sizes(
+        5, 5000, (250, 500, 1000, 2000, 5000, 10000), (1, 2, 4), (300, 600, 1200), crafted=1200
+    ),
 }
 
 
 @dataclass(frozen=True)
 class Cell:
     """One audit: ``trainer`` (dpsgd or opacus) with ``flaw``, ``method`` one-run (with
-    ``canaries`` per run, ``runs`` pooled) or multi-run (``runs`` trainings per world)."""
+    ``canaries`` per run, ``runs`` pooled) or multi-run (``runs`` trainings per world), on
+    the trainer's own data or (``background="opposing"``) the crafted one."""
 
     trainer: str
     flaw: str
@@ -127,16 +136,25 @@ class Cell:
     runs: int
     seed: int
     steps: int
+    background: str = "data"
 
     @property
     def label(self) -> str:
         """The variant's name in tables and the report."""
-        return "opacus (correct)" if self.trainer == "opacus" else f"dpsgd {self.flaw}"
+        if self.trainer == "opacus":
+            return "opacus (correct)"
+        if self.background == "opposing":
+            return (
+                CRAFTED_LABEL
+                if self.flaw == "shuffle-as-poisson"
+                else f"dpsgd {self.flaw} (crafted)"
+            )
+        return f"dpsgd {self.flaw}"
 
 
 def trainer(cell: Cell) -> Any:
     """The trainer of ``cell``: canary coordinates enough for its canaries (one each)."""
-    coords = max(1000, cell.canaries)
+    coords = 1 if cell.background == "opposing" else max(1000, cell.canaries)
     if cell.trainer == "opacus":
         return OpacusClassifier(noise_multiplier=NOISE, canary_coordinates=coords)
     return DPSGD(
@@ -162,8 +180,13 @@ def audit_cell(cell: Cell) -> dict[str, Any]:
         )
         result = audit_one_run(mech, None, cfg)
     else:  # what dpaudit.api.audit_training(method="multi-run") runs
+        crafted = cell.background == "opposing"  # every trace score, and the fitted one
         multi = MultiRunConfig(
-            runs=cell.runs, confidence=CONFIDENCE, seed=cell.seed, score=PREFERRED_SCORE
+            runs=cell.runs,
+            confidence=CONFIDENCE,
+            seed=cell.seed,
+            score=None if crafted else PREFERRED_SCORE,
+            background=cell.background,
         )
         plan = plan_multi_run(mech, claimed_point(mech.claim, DELTA)[0], multi)
         auditor = ProfileAuditor(
@@ -198,6 +221,12 @@ def cells(scale: str, seed: int) -> tuple[list[Cell], str | None]:
         Cell("dpsgd", "none", "one-run", s.canaries, r, k, s.steps) for r in s.pooled for k in seeds
     ]
     out += [Cell("dpsgd", "none", "one-run", m, 1, k, s.steps) for m in s.sweep for k in seeds]
+    if s.crafted:  # long: first, so that they do not finish last
+        crafted = [
+            Cell("dpsgd", "shuffle-as-poisson", "multi-run", 1, s.crafted, k, s.steps, "opposing")
+            for k in seeds
+        ]
+        out = crafted + out
     return list(dict.fromkeys(out)), skipped
 
 
@@ -227,6 +256,7 @@ def compute(run: FigureRun) -> FigureResult:
                 "canaries_sweep": list(s.sweep),
                 "pooled_runs": list(s.pooled),
                 "multi_run_runs": list(s.multi),
+                "crafted_background_runs": s.crafted,
                 "opacus": skipped or "OpacusClassifier(2.0)",
             },
             sample_counts={"audits": len(todo), "canaries": s.canaries, "seeds": s.seeds},
@@ -236,7 +266,7 @@ def compute(run: FigureRun) -> FigureResult:
             notes=(f"Opacus row skipped: {skipped}",) if skipped else (),
             extra={"variants": variants},
         ),
-        _shows, _method, _differences, _tables, _scope,
+        *words(),
     )  # fmt: skip
 
 
@@ -251,7 +281,9 @@ def _multi_ceiling(detail: Any, runs: int) -> float:
 def _row(cell: Cell, audit: AuditResult, seconds: float, s: Sizes) -> dict[str, Any]:
     detail = audit.detail
     panels = []
-    if cell.method == "multi-run":
+    if cell.background == "opposing":
+        panels.append("A")
+    elif cell.method == "multi-run":
         panels.append("B-multi-run")
     else:
         if cell.runs == 1 and cell.canaries == s.canaries:
@@ -272,6 +304,7 @@ def _row(cell: Cell, audit: AuditResult, seconds: float, s: Sizes) -> dict[str, 
         "trainer": cell.trainer,
         "flaw": cell.flaw,
         "method": cell.method,
+        "background": cell.background,
         "seed": cell.seed,
         "canaries": cell.canaries if one_run else 1,
         "runs": cell.runs,
@@ -287,15 +320,12 @@ def _row(cell: Cell, audit: AuditResult, seconds: float, s: Sizes) -> dict[str, 
     }
 
 
-def _spread(values: list[float]) -> dict[str, float]:
-    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
-
-
 def _variant_summary(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Per panel-A variant: claimed ε, ε_lcb's median/min/max over seeds, seeds flagged."""
     out: dict[str, dict[str, Any]] = {}
     labels = dict.fromkeys(r["variant"] for r in rows if "A" in r["panel"].split())
-    for label in sorted(labels, key=lambda k: k.startswith("opacus")):  # DP-SGD first
+    # DP-SGD's one-run rows first, then the crafted background's, then Opacus
+    for label in sorted(labels, key=lambda k: (k.startswith("opacus"), "crafted" in k)):
         mine = [r for r in rows if r["variant"] == label and "A" in r["panel"].split()]
         if mine[0].get("verdict") == "skipped":
             out[label] = {"skipped": mine[0]["skipped"]}
@@ -307,13 +337,15 @@ def _variant_summary(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
             "accounted_true": mine[0]["accounted_epsilon_of_true_training"],
             "seeds": len(mine),
             "flagged": sum(r["violation"] for r in mine),
-            **_spread([r["epsilon_lower_bound"] for r in mine]),
+            **spread_of([r["epsilon_lower_bound"] for r in mine]),
         }
     return out
 
 
 def _is_record(cell: Cell, seed: int, s: Sizes) -> bool:
     """A report card for the first seed's panel-A audits and the largest multi-run audit."""
+    if cell.background == "opposing":
+        return cell.seed == seed
     if cell.method == "multi-run":
         return cell.runs == max(s.multi)
     return cell.seed == seed and cell.runs == 1 and cell.canaries == s.canaries
@@ -335,7 +367,12 @@ def _record(cell: Cell, audit: AuditResult, variants: dict[str, Any]) -> AuditRe
         method = "one-run audit, Dirac gradient canaries (Steinke, Nasr & Jagielski 2023)"
     else:
         lines = {
-            "trainings": f"{cell.runs} with and {cell.runs} without one gradient canary",
+            "trainings": f"{cell.runs} with and {cell.runs} without one gradient canary"
+            + (
+                f", on {len(trainer(cell).base)} opposing gradient records"
+                if cell.background == "opposing"
+                else ""
+            ),
             "certified": f"ε ≥ {audit.epsilon_lower_bound:.3g}, μ ≥ {detail.mu_lower_bound:.3g}",
         }
         method = "multi-run audit, thresholds certified by Clopper–Pearson (Nasr et al. 2023)"
@@ -345,6 +382,7 @@ def _record(cell: Cell, audit: AuditResult, variants: dict[str, Any]) -> AuditRe
         "seed": cell.seed,
         "runs": cell.runs,
         "canaries": cell.canaries,
+        "background": cell.background,
         **VARIANTS.get(cell.flaw, {}),
     }
     return AuditRecord(
@@ -356,6 +394,21 @@ def _record(cell: Cell, audit: AuditResult, variants: dict[str, Any]) -> AuditRe
         method=method,
         audit=audit,
         witness_lines=lines,
+    )
+
+
+def _crafted_finding(variants: dict[str, Any], spread: Any) -> Finding:
+    statement = "shuffle-as-poisson on a crafted background (multi-run) is flagged at every seed"
+    crafted = variants.get(CRAFTED_LABEL)
+    if crafted is None:
+        return Finding(statement, False, "not run at this scale", status=NOT_AT_THIS_SCALE)
+    seen = crafted["flagged"] == crafted["seeds"]
+    return Finding(
+        statement,
+        seen,
+        spread(crafted) + "; 1000 gradient records opposite the canary, trace score fitted on "
+        "pilot runs (Chua et al., ICML 2024 build their lower bounds on such data)",
+        status="" if seen else INCONCLUSIVE,
     )
 
 
@@ -390,10 +443,13 @@ def _findings(
         Finding(
             "shuffle-as-poisson (Chua et al., ICML 2024) is flagged",
             seen,
-            spread(shuffle) + "; its loss over the Poisson number is too small for these canaries",
+            spread(shuffle)
+            + "; on the trainer's own data its loss over the Poisson number is too small for "
+            "these canaries (the crafted background's row)",
             status="" if seen else INCONCLUSIVE,
         )
     )
+    out.append(_crafted_finding(variants, spread))
     correct = [r for r in rows if r.get("flaw") == "none" and r.get("trainer") == "dpsgd"]
     sweep = [r for r in correct if r["method"] == "one-run"]
     by_total = {t: [r for r in sweep if r["total_canaries"] == t] for t in
@@ -435,158 +491,6 @@ def _findings(
             )
         )
     return out
-
-
-def _scope(result: FigureResult) -> str:
-    p, n = result.parameters, result.sample_counts
-    return (
-        f"{p['trainer']}; {n['seeds']} seeds per cell, {n['canaries']} canaries in panel A, "
-        f"{n['audits']} audits in all. Opacus: {p['opacus']}."
-    )
-
-
-def _shows(result: FigureResult) -> str:
-    return (
-        "Panel A: for the correct DP-SGD and each planted flaw, the black bar is the ε the "
-        "trainer's own accountant claims; the triangles are the audit's certified *lower "
-        "bounds* ε_lcb over the seeds (median, with the min–max range) — the true ε is at "
-        f"least ε_lcb with probability {CONFIDENCE:g}, and may be far above it. Red marks a "
-        "violation: ε_lcb above the claim proves the claim false. A bound below the claim "
-        "proves nothing: the audit can show violations and never shows privacy. Panel B: the "
-        "correct trainer's ε_lcb against the canaries in the one-run game (one training, "
-        "or pooled trainings) and against the trainings of the multi-run audit, with the "
-        "claimed ε and the ceiling — the largest ε_lcb those sizes could certify at all."
-    )
-
-
-def _method(result: FigureResult) -> str:
-    p = result.parameters
-    return (
-        f"{p['trainer']} with Dirac gradient canaries, each in training with probability 1/2 "
-        "(Steinke, Nasr & Jagielski 2023, Alg. 1); every white-box trace score is tried and "
-        "every guess rule that never sees the inclusion bits (a grid fixed in advance and a "
-        "split at the scores' widest gap), with Bonferroni over all of them (Thm. "
-        "5.2). The multi-run audit trains R times with and R times without one canary; a "
-        "third of the runs choose thresholds, the rest certify them (Clopper–Pearson, "
-        f"Bonferroni); ε is read at δ = {DELTA:g}. Seeds {p['seeds']}; each audit is one "
-        "work unit."
-    )
-
-
-def _differences(result: FigureResult) -> str:
-    return (
-        "- Not one paper's figure: it applies the one-run audit (Steinke et al. 2023) and the "
-        "multi-run audit (Nasr et al. 2023) to a small logistic-regression DP-SGD whose "
-        "flaws are planted, so the reader knows which claims are false.\n"
-        "- The papers train CNNs/WideResNets on CIFAR-10 with thousands of runs; here one "
-        "training takes ~0.03 s, so the figure shows the seed-to-seed spread instead.\n"
-        "- The bound is Bonferroni-adjusted over the guess grid and the scores; reporting the "
-        "best rule unadjusted, as the paper's code does, would overstate the confidence."
-    )
-
-
-def _range(x: dict[str, Any]) -> str:
-    return f"{x['median']:.3g} ({x['min']:.3g}–{x['max']:.3g})"
-
-
-def _variant_cells(label: str, x: dict[str, Any]) -> tuple[str, ...]:
-    if "skipped" in x:
-        return (label, "skipped", "—", "—", x["skipped"], "—", "—")
-    truth = x["accounted_true"]
-    verdict = "mixed" if 0 < x["flagged"] < x["seeds"] else (
-        "VIOLATION" if x["flagged"] else "no violation found")  # fmt: skip
-    return (label, f"{x['claimed_epsilon']:.3g}", "—" if truth is None else f"{truth:.4g}",
-            _range(x), f"{x['ceiling']:.3g}", f"{x['flagged']} of {x['seeds']}",
-            verdict)  # fmt: skip
-
-
-def _tables(result: FigureResult) -> tuple[common.ReportTable, ...]:
-    variants = result.extra["variants"]
-    a = tuple(_variant_cells(label, x) for label, x in variants.items())
-    correct = [r for r in result.rows if r.get("flaw") == "none" and r.get("trainer") == "dpsgd"]
-    b = []
-    for method, canaries, runs in dict.fromkeys(
-        (r["method"], r["canaries"], r["runs"]) for r in correct if r["panel"] != "A"
-    ):
-        mine = [
-            r
-            for r in correct
-            if (r["method"], r["canaries"], r["runs"]) == (method, canaries, runs)
-        ]
-        x = _spread([r["epsilon_lower_bound"] for r in mine])
-        b.append(
-            (
-                method,
-                str(canaries),
-                str(runs),
-                _range(x),
-                f"{mine[0]['ceiling']:.3g}",
-                f"{mine[0]['claimed_epsilon']:.3g}",
-                str(len(mine)),
-            )
-        )
-    b.sort(key=lambda t: (t[0], int(t[2]) * int(t[1])))
-    return (
-        common.ReportTable(
-            "Panel A: claimed ε and certified ε_lcb per variant",
-            (
-                "variant",
-                "claimed ε (accountant)",
-                "accountant on what training does",
-                "ε_lcb median (min–max)",
-                "ceiling",
-                "flagged",
-                "verdict over seeds",
-            ),
-            a,
-            f"ε_lcb holds at confidence {CONFIDENCE:g} per audit; never the best seed. "
-            "Accountant on what training does: the same accountant at the true noise "
-            "multiplier and rate (— where no subsampled-Gaussian event describes training).",
-        ),
-        common.ReportTable(
-            "Panel B: the correct DP-SGD against canaries, pooled runs and multi-run trainings",
-            (
-                "audit",
-                "canaries per run",
-                "runs",
-                "ε_lcb median (min–max)",
-                "ceiling",
-                "claimed ε",
-                "seeds",
-            ),
-            tuple(b),
-            "multi-run: runs = trainings per world (with / without the canary).",
-        ),
-    )
-
-
-def _assumptions_section() -> str:
-    one = "\n".join(f"  - {a}" for a in ASSUMPTIONS)
-    return (
-        "## What each bound assumes, and what it cannot show\n\n"
-        f"- One-run (Steinke, Nasr & Jagielski 2023, Thm. 5.2):\n{one}\n"
-        "- Multi-run (Nasr et al. 2023): the trainings are independent (each from its own "
-        "stream of the seed) and the claim is about adding or removing the one canary.\n"
-        "- Neither assumes anything about the score or the model: a weak score costs power, "
-        "never validity. White-box gradient canaries assume the adversary sees every step's "
-        "privatised gradient, the threat model of DP-SGD's analysis.\n\n"
-        "The audit can show violations and never shows privacy: ε_lcb below the claim means "
-        "only that these canaries and runs found no loss above it (see the ceiling, and "
-        "shuffle-as-poisson: shuffled batches accounted as Poisson, which Chua et al., ICML "
-        "2024, show can be far less private than claimed, are not flagged here)."
-    )
-
-
-def readme(result: FigureResult) -> str:
-    """Tables, assumptions, findings."""
-    return common.readme_page(
-        result,
-        sections=[
-            common.tables_section(result),
-            _assumptions_section(),
-            common.findings_section(result),
-        ],
-    )
 
 
 FIGURE = FigureSpec(

@@ -64,7 +64,12 @@ def _panel_a(ax: Any, variants: dict[str, Any]) -> None:
         shown.update({"c", "t", kind})
     ax.set_xticks(range(len(variants)))
     ax.set_xticklabels(
-        [k.replace("dpsgd ", "").replace("accumulation-", "accumulation-\n") for k in variants],
+        [
+            k.replace("dpsgd ", "")
+            .replace("accumulation-", "accumulation-\n")
+            .replace(" (multi-run, crafted background)", "\n(multi-run,\ncrafted background)")
+            for k in variants
+        ],
         fontsize=8,
         rotation=20,
     )
