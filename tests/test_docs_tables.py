@@ -173,9 +173,7 @@ def _crafted_rows() -> list[Quote]:
             label, at = f"{flaw}, {background}", f"summary[flaw={flaw}][background={background}]"
             file = "crafted_background.json"
             rows.append(Quote(BENCH, CRAFTED, label, 1, file, (f"{at}.claimed_epsilon",)))
-            rows.append(
-                Quote(BENCH, CRAFTED, label, 2, file, (f"{at}.violations", f"{at}.audits"))
-            )
+            rows.append(Quote(BENCH, CRAFTED, label, 2, file, (f"{at}.violations", f"{at}.audits")))
             for column, key in ((3, "epsilon_lcb"), (4, "mu_lcb")):
                 fields = tuple(f"{at}.{key}.{s}" for s in ("median", "min", "max"))
                 rows.append(Quote(BENCH, CRAFTED, label, column, file, fields))

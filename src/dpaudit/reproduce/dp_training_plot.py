@@ -67,7 +67,7 @@ def _panel_a(ax: Any, variants: dict[str, Any]) -> None:
         [
             k.replace("dpsgd ", "")
             .replace("accumulation-", "accumulation-\n")
-            .replace(" (multi-run, crafted background)", "\n(multi-run,\ncrafted background)")
+            .replace(" (multi-run, crafted background)", ",\ncrafted data\n(multi-run)")
             for k in variants
         ],
         fontsize=8,

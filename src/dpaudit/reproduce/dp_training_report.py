@@ -31,11 +31,11 @@ def _scope(result: FigureResult) -> str:
 def _shows(result: FigureResult) -> str:
     return (
         "Panel A: for the correct DP-SGD and each planted flaw (one-run audits, and for "
-        "shuffle-as-poisson also the multi-run audit on a crafted background), the black bar "
-        "is the ε the trainer's own accountant claims; the triangles are the audit's certified *lower "
-        "bounds* ε_lcb over the seeds (median, with the min–max range) — the true ε is at "
-        f"least ε_lcb with probability {result.parameters['confidence']:g}, and may be far "
-        "above it. Red marks a "
+        "shuffle-as-poisson also the multi-run audit on a crafted background), the black "
+        "bar is the ε the trainer's own accountant claims; the triangles are the audit's "
+        "certified *lower bounds* ε_lcb over the seeds (median, with the min–max range) — "
+        f"the true ε is at least ε_lcb with probability {result.parameters['confidence']:g}, "
+        "and may be far above it. Red marks a "
         "violation: ε_lcb above the claim proves the claim false. A bound below the claim "
         "proves nothing: the audit can show violations and never shows privacy. Panel B: the "
         "correct trainer's ε_lcb against the canaries in the one-run game (one training, "
