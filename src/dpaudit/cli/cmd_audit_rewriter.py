@@ -5,9 +5,11 @@ forcing with the decoding the rewriter declares, the declaration is checked
 against its real samples, and likelihood-ratio sets are certified on fresh
 rewrites.  Black box (``--black-box``): only the rewritten text is read.  DP-BART
 (noise on clipped encoder states, a per-document claim) declares no per-token decoding, so
-it is audited black box.  A rewriter of the user's own, ``MODULE:CALLABLE`` with
-``f(text, n, rng) -> n strings``, is audited black box against ``--epsilon`` per ``--unit``
-on the user's ``--pair`` documents.  Every audit runs through the one entry, ``dpaudit.audit``.
+it is audited black box.  A rewriter of the user's own, ``MODULE:CALLABLE``, is audited
+against ``--epsilon`` per ``--unit`` on the user's ``--pair`` documents: a generation call
+``f(model, tokenizer, text)`` (it calls ``model.generate`` on the ``--model`` loaded for it)
+white box, its decoding recorded as it runs; ``f(text, n, rng) -> n strings`` black box.
+Every audit runs through the one entry, ``dpaudit.audit``.
 """
 
 from __future__ import annotations
@@ -31,8 +33,9 @@ from dpaudit.text.neighbours import DEFAULT_DOCUMENT, DEFAULT_PAIR_KINDS
 REWRITER_HELP = (
     "dp-prompt, dp-paraphrase (a causal LM: --model smollm2, tiny or a directory), "
     "dp-mlm (a masked LM: --model tiny or a directory), dp-bart (a BART encoder-decoder: "
-    "--model tiny or a directory; with --black-box), or MODULE:CALLABLE, your own "
-    "f(text, n, rng) returning n rewrites (audited black box)"
+    "--model tiny or a directory; with --black-box), or MODULE:CALLABLE, your own: a "
+    "generation call f(model, tokenizer, text) on --model (white box, recorded as it runs) "
+    "or f(text, n, rng) returning n rewrites (black box)"
 )
 #: The units a claim of the user's own rewriter may count ε in.
 UNITS = ("token", "word", "document")
@@ -262,15 +265,29 @@ def _is_user_function(args: argparse.Namespace) -> bool:
     return ":" in args.mechanism
 
 
+def _is_generation_call(function: Any) -> bool:
+    """``f(model, tokenizer, text)``: a generation call to record, read from its parameters."""
+    import inspect
+
+    try:
+        names = list(inspect.signature(function).parameters)
+    except (TypeError, ValueError):
+        return False
+    return names[:2] == ["model", "tokenizer"] and len(names) >= 3
+
+
 def _run_user_function(args: argparse.Namespace) -> int:
-    """``MODULE:CALLABLE``: the user's ``f(text, n, rng)`` audited black box on their pairs."""
-    from dpaudit.adapters.callable import resolve_callable
+    """``MODULE:CALLABLE``: the user's generation call recorded white box, or their
+    ``f(text, n, rng)`` black box, on their pairs."""
+    from dpaudit.adapters.callable import import_target, resolve_callable
     from dpaudit.api import audit
     from dpaudit.auditors.rewriter import TextAuditConfig, TextAuditor, summary
     from dpaudit.claims import TextClaim
     from dpaudit.validation import check_delta, check_epsilon
 
     check_epsilon(args.epsilon, "--epsilon")
+    if _is_generation_call(import_target(args.mechanism)):
+        return _run_generation_call(args)
     delta = check_delta(0.0 if args.delta is None else args.delta, "--delta")
     for option, value in (
         ("--noise", args.noise),
@@ -294,6 +311,54 @@ def _run_user_function(args: argparse.Namespace) -> int:
         tuple(_pairs(args)), args.max_new_tokens, _embedder(args.embedder), args.mechanism
     )
     result = audit(function, claim, method=auditor, config=cfg)
+    if args.out:
+        atomic_write_text(args.out, dumps_result(result))
+    emit(args, result, summary)
+    return 0
+
+
+def _run_generation_call(args: argparse.Namespace) -> int:
+    """``f(model, tokenizer, text)`` on ``--model``, its decoding recorded as it runs."""
+    from dpaudit.adapters.callable import import_target
+    from dpaudit.api import audit
+    from dpaudit.auditors.rewriter import RewriterAuditConfig, RewriterAuditor, summary
+    from dpaudit.claims import TextClaim
+    from dpaudit.engine.pace import threads_for_now
+    from dpaudit.mechanisms.rewriters.recorded import RecordedRewriter
+    from dpaudit.text.models.loading import torch_threads
+    from dpaudit.validation import check_delta
+
+    for option, value in (("--noise", args.noise), ("--state-clip", args.state_clip),
+                          ("--max-length", args.max_length), ("--clip", args.clip),
+                          ("--embedder", args.embedder)):  # fmt: skip
+        if value is not None:
+            raise InvalidArgumentError(
+                option, value, f"no {option} for a generation call (your call decodes itself)"
+            )
+    if args.black_box:
+        raise InvalidArgumentError(
+            "--black-box",
+            "given",
+            "a generation call is recorded white box; for a black-box audit give "
+            "f(text, n, rng) -> n rewrites",
+        )
+    delta = check_delta(0.0 if args.delta is None else args.delta, "--delta")
+    pairs = _pairs(args)
+    _check_out(args)
+    cfg = RewriterAuditConfig(args.samples, args.final_samples, args.confidence, seed=args.seed)
+    execution = _execution(args)
+    claim = TextClaim(args.epsilon, unit=args.unit or "token", delta=delta)
+    rewriter = RecordedRewriter(
+        args.mechanism,
+        _load(args, "causal"),
+        import_target(args.mechanism),
+        claim,
+        max_new_tokens=args.max_new_tokens,
+    )
+    with torch_threads(threads_for_now()):
+        result = audit(
+            rewriter, method=RewriterAuditor(tuple(pairs)), config=cfg, execution=execution
+        )
     if args.out:
         atomic_write_text(args.out, dumps_result(result))
     emit(args, result, summary)

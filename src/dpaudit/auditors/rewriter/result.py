@@ -17,12 +17,13 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.auditors.core.answer import Evidence, Judged, answer, joint_confidence
+from dpaudit.auditors.core.answer import Evidence, Judged, answer, joint_confidence, judge
 from dpaudit.auditors.core.certify import Certificate
 from dpaudit.auditors.core.power import samples_for_loss
 from dpaudit.auditors.rewriter.exact import ExactLoss
 from dpaudit.auditors.rewriter.features import words
 from dpaudit.auditors.rewriter.fidelity import FidelityCheck
+from dpaudit.auditors.rewriter.refutation import exact_refutation
 from dpaudit.claims import TextClaim
 from dpaudit.mechanisms.rewriters.decoding import Decoding
 from dpaudit.results.audit import AuditorKind, AuditResult, register_detail
@@ -214,11 +215,19 @@ def rewriter_result(
     """
     allowed = _fmt(detail.statements[detail.best].allowed_loss)
     said = f"{detail.bound_text}; the claim allows {allowed} for the best statement's rewrites"
+    verdicts = judged(detail.statements, detail.ceiling)
+    witness, bound, level = detail.witness, detail.lower_bound, None
+    refutation = exact_refutation(detail)
+    if refutation is not None:  # exact, so it stands beside the certified statements
+        verdicts.append(Judged(refuted=True))
+        said, witness = refutation.text, refutation.witness
+        bound = max(bound, witness.epsilon_lower_bound)
+        level = "1 (exact arithmetic on the call's recorded law; no sampling error)"
     return answer(
         kind=AuditorKind.REWRITER,
         mechanism={"mechanism": name},
         claim=detail.text_claim,
-        judged=judged(detail.statements, detail.ceiling),
+        judged=verdicts,
         evidence=Evidence(
             refuted=said,
             held=said,
@@ -228,16 +237,17 @@ def rewriter_result(
             ),
             outside="the claim allows any loss for every audited pair of rewrites",
         ),
-        bound=detail.lower_bound,
+        bound=bound,
         confidence=confidence,
         confidence_statement=joint_confidence(confidence, len(detail.statements)),
-        witness=detail.witness,
+        witness=witness,
         seed=seed,
         samples={"selection": samples[0], "final": samples[1]},
         timing={"total": seconds},
         detail=detail,
         trust=None,
         notes=never_seen_note(detail),
+        level=level,
     )
 
 
@@ -278,13 +288,14 @@ def summary(result: AuditResult) -> str:
         [
             f"{result.mechanism['mechanism']}",
             f"model: {d.model_source}; code under audit: {d.code_under_audit}",
-            f"white-box (exact, under the decoding read from the code): "
+            f"white-box (exact, under the decoding {_read_from(d)}): "
             f"{d.exact_verdict.value.upper()}: largest loss of one token "
             f"{_fmt(d.max_exact_token_loss)}, the claim allows {claim.epsilon:g} per "
-            f"{unit} (analytic worst case {_fmt(d.pairs[0].forward.analytic_token_bound)})",
-            f"  declared decoding vs the real sampler: {checks}",
+            f"{unit} ({_analytic(d)})",
+            *([f"  declared decoding vs the real sampler: {checks}"] if d.decoding else []),
             f"black-box certificate (confidence {result.confidence:g}): "
-            f"{result.verdict.value.upper()}: {d.bound_text}; the claim allows "
+            f"{judge(judged(d.statements, d.ceiling)).value.upper()}: {d.bound_text}; the "
+            "claim allows "
             f"{_fmt(allowed)} for this pair's rewrites ({claim.epsilon:g} per {unit} "
             "released), and "
             f"{result.samples['final']} rewrites per input certify at most "
@@ -297,8 +308,20 @@ def summary(result: AuditResult) -> str:
                 for p in d.pairs
                 if not p.covered
             ),
+            *([f"verdict: {result.verdict_text}"] if exact_refutation(d) is not None else []),
         ]
     )
+
+
+def _read_from(d: RewriterDetail) -> str:
+    return "read from the code" if d.decoding is not None else "recorded from the call as it ran"
+
+
+def _analytic(d: RewriterDetail) -> str:
+    bound = d.pairs[0].forward.analytic_token_bound
+    if math.isnan(bound):
+        return "no analytic worst case: nothing was declared"
+    return f"analytic worst case {_fmt(bound)}"
 
 
 def _black_box_summary(result: AuditResult) -> str:

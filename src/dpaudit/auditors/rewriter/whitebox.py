@@ -47,6 +47,7 @@ from dpaudit.auditors.rewriter.result import (
 from dpaudit.engine.config import ExecutionConfig
 from dpaudit.engine.executor import run_units
 from dpaudit.errors import InvalidArgumentError
+from dpaudit.mechanisms.rewriters.decoding import Decoding
 from dpaudit.results.audit import AuditorKind, AuditResult
 from dpaudit.validation import check_int, check_probability_open
 from dpaudit.verdicts import Verdict
@@ -146,9 +147,9 @@ def audit_rewriter(
         best=best_covered(statements),
         ceiling=_ceiling(config, len(statements)),
         pairs=tuple(findings),
-        decoding=rewriter.decoding,
+        decoding=rewriter.decoding if isinstance(rewriter.decoding, Decoding) else None,
         model_source=str(getattr(rewriter.model, "source", type(rewriter.model.model).__name__)),
-        code_under_audit="the rewriter's own sampler" if sampler is None else "a separate sampler",
+        code_under_audit=_code_under_audit(rewriter, sampler),
         fidelity_level=config.fidelity_level,
     )
     samples = (config.samples, config.final_samples)
@@ -156,6 +157,12 @@ def audit_rewriter(
     return rewriter_result(
         rewriter.describe(), detail, samples, config.confidence, config.seed, seconds
     )
+
+
+def _code_under_audit(rewriter: Any, sampler: TextSampler | None) -> str:
+    if sampler is not None:
+        return "a separate sampler"
+    return str(getattr(rewriter, "code_under_audit", "the rewriter's own sampler"))
 
 
 def _checked_execution(execution: ExecutionConfig | None) -> ExecutionConfig:
@@ -318,7 +325,8 @@ def _certify(
         units = max(_cap(rewriter, x), _cap(rewriter, x_prime))
         allowed = rewriter.claim.allowed_loss(x, x_prime, units=units)  # inf: not covered
         a, b = (x, x_prime) if forward else (x_prime, x)
-        event = f"rewrites y with ln p(y|x) − ln p(y|x') > {threshold:.4g} (declared decoding)"
+        law = getattr(rewriter, "law_name", "declared decoding")
+        event = f"rewrites y with ln p(y|x) − ln p(y|x') > {threshold:.4g} ({law})"
         witness = Witness(
             WitnessKind.BLACK_BOX,
             a,

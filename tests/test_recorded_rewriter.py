@@ -1,0 +1,253 @@
+"""A user's own generation call, recorded as it runs (needs PyTorch and transformers: extra lm).
+
+Every call below is written as a user writes one, with ``model.generate`` and its own
+settings, on the tiny random Llama of ``dpaudit.text.models.tiny_model``; none is told to
+dpaudit by a declaration.  The recording is checked against the closed form of the clipped
+exponential mechanism (the same tokens teacher-forced under the declared decoding), and the
+flaws of DP-Prompt code found in released rewriters are flagged by the exact loss:
+greedy decoding, Hugging Face's default ``top_k=50``, unclipped logits, and a cap taken from
+the input's length.  The correct clipped call is not flagged, on two seeds.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="the recorder needs PyTorch (extra lm)")
+transformers = pytest.importorskip("transformers", reason="the recorder needs transformers")
+
+from lm_threads import one_torch_thread  # noqa: E402, F401  (autouse fixture)
+
+from dpaudit.auditors.rewriter import RewriterAuditConfig, audit_rewriter, summary  # noqa: E402
+from dpaudit.claims import TextClaim  # noqa: E402
+from dpaudit.errors import MechanismError  # noqa: E402
+from dpaudit.mechanisms.rewriters import dp_prompt  # noqa: E402
+from dpaudit.mechanisms.rewriters.recorded import (  # noqa: E402
+    RecordedRewriter,
+    RecordingError,
+    decoding_seen,
+)
+from dpaudit.text.models import tiny_model  # noqa: E402
+from dpaudit.verdicts import Verdict  # noqa: E402
+
+EPSILON, CLIP, TOKENS = 2.0, (-1.0, 1.0), 6
+TEMPERATURE = 2 * (CLIP[1] - CLIP[0]) / EPSILON
+PAIRS = [("the patient was sick today", "the patient was happy today", "one word")]
+SMALL = RewriterAuditConfig(samples=40, final_samples=60, seed=0)
+
+
+class ClipThenTemper(transformers.LogitsProcessor):
+    """The user's DP-Prompt processor: clip the logits, then divide by the temperature."""
+
+    def __call__(self, input_ids, scores):
+        return scores.clamp(*CLIP) / TEMPERATURE
+
+
+def _inputs(tokenizer, text):
+    return tokenizer(f"{text} .", return_tensors="pt")
+
+
+def correct_call(model, tokenizer, text):
+    return model.generate(
+        **_inputs(tokenizer, text), do_sample=True, top_k=0, temperature=1.0,
+        max_new_tokens=TOKENS, logits_processor=transformers.LogitsProcessorList([ClipThenTemper()]),
+    )  # fmt: skip
+
+
+def greedy_call(model, tokenizer, text):  # DP-Paraphrase code that set a temperature only
+    return model.generate(**_inputs(tokenizer, text), temperature=TEMPERATURE, max_new_tokens=TOKENS)
+
+
+def default_top_k_call(model, tokenizer, text):  # top_k left at transformers' default, 50
+    return model.generate(
+        **_inputs(tokenizer, text), do_sample=True, temperature=1.0, max_new_tokens=TOKENS,
+        logits_processor=transformers.LogitsProcessorList([ClipThenTemper()]),
+    )  # fmt: skip
+
+
+def unclipped_call(model, tokenizer, text):  # the temperature of the claim, no clipping
+    return model.generate(
+        **_inputs(tokenizer, text), do_sample=True, top_k=0, temperature=TEMPERATURE,
+        max_new_tokens=TOKENS,
+    )  # fmt: skip
+
+
+def input_cap_call(model, tokenizer, text):  # max_new_tokens = the prompt's length
+    inputs = _inputs(tokenizer, text)
+    return model.generate(
+        **inputs, do_sample=True, top_k=0, temperature=1.0,
+        max_new_tokens=int(inputs["input_ids"].shape[1]) - 4, min_new_tokens=0,
+        logits_processor=transformers.LogitsProcessorList([ClipThenTemper()]),
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def model():
+    return tiny_model("causal", seed=0)
+
+
+@pytest.fixture(scope="module")
+def lively():
+    """The tiny model with every weight redrawn from N(0, 1): its argmax moves with the
+    document and its logits lie far outside the clip range (the seed-0 tiny model's
+    greedy output is "." whatever the input)."""
+    loaded = tiny_model("causal", seed=0)
+    generator = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for weight in loaded.model.parameters():
+            weight.copy_(torch.randn(weight.shape, generator=generator))
+    return loaded
+
+
+def _recorded(model, call, tokens: int = TOKENS + 2) -> RecordedRewriter:
+    claim = TextClaim(EPSILON, "token", source="the user's claim (per token)")
+    return RecordedRewriter(call.__name__, model, call, claim, max_new_tokens=tokens)
+
+
+def test_the_recording_is_the_clipped_exponential_mechanism(model) -> None:
+    """Closed form: the same tokens teacher-forced under the declared DP-Prompt decoding (the
+    processor's arithmetic in float32, so agreement to 1e-5 in log-probability)."""
+    recorded = _recorded(model, correct_call)
+    declared = dp_prompt(model, EPSILON, clip=CLIP, max_new_tokens=TOKENS, template="{document} .",
+                         chat=False)  # fmt: skip
+    document = PAIRS[0][0]
+    outputs = recorded.sample_ids(document, 5, np.random.default_rng(3))
+    for mine, theirs in zip(
+        recorded.token_log_probs(document, outputs),
+        declared.token_log_probs(document, outputs),
+        strict=True,
+    ):
+        np.testing.assert_allclose(mine, theirs, atol=1e-5)
+    seen = decoding_seen(recorded, document, np.random.default_rng(0))
+    assert seen["kinds"] == ["sampled"] and seen["support_min"] == seen["vocabulary"]
+
+
+def test_a_rewrite_is_a_function_of_the_audit_seed_and_torch_is_left_alone(model) -> None:
+    recorded = _recorded(model, correct_call)
+    before = torch.random.get_rng_state()
+    one = recorded.sample_ids("the doctor was happy", 4, np.random.default_rng(7))
+    two = recorded.sample_ids("the doctor was happy", 4, np.random.default_rng(7))
+    assert all(np.array_equal(a, b) for a, b in zip(one, two, strict=True))
+    assert torch.equal(before, torch.random.get_rng_state())
+
+
+def test_greedy_decoding_is_recorded_as_a_point_mass(lively) -> None:
+    seen = decoding_seen(_recorded(lively, greedy_call), PAIRS[0][0], np.random.default_rng(0))
+    assert seen["kinds"] == ["greedy"] and seen["support_max"] == 1
+
+
+@pytest.mark.parametrize(
+    ("call", "reason"),
+    [
+        (greedy_call, "greedy: the other document's argmax differs"),
+        (default_top_k_call, "top-k 50: the support depends on the document"),
+    ],
+)
+def test_a_decoding_whose_support_depends_on_the_input_has_infinite_loss(
+    lively, call, reason
+) -> None:
+    result = audit_rewriter(_recorded(lively, call), PAIRS, SMALL)
+    detail = result.detail
+    assert detail.exact_verdict is Verdict.VIOLATION, reason
+    assert math.isinf(detail.max_exact_token_loss), reason
+    # one rewrite of probability 0 under x′ refutes a pure claim exactly, whatever the counts
+    assert result.verdict is Verdict.VIOLATION and math.isinf(result.epsilon_lower_bound)
+    assert result.witness.kind.value == "analytic" and "position" in result.witness.event
+    text = summary(result)
+    assert "recorded from the call as it ran" in text and "verdict: violation" in text
+
+
+def test_unclipped_logits_exceed_the_per_token_claim(lively) -> None:
+    result = audit_rewriter(_recorded(lively, unclipped_call), PAIRS, SMALL)
+    assert result.detail.exact_verdict is Verdict.VIOLATION
+    assert EPSILON < result.detail.max_exact_token_loss < math.inf
+
+
+def test_a_cap_taken_from_the_input_makes_longer_rewrites_impossible(lively) -> None:
+    pairs = [("the patient was sick", "the patient was very sick today", "length")]
+    result = audit_rewriter(_recorded(lively, input_cap_call), pairs, SMALL)
+    assert result.detail.exact_verdict is Verdict.VIOLATION
+    assert math.isinf(result.detail.max_exact_token_loss)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_correct_clipped_call_is_not_flagged(lively, seed: int) -> None:
+    """On the lively model too: clipping bounds every token's loss by ε whatever the logits."""
+    config = RewriterAuditConfig(samples=40, final_samples=60, seed=seed)
+    result = audit_rewriter(_recorded(lively, correct_call), PAIRS, config)
+    detail = result.detail
+    assert detail.exact_verdict is Verdict.NO_VIOLATION_FOUND
+    assert detail.max_exact_token_loss <= EPSILON + 1e-5
+    assert result.verdict is not Verdict.VIOLATION
+
+
+def test_a_call_that_draws_no_token_through_the_recorder_is_refused(model) -> None:
+    def own_sampler(model, tokenizer, text):
+        return text.upper()
+
+    with pytest.raises(RecordingError, match="cannot be recorded"):
+        _recorded(model, own_sampler).sample_ids("the day", 1, np.random.default_rng(0))
+
+
+def test_a_batched_call_is_refused_with_the_reason(model) -> None:
+    def two_at_once(model, tokenizer, text):
+        return model.generate(**_inputs(tokenizer, text), do_sample=True, top_k=0,
+                              max_new_tokens=3, num_return_sequences=2)  # fmt: skip
+
+    with pytest.raises(RecordingError, match="one sequence per call"):
+        _recorded(model, two_at_once).sample_ids("the day", 1, np.random.default_rng(0))
+
+
+def test_a_call_that_raises_is_a_mechanism_error_naming_it(model) -> None:
+    def broken(model, tokenizer, text):
+        raise ValueError("no GPU here")
+
+    with pytest.raises(MechanismError, match="broken raised ValueError: no GPU here"):
+        _recorded(model, broken).sample_ids("the day", 1, np.random.default_rng(0))
+
+
+def test_a_call_longer_than_the_audits_cap_is_refused(model) -> None:
+    with pytest.raises(RecordingError, match="max_new_tokens = 2"):
+        _recorded(model, correct_call, tokens=2).sample_ids("the day", 3, np.random.default_rng(1))
+
+
+GENERATION_MODULE = """
+import transformers
+
+
+def call(model, tokenizer, text):  # top_k left at transformers' default
+    inputs = tokenizer(text + " .", return_tensors="pt")
+    return model.generate(**inputs, do_sample=True, temperature=4.0, max_new_tokens=5)
+"""
+
+
+def test_cli_records_a_generation_call_and_names_the_flaw(tmp_path, monkeypatch, capsys) -> None:
+    from _cli import run_cli_quiet
+
+    (tmp_path / "mygen.py").write_text(GENERATION_MODULE)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, out, _ = run_cli_quiet(
+        capsys, "audit-rewriter", "mygen:call", "--model", "tiny", "--epsilon", "2",
+        "--pair", "the patient was sick today", "the patient was happy today",
+        "--samples", "30", "--final-samples", "40",
+    )  # fmt: skip
+    assert code == 0, out
+    assert "code under audit: the user's generation call, recorded as it ran" in out
+    assert "verdict: violation" in out and "never produces this rewrite" in out
+
+
+def test_cli_refuses_options_a_generation_call_does_not_take(tmp_path, monkeypatch, capsys):
+    from _cli import run_cli_quiet
+
+    (tmp_path / "mygen.py").write_text(GENERATION_MODULE)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for extra, flag in ((["--clip", "-1", "1"], "--clip"), (["--black-box"], "--black-box")):
+        code, out, err = run_cli_quiet(
+            capsys, "audit-rewriter", "mygen:call", "--model", "tiny", "--epsilon", "2", *extra
+        )
+        assert code == 2 and flag in err and out == ""
