@@ -53,12 +53,14 @@ def _inputs(tokenizer, text):
 def correct_call(model, tokenizer, text):
     return model.generate(
         **_inputs(tokenizer, text), do_sample=True, top_k=0, temperature=1.0,
-        max_new_tokens=TOKENS, logits_processor=transformers.LogitsProcessorList([ClipThenTemper()]),
+        max_new_tokens=TOKENS,
+        logits_processor=transformers.LogitsProcessorList([ClipThenTemper()]),
     )  # fmt: skip
 
 
 def greedy_call(model, tokenizer, text):  # DP-Paraphrase code that set a temperature only
-    return model.generate(**_inputs(tokenizer, text), temperature=TEMPERATURE, max_new_tokens=TOKENS)
+    inputs = _inputs(tokenizer, text)
+    return model.generate(**inputs, temperature=TEMPERATURE, max_new_tokens=TOKENS)
 
 
 def default_top_k_call(model, tokenizer, text):  # top_k left at transformers' default, 50
@@ -236,8 +238,18 @@ def test_cli_records_a_generation_call_and_names_the_flaw(tmp_path, monkeypatch,
         "--samples", "30", "--final-samples", "40",
     )  # fmt: skip
     assert code == 0, out
-    assert "code under audit: the user's generation call, recorded as it ran" in out
-    assert "verdict: violation" in out and "never produces this rewrite" in out
+    lines = out.splitlines()  # the lines docs/guide/lm-rewriters.md shows
+    assert lines[0] == (
+        "mygen:call: recorded from the call as it ran (≤ 16 tokens); claim ε = 2 per token "
+        "(any documents)"
+    )
+    assert "code under audit: the user's generation call, recorded as it ran" in lines[1]
+    assert lines[2].startswith(
+        "white-box (exact, under the decoding recorded from the call as it ran): VIOLATION: "
+        "largest loss of one token ∞"
+    )
+    assert lines[-1].startswith("verdict: violation: the call's own recorded law")
+    assert "never produces this rewrite" in lines[-1] and "at confidence 1 (exact" in lines[-1]
 
 
 def test_cli_refuses_options_a_generation_call_does_not_take(tmp_path, monkeypatch, capsys):
