@@ -155,6 +155,11 @@ def test_a_sampler_sharper_than_declared_is_a_mismatch() -> None:
     )
     assert not res.detail.declaration_matches
     assert "MISMATCH" in res.detail.pairs[0].fidelity.describe()
+    # never "no violation found" on losses of a declaration the code does not follow
+    if res.verdict is not Verdict.VIOLATION:
+        assert res.verdict is Verdict.INCONCLUSIVE
+        assert "does not match the real sampler" in res.verdict_text
+        assert "record the call itself" in res.verdict_text
 
 
 def test_result_serialises_and_summarises() -> None:

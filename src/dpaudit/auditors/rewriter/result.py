@@ -216,6 +216,15 @@ def rewriter_result(
     allowed = _fmt(detail.statements[detail.best].allowed_loss)
     said = f"{detail.bound_text}; the claim allows {allowed} for the best statement's rewrites"
     verdicts = judged(detail.statements, detail.ceiling)
+    blind = (
+        f"{detail.bound_text}; no bound above {_fmt(detail.ceiling)} can be certified "
+        f"at {samples[1]} final rewrites per input, and the claim allows {allowed}"
+    )
+    if detail.mode == "white-box" and not detail.declaration_matches:
+        # The exact losses describe a declaration the code does not follow: never "no
+        # violation found" on them (a certified refutation still stands).
+        verdicts.append(Judged(refuted=False, testable=False))
+        blind = f"{_mismatch_text(detail)}; {said}"
     witness, bound, level = detail.witness, detail.lower_bound, None
     refutation = exact_refutation(detail)
     if refutation is not None:  # exact, so it stands beside the certified statements
@@ -231,10 +240,7 @@ def rewriter_result(
         evidence=Evidence(
             refuted=said,
             held=said,
-            blind=(
-                f"{detail.bound_text}; no bound above {_fmt(detail.ceiling)} can be certified "
-                f"at {samples[1]} final rewrites per input, and the claim allows {allowed}"
-            ),
+            blind=blind,
             outside="the claim allows any loss for every audited pair of rewrites",
         ),
         bound=bound,
@@ -248,6 +254,15 @@ def rewriter_result(
         trust=None,
         notes=never_seen_note(detail),
         level=level,
+    )
+
+
+def _mismatch_text(detail: RewriterDetail) -> str:
+    which = ", ".join(p.origin for p in detail.pairs if not p.fidelity.matches)
+    return (
+        f"the declared decoding does not match the real sampler's rewrites ({which}), so the "
+        "exact losses describe the declaration, not the code; record the call itself "
+        "(f(model, tokenizer, text)) to score the code's own law"
     )
 
 
