@@ -43,7 +43,7 @@ import numpy as np
 
 from dpaudit.claims import TextClaim
 from dpaudit.errors import InvalidArgumentError, MechanismError
-from dpaudit.mechanisms.rewriters.lm import torch_module
+from dpaudit.mechanisms.rewriters.lm import sample_rows, torch_module
 
 #: Where Hugging Face's greedy ``torch.argmax`` is called from.
 _GENERATION_FILES = ("transformers/generation/", "transformers\\generation\\")
@@ -78,9 +78,7 @@ class _Recording:
             token = int(np.argmax(log_row))
         else:
             assert self.rng is not None
-            cdf = np.cumsum(np.exp(log_row))
-            u = (1.0 - self.rng.random()) * cdf[-1]  # u in (0, total]: no zero-mass token
-            token = min(int(np.searchsorted(cdf, u)), cdf.size - 1)
+            token = int(sample_rows(log_row[None, :], self.rng)[0])
         self.rows.append(log_row)
         self.tokens.append(token)
         self.kinds.append(kind)
