@@ -11,6 +11,7 @@ the input's length.  The correct clipped call is not flagged, on two seeds.
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -22,9 +23,11 @@ transformers = pytest.importorskip("transformers", reason="the recorder needs tr
 from lm_threads import one_torch_thread  # noqa: E402, F401  (autouse fixture)
 
 from dpaudit.auditors.rewriter import RewriterAuditConfig, audit_rewriter, summary  # noqa: E402
+from dpaudit.auditors.rewriter.declared import ROW_TOLERANCE, check_declaration  # noqa: E402
 from dpaudit.claims import TextClaim  # noqa: E402
 from dpaudit.errors import MechanismError  # noqa: E402
 from dpaudit.mechanisms.rewriters import dp_prompt  # noqa: E402
+from dpaudit.mechanisms.rewriters.decoding import Decoding, exponential_decoding  # noqa: E402
 from dpaudit.mechanisms.rewriters.recorded import (  # noqa: E402
     RecordedRewriter,
     RecordingError,
@@ -263,3 +266,115 @@ def test_cli_refuses_options_a_generation_call_does_not_take(tmp_path, monkeypat
             capsys, "audit-rewriter", "mygen:call", "--model", "tiny", "--epsilon", "2", *extra
         )
         assert code == 2 and flag in err and out == ""
+
+
+# --- a declaration set beside the recording -------------------------------------------------
+
+DECLARED = exponential_decoding(EPSILON, CLIP, max_new_tokens=TOKENS)
+DOCUMENTS = [PAIRS[0][0], PAIRS[0][1]]
+
+
+class CopyFirstPromptToken(transformers.LogitsProcessor):
+    """A user's 'keep the input's words' rule: every step copies the prompt's first token."""
+
+    def __call__(self, input_ids, scores):
+        kept = torch.full_like(scores, -math.inf)
+        kept[:, input_ids[0, 0]] = 0.0
+        return kept
+
+
+def copy_call(model, tokenizer, text):
+    return model.generate(
+        **_inputs(tokenizer, text), do_sample=True, top_k=0, max_new_tokens=TOKENS,
+        logits_processor=transformers.LogitsProcessorList([CopyFirstPromptToken()]),
+    )  # fmt: skip
+
+
+def hotter_call(model, tokenizer, text):  # temperature 2, declared as 1
+    return model.generate(**_inputs(tokenizer, text), do_sample=True, top_k=0,
+                          temperature=2.0, max_new_tokens=TOKENS)  # fmt: skip
+
+
+def _check(model, call, declared=DECLARED):
+    return check_declaration(_recorded(model, call), declared, DOCUMENTS, np.random.default_rng(5))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_true_declaration_matches_its_recording_at_every_step(lively, seed: int) -> None:
+    """Exact rows on both sides: agreement to float rounding (ROW_TOLERANCE, in total
+    variation), on every step of every run."""
+    check = check_declaration(
+        _recorded(lively, correct_call), DECLARED, DOCUMENTS, np.random.default_rng(seed)
+    )
+    assert check.matches and check.runs == 4 and check.steps >= 4
+    assert check.mismatched_steps == 0 and check.max_total_variation < ROW_TOLERANCE
+    assert "matches the recording at all" in check.describe()
+
+
+@pytest.mark.parametrize(
+    ("call", "kind", "words", "declared"),
+    [
+        (greedy_call, "greedy", "(always the argmax)", DECLARED),
+        (default_top_k_call, "truncation", "a top-k or top-p the declaration lacks", DECLARED),
+        (unclipped_call, "unclipped", "not clipped as declared", DECLARED),
+        (input_cap_call, "length", "stopped without an end token", DECLARED),
+        (copy_call, "point mass", "a probability-1 copy", DECLARED),
+        (
+            hotter_call,
+            "other law",
+            "consistent with temperature 2 instead of the declared 1",
+            Decoding(temperature=1.0, top_k=None, max_new_tokens=TOKENS),
+        ),
+    ],
+)
+def test_a_false_declaration_is_a_finding_that_says_what_and_where(
+    lively, call, kind, words, declared
+) -> None:
+    check = _check(lively, call, declared)
+    assert not check.matches
+    found = {f.declaration: f for f in check.findings}
+    assert f"decoding: {kind}" in found, check.describe()
+    finding = found[f"decoding: {kind}"]
+    assert words in finding.summary and finding.evidence.startswith("seen at document 1")
+    assert finding.alpha == 0.0  # exact rows: no sampling error
+    assert "MISMATCH" in check.describe()
+
+
+def test_the_audit_scores_the_recording_and_reports_the_declaration_beside_it(lively) -> None:
+    from dpaudit.results import AuditResult
+    from dpaudit.serialization import dumps
+
+    recorded = RecordedRewriter(
+        "default_top_k_call", lively, default_top_k_call,
+        TextClaim(EPSILON, "token", source="the user's claim (per token)"),
+        max_new_tokens=TOKENS + 2, declared=DECLARED,
+    )  # fmt: skip
+    result = audit_rewriter(recorded, PAIRS, SMALL)
+    assert result.verdict is Verdict.VIOLATION  # the recorded law, not the declaration
+    kinds = [f.declaration for f in result.declaration_findings]
+    assert kinds == ["decoding: truncation"]
+    text = summary(result)
+    assert "declared decoding vs the recording: MISMATCH" in text
+    assert "finding: the call keeps" in text
+    again = AuditResult.from_dict(json.loads(dumps(result)))
+    assert again.detail.declaration == result.detail.declaration
+    assert again.declaration_findings == result.declaration_findings
+
+
+def test_cli_sets_a_declaration_beside_the_recording(tmp_path, monkeypatch, capsys) -> None:
+    from _cli import run_cli_quiet
+
+    (tmp_path / "mygen.py").write_text(GENERATION_MODULE)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    base = ("audit-rewriter", "mygen:call", "--model", "tiny", "--epsilon", "2")
+    code, out, _ = run_cli_quiet(
+        capsys, *base, "--declare", "dp-prompt", "--clip", "-1", "1",
+        "--pair", "the patient was sick today", "the patient was happy today",
+        "--samples", "30", "--final-samples", "40",
+    )  # fmt: skip
+    assert code == 0, out
+    assert "declared decoding vs the recording: MISMATCH" in out
+    assert "top-k or top-p the declaration lacks" in out
+    code, out, err = run_cli_quiet(capsys, *base, "--declare", "dp-prompt", "--clip", "1", "-1")
+    assert code == 2 and "--clip" in err and out == ""

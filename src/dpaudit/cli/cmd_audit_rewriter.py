@@ -46,6 +46,9 @@ BART_NOISES = ("laplace", "gaussian", "analytic_gaussian")
 #: DP-BART's defaults, as the authors' code (``dp_bart``): C = 0.1, n = 20 positions.
 BART_DEFAULTS = {"delta": 0.0, "noise": "laplace", "state_clip": 0.1, "max_length": 20}
 LOGIT_CLIP = (-5.0, 5.0)
+#: What ``--declare`` may name for a generation call: the clipped exponential mechanism per
+#: token, as each paper states it.
+DECLARATIONS = ("dp-prompt", "dp-paraphrase")
 
 
 def register(sub: Any) -> None:
@@ -75,6 +78,7 @@ def register(sub: Any) -> None:
         help="logits are clipped into [LO, HI], LO < HI (default -5 5); the temperature is "
         "2(HI − LO)/ε (not for dp-bart)",
     )
+    _add_declare_arg(p)
     _add_bart_args(p)
     p.add_argument(
         "--max-new-tokens",
@@ -125,6 +129,18 @@ def register(sub: Any) -> None:
     add_seed(p)
     add_json(p)
     p.set_defaults(func=run)
+
+
+def _add_declare_arg(p: Any) -> None:
+    """``--declare``: a declaration set beside a recorded generation call."""
+    p.add_argument(
+        "--declare",
+        choices=DECLARATIONS,
+        default=None,
+        help="a generation call only: what it is meant to do, set beside its recording "
+        "(dp-prompt, dp-paraphrase: logits clipped into --clip, T = 2(HI − LO)/ε, at most "
+        "--max-new-tokens); where the two differ is reported (the recording is what is scored)",
+    )
 
 
 def _add_bart_args(p: Any) -> None:
@@ -290,6 +306,7 @@ def _run_user_function(args: argparse.Namespace) -> int:
         return _run_generation_call(args)
     delta = check_delta(0.0 if args.delta is None else args.delta, "--delta")
     for option, value in (
+        ("--declare", args.declare),
         ("--noise", args.noise),
         ("--state-clip", args.state_clip),
         ("--max-length", args.max_length),
@@ -328,8 +345,9 @@ def _run_generation_call(args: argparse.Namespace) -> int:
     from dpaudit.text.models.loading import torch_threads
     from dpaudit.validation import check_delta
 
+    clip = None if args.declare else args.clip  # --clip belongs to the declaration
     for option, value in (("--noise", args.noise), ("--state-clip", args.state_clip),
-                          ("--max-length", args.max_length), ("--clip", args.clip),
+                          ("--max-length", args.max_length), ("--clip", clip),
                           ("--embedder", args.embedder)):  # fmt: skip
         if value is not None:
             raise InvalidArgumentError(
@@ -348,12 +366,14 @@ def _run_generation_call(args: argparse.Namespace) -> int:
     cfg = RewriterAuditConfig(args.samples, args.final_samples, args.confidence, seed=args.seed)
     execution = _execution(args)
     claim = TextClaim(args.epsilon, unit=args.unit or "token", delta=delta)
+    declared = _declared(args)  # checked before the model loads
     rewriter = RecordedRewriter(
         args.mechanism,
         _load(args, "causal"),
         import_target(args.mechanism),
         claim,
         max_new_tokens=args.max_new_tokens,
+        declared=declared,
     )
     with torch_threads(threads_for_now()):
         result = audit(
@@ -363,6 +383,20 @@ def _run_generation_call(args: argparse.Namespace) -> int:
         atomic_write_text(args.out, dumps_result(result))
     emit(args, result, summary)
     return 0
+
+
+def _declared(args: argparse.Namespace) -> Any:
+    """``--declare``'s decoding: the clipped exponential mechanism at ``--epsilon`` per token."""
+    if args.declare is None:
+        return None
+    from dpaudit.mechanisms.rewriters.decoding import exponential_decoding
+
+    low, high = args.clip or LOGIT_CLIP
+    if not (math.isfinite(low) and math.isfinite(high) and low < high):
+        raise InvalidArgumentError(
+            "--clip", f"{low:g} {high:g}", "LO HI, finite numbers with LO < HI (default -5 5)"
+        )
+    return exponential_decoding(args.epsilon, (low, high), max_new_tokens=args.max_new_tokens)
 
 
 def dumps_result(result: Any) -> str:
@@ -387,6 +421,11 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidArgumentError(
             "--unit", args.unit, f"no --unit for {args.mechanism} (its paper's claim is used)"
         )
+    if args.declare is not None:
+        raise InvalidArgumentError(
+            "--declare", args.declare, f"no --declare for {args.mechanism} (it declares its own "
+            "decoding); --declare sets a declaration beside a recorded generation call",
+        )  # fmt: skip
     _check_args(args)
     from dpaudit.auditors.rewriter import RewriterAuditConfig, TextAuditConfig, summary
     from dpaudit.engine.pace import threads_for_now

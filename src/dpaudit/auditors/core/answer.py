@@ -34,6 +34,7 @@ from typing import Any
 from dpaudit.auditors.core.trust import TrustReport, trust_fields
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.results.audit import AuditorKind, AuditResult
+from dpaudit.results.findings import DeclarationFinding
 from dpaudit.verdicts import Evidence, Verdict, state
 from dpaudit.witness import Witness
 
@@ -160,13 +161,15 @@ def answer(
     power: dict[str, float] | None = None,
     claim_text: str | None = None,
     level: str | None = None,
+    findings: Sequence[DeclarationFinding] = (),
 ) -> AuditResult:
     """The result of an audit: verdict by :func:`judge`, its sentence, every field.
 
     ``claim``: the claim object (its ``describe()`` is the claim's text unless
     ``claim_text`` overrides it; ``epsilon``/``delta`` where it has them, NaN/0 otherwise);
     ``bound``: the summary lower bound, floored at 0 (a bound is never reported negative);
-    ``level``: the confidence as the sentence states it (default ``f"{confidence:g}"``).
+    ``level``: the confidence as the sentence states it (default ``f"{confidence:g}"``);
+    ``findings``: declarations the auditor itself found contradicted, beside ``trust``'s.
     """
     verdict = judge(judged)
     return AuditResult(
@@ -186,7 +189,7 @@ def answer(
         timing=timing,
         detail=detail,
         power=power or {},
-        **trust_fields(trust, notes),
+        **trust_fields(trust, notes, findings),
     )
 
 

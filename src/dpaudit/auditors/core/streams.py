@@ -61,6 +61,8 @@ class StageKey(IntEnum):
     # Rewriter, white box: one unit per pair and stage, ``(seed, pair, key)``.
     REWRITE_SELECT = 0
     REWRITE_FINAL = 1
+    # Rewriter, white box: the recorded runs a declaration is compared with, ``(seed, key)``.
+    REWRITE_DECLARED = 2
     # Rewriter, black box: one stream per input and stage, ``(seed, pair, key)``.
     REWRITE_SELECT_X = 0
     REWRITE_SELECT_X_PRIME = 1

@@ -86,18 +86,24 @@ class TrustReport:
         return any(f.declaration == declaration for f in self.findings)
 
 
-def trust_fields(trust: TrustReport | None, notes: Iterable[str] = ()) -> dict[str, Any]:
+def trust_fields(
+    trust: TrustReport | None,
+    notes: Iterable[str] = (),
+    findings: Iterable[DeclarationFinding] = (),
+) -> dict[str, Any]:
     """The trust fields of a result, given to its construction (``AuditResult(**...)``).
 
-    ``reproducible``, ``declaration_findings`` and ``notes``: ``trust``'s notes (the
-    reproducibility warning, if any), then the auditor's own ``notes``.  ``trust = None``
-    (an audit that made no trust call) gives the defaults: reproducible, no findings.
+    ``reproducible``, ``declaration_findings`` and ``notes``: ``trust``'s findings then the
+    auditor's own ``findings`` (a declaration it checked itself, as the rewriter white box
+    checks a recorded call's), ``trust``'s notes (the reproducibility warning, if any), then
+    the auditor's own ``notes``.  ``trust = None`` (an audit that made no trust call) gives
+    the defaults: reproducible, and only the auditor's findings.
     """
     if trust is None:
-        return {"notes": tuple(notes)}
+        return {"notes": tuple(notes), "declaration_findings": tuple(findings)}
     return {
         "reproducible": trust.reproducible,
-        "declaration_findings": trust.findings,
+        "declaration_findings": (*trust.findings, *findings),
         "notes": (*trust.notes, *notes),
     }
 

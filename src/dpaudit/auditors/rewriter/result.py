@@ -20,6 +20,7 @@ import numpy as np
 from dpaudit.auditors.core.answer import Evidence, Judged, answer, joint_confidence, judge
 from dpaudit.auditors.core.certify import Certificate
 from dpaudit.auditors.core.power import samples_for_loss
+from dpaudit.auditors.rewriter.declared import DeclarationCheck
 from dpaudit.auditors.rewriter.exact import ExactLoss
 from dpaudit.auditors.rewriter.features import words
 from dpaudit.auditors.rewriter.fidelity import FidelityCheck
@@ -140,7 +141,8 @@ class RewriterDetail:
     ``decoding`` the declared decoding, ``model_source`` and
     ``code_under_audit`` what was run, ``fidelity_level`` the declared-decoding
     check's level.  Black box: ``checks`` hold the reviewer's checks per pair,
-    ``max_units`` the tokens (or words) one output releases at most.
+    ``max_units`` the tokens (or words) one output releases at most.  ``declaration``: a
+    recorded call's declared decoding set beside its recording (white box, when declared).
     """
 
     mode: str
@@ -155,6 +157,7 @@ class RewriterDetail:
     fidelity_level: float | None = None
     checks: tuple[ReviewerChecks, ...] = ()
     max_units: int | None = None
+    declaration: DeclarationCheck | None = None
 
     @property
     def lower_bound(self) -> float:
@@ -254,6 +257,7 @@ def rewriter_result(
         trust=None,
         notes=never_seen_note(detail),
         level=level,
+        findings=detail.declaration.findings if detail.declaration is not None else (),
     )
 
 
@@ -308,6 +312,12 @@ def summary(result: AuditResult) -> str:
             f"{_fmt(d.max_exact_token_loss)}, the claim allows {claim.epsilon:g} per "
             f"{unit} ({_analytic(d)})",
             *([f"  declared decoding vs the real sampler: {checks}"] if d.decoding else []),
+            *(
+                [f"  declared decoding vs the recording: {d.declaration.describe()}"]
+                if d.declaration is not None
+                else []
+            ),
+            *(f"    {f.describe()}" for f in result.declaration_findings),
             f"black-box certificate (confidence {result.confidence:g}): "
             f"{judge(judged(d.statements, d.ceiling)).value.upper()}: {d.bound_text}; the "
             "claim allows "
@@ -334,6 +344,8 @@ def _read_from(d: RewriterDetail) -> str:
 
 def _analytic(d: RewriterDetail) -> str:
     bound = d.pairs[0].forward.analytic_token_bound
+    if math.isnan(bound) and d.declaration is not None:
+        return "no analytic worst case: the declaration is compared with the recording, not scored"
     if math.isnan(bound):
         return "no analytic worst case: nothing was declared"
     return f"analytic worst case {_fmt(bound)}"

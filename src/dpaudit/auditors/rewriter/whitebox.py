@@ -34,6 +34,7 @@ from dpaudit.auditors.core.power import certifiable_ceiling
 from dpaudit.auditors.core.proposal import Proposal
 from dpaudit.auditors.core.statistics import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.auditors.core.streams import StageKey
+from dpaudit.auditors.rewriter.declared import DeclarationCheck, check_declaration
 from dpaudit.auditors.rewriter.exact import ExactLoss, summarise, token_losses
 from dpaudit.auditors.rewriter.fidelity import FidelityCheck, check_fidelity, randomised_pit
 from dpaudit.auditors.rewriter.result import (
@@ -151,12 +152,29 @@ def audit_rewriter(
         model_source=str(getattr(rewriter.model, "source", type(rewriter.model.model).__name__)),
         code_under_audit=_code_under_audit(rewriter, sampler),
         fidelity_level=config.fidelity_level,
+        declaration=_declaration(rewriter, sampler, pairs, config),
     )
     samples = (config.samples, config.final_samples)
     seconds = time.perf_counter() - start
     return rewriter_result(
         rewriter.describe(), detail, samples, config.confidence, config.seed, seconds
     )
+
+
+def _declaration(
+    rewriter: Any,
+    sampler: TextSampler | None,
+    pairs: Sequence[tuple[str, str, str]],
+    config: RewriterAuditConfig,
+) -> DeclarationCheck | None:
+    """A recorded call's declared decoding beside its recording, on every audited document
+    (its own stream of the seed); ``None`` when nothing was declared beside a recording."""
+    declared = getattr(rewriter, "declared", None)
+    if declared is None or sampler is not None or not hasattr(rewriter, "record"):
+        return None
+    documents = list(dict.fromkeys(d for x, x_prime, _ in pairs for d in (x, x_prime)))
+    rng = np.random.default_rng([config.seed, StageKey.REWRITE_DECLARED])
+    return check_declaration(rewriter, declared, documents, rng)
 
 
 def _code_under_audit(rewriter: Any, sampler: TextSampler | None) -> str:

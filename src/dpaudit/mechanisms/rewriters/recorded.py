@@ -43,6 +43,7 @@ import numpy as np
 
 from dpaudit.claims import TextClaim
 from dpaudit.errors import InvalidArgumentError, MechanismError
+from dpaudit.mechanisms.rewriters.decoding import Decoding
 from dpaudit.mechanisms.rewriters.lm import sample_rows, torch_module
 
 #: Where Hugging Face's greedy ``torch.argmax`` is called from.
@@ -67,6 +68,14 @@ class _Recording:
     rows: list[np.ndarray] = field(default_factory=list)
     tokens: list[int] = field(default_factory=list)
     kinds: list[str] = field(default_factory=list)
+    prompt: np.ndarray | None = None
+
+    def see_forward(self, module: Any, args: tuple, kwargs: dict) -> None:
+        """A forward pre-hook: keep the token ids of the model's first pass (the prompt)."""
+        if self.prompt is None:
+            ids = kwargs.get("input_ids", args[0] if args else None)
+            if ids is not None and hasattr(ids, "detach"):
+                self.prompt = ids.detach().to("cpu").numpy().reshape(-1).astype(np.int64)
 
     def choose(self, log_row: np.ndarray, kind: str) -> int:
         step = len(self.tokens)
@@ -136,6 +145,18 @@ class _Patched:
         self.torch.multinomial, self.torch.argmax = self.multinomial, self.argmax
 
 
+@dataclass(frozen=True, eq=False)
+class RecordedRun:
+    """One recorded run: the prompt the model's first forward pass got, the tokens drawn,
+    the log-probability row each was drawn from (after the call's own processing) and how
+    (``sampled`` or ``greedy``)."""
+
+    prompt: np.ndarray
+    tokens: np.ndarray
+    log_rows: np.ndarray
+    kinds: tuple[str, ...]
+
+
 @dataclass(frozen=True)
 class RecordedDecoding:
     """What is known of a recorded call's decoding before it runs: the longest rewrite the
@@ -165,6 +186,9 @@ class RecordedRewriter:
         claim: what the user claims for it (ε per token, word or document).
         max_new_tokens: the longest rewrite the audit accepts; a run that draws more is
             stopped with an error naming it.
+        declared: what the user says the call does (the paper's decoding), or ``None``.  It
+            is never scored: the audit sets it beside the recording and reports where the
+            two differ (:mod:`dpaudit.auditors.rewriter.declared`).
     """
 
     name: str
@@ -172,6 +196,7 @@ class RecordedRewriter:
     call: Callable[..., Any]
     claim: TextClaim
     max_new_tokens: int = 256
+    declared: Decoding | None = None
 
     code_under_audit = "the user's generation call, recorded as it ran"
     law_name = "the call's recorded law"
@@ -185,6 +210,8 @@ class RecordedRewriter:
             raise InvalidArgumentError("max_new_tokens", self.max_new_tokens, "an integer >= 1")
         if self.max_new_tokens < 1:
             raise InvalidArgumentError("max_new_tokens", self.max_new_tokens, "an integer >= 1")
+        if self.declared is not None and not isinstance(self.declared, Decoding):
+            raise InvalidArgumentError("declared", type(self.declared).__name__, "a Decoding")
 
     @property
     def tokenizer(self) -> Any:
@@ -202,6 +229,7 @@ class RecordedRewriter:
             raise InvalidArgumentError("document", type(document).__name__, "a str")
         torch = torch_module()
         seed = int(recording.rng.integers(2**63)) if recording.rng is not None else 0
+        hook = self.model.model.register_forward_pre_hook(recording.see_forward, with_kwargs=True)
         with torch.random.fork_rng(devices=[]), _Patched(torch, recording):
             torch.manual_seed(seed)  # any other torch draw is a function of the audit's seed
             try:
@@ -213,6 +241,8 @@ class RecordedRewriter:
                 raise
             except Exception as exc:
                 raise MechanismError(f"{self.name} raised {type(exc).__name__}: {exc}") from exc
+            finally:
+                hook.remove()
         if not recording.tokens:
             raise RecordingError(
                 f"{self.name} drew no token through torch.multinomial nor chose one by "
@@ -225,6 +255,16 @@ class RecordedRewriter:
                 f"max_new_tokens = {self.max_new_tokens}: raise it or cap the call"
             )
         return True
+
+    def record(self, document: str, rng: np.random.Generator) -> RecordedRun:
+        """One free run of the call on ``document``: what it was given and what it drew."""
+        recording = _Recording(None, rng)
+        self._run(document, recording)
+        prompt = recording.prompt if recording.prompt is not None else np.zeros(0, np.int64)
+        return RecordedRun(
+            prompt, np.asarray(recording.tokens, np.int64), np.stack(recording.rows),
+            tuple(recording.kinds),
+        )  # fmt: skip
 
     def sample_ids(self, document: str, n: int, rng: np.random.Generator) -> list[np.ndarray]:
         """``n`` rewrites of ``document``, the token ids each run drew (one run each)."""
@@ -303,16 +343,15 @@ class RecordedRewriter:
 def decoding_seen(rewriter: RecordedRewriter, document: str, rng: np.random.Generator) -> dict:
     """What one recorded run shows about the call's decoding, for a reader: whether it was
     greedy or sampled, how many tokens it drew, and the support of each step's row."""
-    recording = _Recording(None, rng)
-    rewriter._run(document, recording)
-    support = [int(np.sum(np.isfinite(r))) for r in recording.rows]
+    run = rewriter.record(document, rng)
+    support = np.isfinite(run.log_rows).sum(axis=1)
     return {
-        "kinds": sorted(set(recording.kinds)),
-        "tokens": len(recording.tokens),
-        "support_min": min(support),
-        "support_max": max(support),
-        "vocabulary": int(recording.rows[0].size),
+        "kinds": sorted(set(run.kinds)),
+        "tokens": int(run.tokens.size),
+        "support_min": int(support.min()),
+        "support_max": int(support.max()),
+        "vocabulary": int(run.log_rows.shape[1]),
     }
 
 
-__all__ = ["RecordedDecoding", "RecordedRewriter", "RecordingError", "decoding_seen"]
+__all__ = ["RecordedDecoding", "RecordedRewriter", "RecordedRun", "RecordingError", "decoding_seen"]
