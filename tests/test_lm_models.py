@@ -243,6 +243,62 @@ class TestSmolLM2:
         answer = loaded.tokenizer.decode(out[0, enc["input_ids"].shape[1] :])
         assert "Paris" in answer
 
+    def test_a_recorded_dp_prompt_call_is_its_declared_law(
+        self, smollm2_pair: tuple[LoadedModel, LoadedModel]
+    ) -> None:
+        """The recorder on the real model, as a user writes DP-Prompt with ``generate``: a call
+        that clips in its own processor matches the declared clipped exponential mechanism
+        at every step (exact rows, total variation ≤ 10⁻⁴); the same call with transformers'
+        default ``top_k = 50`` is a truncation finding, and its exact loss refutes the claim
+        (about 45 s on 2 cores, beyond the conversion)."""
+        _, loaded = smollm2_pair
+        check, audit = _recorder_on(loaded, top_k=0)
+        assert check.matches and check.steps >= 4, check.describe()
+        assert audit.detail.exact_verdict.value == "no violation found"
+        check, audit = _recorder_on(loaded, top_k=None)
+        assert [f.declaration for f in check.findings] == ["decoding: truncation"]
+        # Clipped logits tie at the clip's top, and top-k keeps every token tied with its
+        # 50th: thousands of tokens, still fewer than the vocabulary.
+        assert "the declaration 49152 (a top-k or top-p" in check.findings[0].summary
+        assert audit.verdict.value == "violation" and "position" in audit.witness.event
+
+
+def _recorder_on(loaded: LoadedModel, top_k: int | None) -> tuple[Any, Any]:
+    """DP-Prompt (ε = 3 per token, logits clipped into [−5, 5]) written with
+    ``model.generate`` and recorded; ``top_k=None`` leaves transformers' default on."""
+    import numpy as np
+    import transformers
+
+    from dpaudit.auditors.rewriter import RewriterAuditConfig, audit_rewriter
+    from dpaudit.auditors.rewriter.declared import check_declaration
+    from dpaudit.claims import TextClaim
+    from dpaudit.mechanisms.rewriters.decoding import exponential_decoding
+    from dpaudit.mechanisms.rewriters.recorded import RecordedRewriter
+
+    epsilon, clip, tokens = 3.0, (-5.0, 5.0), 4
+    temperature = 2 * (clip[1] - clip[0]) / epsilon
+
+    class ClipThenTemper(transformers.LogitsProcessor):
+        def __call__(self, input_ids: Any, scores: Any) -> Any:
+            return scores.clamp(*clip) / temperature
+
+    def call(model: Any, tokenizer: Any, text: str) -> Any:
+        prompt = f"Document : {text}\nParaphrase of the document :"
+        kwargs = {} if top_k is None else {"top_k": top_k}
+        return model.generate(
+            **tokenizer(prompt, return_tensors="pt"), do_sample=True, max_new_tokens=tokens,
+            logits_processor=transformers.LogitsProcessorList([ClipThenTemper()]), **kwargs,
+        )  # fmt: skip
+
+    declared = exponential_decoding(epsilon, clip, max_new_tokens=tokens)
+    claim = TextClaim(epsilon, "token", source="DP-Prompt (per token)")
+    recorded = RecordedRewriter("dp-prompt call", loaded, call, claim, tokens, declared)
+    pairs = [("the patient was sick today", "the patient was happy today", "one word")]
+    check = check_declaration(recorded, declared, [pairs[0][0]], np.random.default_rng(0))
+    with torch.inference_mode():
+        audit = audit_rewriter(recorded, pairs, RewriterAuditConfig(10, 10, seed=0))
+    return check, audit
+
 
 def test_torch_threads_are_set_inside_the_block_and_restored() -> None:
     """One thread (a busy machine) gives the same logits as the default: same audit outputs."""
