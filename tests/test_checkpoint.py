@@ -217,6 +217,21 @@ def test_fingerprint_depends_on_units_and_function() -> None:
     assert fp(_square, [np.arange(3)]) == fp(_square, [np.arange(3)])
 
 
+def test_a_torch_model_in_a_unit_is_fingerprinted_by_its_weights_not_pickled() -> None:
+    """Two loads of one model fingerprint alike; one changed weight changes it."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from dpaudit.text.models import tiny_model
+
+    one, two = tiny_model("causal", seed=0).model, tiny_model("causal", seed=0).model
+    fp = checkpoint.fingerprint
+    assert fp(_square, [("unit", one)]) == fp(_square, [("unit", two)])
+    assert fp(_square, [("unit", one)]) != fp(_square, [("unit", tiny_model("causal", 1).model)])
+    with torch.no_grad():
+        next(two.parameters()).view(-1)[0] += 1.0  # the first value is one the digest reads
+    assert fp(_square, [("unit", one)]) != fp(_square, [("unit", two)])
+
+
 def test_checkpointed_helper_resumes(tmp_path: Path) -> None:
     with checkpoint.checkpointed(tmp_path / "c", {"figure": "f"}) as s:
         assert run_units(_square, [1, 2], s.attach()) == [1, 4]

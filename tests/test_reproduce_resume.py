@@ -107,3 +107,24 @@ def test_a_new_run_does_not_reuse_another_runs_units(tmp_path: Path) -> None:
         (tmp_path / "habernal2021-fig1" / CHECKPOINT_DIR / CONFIG_FILE).read_text()
     )
     assert recorded["config"]["seed"] == 4
+
+
+def test_the_lm_rewriters_figure_resumes_from_its_scored_rewrites(tmp_path: Path) -> None:
+    """lm-rewriters (tiny): every white-box pair unit is stored, a resume after losing the
+    outputs recomputes none of them, and the results are the uninterrupted run's.  The
+    released DP-MLM numbers its outputs in its own process, so its cell is recomputed."""
+    pytest.importorskip("torch", reason="the LM rewriters need PyTorch (extra lm)")
+    pytest.importorskip("transformers", reason="the LM rewriters need transformers")
+    out = tmp_path / "run"
+    first = reproduce("lm-rewriters", out, scale="tiny", seed=0)
+    figure_dir = out / "lm-rewriters"
+    before = _results(figure_dir / RESULTS_JSON)
+    files = _unit_files(figure_dir)
+    assert first.figures[0].units_computed == len(files) > 0
+    for name in FIGURE_FILES:
+        (figure_dir / name).unlink()
+    (figure_dir / CHECKPOINT_DIR / RESULT_FILE).unlink()
+    summary = reproduce("lm-rewriters", out, scale="tiny", seed=0, resume=True)
+    (outcome,) = summary.figures
+    assert (outcome.units_reused, outcome.units_computed) == (len(files), 0)
+    assert _results(figure_dir / RESULTS_JSON) == before

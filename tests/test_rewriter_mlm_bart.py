@@ -475,3 +475,17 @@ def test_released_dpmlm_copies_are_infinite_losses(
         assert all(t.split(" ")[1] == "the" for t in out)
     else:
         assert all(t[:1].isupper() or t.startswith("<") for t in out)
+
+
+def test_released_dpmlm_units_stay_in_this_process(mlm: SimpleNamespace) -> None:
+    """Its output ids number strings in the order this process met them: never shipped to
+    Ray (refused, naming the backend) and never checkpointed (a later run could not read them)."""
+    from dpaudit.engine.config import ExecutionConfig
+
+    released = ReleasedDPMLM(dp_mlm(mlm, 1.0, clip=(-1.0, 1.0), max_words=2))
+    with pytest.raises(InvalidArgumentError, match="numbered in this process"):
+        audit_rewriter(
+            released, [("good the", "good a", "stopword")],
+            RewriterAuditConfig(samples=10, final_samples=10),
+            execution=ExecutionConfig(backend="ray", workers=1),
+        )  # fmt: skip

@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import io
 import json
 import pickle  # only to fingerprint units (dumps); nothing is ever unpickled here
 import shutil
@@ -347,10 +348,43 @@ def _short(value: Any) -> str:
 
 
 def fingerprint(fn: Callable[..., Any], units: Sequence[Any]) -> str:
-    """SHA-256 of the function's name and the pickled units: identical work ⇔ equal fingerprint."""
+    """SHA-256 of the function's name and the pickled units: identical work ⇔ equal fingerprint.
+
+    A PyTorch module inside a unit (an LM rewriter's model) is pickled as its
+    :func:`module_digest` instead of its weights: a 135M-parameter model would otherwise
+    be serialised whole once per unit only to be hashed.
+    """
     inner = fn.fn if isinstance(fn, TimedUnitFunction) else fn
     digest = hashlib.sha256(f"{inner.__module__}.{inner.__qualname__}".encode())
-    digest.update(pickle.dumps(list(units), protocol=4))
+    buffer = io.BytesIO()
+    _DigestPickler(buffer, protocol=4).dump(list(units))
+    digest.update(buffer.getvalue())
+    return digest.hexdigest()
+
+
+class _DigestPickler(pickle.Pickler):
+    """Pickles torch modules by :func:`module_digest` (``persistent_id``), all else as usual."""
+
+    def persistent_id(self, obj: Any) -> Any:
+        torch = sys.modules.get("torch")
+        if torch is not None and isinstance(obj, torch.nn.Module):
+            return ("torch-module", type(obj).__qualname__, module_digest(obj))
+        return None
+
+
+#: A parameter's every ``_DIGEST_STRIDE``-th value enters :func:`module_digest`.
+_DIGEST_STRIDE = 97
+
+
+def module_digest(module: Any) -> str:
+    """SHA-256 of a torch module's parameter and buffer names, shapes, dtypes and every
+    97th value of each: another model, or the same one with changed weights, differs
+    (a change confined to the values skipped would not show; no loader makes one)."""
+    digest = hashlib.sha256(type(module).__qualname__.encode())
+    for name, tensor in (*module.named_parameters(), *module.named_buffers()):
+        flat = tensor.detach().reshape(-1)[::_DIGEST_STRIDE].to("cpu").float().numpy()
+        digest.update(f"{name}:{tuple(tensor.shape)}:{tensor.dtype}".encode())
+        digest.update(flat.tobytes())
     return digest.hexdigest()
 
 

@@ -18,7 +18,8 @@ and raises :class:`UnitEncodingError` for anything else:
   ``inf`` and ``nan`` included), ``str``;
 * ``tuple``, ``list`` and ``dict`` with ``str`` keys of these;
 * the dataclasses named in :data:`ALLOWED_DATACLASSES` (the black-box auditor's
-  ``UnitCounts`` and ``TrainingData``, the HoHo experiment's ``AttackMetrics``),
+  ``UnitCounts`` and ``TrainingData``, the HoHo experiment's ``AttackMetrics``, the
+  rewriter white box's ``ScoredRewrites`` and ``FidelityCheck``),
   rebuilt by calling the class with its fields — nothing else is ever imported
   or constructed.
 
@@ -48,6 +49,8 @@ ALLOWED_DATACLASSES = frozenset(
         "dpaudit.auditors.blackbox.counting.UnitCounts",
         "dpaudit.auditors.blackbox.scores.TrainingData",
         "dpaudit.attacks.experiment.AttackMetrics",
+        "dpaudit.auditors.rewriter.whitebox.ScoredRewrites",
+        "dpaudit.auditors.rewriter.fidelity.FidelityCheck",
     }
 )
 

@@ -127,6 +127,11 @@ def compute(run: FigureRun) -> FigureResult:
     masked_pairs = neighbour_pairs(DOCUMENT, MASKED_PAIR_KINDS)
     cells = [(n, e) for n in MECHANISMS for e in epsilons if _audited(n, e, run.scale)]
     run.progress.start(len(cells))
+    # The model uses the cores itself: one local worker; the run's checkpoint session
+    # stores each pair's scored rewrites, so an interrupted figure resumes from them.
+    execution = run.execution
+    if execution.backend == "local":
+        execution = replace(execution, workers=1)
     rows: list[dict[str, Any]] = []
     audits: list[AuditRecord] = []
     for name, eps in cells:
@@ -135,7 +140,7 @@ def compute(run: FigureRun) -> FigureResult:
         # One torch thread when other work shares the cores (5x faster there); same outputs.
         with run.stage(f"audit {name}"), torch_threads(threads_for_now()):
             on = masked_pairs if name in MASKED else pairs
-            result = audit_rewriter(rewriter, on, cfg, sampler=sampler)
+            result = audit_rewriter(rewriter, on, cfg, sampler=sampler, execution=execution)
         rows.extend(_rows(name, eps, result))
         audits.append(_audit_record(name, eps, result))
         run.progress.advance()

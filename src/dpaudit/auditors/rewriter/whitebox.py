@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -82,7 +82,7 @@ class RewriterAuditConfig:
 
 
 @dataclass(frozen=True)
-class _Scored:
+class ScoredRewrites:
     """Rewrites of ``x`` (``ys``), of ``x'`` (``zs``), and their losses ``ln p_x − ln p_x'``."""
 
     ys: list[np.ndarray]
@@ -117,7 +117,7 @@ def audit_rewriter(
     config = config or RewriterAuditConfig()
     if not pairs:
         raise InvalidArgumentError("pairs", pairs, "at least one (x, x', origin) pair")
-    execution = _checked_execution(execution)
+    execution = _checked_execution(execution, rewriter)
     start = time.perf_counter()
     units = [
         _PairUnit(
@@ -183,11 +183,13 @@ def _code_under_audit(rewriter: Any, sampler: TextSampler | None) -> str:
     return str(getattr(rewriter, "code_under_audit", "the rewriter's own sampler"))
 
 
-def _checked_execution(execution: ExecutionConfig | None) -> ExecutionConfig:
+def _checked_execution(execution: ExecutionConfig | None, rewriter: Any) -> ExecutionConfig:
     """In this process by default; Ray or one local worker, never a forked pool.
 
     PyTorch's thread pool does not survive ``fork`` once it has run (the children
-    hang in their first matrix product), and the model already uses every core.
+    hang in their first matrix product), and the model already uses every core.  A
+    rewriter whose output ids are local to this process (``ids_are_local``) runs here and
+    unstored: its stored units could not be read by a later run.
     """
     if execution is None:
         return ExecutionConfig(workers=1)
@@ -196,6 +198,14 @@ def _checked_execution(execution: ExecutionConfig | None) -> ExecutionConfig:
             "execution", f"local backend, workers={execution.workers}",
             "workers=1 locally (the model uses every core) or backend='ray'",
         )  # fmt: skip
+    if getattr(rewriter, "ids_are_local", False):
+        if execution.backend != "local":
+            raise InvalidArgumentError(
+                "execution", f"backend={execution.backend!r}",
+                f"the local backend for {rewriter.name}: its output ids are numbered in "
+                "this process",
+            )  # fmt: skip
+        return replace(execution, session=None)
     return execution
 
 
@@ -237,7 +247,7 @@ class _PairUnit:
         return f"{self.n} rewrites of {self.x!r} and {self.x_prime!r} (stage {self.key[2]})"
 
 
-def _score_unit(unit: _PairUnit) -> tuple[_Scored, FidelityCheck]:
+def _score_unit(unit: _PairUnit) -> tuple[ScoredRewrites, FidelityCheck]:
     draw = _drawer(unit.rewriter, unit.sampler)
     return _score(
         unit.rewriter, draw, unit.x, unit.x_prime, unit.n, unit.key, unit.config.fidelity_level
@@ -246,7 +256,7 @@ def _score_unit(unit: _PairUnit) -> tuple[_Scored, FidelityCheck]:
 
 def _score(
     rewriter: Any, draw: Callable, x: str, x_prime: str, n: int, key: tuple, level: float
-) -> tuple[_Scored, FidelityCheck]:
+) -> tuple[ScoredRewrites, FidelityCheck]:
     """Draw, score exactly under both inputs, and check the rewrites of ``x`` (one pass each)."""
     ys = draw(x, n, np.random.default_rng([*key, 0]))
     zs = draw(x_prime, n, np.random.default_rng([*key, 1]))
@@ -261,17 +271,17 @@ def _score(
     loss_y = token_losses(lp_y_x, rewriter.token_log_probs(x_prime, ys))
     loss_z = token_losses(rewriter.token_log_probs(x, zs), rewriter.token_log_probs(x_prime, zs))
     fidelity = check_fidelity(np.concatenate(pits) if pits else np.zeros(0), impossible, level)
-    return _Scored(ys, zs, loss_y, loss_z), fidelity
+    return ScoredRewrites(ys, zs, loss_y, loss_z), fidelity
 
 
-def _exact_both(rewriter: Any, scored: _Scored) -> tuple[ExactLoss, ExactLoss]:
+def _exact_both(rewriter: Any, scored: ScoredRewrites) -> tuple[ExactLoss, ExactLoss]:
     per_unit = rewriter.claim.allowed_loss(units=1)
     forward = summarise(rewriter, scored.ys, scored.loss_y, per_unit)
     backward = summarise(rewriter, scored.zs, [-t for t in scored.loss_z], per_unit)
     return forward, backward
 
 
-def _propose(scored: _Scored, index: int, config: RewriterAuditConfig) -> list[Proposal]:
+def _propose(scored: ScoredRewrites, index: int, config: RewriterAuditConfig) -> list[Proposal]:
     """One likelihood-ratio set per direction; its event is the threshold ``c`` of
     ``{y : ln p(y|a) − ln p(y|b) > c}``."""
     ly = np.array([float(np.sum(t)) for t in scored.loss_y])

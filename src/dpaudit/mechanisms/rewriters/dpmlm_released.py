@@ -67,6 +67,11 @@ class ReleasedDPMLM:
     _table: _StringTable = field(default_factory=_StringTable, init=False, repr=False)
     _cache: dict[str, np.ndarray] = field(default_factory=dict, init=False, repr=False)
 
+    #: Output ids number strings in the order this process first met them, so a rewrite's
+    #: ids mean nothing to another process or to a later run: its audit units stay in
+    #: this process and are not checkpointed (:func:`~dpaudit.auditors.rewriter.audit_rewriter`).
+    ids_are_local = True
+
     @property
     def name(self) -> str:
         """Registry-style name."""

@@ -72,6 +72,14 @@ class MaskedRewriter:
     cached_documents: int = 4
     _cache: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
+    def __getstate__(self) -> dict[str, Any]:
+        # The memo travels empty: a copy (a Ray worker's, a checkpoint's fingerprint) is the
+        # same rewriter whatever it has computed so far.
+        return {**self.__dict__, "_cache": {}}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
     def __post_init__(self) -> None:
         if getattr(self.model.tokenizer, "mask_token_id", None) is None:
             raise InvalidArgumentError("model", "tokenizer without a mask token", "a masked LM")
