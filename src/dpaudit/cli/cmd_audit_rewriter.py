@@ -32,6 +32,8 @@ from dpaudit.text.neighbours import DEFAULT_DOCUMENT, DEFAULT_PAIR_KINDS
 #: catalogue is not imported here, as it loads the rewriters' modules).
 REWRITER_HELP = (
     "dp-prompt, dp-paraphrase (a causal LM: --model smollm2, tiny or a directory), "
+    "dp-decoding (the same causal LM, each token's softmax mixed with the uniform "
+    "distribution at the λ that --epsilon per token allows; no --clip), "
     "dp-mlm (a masked LM: --model tiny or a directory), dp-bart (a BART encoder-decoder: "
     "--model tiny or a directory; with --black-box), or MODULE:CALLABLE, your own: a "
     "generation call f(model, tokenizer, text) on --model (white box, recorded as it runs) "
@@ -41,6 +43,8 @@ REWRITER_HELP = (
 UNITS = ("token", "word", "document")
 #: The rewriter whose options are --delta, --noise, --state-clip and --max-length.
 BART = "dp-bart"
+#: The rewriter that mixes in the uniform distribution instead of clipping (no --clip).
+MIXTURE = "dp-decoding"
 #: DP-BART's noises (``mechanisms.rewriters.bart.NOISES``; a test keeps them equal).
 BART_NOISES = ("laplace", "gaussian", "analytic_gaussian")
 #: DP-BART's defaults, as the authors' code (``dp_bart``): C = 0.1, n = 20 positions.
@@ -236,6 +240,11 @@ def _check_args(args: argparse.Namespace) -> None:
             raise InvalidArgumentError(
                 option, getattr(args, key), f"no {option} for {args.mechanism} (a dp-bart option)"
             )
+    if args.mechanism == MIXTURE and args.clip is not None:
+        raise InvalidArgumentError(
+            "--clip", " ".join(f"{v:g}" for v in args.clip),
+            "no --clip for dp-decoding (its bound comes from the uniform mixture, not a clip)",
+        )  # fmt: skip
     low, high = args.clip or LOGIT_CLIP
     if not (math.isfinite(low) and math.isfinite(high) and low < high):
         raise InvalidArgumentError(
@@ -269,6 +278,8 @@ def _check_bart_args(args: argparse.Namespace) -> None:
 
 def _params(args: argparse.Namespace) -> dict[str, Any]:
     """The rewriter's constructor keywords from the command line."""
+    if args.mechanism == MIXTURE:
+        return {"max_new_tokens": args.max_new_tokens}
     if args.mechanism != BART:
         return {"clip": tuple(args.clip or LOGIT_CLIP), "max_new_tokens": args.max_new_tokens}
     given = {k: getattr(args, k) for k in BART_DEFAULTS}

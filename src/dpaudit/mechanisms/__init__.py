@@ -40,6 +40,7 @@ from dpaudit.mechanisms import word  # noqa: F401  isort: skip  (word-level mech
 TEXT_FACTORIES = {
     "dp-prompt": "dpaudit.mechanisms.rewriters.causal:dp_prompt",
     "dp-paraphrase": "dpaudit.mechanisms.rewriters.causal:dp_paraphrase",
+    "dp-decoding": "dpaudit.mechanisms.rewriters.causal:dp_decoding",
     "dp-mlm": "dpaudit.mechanisms.rewriters.catalogue:dp_mlm_capped",
     "dp-bart": "dpaudit.mechanisms.rewriters.bart:dp_bart",
 }

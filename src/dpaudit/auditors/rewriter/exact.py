@@ -80,7 +80,6 @@ def summarise(
         loss=flat[i],
         token_losses=tuple(float(v) for v in losses[i]),
     )
-    vocab = int(rewriter.model.model.config.vocab_size)
     return ExactLoss(
         outputs=len(outputs),
         document_quantiles=tuple(
@@ -89,5 +88,16 @@ def summarise(
         max_token_loss=float(max(flat)),
         max_excess=float(excess.max()),
         worst=worst,
-        analytic_token_bound=rewriter.decoding.exact_worst_token_loss(vocab),
+        analytic_token_bound=analytic_bound(rewriter),
     )
+
+
+def analytic_bound(rewriter: Any) -> float:
+    """The largest per-token loss the rewriter's declared law allows any two inputs: its own
+    ``analytic_token_bound()`` where it has one (a candidate set), else its decoding's at the
+    model's vocabulary size."""
+    own = getattr(rewriter, "analytic_token_bound", None)
+    if callable(own):
+        return float(own())
+    vocab = int(rewriter.model.model.config.vocab_size)
+    return float(rewriter.decoding.exact_worst_token_loss(vocab))

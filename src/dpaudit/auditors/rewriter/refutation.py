@@ -37,7 +37,7 @@ class ExactRefutation:
 
 def exact_refutation(detail: Any) -> ExactRefutation | None:
     """The refutation a recorded white-box audit of a pure claim found, or None."""
-    if detail.mode != "white-box" or detail.decoding is not None or detail.text_claim.delta > 0:
+    if detail.mode != "white-box" or not detail.recorded or detail.text_claim.delta > 0:
         return None
     per_unit = detail.text_claim.epsilon
     best = None

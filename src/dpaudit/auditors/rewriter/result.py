@@ -143,6 +143,8 @@ class RewriterDetail:
     check's level.  Black box: ``checks`` hold the reviewer's checks per pair,
     ``max_units`` the tokens (or words) one output releases at most.  ``declaration``: a
     recorded call's declared decoding set beside its recording (white box, when declared).
+    ``recorded``: the losses were scored under the law recorded from the user's call, not
+    under a declaration (so they are the code's own).
     """
 
     mode: str
@@ -158,6 +160,7 @@ class RewriterDetail:
     checks: tuple[ReviewerChecks, ...] = ()
     max_units: int | None = None
     declaration: DeclarationCheck | None = None
+    recorded: bool = False
 
     @property
     def lower_bound(self) -> float:
@@ -263,11 +266,13 @@ def rewriter_result(
 
 def _mismatch_text(detail: RewriterDetail) -> str:
     which = ", ".join(p.origin for p in detail.pairs if not p.fidelity.matches)
-    return (
+    text = (
         f"the declared decoding does not match the real sampler's rewrites ({which}), so the "
-        "exact losses describe the declaration, not the code; record the call itself "
-        "(f(model, tokenizer, text)) to score the code's own law"
+        "exact losses describe the declaration, not the code"
     )
+    if detail.decoding is not None:  # an LM's decoding: the call itself can be recorded
+        text += "; record the call itself (f(model, tokenizer, text)) to score the code's own law"
+    return text
 
 
 def never_seen_note(detail: RewriterDetail) -> tuple[str, ...]:
@@ -307,11 +312,11 @@ def summary(result: AuditResult) -> str:
         [
             f"{result.mechanism['mechanism']}",
             f"model: {d.model_source}; code under audit: {d.code_under_audit}",
-            f"white-box (exact, under the decoding {_read_from(d)}): "
+            f"white-box (exact, under {_read_from(d)}): "
             f"{d.exact_verdict.value.upper()}: largest loss of one token "
             f"{_fmt(d.max_exact_token_loss)}, the claim allows {claim.epsilon:g} per "
             f"{unit} ({_analytic(d)})",
-            *([f"  declared decoding vs the real sampler: {checks}"] if d.decoding else []),
+            *([f"  declared decoding vs the real sampler: {checks}"] if not d.recorded else []),
             *(
                 [f"  declared decoding vs the recording: {d.declaration.describe()}"]
                 if d.declaration is not None
@@ -339,7 +344,9 @@ def summary(result: AuditResult) -> str:
 
 
 def _read_from(d: RewriterDetail) -> str:
-    return "read from the code" if d.decoding is not None else "recorded from the call as it ran"
+    if d.recorded:
+        return "the decoding recorded from the call as it ran"
+    return "the decoding read from the code" if d.decoding is not None else "the declared law"
 
 
 def _analytic(d: RewriterDetail) -> str:

@@ -149,10 +149,11 @@ def audit_rewriter(
         ceiling=_ceiling(config, len(statements)),
         pairs=tuple(findings),
         decoding=rewriter.decoding if isinstance(rewriter.decoding, Decoding) else None,
-        model_source=str(getattr(rewriter.model, "source", type(rewriter.model.model).__name__)),
+        model_source=_model_source(rewriter),
         code_under_audit=_code_under_audit(rewriter, sampler),
         fidelity_level=config.fidelity_level,
         declaration=_declaration(rewriter, sampler, pairs, config),
+        recorded=bool(getattr(rewriter, "records_its_law", False)) and sampler is None,
     )
     samples = (config.samples, config.final_samples)
     seconds = time.perf_counter() - start
@@ -175,6 +176,14 @@ def _declaration(
     documents = list(dict.fromkeys(d for x, x_prime, _ in pairs for d in (x, x_prime)))
     rng = np.random.default_rng([config.seed, StageKey.REWRITE_DECLARED])
     return check_declaration(rewriter, declared, documents, rng)
+
+
+def _model_source(rewriter: Any) -> str:
+    """The model as reports name it (a rewriter without one says what it uses instead)."""
+    own = getattr(rewriter, "model_source", None)
+    if own is not None:
+        return str(own)
+    return str(getattr(rewriter.model, "source", type(rewriter.model.model).__name__))
 
 
 def _code_under_audit(rewriter: Any, sampler: TextSampler | None) -> str:
@@ -354,7 +363,7 @@ def _certify(
         allowed = rewriter.claim.allowed_loss(x, x_prime, units=units)  # inf: not covered
         a, b = (x, x_prime) if forward else (x_prime, x)
         law = getattr(rewriter, "law_name", "declared decoding")
-        event = f"rewrites y with ln p(y|x) − ln p(y|x') > {threshold:.4g} ({law})"
+        event = f"rewrites y with ln p(y|x) − ln p(y|x') > {threshold + 0.0:.4g} ({law})"
         witness = Witness(
             WitnessKind.BLACK_BOX,
             a,

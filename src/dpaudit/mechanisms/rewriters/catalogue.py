@@ -13,7 +13,7 @@ from typing import Any
 
 from dpaudit.errors import UnknownNameError
 from dpaudit.mechanisms.rewriters.bart import dp_bart
-from dpaudit.mechanisms.rewriters.causal import dp_paraphrase, dp_prompt
+from dpaudit.mechanisms.rewriters.causal import dp_decoding, dp_paraphrase, dp_prompt
 from dpaudit.mechanisms.rewriters.masked import dp_mlm
 
 
@@ -30,6 +30,7 @@ def dp_mlm_capped(
 REWRITERS: dict[str, tuple[str, Callable[..., Any]]] = {
     "dp-prompt": ("causal", dp_prompt),
     "dp-paraphrase": ("causal", dp_paraphrase),
+    "dp-decoding": ("causal", dp_decoding),
     "dp-mlm": ("masked", dp_mlm_capped),
     "dp-bart": ("seq2seq", dp_bart),
 }

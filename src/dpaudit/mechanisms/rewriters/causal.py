@@ -17,6 +17,7 @@ the same :class:`~dpaudit.mechanisms.rewriters.decoding.Decoding`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +35,7 @@ from dpaudit.mechanisms.rewriters.lm import (
     sample_rows,
     torch_module,
 )
+from dpaudit.validation import check_epsilon
 
 # DP-Prompt's zero-shot instruction (Utpala et al. 2023, §4).
 DP_PROMPT_TEMPLATE = "Document : {document}\nParaphrase of the document :"
@@ -242,4 +244,32 @@ def dp_paraphrase(
         decoding=exponential_decoding(epsilon, clip, max_new_tokens=max_new_tokens),
         claim=TextClaim(epsilon, Unit.TOKEN, source="Mattern et al. 2022, §3, eq. 2 (per token)"),
         chat=False,
+    )
+
+
+def dp_decoding(
+    model: Any,
+    epsilon: float,
+    *,
+    max_new_tokens: int = 32,
+    template: str = DP_PROMPT_TEMPLATE,
+    chat: bool = True,
+) -> CausalRewriter:
+    """DP-Decoding at ``epsilon`` per token (Majmudar et al. 2022, §3): each token is drawn
+    from ``λ·q + (1 − λ)/V``, the model's softmax ``q`` mixed with the uniform distribution.
+
+    The largest ratio of two such distributions is ``(1 + (V − 1)λ)/(1 − λ)``, so ``λ`` is
+    chosen as ``(e^ε − 1)/(e^ε + V − 1)`` for the model's vocabulary size ``V``.  Prompted
+    with DP-Prompt's instruction, it is a rewriter.
+    """
+    check_epsilon(epsilon)
+    vocab = int(model.model.config.vocab_size)
+    lam = math.expm1(epsilon) / (math.exp(epsilon) + vocab - 1.0)
+    return CausalRewriter(
+        name="dp-decoding",
+        model=model,
+        template=template,
+        decoding=Decoding(mix=lam, max_new_tokens=max_new_tokens),
+        claim=TextClaim(epsilon, Unit.TOKEN, source="Majmudar et al. 2022, §3 (per token)"),
+        chat=chat,
     )

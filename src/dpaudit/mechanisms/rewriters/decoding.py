@@ -42,6 +42,8 @@ class Decoding:
         order: the order the processors run in (a subset of
             ``("clip", "temperature", "top_k", "top_p")``).
         dtype: the floating type the logits are processed in (``"float32"``, ...).
+        mix: ``λ`` of a mixture with the uniform distribution after the softmax,
+            ``p = λ·q + (1 − λ)/V`` (DP-Decoding, Majmudar et al. 2022, §3), or ``None``.
     """
 
     temperature: float = 1.0
@@ -52,6 +54,7 @@ class Decoding:
     max_new_tokens: int = 32
     order: tuple[str, ...] = PROCESSORS
     dtype: str = "float32"
+    mix: float | None = None
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.temperature) and self.temperature > 0):
@@ -68,6 +71,10 @@ class Decoding:
             raise InvalidArgumentError("top_p", self.top_p, "a number in (0, 1] or None")
         if self.max_new_tokens < 1:
             raise InvalidArgumentError("max_new_tokens", self.max_new_tokens, "an integer >= 1")
+        if self.mix is not None and not (math.isfinite(self.mix) and 0.0 < self.mix <= 1.0):
+            raise InvalidArgumentError("mix", self.mix, "λ in (0, 1] or None")
+        if self.mix is not None and self.greedy:
+            raise InvalidArgumentError("mix", self.mix, "None with greedy decoding (no sampling)")
         unknown = set(self.order) - set(PROCESSORS)
         if unknown or len(set(self.order)) != len(self.order):
             raise InvalidArgumentError("order", self.order, f"distinct names from {PROCESSORS}")
@@ -78,7 +85,9 @@ class Decoding:
 
         ``inf`` when the support can depend on the input (no clipping, greedy,
         top-k or top-p): then some token has probability zero under one input
-        and not under another, or the logit range is unbounded.
+        and not under another, or the logit range is unbounded.  This is the logits
+        part alone: a uniform mixture (:attr:`mix`) bounds the loss by an amount that
+        depends on the vocabulary (:meth:`exact_worst_token_loss`).
         """
         if self.clip is None or self.greedy or self.truncates:
             return math.inf
@@ -100,11 +109,34 @@ class Decoding:
         """
         if vocabulary < 2:
             raise InvalidArgumentError("vocabulary", vocabulary, "an integer >= 2")
+        if self.mixes:
+            return self._mixed_worst_token_loss(float(vocabulary))
         if not math.isfinite(self.epsilon_per_token):
             return math.inf
         a = (self.clip[1] - self.clip[0]) / self.temperature  # type: ignore[index]
         v = float(vocabulary)
         return a + math.log1p((v - 1.0) * math.exp(a)) - math.log(math.exp(a) + v - 1.0)
+
+    @property
+    def mixes(self) -> bool:
+        """True when a uniform share ``1 − λ > 0`` is mixed in (every token stays possible)."""
+        return self.mix is not None and self.mix < 1.0
+
+    def _mixed_worst_token_loss(self, v: float) -> float:
+        """``ln((λ·q_max + c) / (λ·q_min + c))`` with ``c = (1 − λ)/V``: the mixture's ratio is
+        largest where the logits part gives the token its most under one input and its least
+        under the other.  Unclipped (or truncated) that is 1 and 0, so
+        ``ln((1 + (V − 1)λ)/(1 − λ))``; clipped without truncation, the exponential
+        mechanism's extremes ``e^a/(e^a + V − 1)`` and ``1/(1 + (V − 1)e^a)``, exact again.
+        With a clip and a truncation together it is 1 and 0: an upper bound, not exact."""
+        lam = float(self.mix)  # type: ignore[arg-type]
+        q_max, q_min = 1.0, 0.0
+        if self.clip is not None and not self.truncates:
+            a = (self.clip[1] - self.clip[0]) / self.temperature
+            q_max = 1.0 / (1.0 + (v - 1.0) * math.exp(-a))
+            q_min = 1.0 / (1.0 + (v - 1.0) * math.exp(a))
+        c = (1.0 - lam) / v
+        return math.log(lam * q_max + c) - math.log(lam * q_min + c)
 
     def describe(self) -> str:
         """One line such as ``clip [-2, 2] → T = 0.8 → sample``."""
@@ -118,6 +150,8 @@ class Decoding:
                 steps.append(f"top-k {self.top_k}")
             elif name == "top_p" and self.top_p is not None and self.top_p < 1.0:
                 steps.append(f"top-p {self.top_p:g}")
+        if self.mixes:
+            steps.append(f"mix λ = {self.mix:.4g} with uniform")
         steps.append("argmax" if self.greedy else "sample")
         return " → ".join(steps) + f" (≤ {self.max_new_tokens} tokens, {self.dtype})"
 
@@ -132,6 +166,7 @@ class Decoding:
             "max_new_tokens": self.max_new_tokens,
             "order": list(self.order),
             "dtype": self.dtype,
+            "mix": self.mix,
             "epsilon_per_token": self.epsilon_per_token,
         }
 
@@ -178,7 +213,11 @@ def process_logits(logits: np.ndarray, decoding: Decoding) -> np.ndarray:
         return out
     top = np.max(z, axis=-1, keepdims=True)
     shifted = z - top
-    return shifted - np.log(np.sum(np.exp(shifted), axis=-1, keepdims=True))
+    log_q = shifted - np.log(np.sum(np.exp(shifted), axis=-1, keepdims=True))
+    if decoding.mixes:  # λ·q + (1 − λ)/V, in logs
+        lam = float(decoding.mix)  # type: ignore[arg-type]
+        return np.logaddexp(math.log(lam) + log_q, math.log((1.0 - lam) / z.shape[-1]))
+    return log_q
 
 
 def _keep_top_k(z: np.ndarray, k: int) -> np.ndarray:

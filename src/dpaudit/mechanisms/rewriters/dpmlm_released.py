@@ -22,7 +22,7 @@ Words are whitespace-separated here (the package uses ``nltk.word_tokenize``).
 from __future__ import annotations
 
 import string
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,23 +32,7 @@ from dpaudit.claims import TextClaim
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.rewriters.decoding import Decoding
 from dpaudit.mechanisms.rewriters.masked import MaskedRewriter, draw_rows
-
-
-@dataclass
-class _StringTable:
-    """Output strings numbered in order of first use; ``decode`` as a tokenizer would."""
-
-    strings: list[str] = field(default_factory=list)
-    index: dict[str, int] = field(default_factory=dict)
-
-    def add(self, text: str) -> int:
-        if text not in self.index:
-            self.index[text] = len(self.strings)
-            self.strings.append(text)
-        return self.index[text]
-
-    def decode(self, ids: Iterable[int], skip_special_tokens: bool = False) -> str:
-        return " ".join(self.strings[int(i)] for i in ids)
+from dpaudit.mechanisms.rewriters.strings import StringTable
 
 
 @dataclass(frozen=True)
@@ -64,7 +48,7 @@ class ReleasedDPMLM:
     base: MaskedRewriter
     stopwords: frozenset[str] = frozenset()
     copy_case: bool = True
-    _table: _StringTable = field(default_factory=_StringTable, init=False, repr=False)
+    _table: StringTable = field(default_factory=StringTable, init=False, repr=False)
     _cache: dict[str, np.ndarray] = field(default_factory=dict, init=False, repr=False)
 
     #: Output ids number strings in the order this process first met them, so a rewrite's
@@ -93,7 +77,7 @@ class ReleasedDPMLM:
         return self.base.claim
 
     @property
-    def tokenizer(self) -> _StringTable:
+    def tokenizer(self) -> StringTable:
         """Decodes output ids (numbers of output strings) as the auditor's reports need."""
         return self._table
 

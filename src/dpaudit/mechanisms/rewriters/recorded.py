@@ -200,6 +200,8 @@ class RecordedRewriter:
 
     code_under_audit = "the user's generation call, recorded as it ran"
     law_name = "the call's recorded law"
+    #: Its probabilities are the code's own, read off the run (not a declaration).
+    records_its_law = True
 
     def __post_init__(self) -> None:
         if not callable(self.call):
