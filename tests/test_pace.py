@@ -48,6 +48,28 @@ def test_the_real_probe_is_quick_and_in_range() -> None:
     assert pace.FACTOR_RANGE[0] <= factor <= pace.FACTOR_RANGE[1]
 
 
-def test_one_thread_is_asked_for_only_on_a_busy_machine() -> None:
+def test_without_a_run_queue_one_thread_is_asked_for_only_on_a_busy_machine(
+    monkeypatch,
+) -> None:
+    monkeypatch.setattr(pace, "competing_runnable", lambda: None)
     assert pace.threads_for_now(pace.BUSY_FACTOR) == 1
     assert pace.threads_for_now(1.0) is None
+
+
+def test_threads_are_the_cores_other_work_leaves(monkeypatch) -> None:
+    monkeypatch.setattr(pace, "usable_cpus", lambda: 4)
+    for others, threads in ((0, None), (1, 3), (3, 1), (9, 1)):
+        monkeypatch.setattr(pace, "competing_runnable", lambda n=others: n)
+        assert pace.threads_for_now(1.0) == threads  # the probe is not asked
+    monkeypatch.setattr(pace, "competing_runnable", lambda: 0)
+    assert pace.threads_for_now(pace.BUSY_FACTOR) is None  # the run queue outranks it
+
+
+def test_the_run_queue_is_read_less_the_reader(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(pace, "RUNQUEUE_PAUSE_S", 0.0)
+    loadavg = tmp_path / "loadavg"
+    loadavg.write_text("2.33 2.24 1.67 3/83 15253\n")  # the reader and two spinners
+    assert pace.competing_runnable(str(loadavg)) == 2
+    loadavg.write_text("0.34 0.57 0.96 1/79 15163\n")  # the reader alone
+    assert pace.competing_runnable(str(loadavg)) == 0
+    assert pace.competing_runnable(str(tmp_path / "none")) is None

@@ -25,6 +25,7 @@ it, with the load average.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 
@@ -74,12 +75,53 @@ BUSY_FACTOR = 1.5
 
 
 def threads_for_now(factor: float | None = None) -> int | None:
-    """1 when the machine is busy (:func:`probe_pace` ≥ :data:`BUSY_FACTOR`), else None (as is).
+    """The torch thread count for work starting now: the cores no other process is running
+    on, at least 1; None (torch's own count) when nothing else runs.
 
-    ``factor``: a probe already taken; measured now when None.
+    Other runnable processes are read from the kernel (:func:`competing_runnable`).  Where
+    it cannot be read, the probe decides: 1 when it finds the machine busy
+    (:func:`probe_pace` ≥ :data:`BUSY_FACTOR`).  ``factor``: a probe already taken, measured
+    now when needed and None.  Fewer threads never change a result, only its speed.
     """
+    others = competing_runnable()
+    if others is not None:
+        return max(1, usable_cpus() - others) if others > 0 else None
     factor = probe_pace() if factor is None else factor
     return 1 if factor >= BUSY_FACTOR else None
+
+
+#: Reads of the run queue behind :func:`competing_runnable`, and the pause between them.
+RUNQUEUE_READS, RUNQUEUE_PAUSE_S = 9, 0.005
+
+
+def competing_runnable(path: str = "/proc/loadavg") -> int | None:
+    """How many tasks of other work are runnable now: the median over a few reads of the
+    kernel's running count (``/proc/loadavg``'s fourth field) less the one reading it.
+
+    A short probe misses such competition: the scheduler gives a task that just woke its
+    full share for a while, so :func:`probe_pace` reads about 1 beside one CPU-bound process
+    per core, while two torch threads there run 4-5× slower, waiting at each barrier for
+    the one descheduled.  None where the file does not exist (not Linux).
+    """
+    counts = []
+    for i in range(RUNQUEUE_READS):
+        try:
+            with open(path, encoding="ascii") as f:
+                field_4 = f.read().split()[3]
+        except (OSError, IndexError):
+            return None
+        counts.append(int(field_4.split("/")[0]))
+        if i + 1 < RUNQUEUE_READS:
+            time.sleep(RUNQUEUE_PAUSE_S)
+    return max(0, int(np.median(counts)) - 1)
+
+
+def usable_cpus() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
 
 
 def _clip(factor: float) -> float:
