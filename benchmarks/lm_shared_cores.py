@@ -56,7 +56,8 @@ def _cell(model: Any) -> float:
 
 def _shared(model: Any, threads: int | None) -> tuple[float, float, int | None]:
     """The cell beside one spinning process per core: (seconds, pace probe, threads used)."""
-    spinners = [multiprocessing.Process(target=_spin, daemon=True) for _ in range(os.cpu_count() or 1)]
+    cores = os.cpu_count() or 1
+    spinners = [multiprocessing.Process(target=_spin, daemon=True) for _ in range(cores)]
     for p in spinners:
         p.start()
     try:
@@ -99,8 +100,11 @@ def main() -> int:
         "what": "one white-box DP-Prompt cell (1 pair, 10 + 20 rewrites of ≤ 8 tokens), "
         "idle and beside one CPU-bound process per core; medians of the repeats",
         "when": time.strftime("%Y-%m-%d"),
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
-                    "torch_threads_default": torch.get_num_threads()},  # fmt: skip
+        "machine": {
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "torch_threads_default": torch.get_num_threads(),
+        },
         "model": args.model,
         "repeats": args.repeats,
         "seconds": rows,

@@ -76,7 +76,7 @@ def test_one_registry_holds_every_kind_and_filters_by_output_kind() -> None:
     words, vectors = mechanism_names("word"), mechanism_names("vector")
     texts = mechanism_names("text")
     assert {"cmp", "tem", "santext"} <= set(words) and "laplace" in vectors
-    assert texts == ["dp-bart", "dp-mlm", "dp-paraphrase", "dp-prompt"]
+    assert texts == ["dp-bart", "dp-decoding", "dp-mlm", "dp-paraphrase", "dp-prompt"]
     assert sorted(words + vectors + texts) == mechanism_names()
     assert all(issubclass(mechanism_class(n), MechanismContract) for n in words + vectors)
     rng = np.random.default_rng(1)
