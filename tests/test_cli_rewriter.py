@@ -109,3 +109,50 @@ def test_dp_bart_noises_are_the_rewriters() -> None:
     from dpaudit.mechanisms.rewriters.bart import NOISES
 
     assert BART_NOISES == NOISES
+
+
+def test_a_default_white_box_run_is_sized_to_its_budget_and_says_what_it_can_see(capsys) -> None:
+    import re
+
+    base = ["audit-rewriter", "dp-prompt", "--epsilon", "10", "--model", "tiny",
+            "--max-new-tokens", "3", *PAIR]  # fmt: skip
+    assert main([*base, "--time-budget", "4"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    sizes = re.search(r"--samples (\d+) --final-samples (\d+)", first)
+    assert first.startswith("audit-rewriter: sized to the 4 s budget (") and sizes
+    assert min(int(sizes[1]), int(sizes[2])) >= 10
+    # 3 tokens at ε = 10 each: no final stage of a 4 s audit can certify the 30 allowed
+    assert "can certify the 30 the claim allows" in first and "exact losses" in first
+    assert main([*base, "--time-budget", "4", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["kind"] == "rewriter"  # no sizing line
+
+
+@pytest.mark.parametrize(
+    "extra", [["--time-budget", "5", "--samples", "10"], ["--time-budget", "5", "--black-box"]]
+)
+def test_a_time_budget_beside_sizes_or_black_box_exits_2(extra, capsys) -> None:
+    code = main(["audit-rewriter", "dp-prompt", "--epsilon", "1", "--model", "tiny", *extra])
+    assert code == 2 and "--time-budget" in capsys.readouterr().err
+
+
+def test_the_plan_spends_the_budget_where_it_changes_the_verdict(monkeypatch) -> None:
+    """A pilot costing 0.05 s + 0.01 s per rewrite (a fake clock): 4 481 rewrites per
+    document fit 90 % of 100 s over 2 pairs, less the pilot's 0.18 s, split by whether the
+    final stage can certify what the claim allows."""
+    from dpaudit.auditors.rewriter import sizing
+
+    clock = [0.0]
+    monkeypatch.setattr(sizing.time, "perf_counter", lambda: clock[0])
+
+    def pilot(n: int) -> None:
+        clock[0] += 0.05 + 0.01 * n
+
+    pairs = [("a", "b", "one"), ("c", "d", "two")]
+    certify = sizing.plan_rewriter_sizes(pilot, pairs, 100.0, 0.95, allowed=1.0)
+    assert certify.certificate_decides and certify.ceiling > 1.0
+    assert (certify.samples, certify.final_samples) == (200, 4200)
+    assert certify.estimated_seconds <= 100.0
+    exact = sizing.plan_rewriter_sizes(pilot, pairs, 100.0, 0.95, allowed=100.0)
+    assert not exact.certificate_decides
+    assert (exact.samples, exact.final_samples) == (3300, 1100)
+    assert "the verdict rests on the exact losses" in exact.describe()

@@ -22,7 +22,8 @@ from typing import Any
 
 from dpaudit.cli.common import add_json, add_seed, emit
 from dpaudit.cli.main import command_help
-from dpaudit.cli.parser import bounded_integer, integer
+from dpaudit.cli.parser import bounded_integer, integer, positive_seconds
+from dpaudit.cli.sizing import REWRITER_DEFAULT_SIZES, plan_rewriter, rewriter_sizes
 from dpaudit.engine.config import MAX_WORKERS
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.io import atomic_write_text
@@ -101,9 +102,7 @@ def register(sub: Any) -> None:
         help="neighbour kinds built from --document when no --pair is given "
         "(one_word, stopword, punctuation, name, length, nothing_to_rewrite)",
     )
-    p.add_argument("--samples", type=integer, default=100, help="training rewrites per document")
-    p.add_argument("--final-samples", type=integer, default=300, help="certifying rewrites")
-    p.add_argument("--confidence", type=float, default=0.95)
+    _add_size_args(p)
     p.add_argument("--black-box", action="store_true", help="read only the output text")
     p.add_argument(
         "--embedder",
@@ -133,6 +132,29 @@ def register(sub: Any) -> None:
     add_seed(p)
     add_json(p)
     p.set_defaults(func=run)
+
+
+def _add_size_args(p: Any) -> None:
+    """The sample sizes, or the time budget they are fitted to, and the confidence."""
+    p.add_argument(
+        "--samples",
+        type=integer,
+        default=None,
+        help="training rewrites per document (white box: sized to --time-budget when neither "
+        "size is given; else 100)",
+    )
+    p.add_argument(
+        "--final-samples", type=integer, default=None, help="certifying rewrites (else 300)"
+    )
+    p.add_argument(
+        "--time-budget",
+        type=positive_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="white box: size the audit to about this many seconds from a timed pilot of it "
+        "(default 180, when --samples/--final-samples are not given; the sizes are printed)",
+    )
+    p.add_argument("--confidence", type=float, default=0.95)
 
 
 def _add_declare_arg(p: Any) -> None:
@@ -332,7 +354,9 @@ def _run_user_function(args: argparse.Namespace) -> int:
             "--model", args.model, "no --model for MODULE:CALLABLE (your function loads its own)"
         )
     _check_out(args)
-    cfg = TextAuditConfig(args.samples, args.final_samples, args.confidence, seed=args.seed)
+    # f(text, n, rng) is read as text only: black-box sizes
+    samples, final = rewriter_sizes(argparse.Namespace(**{**vars(args), "black_box": True}))
+    cfg = TextAuditConfig(samples, final, args.confidence, seed=args.seed)
     claim = TextClaim(args.epsilon, unit=args.unit or "token", delta=delta)
     function = resolve_callable(args.mechanism)
     auditor = TextAuditor(
@@ -374,7 +398,8 @@ def _run_generation_call(args: argparse.Namespace) -> int:
     delta = check_delta(0.0 if args.delta is None else args.delta, "--delta")
     pairs = _pairs(args)
     _check_out(args)
-    cfg = RewriterAuditConfig(args.samples, args.final_samples, args.confidence, seed=args.seed)
+    sizes = rewriter_sizes(args)
+    cfg = RewriterAuditConfig(*(sizes or (10, 10)), args.confidence, seed=args.seed)
     execution = _execution(args)
     claim = TextClaim(args.epsilon, unit=args.unit or "token", delta=delta)
     declared = _declared(args)  # checked before the model loads
@@ -387,6 +412,8 @@ def _run_generation_call(args: argparse.Namespace) -> int:
         declared=declared,
     )
     with torch_threads(threads_for_now()):
+        if sizes is None:
+            cfg = plan_rewriter(args, rewriter, pairs, cfg)
         result = audit(
             rewriter, method=RewriterAuditor(tuple(pairs)), config=cfg, execution=execution
         )
@@ -448,15 +475,17 @@ def run(args: argparse.Namespace) -> int:
     _check_out(args)
     # Sizes, confidence and execution are checked here too, before the model loads.
     execution = None
+    sizes = rewriter_sizes(args)
     if args.black_box:
-        cfg: Any = TextAuditConfig(
-            args.samples, args.final_samples, args.confidence, seed=args.seed
-        )
+        cfg: Any = TextAuditConfig(*(sizes or REWRITER_DEFAULT_SIZES), args.confidence,
+                                   seed=args.seed)  # fmt: skip
     else:
-        cfg = RewriterAuditConfig(args.samples, args.final_samples, args.confidence, seed=args.seed)
+        cfg = RewriterAuditConfig(*(sizes or (10, 10)), args.confidence, seed=args.seed)
         execution = _execution(args)
     rewriter = make_rewriter(args.mechanism, _load(args, kind), args.epsilon, **_params(args))
     with torch_threads(threads_for_now()):  # one thread when other work shares the cores
+        if sizes is None:
+            cfg = plan_rewriter(args, rewriter, pairs, cfg)
         result = _audit_builtin(args, rewriter, pairs, cfg, execution)
     if args.out:
         atomic_write_text(args.out, dumps_result(result))

@@ -119,3 +119,49 @@ def estimate(
             f"{found.describe()}; the mechanism costs ≈ {per_output * 1e6:.3g} µs per output",
             file=sys.stderr,
         )
+
+
+#: Seconds a default white-box rewriter audit (no --samples/--final-samples) is sized to.
+REWRITER_TIME_BUDGET = 180.0
+#: Sizes of a rewriter audit given only one of --samples/--final-samples, or black box.
+REWRITER_DEFAULT_SIZES = (100, 300)
+
+
+def rewriter_sizes(args: argparse.Namespace) -> tuple[int, int] | None:
+    """``--samples``/``--final-samples`` of a rewriter audit, or None to size it to the
+    budget (white box, neither given).  ``--time-budget`` beside explicit sizes, or with
+    ``--black-box``, is refused naming the flag."""
+    given = args.samples is not None or args.final_samples is not None
+    if args.time_budget is not None and (given or args.black_box):
+        why = "--samples/--final-samples instead" if args.black_box else "no sizes beside it"
+        raise InvalidArgumentError("--time-budget", args.time_budget, why)
+    if given or args.black_box:
+        samples, final = REWRITER_DEFAULT_SIZES
+        return (
+            samples if args.samples is None else args.samples,
+            final if args.final_samples is None else args.final_samples,
+        )
+    return None
+
+
+def plan_rewriter(args: argparse.Namespace, rewriter: Any, pairs: Any, config: Any) -> Any:
+    """``config`` at sizes fitted to ``--time-budget`` (default :data:`REWRITER_TIME_BUDGET`)
+    by timed pilots of the real audit; the choice is printed (not with ``--json``)."""
+    import dataclasses
+
+    from dpaudit.auditors.rewriter.sizing import plan_rewriter_sizes
+    from dpaudit.auditors.rewriter.whitebox import pilot
+
+    budget = REWRITER_TIME_BUDGET if args.time_budget is None else args.time_budget
+    caps = [rewriter.length_cap(d) for x, x_prime, _ in pairs for d in (x, x_prime)]
+    allowed = rewriter.claim.allowed_loss(units=max(caps))
+    shown, progress.ENABLED = progress.ENABLED, False  # the pilots' own bars would mislead
+    try:
+        sizes = plan_rewriter_sizes(
+            pilot(rewriter, pairs, config), pairs, budget, config.confidence, allowed
+        )
+    finally:
+        progress.ENABLED = shown
+    if not getattr(args, "json", False):
+        print(f"audit-rewriter: {sizes.describe()}", flush=True)
+    return dataclasses.replace(config, samples=sizes.samples, final_samples=sizes.final_samples)

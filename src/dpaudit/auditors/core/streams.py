@@ -63,6 +63,8 @@ class StageKey(IntEnum):
     REWRITE_FINAL = 1
     # Rewriter, white box: the recorded runs a declaration is compared with, ``(seed, key)``.
     REWRITE_DECLARED = 2
+    # Rewriter, white box: the timed pilot that sizes an audit to its budget (discarded).
+    REWRITE_PILOT = 3
     # Rewriter, black box: one stream per input and stage, ``(seed, pair, key)``.
     REWRITE_SELECT_X = 0
     REWRITE_SELECT_X_PRIME = 1

@@ -178,6 +178,26 @@ def _declaration(
     return check_declaration(rewriter, declared, documents, rng)
 
 
+def pilot(
+    rewriter: Any,
+    pairs: Sequence[tuple[str, str, str]],
+    config: RewriterAuditConfig,
+    *,
+    sampler: TextSampler | None = None,
+) -> Callable[[int], None]:
+    """``run(n)``: one stage's work on the first pair at ``n`` rewrites per document (drawn,
+    scored under both documents, checked), from a stream of its own and then discarded; it
+    times the audit for :func:`~dpaudit.auditors.rewriter.sizing.plan_rewriter_sizes`."""
+    x, x_prime, _ = pairs[0]
+    draw = _drawer(rewriter, sampler)
+
+    def run(n: int) -> None:
+        key = (config.seed, 0, StageKey.REWRITE_PILOT)
+        _score(rewriter, draw, x, x_prime, n, key, config.fidelity_level)
+
+    return run
+
+
 def _model_source(rewriter: Any) -> str:
     """The model as reports name it (a rewriter without one says what it uses instead)."""
     own = getattr(rewriter, "model_source", None)
