@@ -55,6 +55,7 @@ def test_white_box_and_black_box_runs_write_json(tmp_path: Path, capsys) -> None
         (["dp-prompt", "--epsilon", "1", *TINY, "--pairs", "bogus"], "kinds"),
         (["dp-prompt", "--epsilon", "1", *TINY, "--out", "/no/such/dir/r.json"], "--out"),
         (["dp-prompt", "--epsilon", "1", *TINY, "--workers", "2"], "--backend ray"),
+        (["dp-mlm", "--epsilon", "1"], "--model='smollm2' is invalid: expected a masked LM"),
     ],
 )
 def test_bad_input_exits_2_naming_the_argument(args, named, tmp_path: Path, capsys) -> None:

@@ -210,10 +210,22 @@ def _load(args: argparse.Namespace, kind: str) -> Any:
 
     if args.model == "tiny":
         loaded = tiny_model(kind, seed=args.seed)
+    elif args.model == "smollm2" and kind != "causal":
+        raise InvalidArgumentError(
+            "--model", args.model, f"a {kind} LM for {args.mechanism}: tiny, or a directory of "
+            "one (the default SmolLM2 is a causal LM)",
+        )  # fmt: skip
     elif args.model != "smollm2" and not Path(args.model).is_dir():
         raise InvalidArgumentError("--model", args.model, "smollm2, tiny or a model directory")
     else:
-        loaded = load_model(None if args.model == "smollm2" else args.model, kind=kind)
+        try:
+            loaded = load_model(None if args.model == "smollm2" else args.model, kind=kind)
+        except InvalidArgumentError as exc:
+            if exc.argument != "kind":
+                raise
+            raise InvalidArgumentError(
+                "--model", args.model, f"a {kind} LM for {args.mechanism} ({exc.allowed})"
+            ) from None
     if args.device != "cpu":
         import torch
 
