@@ -8,7 +8,8 @@ from scipy import stats
 
 from dpaudit.analysis.privacy_conversions import gaussian_tradeoff
 from dpaudit.auditors.blackbox.scores import LikelihoodRatioScore
-from dpaudit.auditors.profile.tradeoff import band_from_scores, dkw_width, tradeoff_band
+from dpaudit.auditors.core.dkw import band_from_scores, dkw_width
+from dpaudit.auditors.profile.tradeoff import tradeoff_band
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.gaussian import GaussianMechanism

@@ -27,6 +27,7 @@ import numpy as np
 from scipy import special
 
 from dpaudit.analysis.privacy_conversions import binary_renyi
+from dpaudit.auditors.core.dkw import candidate_thresholds, exceed_fractions
 from dpaudit.auditors.core.statistics import clopper_pearson_lower, clopper_pearson_upper
 
 #: The four statements of one threshold t: (set is {s > t}?, numerator is x?).
@@ -49,24 +50,6 @@ class ProposedSet:
         a, b = ("x", "x'") if self.forward else ("x'", "x")
         name = f"score[{self.column_name}]" if self.column_name else "score"
         return f"S = {{{name} {op} {self.threshold:.6g}}}, Pr[M({a}) ∈ S] vs Pr[M({b}) ∈ S]"
-
-
-def candidate_thresholds(
-    scores_x: np.ndarray, scores_x_prime: np.ndarray, count: int
-) -> np.ndarray:
-    """Up to ``count`` distinct thresholds: pooled quantiles, log-spaced towards both tails."""
-    pooled = np.sort(np.concatenate([scores_x, scores_x_prime]))
-    n = len(pooled)
-    tail = np.geomspace(1.0 / n, 0.5, max(count // 2, 1))
-    levels = np.concatenate([tail, 1.0 - tail])
-    index = np.clip(np.floor(levels * n).astype(np.int64), 0, n - 1)
-    return np.unique(pooled[index])
-
-
-def exceed_fractions(scores: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
-    """``#{s > t}/n`` for each threshold (sorted scores + searchsorted)."""
-    s = np.sort(scores)
-    return (len(s) - np.searchsorted(s, thresholds, side="right")) / len(s)
 
 
 def statement_probabilities(gx: np.ndarray, gxp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
