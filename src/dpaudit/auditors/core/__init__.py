@@ -4,8 +4,9 @@ Auditors *propose* input pairs and output sets with any heuristic on any
 samples; this package holds what makes a bound valid whoever proposed it:
 what an auditor proposes (:mod:`~dpaudit.auditors.core.proposal`), exact binomial
 bounds and their joint certification (:mod:`~dpaudit.auditors.core.statistics`,
-:mod:`~dpaudit.auditors.core.certify`), beside them the DKW band that certifies a whole
-trade-off curve at once (:mod:`~dpaudit.auditors.core.dkw`), the one verdict rule, its sentences and the one
+:mod:`~dpaudit.auditors.core.certify`), beside them the DKW band that certifies a
+whole trade-off curve at once (:mod:`~dpaudit.auditors.core.dkw`), the one verdict
+rule, its sentences and the one
 construction of every result (:mod:`~dpaudit.auditors.core.answer`), the projection
 proposers rank by (:mod:`~dpaudit.auditors.core.projection`), and the checks that
 trust nothing a foreign mechanism declares about itself
