@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dpaudit.results.audit import AuditorKind, register_detail
+from dpaudit.results.statement import CertifiedStatement
 from dpaudit.verdicts import Verdict
 from dpaudit.witness import ProbabilityEstimate, Witness, WitnessKind
 
@@ -121,6 +122,28 @@ class MetricDetail:
     pairs: tuple[PairResult, ...]
     certified_proposals: int
     law_check: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def certified(self) -> tuple[CertifiedStatement, ...]:
+        """Each pair's statement as every auditor's :class:`~dpaudit.results.CertifiedStatement`
+        (``forward``: the statement's ``a`` is the pair's ``w``)."""
+        return tuple(
+            CertifiedStatement(
+                pair_index=i,
+                forward=r.numerator == r.w,
+                event=r.set_rule,
+                role="count ratio",
+                p1_hits=r.p1.hits,
+                p1_samples=r.p1.samples,
+                p2_hits=r.p2.hits,
+                p2_samples=r.p2.samples,
+                p1_lower=r.p1.bound,
+                p2_upper=r.p2.bound,
+                error=r.p1.bound_error,
+                epsilon_lower_bound=r.epsilon_lower_bound,
+            )
+            for i, r in enumerate(self.pairs)
+        )
 
     @property
     def worst(self) -> PairResult | None:

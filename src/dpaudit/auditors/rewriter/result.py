@@ -28,6 +28,7 @@ from dpaudit.auditors.rewriter.refutation import exact_refutation
 from dpaudit.claims import TextClaim
 from dpaudit.mechanisms.rewriters.decoding import Decoding
 from dpaudit.results.audit import AuditorKind, AuditResult, register_detail
+from dpaudit.results.statement import CertifiedStatement
 from dpaudit.verdicts import Verdict
 from dpaudit.witness import Witness
 
@@ -168,6 +169,14 @@ class RewriterDetail:
         return self.statements[self.best].certificate.lower_bound
 
     @property
+    def certified(self) -> tuple[CertifiedStatement, ...]:
+        """The statements as every auditor's :class:`~dpaudit.results.CertifiedStatement`:
+        ``pair_index`` numbers the audited pairs in order, ``forward`` says the statement's
+        ``a`` is that pair's ``x``."""
+        pairs = tuple((p.x, p.x_prime, p.origin) for p in (self.pairs or self.checks))
+        return tuple(_as_certified(s, pairs) for s in self.statements)
+
+    @property
     def witness(self) -> Witness:
         """The witness of the largest bound."""
         return self.statements[self.best].witness
@@ -203,6 +212,29 @@ class RewriterDetail:
     def declaration_matches(self) -> bool:
         """True when no pair's fidelity check found a mismatch."""
         return all(p.fidelity.matches for p in self.pairs)
+
+
+def _as_certified(s: Statement, pairs: tuple[tuple[str, str, str], ...]) -> CertifiedStatement:
+    w, c = s.witness, s.certificate
+    index = next(
+        (i for i, (x, x_prime, origin) in enumerate(pairs)
+         if origin == w.pair_origin and {x, x_prime} == {w.x, w.x_prime}),
+        0,
+    )  # fmt: skip
+    return CertifiedStatement(
+        pair_index=index,
+        forward=bool(pairs) and w.x == pairs[index][0],  # the witness's x is the statement's a
+        event=w.event,
+        role="likelihood ratio" if "ln p(y|x)" in w.event else "text feature",
+        p1_hits=c.p1.hits,
+        p1_samples=c.p1.samples,
+        p2_hits=c.p2.hits,
+        p2_samples=c.p2.samples,
+        p1_lower=c.p1.bound,
+        p2_upper=c.p2.bound,
+        error=c.p1.bound_error,
+        epsilon_lower_bound=c.lower_bound,
+    )
 
 
 def rewriter_result(
