@@ -65,6 +65,14 @@ def test_laplace_counts_match_closed_form(path: str, eps: float, n: int) -> None
     assert not r.violation  # correct mechanism; the bound holds at 95%
 
 
+def test_the_result_says_the_float_representation_was_not_examined() -> None:
+    """Its one attack reads ``value >= 0.5``: a flaw in which floats occur is out of sight,
+    and the result says so and where it is tested."""
+    r = sanity_check(make_mechanism("laplace", epsilon=2.0, dim=2), 1000, seed=0, execution=ONE)
+    (note,) = [n for n in r.notes if n.startswith("float representation")]
+    assert "not examined" in note and "dpaudit audit" in note
+
+
 @pytest.mark.parametrize("tie_rule", ["half-even", "half-up", "random"])
 def test_tie_rules_at_n2(tie_rule: str) -> None:
     mech = make_mechanism("laplace", epsilon=2.0, dim=2)
