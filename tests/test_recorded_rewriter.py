@@ -378,3 +378,22 @@ def test_cli_sets_a_declaration_beside_the_recording(tmp_path, monkeypatch, caps
     assert "top-k or top-p the declaration lacks" in out
     code, out, err = run_cli_quiet(capsys, *base, "--declare", "dp-prompt", "--clip", "1", "-1")
     assert code == 2 and "--clip" in err and out == ""
+
+
+def penalised_call(model, tokenizer, text):  # transformers' repetition penalty, then the clip
+    return model.generate(
+        **_inputs(tokenizer, text), do_sample=True, top_k=0, temperature=1.0,
+        max_new_tokens=TOKENS, repetition_penalty=1.5,
+        logits_processor=transformers.LogitsProcessorList([ClipThenTemper()]),
+    )  # fmt: skip
+
+
+def test_a_repetition_penalty_is_recorded_in_the_order_transformers_runs_it(lively) -> None:
+    """transformers applies its own processors (the penalty on the prompt's tokens) before a
+    user's, so the clip still bounds every logit: the law is not the declared one (another
+    law on the same support), yet each token's loss stays within ε."""
+    check = _check(lively, penalised_call)
+    assert [f.declaration for f in check.findings] == ["decoding: other law"]
+    result = audit_rewriter(_recorded(lively, penalised_call), PAIRS, SMALL)
+    assert result.detail.exact_verdict is Verdict.NO_VIOLATION_FOUND
+    assert result.detail.max_exact_token_loss <= EPSILON + 1e-5
