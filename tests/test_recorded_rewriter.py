@@ -252,7 +252,8 @@ def test_cli_records_a_generation_call_and_names_the_flaw(tmp_path, monkeypatch,
         "largest loss of one token ∞"
     )
     assert lines[-1].startswith("verdict: violation: the call's own recorded law")
-    assert "never produces this rewrite" in lines[-1] and "at confidence 1 (exact" in lines[-1]
+    assert "keeps only 50 of 237 tokens here and not this one: a truncation" in lines[-1]
+    assert "at confidence 1 (exact" in lines[-1]
 
 
 def test_cli_refuses_options_a_generation_call_does_not_take(tmp_path, monkeypatch, capsys):
@@ -397,3 +398,44 @@ def test_a_repetition_penalty_is_recorded_in_the_order_transformers_runs_it(live
     result = audit_rewriter(_recorded(lively, penalised_call), PAIRS, SMALL)
     assert result.detail.exact_verdict is Verdict.NO_VIOLATION_FOUND
     assert result.detail.max_exact_token_loss <= EPSILON + 1e-5
+
+
+class CopyPromptWord(transformers.LogitsProcessor):
+    """A user's 'keep the key word' rule: every step copies the prompt's third-last token
+    (the word the pair's documents differ in)."""
+
+    def __init__(self) -> None:
+        self.word = None
+
+    def __call__(self, input_ids, scores):
+        if self.word is None:
+            self.word = int(input_ids[0, -3])
+        kept = torch.full_like(scores, -math.inf)
+        kept[:, self.word] = 0.0
+        return kept
+
+
+def copy_word_call(model, tokenizer, text):
+    return model.generate(
+        **_inputs(tokenizer, text), do_sample=True, top_k=0, max_new_tokens=TOKENS,
+        logits_processor=transformers.LogitsProcessorList([CopyPromptWord()]),
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("call", "pairs", "reason"),
+    [
+        (greedy_call, PAIRS, "probability 1 on another token here: greedy decoding"),
+        (copy_word_call, PAIRS, "probability 1 on another token here: greedy decoding or a copied"),
+        (default_top_k_call, PAIRS, "a truncation (top-k, top-p) whose support depends on"),
+        (
+            input_cap_call,
+            [("the patient was sick", "the patient was very sick today", "length")],
+            "a length that depends on the input",
+        ),
+    ],
+)
+def test_the_verdict_names_the_flaw(lively, call, pairs, reason) -> None:
+    result = audit_rewriter(_recorded(lively, call), pairs, SMALL)
+    assert result.verdict is Verdict.VIOLATION
+    assert reason in result.verdict_text and "at confidence 1 (exact" in result.verdict_text

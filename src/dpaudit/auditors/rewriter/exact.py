@@ -28,6 +28,9 @@ class WorstToken:
     context: str
     loss: float
     token_losses: tuple[float, ...]
+    #: Why the other document gives the token probability 0, where the law is the code's own
+    #: (a recorded call) and the loss is infinite; else empty.
+    reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -64,8 +67,14 @@ def summarise(
     outputs: list[np.ndarray],
     losses: list[np.ndarray],
     allowed_per_unit: float,
+    other: str | None = None,
 ) -> ExactLoss:
-    """The :class:`ExactLoss` of ``outputs`` given their per-token ``losses``."""
+    """The :class:`ExactLoss` of ``outputs`` given their per-token ``losses``.
+
+    ``other``: the document the outputs were scored against; with it, a rewriter that can
+    say why a token is impossible there (``why_impossible``, a recorded call) names the
+    reason of an infinite worst loss.
+    """
     doc = np.array([float(np.sum(t)) for t in losses])
     excess = doc - allowed_per_unit * np.array([len(t) for t in losses])
     flat = [(float(t.max()) if t.size else -math.inf) for t in losses]
@@ -79,6 +88,7 @@ def summarise(
         context=rewriter.tokenizer.decode([int(t) for t in ids[:pos]]),
         loss=flat[i],
         token_losses=tuple(float(v) for v in losses[i]),
+        reason=_reason(rewriter, other, ids, pos, flat[i]),
     )
     return ExactLoss(
         outputs=len(outputs),
@@ -90,6 +100,13 @@ def summarise(
         worst=worst,
         analytic_token_bound=analytic_bound(rewriter),
     )
+
+
+def _reason(rewriter: Any, other: str | None, ids: np.ndarray, pos: int, loss: float) -> str:
+    why = getattr(rewriter, "why_impossible", None)
+    if other is None or why is None or not (math.isinf(loss) and loss > 0) or not ids.size:
+        return ""
+    return str(why(other, ids, pos))
 
 
 def analytic_bound(rewriter: Any) -> float:

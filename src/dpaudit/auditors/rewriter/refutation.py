@@ -60,7 +60,8 @@ def exact_refutation(detail: Any) -> ExactRefutation | None:
     excess = "∞" if math.isinf(loss.max_excess) else f"{loss.max_excess:.4g}"
     token = "∞" if math.isinf(worst.loss) else f"{worst.loss:.4g}"
     reason = (
-        "the call never produces this rewrite for x′: a token outside its support there, "
+        worst.reason
+        or "the call never produces this rewrite for x′: a token outside its support there, "
         "or a length at which it does not stop"
         if math.isinf(worst.loss)
         else f"a token loss above the claim's {per_unit:g} per {detail.text_claim.unit.value}"

@@ -136,7 +136,7 @@ def audit_rewriter(
     for index, ((x, x_prime, origin), (scored, fidelity)) in enumerate(
         zip(pairs, scored_pairs, strict=True)
     ):
-        exact = _exact_both(rewriter, scored)
+        exact = _exact_both(rewriter, scored, x, x_prime)
         covered = rewriter.claim.covers(x, x_prime)
         findings.append(PairFindings(x, x_prime, origin, exact[0], exact[1], fidelity, covered))
         proposals.extend(_propose(scored, index, config))
@@ -303,10 +303,12 @@ def _score(
     return ScoredRewrites(ys, zs, loss_y, loss_z), fidelity
 
 
-def _exact_both(rewriter: Any, scored: ScoredRewrites) -> tuple[ExactLoss, ExactLoss]:
+def _exact_both(
+    rewriter: Any, scored: ScoredRewrites, x: str, x_prime: str
+) -> tuple[ExactLoss, ExactLoss]:
     per_unit = rewriter.claim.allowed_loss(units=1)
-    forward = summarise(rewriter, scored.ys, scored.loss_y, per_unit)
-    backward = summarise(rewriter, scored.zs, [-t for t in scored.loss_z], per_unit)
+    forward = summarise(rewriter, scored.ys, scored.loss_y, per_unit, other=x_prime)
+    backward = summarise(rewriter, scored.zs, [-t for t in scored.loss_z], per_unit, other=x)
     return forward, backward
 
 

@@ -290,16 +290,49 @@ class RecordedRewriter:
         entry −∞), so the output has probability 0 as a finished rewrite.
         """
         for i, output in enumerate(outputs):
-            forced = np.asarray(output, dtype=np.int64)
-            recording = _Recording(forced, None)
-            finished = self._run(document, recording)
-            rows = np.full((forced.size, self._vocab(recording)), -math.inf)
-            steps = min(len(recording.rows), forced.size)
-            if steps:
-                rows[:steps] = np.stack(recording.rows[:steps])
-            if not finished and forced.size:
-                rows[-1, int(forced[-1])] = -math.inf
+            rows, _, _ = self._forced(document, output)
             yield i, rows
+
+    def _forced(self, document: str, output: np.ndarray) -> tuple[np.ndarray, bool, int]:
+        """The rows of ``output`` forced on ``document``, whether the run stopped where the
+        output ends, and how many steps it drew before stopping."""
+        forced = np.asarray(output, dtype=np.int64)
+        recording = _Recording(forced, None)
+        finished = self._run(document, recording)
+        rows = np.full((forced.size, self._vocab(recording)), -math.inf)
+        steps = min(len(recording.rows), forced.size)
+        if steps:
+            rows[:steps] = np.stack(recording.rows[:steps])
+        if not finished and forced.size:
+            rows[-1, int(forced[-1])] = -math.inf
+        return rows, finished, len(recording.rows)
+
+    def why_impossible(self, document: str, output: np.ndarray, position: int) -> str:
+        """Why the call on ``document`` gives token ``position`` of ``output`` probability 0,
+        read from the forced run: the flaw in the words a verdict names."""
+        rows, finished, steps = self._forced(document, output)
+        if position >= steps:
+            return (
+                f"the call on x′ stops after {steps} tokens, before this one: a length that "
+                "depends on the input"
+            )
+        if not finished and position == len(output) - 1:
+            return (
+                "the call on x′ goes on past this rewrite's end: it never stops here, a length "
+                "that depends on the input"
+            )
+        support = int(np.isfinite(rows[position]).sum())
+        if support == 1:
+            return (
+                "the call on x′ puts probability 1 on another token here: greedy decoding or "
+                "a copied token"
+            )
+        if support < rows.shape[1]:
+            return (
+                f"the call on x′ keeps only {support} of {rows.shape[1]} tokens here and not "
+                "this one: a truncation (top-k, top-p) whose support depends on the input"
+            )
+        return "the call on x′ gives this token probability 0 here"
 
     def token_log_probs(self, document: str, outputs: list[np.ndarray]) -> list[np.ndarray]:
         """Exact ``ln p(y_t | document, y_<t)`` of every token, as the call computes it."""
