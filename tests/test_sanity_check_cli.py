@@ -130,3 +130,45 @@ def test_missed_known_flaw_points_to_the_stronger_audit(
         capsys, "sanity-check", "laplace", "--dim", "4", "--epsilon", "1", "--runs", "2000"
     )
     assert code == 0 and "hint:" not in out
+
+
+def _fake_pilot(monkeypatch, per_run: float, counts):
+    """A pilot on a fake clock: ``per_run`` seconds a run, the given counts ``f[true][guess]``."""
+    from dpaudit.auditors.sanity import sizing
+
+    clock = [0.0]
+    monkeypatch.setattr(sizing.time, "perf_counter", lambda: clock[0])
+
+    def pilot(runs: int):
+        clock[0] += 0.01 + per_run * runs
+        return counts
+
+    return sizing, pilot
+
+
+def test_the_runs_follow_the_pilots_loss_against_the_claim(monkeypatch) -> None:
+    """Counts of Laplace at ε = 1.6 (the vote event loses ln(2e^0.8 − 1) ≈ 1.242): against
+    a claim of 1.0 the default 10⁶ runs certify it; against 1.24 more runs are needed, as
+    many as the budget affords; a claim above the loss gets the default size."""
+    counts = ((77_590, 22_410), (22_410, 77_590))
+    sizing, pilot = _fake_pilot(monkeypatch, 1e-7, counts)
+    easy = sizing.plan_sanity_runs(pilot, 1.0, 60.0, 0.95)
+    assert easy.runs == sizing.DEFAULT_RUNS and easy.needed_runs < sizing.DEFAULT_RUNS
+    hard = sizing.plan_sanity_runs(pilot, 1.24, 60.0, 0.95)
+    assert hard.needed_runs > sizing.DEFAULT_RUNS
+    assert hard.runs >= hard.needed_runs and hard.estimated_seconds <= 60.0
+    short = sizing.plan_sanity_runs(pilot, 1.24, 0.5, 0.95)
+    assert short.runs < short.needed_runs and "raise --time-budget" in short.describe()
+    held = sizing.plan_sanity_runs(pilot, 2.0, 60.0, 0.95)
+    assert held.runs == sizing.DEFAULT_RUNS and held.needed_runs is None
+
+
+def test_a_check_without_runs_prints_its_size_and_refuses_a_budget_beside_runs(capsys) -> None:
+    from dpaudit.cli.main import main
+
+    assert main(["sanity-check", "laplace", "--epsilon", "1", "--time-budget", "5"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("sanity-check: sized to the 5 s budget (--runs ")
+    code = main(["sanity-check", "laplace", "--epsilon", "1", "--runs", "1000",
+                 "--time-budget", "5"])  # fmt: skip
+    assert code == 2 and "--time-budget" in capsys.readouterr().err

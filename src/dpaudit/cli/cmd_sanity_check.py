@@ -11,6 +11,9 @@ import argparse
 import shlex
 from typing import Any
 
+import numpy as np
+
+from dpaudit import progress
 from dpaudit.auditors.sanity.check import PATHS, TIE_RULES
 from dpaudit.cli.common import (
     add_mechanism_args,
@@ -21,7 +24,7 @@ from dpaudit.cli.common import (
     run_recorded,
 )
 from dpaudit.cli.main import command_help
-from dpaudit.cli.parser import integer
+from dpaudit.cli.parser import integer, positive_seconds
 from dpaudit.results.audit import AuditResult
 
 
@@ -33,7 +36,21 @@ def register(sub: Any) -> None:
         description=__doc__,
     )
     add_mechanism_args(p)
-    p.add_argument("--runs", type=integer, default=1_000_000, help="runs per input (default 1e6)")
+    p.add_argument(
+        "--runs",
+        type=integer,
+        default=None,
+        help="runs per input (default: fitted to --time-budget from a timed pilot: 1e6, or "
+        "more where the pilot's loss is above the claim and more runs would certify it)",
+    )
+    p.add_argument(
+        "--time-budget",
+        type=positive_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="without --runs: the seconds the check may take (default 60); the runs chosen "
+        "are printed",
+    )
     add_seed(p)
     p.add_argument(
         "--confidence",
@@ -94,9 +111,48 @@ def _render(result: AuditResult) -> str:
 def run(args: argparse.Namespace) -> int:
     """Run the sanity check and print the result."""
     mech = build_mechanism(args)
+    _size(args, mech)
     result = run_recorded(args, "sanity-check", lambda execution: _check(args, mech, execution))
     hint = _stronger_audit_hint(args, mech, result.violation)
     return emit_verdict(args, result, lambda r: _render(r) + hint, result.violation)
+
+
+#: Seconds a sanity check given no --runs may take.
+DEFAULT_TIME_BUDGET = 60.0
+
+
+def _size(args: argparse.Namespace, mech: Any) -> None:
+    """Fill ``args.runs`` from timed pilots when it is not given (printed, not with --json)."""
+    from dpaudit.api import SanityConfig, audit
+    from dpaudit.auditors.sanity.sizing import plan_sanity_runs
+    from dpaudit.errors import InvalidArgumentError, MissingArgumentError
+
+    if args.runs is not None:
+        if args.time_budget is not None:
+            raise InvalidArgumentError("--time-budget", args.time_budget, "no --runs beside it")
+        return
+    if getattr(args, "resume", False):
+        raise MissingArgumentError("--runs", "--resume needs the --runs the first run printed")
+    pilot_seed = int(np.random.SeedSequence([args.seed, PILOT_TAG]).generate_state(1)[0])
+
+    def pilot(runs: int) -> Any:
+        config = SanityConfig(runs, seed=pilot_seed, confidence=args.confidence,
+                              tie_rule=args.tie_rule, path=args.path)  # fmt: skip
+        return audit(mech, method="sanity", config=config).detail.counts
+
+    budget = DEFAULT_TIME_BUDGET if args.time_budget is None else args.time_budget
+    shown, progress.ENABLED = progress.ENABLED, False  # the pilots' own bars would mislead
+    try:
+        sizes = plan_sanity_runs(pilot, args.epsilon, budget, args.confidence)
+    finally:
+        progress.ENABLED = shown
+    args.runs = sizes.runs
+    if not getattr(args, "json", False):
+        print(f"sanity-check: {sizes.describe()}", flush=True)
+
+
+#: The pilots' seed is derived from the run's seed and this tag: a stream of their own.
+PILOT_TAG = 61
 
 
 def _check(args: argparse.Namespace, mech: Any, execution: Any) -> AuditResult:
