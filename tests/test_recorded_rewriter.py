@@ -439,3 +439,20 @@ def test_the_verdict_names_the_flaw(lively, call, pairs, reason) -> None:
     result = audit_rewriter(_recorded(lively, call), pairs, SMALL)
     assert result.verdict is Verdict.VIOLATION
     assert reason in result.verdict_text and "at confidence 1 (exact" in result.verdict_text
+
+
+def pipeline_call(model, tokenizer, text):  # the same decoding through a transformers pipeline
+    pipe = transformers.pipeline("text-generation", model=model, tokenizer=tokenizer, device="cpu")
+    return pipe(f"{text} .", do_sample=True, top_k=0, temperature=TEMPERATURE,
+                max_new_tokens=TOKENS, return_full_text=False)  # fmt: skip
+
+
+def test_a_pipeline_call_is_recorded_as_the_generate_call_it_makes(lively) -> None:
+    """``pipeline("text-generation")`` calls ``generate`` inside: its recorded law is the
+    one of the same settings given to ``generate`` directly (the unclipped call)."""
+    document = PAIRS[0][0]
+    piped, direct = _recorded(lively, pipeline_call), _recorded(lively, unclipped_call)
+    outputs = piped.sample_ids(document, 3, np.random.default_rng(4))
+    for a, b in zip(piped.token_log_probs(document, outputs),
+                    direct.token_log_probs(document, outputs), strict=True):  # fmt: skip
+        np.testing.assert_allclose(a, b, atol=1e-6)
