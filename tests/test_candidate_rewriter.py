@@ -107,6 +107,7 @@ def test_candidates_made_from_the_input_are_an_infinite_loss_and_certified() -> 
     assert result.epsilon_lower_bound > 1.0 and "ln p(y|x)" in result.witness.event
     text = summary(result)
     assert "candidates made from the input" in text and "analytic worst case ∞" in text
+    assert "largest loss of one rewrite ∞" in text
     again = AuditResult.from_dict(json.loads(dumps(result)))
     assert again.verdict is result.verdict and again.detail.recorded is False
 

@@ -145,7 +145,8 @@ class RewriterDetail:
     ``max_units`` the tokens (or words) one output releases at most.  ``declaration``: a
     recorded call's declared decoding set beside its recording (white box, when declared).
     ``recorded``: the losses were scored under the law recorded from the user's call, not
-    under a declaration (so they are the code's own).
+    under a declaration (so they are the code's own).  ``output_unit``: what one exact loss
+    is of (``token``; ``rewrite`` where a whole rewrite is one draw, as from a candidate set).
     """
 
     mode: str
@@ -162,6 +163,7 @@ class RewriterDetail:
     max_units: int | None = None
     declaration: DeclarationCheck | None = None
     recorded: bool = False
+    output_unit: str = "token"
 
     @property
     def lower_bound(self) -> float:
@@ -345,7 +347,7 @@ def summary(result: AuditResult) -> str:
             f"{result.mechanism['mechanism']}",
             f"model: {d.model_source}; code under audit: {d.code_under_audit}",
             f"white-box (exact, under {_read_from(d)}): "
-            f"{d.exact_verdict.value.upper()}: largest loss of one token "
+            f"{d.exact_verdict.value.upper()}: largest loss of one {d.output_unit} "
             f"{_fmt(d.max_exact_token_loss)}, the claim allows {claim.epsilon:g} per "
             f"{unit} ({_analytic(d)})",
             *([f"  declared decoding vs the real sampler: {checks}"] if not d.recorded else []),

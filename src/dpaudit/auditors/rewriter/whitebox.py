@@ -154,6 +154,7 @@ def audit_rewriter(
         fidelity_level=config.fidelity_level,
         declaration=_declaration(rewriter, sampler, pairs, config),
         recorded=bool(getattr(rewriter, "records_its_law", False)) and sampler is None,
+        output_unit=str(getattr(rewriter, "output_unit", "token")),
     )
     samples = (config.samples, config.final_samples)
     seconds = time.perf_counter() - start

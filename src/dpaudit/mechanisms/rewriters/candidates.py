@@ -108,6 +108,8 @@ class CandidateRewriter:
 
     #: Output ids number candidate strings in the order this process met them.
     ids_are_local = True
+    #: One draw is a whole rewrite (reports say "one rewrite", not "one token").
+    output_unit = "rewrite"
     code_under_audit = "the rewriter's own sampler (the declared mechanism)"
     model_source = "no language model: a candidate set and a utility function"
 
