@@ -58,11 +58,11 @@ def test_a_bad_mixture_is_named() -> None:
 torch = pytest.importorskip("torch", reason="the rewriter needs PyTorch (extra lm)")
 pytest.importorskip("transformers", reason="the rewriter needs transformers")
 
+from _tiny_lm import lively_causal  # noqa: E402
 from lm_threads import one_torch_thread  # noqa: E402, F401  (autouse fixture)
 
 from dpaudit.auditors.rewriter import RewriterAuditConfig, audit_rewriter  # noqa: E402
 from dpaudit.mechanisms.rewriters.causal import CausalRewriter, dp_decoding  # noqa: E402
-from dpaudit.text.models import tiny_model  # noqa: E402
 from dpaudit.verdicts import Verdict  # noqa: E402
 
 PAIRS = [("the patient was sick today", "the patient was happy today", "one word")]
@@ -71,14 +71,8 @@ SMALL = RewriterAuditConfig(samples=40, final_samples=60, seed=0)
 
 @pytest.fixture(scope="module")
 def lively():
-    """The tiny model with N(0, 1) weights: softmaxes close to one-hot, so exact losses
-    come near the analytic worst case."""
-    loaded = tiny_model("causal", seed=0)
-    generator = torch.Generator().manual_seed(0)
-    with torch.no_grad():
-        for weight in loaded.model.parameters():
-            weight.copy_(torch.randn(weight.shape, generator=generator))
-    return loaded
+    """The tiny model with N(0, 1) weights (:func:`_tiny_lm.lively_causal`)."""
+    return lively_causal()
 
 
 def test_dp_decoding_at_its_lambda_is_epsilon_per_token(lively) -> None:

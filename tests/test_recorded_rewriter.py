@@ -20,6 +20,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="the recorder needs PyTorch (extra lm)")
 transformers = pytest.importorskip("transformers", reason="the recorder needs transformers")
 
+from _tiny_lm import lively_causal  # noqa: E402
 from lm_threads import one_torch_thread  # noqa: E402, F401  (autouse fixture)
 
 from dpaudit.auditors.rewriter import RewriterAuditConfig, audit_rewriter, summary  # noqa: E402
@@ -96,15 +97,8 @@ def model():
 
 @pytest.fixture(scope="module")
 def lively():
-    """The tiny model with every weight redrawn from N(0, 1): its argmax moves with the
-    document and its logits lie far outside the clip range (the seed-0 tiny model's
-    greedy output is "." whatever the input)."""
-    loaded = tiny_model("causal", seed=0)
-    generator = torch.Generator().manual_seed(0)
-    with torch.no_grad():
-        for weight in loaded.model.parameters():
-            weight.copy_(torch.randn(weight.shape, generator=generator))
-    return loaded
+    """The tiny model with N(0, 1) weights (:func:`_tiny_lm.lively_causal`)."""
+    return lively_causal()
 
 
 def _recorded(model, call, tokens: int = TOKENS + 2) -> RecordedRewriter:

@@ -12,8 +12,9 @@ of their results).  A plain value: it imports nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["CertifiedStatement"]
+__all__ = ["CertifiedStatement", "statement_of"]
 
 
 @dataclass(frozen=True)
@@ -53,3 +54,31 @@ class CertifiedStatement:
     threshold: float | None = None
     above: bool | None = None
     score_column: str | None = None
+
+
+def statement_of(
+    pair_index: int,
+    forward: bool,
+    event: str,
+    role: str,
+    p1: Any,
+    p2: Any,
+    epsilon_lower_bound: float,
+) -> CertifiedStatement:
+    """The record of a statement an auditor keeps as two probability estimates (``hits``,
+    ``samples``, ``bound`` and ``bound_error`` each, as :class:`dpaudit.witness.
+    ProbabilityEstimate` has them): the metric and rewriter auditors' views."""
+    return CertifiedStatement(
+        pair_index=pair_index,
+        forward=forward,
+        event=event,
+        role=role,
+        p1_hits=p1.hits,
+        p1_samples=p1.samples,
+        p2_hits=p2.hits,
+        p2_samples=p2.samples,
+        p1_lower=p1.bound,
+        p2_upper=p2.bound,
+        error=p1.bound_error,
+        epsilon_lower_bound=epsilon_lower_bound,
+    )

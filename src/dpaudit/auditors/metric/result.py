@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dpaudit.results.audit import AuditorKind, register_detail
-from dpaudit.results.statement import CertifiedStatement
+from dpaudit.results.statement import CertifiedStatement, statement_of
 from dpaudit.verdicts import Verdict
 from dpaudit.witness import ProbabilityEstimate, Witness, WitnessKind
 
@@ -128,19 +128,8 @@ class MetricDetail:
         """Each pair's statement as every auditor's :class:`~dpaudit.results.CertifiedStatement`
         (``forward``: the statement's ``a`` is the pair's ``w``)."""
         return tuple(
-            CertifiedStatement(
-                pair_index=i,
-                forward=r.numerator == r.w,
-                event=r.set_rule,
-                role="count ratio",
-                p1_hits=r.p1.hits,
-                p1_samples=r.p1.samples,
-                p2_hits=r.p2.hits,
-                p2_samples=r.p2.samples,
-                p1_lower=r.p1.bound,
-                p2_upper=r.p2.bound,
-                error=r.p1.bound_error,
-                epsilon_lower_bound=r.epsilon_lower_bound,
+            statement_of(
+                i, r.numerator == r.w, r.set_rule, "count ratio", r.p1, r.p2, r.epsilon_lower_bound
             )
             for i, r in enumerate(self.pairs)
         )

@@ -28,7 +28,7 @@ from dpaudit.auditors.rewriter.refutation import exact_refutation
 from dpaudit.claims import TextClaim
 from dpaudit.mechanisms.rewriters.decoding import Decoding
 from dpaudit.results.audit import AuditorKind, AuditResult, register_detail
-from dpaudit.results.statement import CertifiedStatement
+from dpaudit.results.statement import CertifiedStatement, statement_of
 from dpaudit.verdicts import Verdict
 from dpaudit.witness import Witness
 
@@ -223,20 +223,9 @@ def _as_certified(s: Statement, pairs: tuple[tuple[str, str, str], ...]) -> Cert
          if origin == w.pair_origin and {x, x_prime} == {w.x, w.x_prime}),
         0,
     )  # fmt: skip
-    return CertifiedStatement(
-        pair_index=index,
-        forward=bool(pairs) and w.x == pairs[index][0],  # the witness's x is the statement's a
-        event=w.event,
-        role="likelihood ratio" if "ln p(y|x)" in w.event else "text feature",
-        p1_hits=c.p1.hits,
-        p1_samples=c.p1.samples,
-        p2_hits=c.p2.hits,
-        p2_samples=c.p2.samples,
-        p1_lower=c.p1.bound,
-        p2_upper=c.p2.bound,
-        error=c.p1.bound_error,
-        epsilon_lower_bound=c.lower_bound,
-    )
+    role = "likelihood ratio" if "ln p(y|x)" in w.event else "text feature"
+    forward = bool(pairs) and w.x == pairs[index][0]  # the witness's x is the statement's a
+    return statement_of(index, forward, w.event, role, c.p1, c.p2, c.lower_bound)
 
 
 def rewriter_result(
