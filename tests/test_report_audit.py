@@ -70,3 +70,20 @@ def test_an_audit_out_folder_renders_in_html_and_markdown(
 def test_a_run_folder_without_an_audit_result_is_still_refused(tmp_path: Path) -> None:
     (tmp_path / CONFIG_FILE).write_text("{}")  # an interrupted audit: no result yet
     assert main(["report", str(tmp_path)]) == 2
+
+
+def test_a_declaration_the_sampler_contradicts_is_in_the_reports_notes(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    folder = _audit_dir(tmp_path / "a2")
+    result = json.loads((folder / RESULT_FILE).read_text())
+    result["declaration_findings"] = [{
+        "declaration": "log_prob", "mechanism": "m51:f", "alpha": 1e-6,
+        "summary": "the declared log_prob does not match the sampler",
+        "evidence": "KS D = 0.31 on 4096 outputs",
+    }]  # fmt: skip
+    (folder / RESULT_FILE).write_text(json.dumps(result))
+    assert main(["report", str(folder)]) == 0
+    md = (folder / REPORT_MD).read_text()
+    assert "finding: the declared log\\_prob does not match the sampler" in md or (
+        "finding: the declared log_prob does not match the sampler" in md
+    )

@@ -303,6 +303,10 @@ def _closing_blocks(
     blocks: list[Block] = [Heading(3, "Power"), Bullets(tuple(_power(result)))]
     notes = [scrub_negative_bounds(str(n)) for n in result.get("notes") or ()]
     notes += [str(f) for f in detail.get("findings") or ()]
+    notes += [
+        f"finding: {f.get('summary')} ({f.get('evidence')})"
+        for f in result.get("declaration_findings") or ()
+    ]  # a declaration the real sampler contradicts
     if notes:
         blocks += [Heading(3, "Notes"), Bullets(tuple(notes))]
     samples = ", ".join(f"{k} {v:,}" for k, v in (result.get("samples") or {}).items())
