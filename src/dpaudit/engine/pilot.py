@@ -162,7 +162,7 @@ def plan_sizes(
     c0, slope = secant(points)
     left = budget_seconds - spent
     best = (left - c0) / slope
-    samples = _round_down(int(min(max(best, MIN_SAMPLES), max_samples)))
+    samples = round_down(int(min(max(best, MIN_SAMPLES), max_samples)))
     return SizePlan(
         samples=samples,
         final_samples=samples * ratio,
@@ -176,7 +176,7 @@ def plan_sizes(
     )
 
 
-def _round_down(n: int) -> int:
+def round_down(n: int) -> int:
     """``n`` rounded down to two significant digits (40 000, not 41 372), at least 1."""
     if n < 100:
         return max(n, 1)

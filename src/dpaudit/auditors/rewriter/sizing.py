@@ -26,6 +26,7 @@ from typing import Any
 
 from dpaudit.auditors.core.certify import split_error
 from dpaudit.auditors.core.power import certifiable_ceiling
+from dpaudit.engine.pilot import round_down
 from dpaudit.errors import InvalidArgumentError
 
 #: The fewest rewrites per document a stage takes (``RewriterAuditConfig``'s minimum).
@@ -137,10 +138,7 @@ def plan_rewriter_sizes(
 
 def _round(n: int) -> int:
     """``n`` rounded down to two significant digits, at least :data:`MIN_REWRITES`."""
-    if n >= 100:
-        scale = 10 ** (len(str(n)) - 2)
-        n = n // scale * scale
-    return max(n, MIN_REWRITES)
+    return max(round_down(n), MIN_REWRITES)
 
 
 def _fmt(v: float) -> str:

@@ -27,6 +27,7 @@ import numpy as np
 from dpaudit.auditors.core.certify import split_error
 from dpaudit.auditors.core.power import MAX_SAMPLES, samples_for_loss
 from dpaudit.auditors.sanity.check import SANITY_STATEMENTS
+from dpaudit.engine.pilot import round_down
 from dpaudit.errors import InvalidArgumentError
 
 #: Runs per input of a check given no size and no reason for more.
@@ -128,9 +129,7 @@ def plan_sanity_runs(
 
 def _round(n: int) -> int:
     """``n`` rounded down to two significant digits (at least 100)."""
-    n = max(n, 100)
-    scale = 10 ** (len(str(n)) - 2)
-    return n // scale * scale
+    return round_down(max(n, 100))
 
 
 __all__ = ["DEFAULT_RUNS", "SanitySizes", "face_value_loss", "plan_sanity_runs"]
