@@ -26,7 +26,7 @@ from typing import Any
 
 from dpaudit.auditors.core.certify import split_error
 from dpaudit.auditors.core.power import certifiable_ceiling
-from dpaudit.engine.pilot import round_down
+from dpaudit.engine.pilot import round_down, secant
 from dpaudit.errors import InvalidArgumentError
 
 #: The fewest rewrites per document a stage takes (``RewriterAuditConfig``'s minimum).
@@ -107,9 +107,11 @@ def plan_rewriter_sizes(
         pilot(n)
         points.append((n, time.perf_counter() - t0))
     spent = time.perf_counter() - started
-    (n0, t0), (n1, t1) = points
-    slope = max((t1 - t0) / (n1 - n0), t1 / n1 / 4, 1e-6)  # a noisy secant kept positive
-    fixed = max(t1 - slope * n1, 0.0)
+    fixed, slope = secant(points)
+    n1, t1 = points[-1]
+    if slope < t1 / n1 / 4:  # a flat secant (the first pilot paid for warm-up) kept honest
+        slope = t1 / n1 / 4
+        fixed = max(t1 - slope * n1, 0.0)
     per_pair = (budget_seconds * (1 - MARGIN) - spent) / len(pairs)
     total = int((per_pair - 2 * fixed) / slope)  # rewrites per document, both stages
     fits = total >= 2 * MIN_REWRITES

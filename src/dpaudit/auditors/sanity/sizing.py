@@ -27,7 +27,7 @@ import numpy as np
 from dpaudit.auditors.core.certify import split_error
 from dpaudit.auditors.core.power import MAX_SAMPLES, samples_for_loss
 from dpaudit.auditors.sanity.check import SANITY_STATEMENTS
-from dpaudit.engine.pilot import round_down
+from dpaudit.engine.pilot import round_down, secant
 from dpaudit.errors import InvalidArgumentError
 
 #: Runs per input of a check given no size and no reason for more.
@@ -104,8 +104,7 @@ def plan_sanity_runs(
         counts = pilot(runs)
         times.append(time.perf_counter() - t0)
     spent = time.perf_counter() - started
-    slope = max((times[1] - times[0]) / (PILOT_RUNS[1] - PILOT_RUNS[0]), 1e-12)
-    fixed = max(times[1] - slope * PILOT_RUNS[1], 0.0)
+    fixed, slope = secant(list(zip(PILOT_RUNS, times, strict=True)))
     affordable = max(int((budget_seconds * (1 - MARGIN) - spent - fixed) / slope), PILOT_RUNS[0])
     loss, mass = face_value_loss(counts)
     needed = None
