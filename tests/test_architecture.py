@@ -502,6 +502,84 @@ def test_auditor_protocol_rule_catches_one(tmp_path: Path) -> None:
     assert _auditor_classes(tmp_path) == ["A"]
 
 
+#: Auditor classes whose final stage is still their own (they propose and certify through
+#: ``core.certify`` but draw their final counts in their own units); every other auditor
+#: class proposes (``propose`` + ``read``) and the core runs the procedure
+#: (``core.procedure.run_audit``: one counting unit, certification, the result).
+OWN_FINAL_STAGE = {
+    "BlackBoxAuditor": "threshold sets with randomised ties counted in the search's CountUnit",
+    "ProfileAuditor": "its DKW band draws scores, not event counts, beside the final sets",
+    "SanityAuditor": "a fixed attack on constant inputs, counted per run of the check",
+    "RewriterAuditor": "final rewrites are scored exactly under the model in its own units",
+    "OneRunAuditor": "canary scores come from trained models, one unit per training run",
+}
+
+
+def _proposing_classes(folder: Path) -> dict[str, set[str]]:
+    """Auditor classes under ``folder`` (:func:`_auditor_classes`) and their methods."""
+    found: dict[str, set[str]] = {}
+    names = set(_auditor_classes(folder))
+    for path in sorted(folder.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and node.name in names:
+                found[node.name] = {n.name for n in node.body if isinstance(n, ast.FunctionDef)}
+    return found
+
+
+def _audit_bodies_delegating(folder: Path) -> dict[str, bool]:
+    """Per proposing class: whether its ``audit`` only calls ``run_audit``."""
+    out = {}
+    for path in sorted(folder.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            for f in node.body:
+                if isinstance(f, ast.FunctionDef) and f.name == "audit":
+                    calls = [
+                        n.func.id
+                        for n in ast.walk(f)
+                        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                    ]
+                    out[node.name] = calls == ["run_audit"]
+    return out
+
+
+def test_auditors_propose_and_the_core_runs_the_procedure() -> None:
+    """Every auditor class not listed in OWN_FINAL_STAGE has ``propose`` and ``read``, and
+    its ``audit`` is the core's procedure; a listed class that now proposes must leave the
+    list (it is a list of what is left to move, not an exemption)."""
+    problems = []
+    for folder in sorted(AUDITORS - set(NOT_CLAIM_AUDITORS)):
+        classes = _proposing_classes(SRC / "auditors" / folder)
+        delegating = _audit_bodies_delegating(SRC / "auditors" / folder)
+        for name, methods in classes.items():
+            proposes = {"propose", "read"} <= methods and delegating.get(name, False)
+            if name in OWN_FINAL_STAGE and proposes:
+                problems.append(f"{name} proposes now: remove it from OWN_FINAL_STAGE")
+            if name not in OWN_FINAL_STAGE and not proposes:
+                problems.append(f"{folder}/{name}: no propose/read, or audit is not run_audit")
+    assert not problems, problems
+    assert set(OWN_FINAL_STAGE) <= {
+        n for f in AUDITORS for n in _proposing_classes(SRC / "auditors" / f)
+    }, "OWN_FINAL_STAGE names a class that is not an auditor"
+
+
+def test_procedure_rule_catches_one(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text(
+        "class Good:\n    kind = AuditorKind.METRIC\n"
+        "    def supports(self, m, c):\n        return True\n"
+        "    def propose(self, m, c, cfg, ex):\n        return None\n"
+        "    def read(self, p, c):\n        return None\n"
+        "    def audit(self, m, c, cfg, ex):\n        return run_audit(self, m, c, cfg, ex)\n"
+        "class Own:\n    kind = AuditorKind.METRIC\n"
+        "    def supports(self, m, c):\n        return True\n"
+        "    def audit(self, m, c, cfg, ex):\n        return certify_and_answer(m)\n",
+        encoding="utf-8",
+    )
+    assert _audit_bodies_delegating(tmp_path) == {"Good": True, "Own": False}
+    assert set(_proposing_classes(tmp_path)) == {"Good", "Own"}
+
+
 #: The auditors' own audit functions: the CLI reaches an auditor only through the one entry,
 #: ``dpaudit.api.audit`` (with an auditor object as ``method`` where it needs its own
 #: inputs); their config classes and helpers it may import.

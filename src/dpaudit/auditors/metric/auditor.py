@@ -52,11 +52,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpaudit.auditors.core.answer import Evidence, Judged, answer, joint_confidence
-from dpaudit.auditors.core.certify import FinalCounts, certify_one, split_error, verdict_for
+from dpaudit.auditors.core.answer import Evidence, Judged
+from dpaudit.auditors.core.certify import Certificate, split_error, verdict_for
+from dpaudit.auditors.core.counting import FinalPlan, Stream, UnitGenerators
+from dpaudit.auditors.core.procedure import Certified, Proposals, Reading, run_audit
 from dpaudit.auditors.core.projection import projected_bound
+from dpaudit.auditors.core.proposal import Proposal
 from dpaudit.auditors.core.streams import StageKey
-from dpaudit.auditors.core.trust import TrustReport, establish_trust
+from dpaudit.auditors.core.trust import establish_trust
 from dpaudit.auditors.metric.exact import exact_beside, exact_notes
 from dpaudit.auditors.metric.pairs import WordPair, search_pairs
 from dpaudit.auditors.metric.power import PairPower, pair_power, resolution_mass
@@ -70,7 +73,13 @@ from dpaudit.auditors.metric.result import (
     fmt_value,
     pair_witness,
 )
-from dpaudit.auditors.metric.sampling import count_words
+from dpaudit.auditors.metric.sampling import (
+    UNIT_SAMPLES,
+    CodeSet,
+    WordCodeDraw,
+    count_words,
+    word_block,
+)
 from dpaudit.engine.config import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.word.base import WordMechanism, outcome_name
@@ -129,6 +138,19 @@ class _Set:
     numerator_first: bool  # True: p1 is Pr[M(w) ∈ S]
 
 
+@dataclass(frozen=True)
+class _MetricSelection:
+    """What the metric proposer keeps for its reading: pairs, sets, masses, selection counts."""
+
+    mechanism: WordMechanism
+    config: MetricAuditConfig
+    pairs: tuple[WordPair, ...]
+    distances: np.ndarray
+    sets: tuple[_Set, ...]
+    masses: tuple[float, ...]
+    selection: dict[str, np.ndarray]
+
+
 def audit_metric(
     mechanism: WordMechanism,
     config: MetricAuditConfig | None = None,
@@ -139,12 +161,19 @@ def audit_metric(
     Returns an :class:`~dpaudit.results.audit.AuditResult` whose
     :class:`~dpaudit.auditors.metric.result.MetricDetail` holds the per-pair
     statements, jointly true with probability ≥ ``config.confidence``; its
-    bound and witness are the worst pair's.
+    bound and witness are the worst pair's.  The core runs the procedure
+    (:func:`~dpaudit.auditors.core.procedure.run_audit`): :class:`MetricAuditor`
+    proposes one set per pair and reads the certified statements.
     """
     if not isinstance(mechanism, WordMechanism):
         raise InvalidArgumentError("mechanism", mechanism, "a WordMechanism")
-    config = config or MetricAuditConfig()
-    execution = execution or ExecutionConfig()
+    return run_audit(MetricAuditor(), mechanism, mechanism.claim, config, execution)
+
+
+def _propose(
+    mechanism: WordMechanism, config: MetricAuditConfig, execution: ExecutionConfig
+) -> Proposals:
+    """Pairs from the geometry and the user, one set per pair chosen on selection counts."""
     t0 = time.perf_counter()
     timing: dict[str, float] = {}
     claim = mechanism.claim
@@ -152,55 +181,86 @@ def audit_metric(
     distances = claim.metric.distances([p.w for p in pairs], [p.w_prime for p in pairs])
     trust = establish_trust(mechanism, seed=config.seed, probe=pairs[0].w)  # the one trust call
     timing["pairs"] = round(time.perf_counter() - t0, 4)
-
     words = _unique([w for p in pairs for w in (p.w, p.w_prime)])
     pos = {w: i for i, w in enumerate(words)}
     K = len(pairs)
-    alpha = 1.0 - config.confidence
-    alpha_side = split_error(alpha, K)
+    alpha_side = split_error(1.0 - config.confidence, K)
     chosen, masses, selection = _selection(
         mechanism, pairs, distances, words, config, execution, alpha_side
     )
     timing["selection"] = round(time.perf_counter() - t0 - sum(timing.values()), 4)
-    fin = count_words(
-        mechanism,
-        words,
-        config.final_samples,
-        config.seed,
-        StageKey.METRIC_FINAL,
-        execution,
-        "final",
+    plan = FinalPlan(
+        draw=WordCodeDraw(mechanism),
+        streams=tuple(Stream(w, (StageKey.METRIC_FINAL, i)) for i, w in enumerate(words)),
+        samples=config.final_samples,
+        generators=UnitGenerators(config.seed),
+        unit_samples=mechanism.unit_samples or UNIT_SAMPLES,
+        block_samples=word_block(mechanism),
     )
-    timing["final"] = round(time.perf_counter() - t0 - sum(timing.values()), 4)
-    exact = exact_beside(mechanism, pairs, distances, selection)
+    return Proposals(
+        statements=tuple(
+            Proposal(i, s.numerator_first, CodeSet(s.codes, mechanism.n_codes), "chosen set")
+            for i, s in enumerate(chosen)
+        ),
+        plan=plan,
+        pair_streams=tuple((pos[p.w], pos[p.w_prime]) for p in pairs),
+        chosen=(
+            f"Pairs and output sets were chosen on selection samples ({config.samples} per "
+            f"input, half to build candidate sets, half to rank them) independent of the final "
+            f"samples ({config.final_samples} per input); {K} (pair, set) candidates were "
+            "re-estimated."
+        ),
+        confidence=config.confidence,
+        mechanism=mechanism.spec(),
+        seed=config.seed,
+        samples={"selection": config.samples, "final": config.final_samples},
+        timing=timing,
+        trust=trust,
+        state=_MetricSelection(
+            mechanism, config, tuple(pairs), distances, tuple(chosen), tuple(masses), selection
+        ),
+    )
+
+
+def _read(proposals: Proposals, certified: Certified) -> Reading:
+    """Each pair's statement judged against its own ``ε·d``, with its power and exact loss."""
+    sel: _MetricSelection = proposals.state
+    mechanism, config = sel.mechanism, sel.config
+    exact = exact_beside(mechanism, list(sel.pairs), sel.distances, sel.selection)
     results = [
         dataclasses.replace(
-            _pair_result(
-                mechanism,
-                p,
-                float(d),
-                s,
-                (fin[pos[p.w]], fin[pos[p.w_prime]]),
-                m,
-                alpha_side,
-                config,
-                K,
-            ),
+            _pair_result(mechanism, p, float(d), s, cert, m, certified.error, config),
             exact_loss=loss,
         )
-        for p, d, s, m, loss in zip(pairs, distances, chosen, masses, exact.losses, strict=True)
-    ]
+        for p, d, s, cert, m, loss in zip(
+            sel.pairs, sel.distances, sel.sets, certified.certificates, sel.masses, exact.losses,
+            strict=True,
+        )
+    ]  # fmt: skip
     results.sort(key=_rank_key)
-    timing["total"] = round(time.perf_counter() - t0, 4)
     notes = (
         _notes(results)
         + _unseen_note(results, config.samples)
         + exact.notes
         + exact_notes([(r.w, r.w_prime, r.allowed_loss, r.exact_loss, r.verdict) for r in results])
     )
-    detail = MetricDetail(tuple(results), K, exact.law_check)
-    statement = _statement(config, K)
-    return _result(mechanism, config, detail, statement, timing, trust, notes)
+    detail = MetricDetail(tuple(results), len(sel.pairs), exact.law_check)
+    worst = detail.worst
+    return Reading(
+        judged=tuple(
+            Judged(
+                refuted=p.verdict == VIOLATION,
+                covered=p.verdict != OUTSIDE,
+                testable=p.verdict != INCONCLUSIVE,
+            )
+            for p in detail.pairs
+        ),
+        evidence=_evidence(list(detail.pairs), config.power_ratio),
+        bound=0.0 if worst is None else worst.epsilon_lower_bound,
+        witness=None if worst is None else pair_witness(worst, config.confidence),
+        detail=detail,
+        notes=notes,
+    )
 
 
 def sampling_seconds(result: AuditResult) -> float | None:
@@ -213,45 +273,6 @@ def sampling_seconds(result: AuditResult) -> float | None:
     if "selection" not in timing or "final" not in timing:
         return None
     return float(timing["selection"] + timing["final"])
-
-
-def _result(
-    mechanism: WordMechanism,
-    config: MetricAuditConfig,
-    detail: MetricDetail,
-    statement: str,
-    timing: dict[str, float],
-    trust: TrustReport,
-    notes: tuple[str, ...],
-) -> AuditResult:
-    """The shared result: the worst pair's bound and witness, the verdict over all pairs
-    (each pair judged by its own verdict, the rule :func:`~dpaudit.auditors.core.answer.judge`)."""
-    worst = detail.worst
-    judged = [
-        Judged(
-            refuted=p.verdict == VIOLATION,
-            covered=p.verdict != OUTSIDE,
-            testable=p.verdict != INCONCLUSIVE,
-        )
-        for p in detail.pairs
-    ]
-    return answer(
-        kind=AuditorKind.METRIC,
-        mechanism=mechanism.spec(),
-        claim=mechanism.claim,
-        judged=judged,
-        evidence=_evidence(list(detail.pairs), config.power_ratio),
-        bound=0.0 if worst is None else worst.epsilon_lower_bound,
-        confidence=config.confidence,
-        confidence_statement=statement,
-        witness=None if worst is None else pair_witness(worst, config.confidence),
-        detail=detail,
-        samples={"selection": config.samples, "final": config.final_samples},
-        seed=config.seed,
-        timing=timing,
-        trust=trust,
-        notes=notes,
-    )
 
 
 def _selection(
@@ -302,17 +323,6 @@ def _audited_pairs(mechanism: WordMechanism, config: MetricAuditConfig) -> list[
     if config.search:
         return search_pairs(mechanism, config.max_pairs, config.pairs, config.search_words)
     return [WordPair(a, b, "user") for a, b in config.pairs]
-
-
-def _statement(config: MetricAuditConfig, K: int) -> str:
-    """What the joint confidence of the ``K`` per-pair statements covers."""
-    return joint_confidence(
-        config.confidence,
-        K,
-        f"Pairs and output sets were chosen on selection samples ({config.samples} per input, "
-        f"half to build candidate sets, half to rank them) independent of the final samples "
-        f"({config.final_samples} per input); {K} (pair, set) candidates were re-estimated.",
-    )
 
 
 def _unique(words: list[str]) -> list[str]:
@@ -408,17 +418,13 @@ def _pair_result(
     pair: WordPair,
     d: float,
     s: _Set,
-    final: tuple[np.ndarray, np.ndarray],
+    cert: Certificate,
     mass: float,
     alpha_side: float,
     cfg: MetricAuditConfig,
-    statements: int,
 ) -> PairResult:
-    f1, f2 = final
-    num, den = (f1, f2) if s.numerator_first else (f2, f1)
     n = cfg.final_samples
-    h1, h2 = int(num[s.codes].sum()), int(den[s.codes].sum())
-    cert = certify_one(FinalCounts(h1, n, h2, n), alpha_side, statements=statements)
+    h1, h2 = cert.p1.hits, cert.p2.hits
     lcb = max(cert.lower_bound, 0.0)
     est = _log_ratio(h1, h2, n)
     allowed = math.inf if math.isinf(d) else mech.claim.epsilon * d
@@ -545,6 +551,22 @@ class MetricAuditor:
             and getattr(claim, "describe", lambda: None)() == mechanism.claim.describe()
         )
 
+    def propose(
+        self,
+        mechanism: WordMechanism,
+        claim: object,
+        config: MetricAuditConfig | None,
+        execution: ExecutionConfig | None,
+    ) -> Proposals:
+        """One output set per pair, chosen on selection counts (module docstring, 1–2)."""
+        if not isinstance(mechanism, WordMechanism):
+            raise InvalidArgumentError("mechanism", mechanism, "a WordMechanism")
+        return _propose(mechanism, config or MetricAuditConfig(), execution or ExecutionConfig())
+
+    def read(self, proposals: Proposals, certified: Certified) -> Reading:
+        """Each pair judged against its own ε·d, with its power (module docstring, 3)."""
+        return _read(proposals, certified)
+
     def audit(
         self,
         mechanism: WordMechanism,
@@ -552,5 +574,5 @@ class MetricAuditor:
         config: MetricAuditConfig | None,
         execution: ExecutionConfig | None,
     ) -> AuditResult:
-        """:func:`audit_metric` of ``mechanism`` against its own claim."""
-        return audit_metric(mechanism, config, execution)
+        """Run the core's procedure (:func:`~dpaudit.auditors.core.procedure.run_audit`)."""
+        return run_audit(self, mechanism, claim, config, execution)

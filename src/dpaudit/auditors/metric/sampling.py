@@ -11,7 +11,9 @@ must not import the auditor (:mod:`dpaudit.auditors.metric.auditor`).
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -30,10 +32,14 @@ from dpaudit.random import unit_rng
 
 __all__ = [
     "UNIT_SAMPLES",
+    "CodeSet",
+    "WordCodeDraw",
     "WordCountUnit",
+    "checked_codes",
     "count_words",
     "run_word_count_unit",
     "sample_word_codes",
+    "word_block",
 ]
 
 #: Outputs per work unit and per block inside a unit (a mechanism's ``unit_samples`` wins).
@@ -72,33 +78,81 @@ def run_word_count_unit(unit: WordCountUnit) -> np.ndarray:
 
 def _count_unit(unit: WordCountUnit) -> np.ndarray:
     mech = unit.mechanism
-    n_codes = mech.n_codes
     rng = unit_rng(unit.root_seed, unit.key)
-    counts = np.zeros(n_codes, dtype=np.int64)
-    block = min(BLOCK_SAMPLES, mech.unit_samples or BLOCK_SAMPLES)
+    counts = np.zeros(mech.n_codes, dtype=np.int64)
+    block = word_block(mech)
     done = 0
     while done < unit.n:
         rows = min(block, unit.n - done)
-        try:
-            codes = sample_word_codes(mech, unit.word, rows, rng)
-        except Exception as exc:
-            raise MechanismError(
-                f"word mechanism {mech.name!r} raised on input {unit.word!r}: {exc!r}"
-            ) from None
-        codes = np.asarray(codes)
-        if codes.shape != (rows,) or codes.dtype.kind not in "iu":
-            raise MechanismError(
-                f"word mechanism {mech.name!r} returned {codes.dtype} codes of shape "
-                f"{codes.shape} for {rows} draws on {unit.word!r}"
-            )
-        if rows and (codes.min() < 0 or codes.max() >= n_codes):
-            raise MechanismError(
-                f"word mechanism {mech.name!r} returned codes outside [0, {n_codes}) "
-                f"on {unit.word!r}"
-            )
-        counts += np.bincount(codes, minlength=n_codes)
+        counts += np.bincount(checked_codes(mech, unit.word, rows, rng), minlength=mech.n_codes)
         done += rows
     return counts
+
+
+def word_block(mech: WordMechanism) -> int:
+    """Draws per call of a word mechanism inside a unit."""
+    return min(BLOCK_SAMPLES, mech.unit_samples or BLOCK_SAMPLES)
+
+
+def checked_codes(
+    mech: WordMechanism, word: str, rows: int, rng: np.random.Generator
+) -> np.ndarray:
+    """``rows`` outcome codes of ``M(word)``, checked: a raising mechanism, codes of the
+    wrong shape or type, or codes outside ``[0, n_codes)`` stop the audit, naming it."""
+    n_codes = mech.n_codes
+    try:
+        codes = sample_word_codes(mech, word, rows, rng)
+    except Exception as exc:
+        raise MechanismError(
+            f"word mechanism {mech.name!r} raised on input {word!r}: {exc!r}"
+        ) from None
+    codes = np.asarray(codes)
+    if codes.shape != (rows,) or codes.dtype.kind not in "iu":
+        raise MechanismError(
+            f"word mechanism {mech.name!r} returned {codes.dtype} codes of shape "
+            f"{codes.shape} for {rows} draws on {word!r}"
+        )
+    if rows and (codes.min() < 0 or codes.max() >= n_codes):
+        raise MechanismError(
+            f"word mechanism {mech.name!r} returned codes outside [0, {n_codes}) on {word!r}"
+        )
+    return codes
+
+
+@dataclass(frozen=True)
+class WordCodeDraw:
+    """The core's draw of a word mechanism (:class:`~dpaudit.auditors.core.counting.OutputDraw`):
+    checked outcome codes, BLAS on one thread per unit (:func:`run_word_count_unit`)."""
+
+    mechanism: WordMechanism
+
+    def __call__(self, word: str, rows: int, rng: np.random.Generator) -> np.ndarray:
+        """``rows`` checked outcome codes of ``M(word)``."""
+        return checked_codes(self.mechanism, word, rows, rng)
+
+    def describe(self, word: str) -> str:
+        """What drawing on ``word`` runs, for messages."""
+        return f"word mechanism {self.mechanism.name!r} on input {word!r}"
+
+    def opened(self) -> AbstractContextManager[Any]:
+        """BLAS limited to one thread while a unit draws (as for the selection counts)."""
+        if threadpool_limits is None:
+            return nullcontext()
+        return threadpool_limits(limits=1, user_api="blas")
+
+
+@dataclass(frozen=True)
+class CodeSet:
+    """The event "the outcome code is one of ``codes``", on blocks of codes (picklable)."""
+
+    codes: np.ndarray
+    n_codes: int
+
+    def __call__(self, block: np.ndarray) -> np.ndarray:
+        """One flag per code of ``block``."""
+        table = np.zeros(self.n_codes, dtype=bool)
+        table[self.codes] = True
+        return table[block]
 
 
 def count_words(

@@ -18,8 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.auditors.core.certify import FinalCounts, certify, split_error, verdict_for
+from dpaudit.auditors.core.certify import split_error, verdict_for
+from dpaudit.auditors.core.counting import FinalPlan, SeedListGenerators, Stream
 from dpaudit.auditors.core.power import certifiable_ceiling
+from dpaudit.auditors.core.procedure import Certified, Proposals, Reading, run_audit
 from dpaudit.auditors.core.proposal import Proposal
 from dpaudit.auditors.core.statistics import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.auditors.core.streams import StageKey
@@ -35,7 +37,7 @@ from dpaudit.auditors.rewriter.result import (
     Statement,
     TextSampler,
     best_covered,
-    rewriter_result,
+    rewriter_reading,
 )
 from dpaudit.errors import InvalidArgumentError, MechanismError
 from dpaudit.results.audit import AuditorKind, AuditResult
@@ -69,8 +71,12 @@ class TextAuditConfig:
 
 
 def _draw(sampler: TextSampler, document: str, n: int, key: tuple[int, ...]) -> list[str]:
+    return _checked(sampler, document, n, np.random.default_rng(list(key)))
+
+
+def _checked(sampler: TextSampler, document: str, n: int, rng: np.random.Generator) -> list[str]:
     try:
-        texts = sampler(document, n, np.random.default_rng(list(key)))
+        texts = sampler(document, n, rng)
     except Exception as exc:
         raise MechanismError(f"the text mechanism raised on input {document!r}: {exc!r}") from exc
     texts = list(texts) if not isinstance(texts, str) else [texts]
@@ -111,6 +117,33 @@ def _propose(
     return [(events[i], forward) for _, i, forward in scored[:keep]]
 
 
+@dataclass(frozen=True)
+class TextDraw:
+    """The core's draw of a text sampler (:class:`~dpaudit.auditors.core.counting.OutputDraw`):
+    ``sampler(text, n, rng)``, checked to return ``n`` strings."""
+
+    sampler: TextSampler
+
+    def __call__(self, document: str, rows: int, rng: np.random.Generator) -> list[str]:
+        """``rows`` checked rewrites of ``document``."""
+        return _checked(self.sampler, document, rows, rng)
+
+    def describe(self, document: str) -> str:
+        """What drawing on ``document`` runs, for messages."""
+        return f"the text mechanism on input {document!r}"
+
+
+@dataclass(frozen=True)
+class _TextSelection:
+    """What the text proposer keeps for its reading."""
+
+    pairs: tuple[tuple[str, str, str], ...]
+    claim: Any
+    max_units: int
+    config: TextAuditConfig
+    checks: tuple[ReviewerChecks, ...]
+
+
 def audit_text_mechanism(
     sampler: TextSampler,
     pairs: Sequence[tuple[str, str, str]],
@@ -126,14 +159,27 @@ def audit_text_mechanism(
     ``max_units`` bounds the tokens (or words) one output releases, so that a
     per-token claim allows a set of outputs ``max_units·ε``.  ``embedder`` (a
     :class:`dpaudit.text.embedders.Embedder`) adds sets along a sentence-embedding
-    direction fitted on the training rewrites.
+    direction fitted on the training rewrites.  The core runs the procedure
+    (:func:`~dpaudit.auditors.core.procedure.run_audit`) on a :class:`TextAuditor`.
     """
-    config = config or TextAuditConfig()
+    auditor = TextAuditor(tuple(pairs), max_units, embedder, name)
+    return run_audit(auditor, sampler, claim, config)
+
+
+def _propose_sets(
+    sampler: TextSampler,
+    pairs: tuple[tuple[str, str, str], ...],
+    claim: Any,
+    max_units: int,
+    config: TextAuditConfig,
+    names: tuple[str, Any],
+) -> Proposals:
+    """Reviewer checks and the best sets of each pair on training rewrites; the final plan."""
     if not pairs:
         raise InvalidArgumentError("pairs", pairs, "at least one (x, x', origin) pair")
     start = time.perf_counter()
-    k_total = len(pairs) * config.statements_per_pair
-    error = split_error(1 - config.confidence, k_total)
+    name, embedder = names
+    error = split_error(1 - config.confidence, len(pairs) * config.statements_per_pair)
     checks, chosen = [], []
     for i, (x, x_prime, origin) in enumerate(pairs):
         ys = _draw(sampler, x, config.samples, (config.seed, i, StageKey.REWRITE_SELECT_X))
@@ -146,58 +192,48 @@ def audit_text_mechanism(
             Proposal(i, f, e, "text feature")
             for e, f in _propose(events, ys, zs, config.statements_per_pair, error)
         )
-    statements = _certify_events(sampler, pairs, chosen, claim, max_units, config)
-    ceiling = certifiable_ceiling(
-        config.final_samples, split_error(1 - config.confidence, len(statements))
-    )
-    detail = RewriterDetail(
-        "black-box", claim, statements, best_covered(statements), ceiling,
-        checks=tuple(checks), max_units=max_units,
+    streams = []
+    for i, (x, x_prime, _) in enumerate(pairs):
+        streams.append(Stream(x, (config.seed, i, StageKey.REWRITE_FINAL_X)))
+        streams.append(Stream(x_prime, (config.seed, i, StageKey.REWRITE_FINAL_X_PRIME)))
+    return Proposals(
+        statements=tuple(chosen),
+        plan=FinalPlan(
+            TextDraw(sampler), tuple(streams), config.final_samples, SeedListGenerators(),
+            in_process=True,
+        ),
+        pair_streams=tuple((2 * i, 2 * i + 1) for i in range(len(pairs))),
+        chosen="",
+        confidence=config.confidence,
+        mechanism={"mechanism": name},
+        seed=config.seed,
+        samples={"selection": config.samples, "final": config.final_samples},
+        delta=claim.delta,
+        timing={"selection": round(time.perf_counter() - start, 4)},
+        state=_TextSelection(pairs, claim, max_units, config, tuple(checks)),
     )  # fmt: skip
-    samples = (config.samples, config.final_samples)
-    return rewriter_result(
-        name, detail, samples, config.confidence, config.seed, time.perf_counter() - start
-    )
 
 
-def _certify_events(
-    sampler: TextSampler,
-    pairs: Sequence[tuple[str, str, str]],
-    chosen: list[Proposal],
-    claim: Any,
-    max_units: int,
-    config: TextAuditConfig,
-) -> tuple[Statement, ...]:
-    finals: dict[int, tuple[list[str], list[str]]] = {}
-    counts = []
-    for p in chosen:
-        i, event, forward = p.pair_index, p.event, p.forward
-        if i not in finals:
-            x, x_prime, _ = pairs[i]
-            finals[i] = (
-                _draw(sampler, x, config.final_samples, (config.seed, i, StageKey.REWRITE_FINAL_X)),
-                _draw(
-                    sampler,
-                    x_prime,
-                    config.final_samples,
-                    (config.seed, i, StageKey.REWRITE_FINAL_X_PRIME),
-                ),
-            )
-        ys, zs = finals[i] if forward else finals[i][::-1]
-        counts.append(FinalCounts(int(event(ys).sum()), len(ys), int(event(zs).sum()), len(zs)))
-    certificates = certify(counts, config.confidence, claim.delta)
+def _read_sets(proposals: Proposals, certified: Certified) -> Reading:
+    """Each certified set as a statement against the claim's allowance for its pair."""
+    sel: _TextSelection = proposals.state
     out = []
-    for p, cert in zip(chosen, certificates, strict=True):
-        x, x_prime, origin = pairs[p.pair_index]
-        event, forward = p.event, p.forward
-        allowed = claim.allowed_loss(x, x_prime, units=max_units)  # inf: not covered
-        a, b = (x, x_prime) if forward else (x_prime, x)
+    for p, cert in zip(proposals.statements, certified.certificates, strict=True):
+        x, x_prime, origin = sel.pairs[p.pair_index]
+        allowed = sel.claim.allowed_loss(x, x_prime, units=sel.max_units)  # inf: not covered
+        a, b = (x, x_prime) if p.forward else (x_prime, x)
         witness = Witness(
-            WitnessKind.BLACK_BOX, a, b, f"rewrite {event.name}", cert.lower_bound,
-            config.confidence, origin, cert.p1, cert.p2,
+            WitnessKind.BLACK_BOX, a, b, f"rewrite {p.event.name}", cert.lower_bound,
+            sel.config.confidence, origin, cert.p1, cert.p2,
         )  # fmt: skip
         out.append(Statement(witness, cert, allowed, verdict_for(cert.lower_bound, allowed)))
-    return tuple(out)
+    statements = tuple(out)
+    ceiling = certifiable_ceiling(sel.config.final_samples, certified.error)
+    detail = RewriterDetail(
+        "black-box", sel.claim, statements, best_covered(statements), ceiling,
+        checks=sel.checks, max_units=sel.max_units,
+    )  # fmt: skip
+    return rewriter_reading(detail, sel.config.final_samples)
 
 
 @dataclass(frozen=True)
@@ -222,6 +258,19 @@ class TextAuditor:
             callable(getattr(claim, a, None)) for a in ("allowed_loss", "covers")
         )
 
+    def propose(
+        self, mechanism: Any, claim: Any, config: TextAuditConfig | None, execution: object
+    ) -> Proposals:
+        """Reviewer checks and the best text-feature sets of each pair, on training rewrites."""
+        return _propose_sets(
+            mechanism, self.pairs, claim, self.max_units, config or TextAuditConfig(),
+            (self.name, self.embedder),
+        )  # fmt: skip
+
+    def read(self, proposals: Proposals, certified: Certified) -> Reading:
+        """Each certified set judged against the claim's allowance for its pair."""
+        return _read_sets(proposals, certified)
+
     def audit(
         self,
         mechanism: Any,
@@ -229,13 +278,5 @@ class TextAuditor:
         config: TextAuditConfig | None,
         execution: object,
     ) -> AuditResult:
-        """:func:`audit_text_mechanism` on this auditor's pairs (text sampling is in-process)."""
-        return audit_text_mechanism(
-            mechanism,
-            self.pairs,
-            claim,
-            max_units=self.max_units,
-            config=config,
-            name=self.name,
-            embedder=self.embedder,
-        )
+        """Run the core's procedure (text sampling stays in this process)."""
+        return run_audit(self, mechanism, claim, config)

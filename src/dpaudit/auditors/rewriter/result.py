@@ -20,6 +20,7 @@ import numpy as np
 from dpaudit.auditors.core.answer import Evidence, Judged, answer, joint_confidence, judge
 from dpaudit.auditors.core.certify import Certificate
 from dpaudit.auditors.core.power import samples_for_loss
+from dpaudit.auditors.core.procedure import Reading
 from dpaudit.auditors.rewriter.declared import DeclarationCheck
 from dpaudit.auditors.rewriter.exact import ExactLoss
 from dpaudit.auditors.rewriter.features import words
@@ -228,26 +229,19 @@ def _as_certified(s: Statement, pairs: tuple[tuple[str, str, str], ...]) -> Cert
     return statement_of(index, forward, w.event, role, c.p1, c.p2, c.lower_bound)
 
 
-def rewriter_result(
-    name: str,
-    detail: RewriterDetail,
-    samples: tuple[int, int],
-    confidence: float,
-    seed: int,
-    seconds: float,
-) -> AuditResult:
-    """The shared result of a rewriter audit whose statements and findings are ``detail``.
+def rewriter_reading(detail: RewriterDetail, final_samples: int) -> Reading:
+    """What a rewriter audit's statements and findings (``detail``) say about its text claim.
 
-    ``samples``: (training, final) rewrites per input.  The result's bound is the
-    best statement's, floored at 0 (ε ≥ 0 always); the core judges the statements
-    (:func:`judged`).
+    ``final_samples``: fresh rewrites per input.  The bound is the best statement's,
+    floored at 0 (ε ≥ 0 always); the core judges the statements (:func:`judged`); an exact
+    refutation of a recorded call stands beside them at level 1.
     """
     allowed = _fmt(detail.statements[detail.best].allowed_loss)
     said = f"{detail.bound_text}; the claim allows {allowed} for the best statement's rewrites"
     verdicts = judged(detail.statements, detail.ceiling)
     blind = (
         f"{detail.bound_text}; no bound above {_fmt(detail.ceiling)} can be certified "
-        f"at {samples[1]} final rewrites per input, and the claim allows {allowed}"
+        f"at {final_samples} final rewrites per input, and the claim allows {allowed}"
     )
     if detail.mode == "white-box" and not detail.declaration_matches:
         # The exact losses describe a declaration the code does not follow: never "no
@@ -261,11 +255,8 @@ def rewriter_result(
         said, witness = refutation.text, refutation.witness
         bound = max(bound, witness.epsilon_lower_bound)
         level = "1 (exact arithmetic on the call's recorded law; no sampling error)"
-    return answer(
-        kind=AuditorKind.REWRITER,
-        mechanism={"mechanism": name},
-        claim=detail.text_claim,
-        judged=verdicts,
+    return Reading(
+        judged=tuple(verdicts),
         evidence=Evidence(
             refuted=said,
             held=said,
@@ -273,17 +264,46 @@ def rewriter_result(
             outside="the claim allows any loss for every audited pair of rewrites",
         ),
         bound=bound,
+        witness=witness,
+        detail=detail,
+        notes=never_seen_note(detail),
+        findings=detail.declaration.findings if detail.declaration is not None else (),
+        level=level,
+    )
+
+
+def rewriter_result(
+    name: str,
+    detail: RewriterDetail,
+    samples: tuple[int, int],
+    confidence: float,
+    seed: int,
+    seconds: float,
+) -> AuditResult:
+    """The shared result of a rewriter audit whose statements and findings are ``detail``.
+
+    ``samples``: (training, final) rewrites per input; the reading is
+    :func:`rewriter_reading`'s.
+    """
+    reading = rewriter_reading(detail, samples[1])
+    return answer(
+        kind=AuditorKind.REWRITER,
+        mechanism={"mechanism": name},
+        claim=detail.text_claim,
+        judged=reading.judged,
+        evidence=reading.evidence,
+        bound=reading.bound,
         confidence=confidence,
         confidence_statement=joint_confidence(confidence, len(detail.statements)),
-        witness=witness,
+        witness=reading.witness,
         seed=seed,
         samples={"selection": samples[0], "final": samples[1]},
         timing={"total": seconds},
         detail=detail,
         trust=None,
-        notes=never_seen_note(detail),
-        level=level,
-        findings=detail.declaration.findings if detail.declaration is not None else (),
+        notes=reading.notes,
+        level=reading.level,
+        findings=reading.findings,
     )
 
 

@@ -1,0 +1,224 @@
+"""The one counting unit of the final stage: fresh outputs of one input, counted against events.
+
+An auditor proposes statements ``Pr[M(a) ∈ S] > e^ε·Pr[M(b) ∈ S] + δ``
+(:mod:`dpaudit.auditors.core.proposal`); the core counts each ``S`` on fresh outputs of ``a``
+and ``b`` here, and nowhere else for an auditor that proposes through
+:mod:`dpaudit.auditors.core.procedure`.  What the core needs from the auditor is:
+
+* an :class:`OutputDraw` — a picklable ``draw(x, rows, rng) -> block`` that runs the
+  mechanism on input ``x`` and returns ``rows`` outputs in the auditor's encoding (an array
+  of outcome codes, a list of strings, rows of numbers), checking what the foreign code
+  returned;
+* the :class:`Stream` of each input — the input and its stream key, from which every work
+  unit's generator is derived by the plan's :class:`Generators` rule, so that the counts
+  are bit-identical for any number of workers;
+* the events — picklable predicates ``event(block) -> mask`` of one flag per output.
+
+A draw may also define ``opened()``, a context manager each unit runs inside (a word
+mechanism limits BLAS to one thread per unit there, once, not per block).
+
+Each :class:`EventUnit` draws its outputs in blocks (memory is flat in the sample size),
+evaluates every event that involves its input on each block, once, and returns the hits;
+hits merge by addition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import nullcontext
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from dpaudit.auditors.core.certify import FinalCounts
+from dpaudit.engine.config import ExecutionConfig
+from dpaudit.engine.executor import run_units
+from dpaudit.errors import InvalidArgumentError, MechanismError
+from dpaudit.random import unit_rng
+
+__all__ = [
+    "EventUnit",
+    "FinalPlan",
+    "Generators",
+    "OutputDraw",
+    "SeedListGenerators",
+    "Stream",
+    "UnitGenerators",
+    "count_final",
+    "run_event_unit",
+]
+
+
+class OutputDraw(Protocol):
+    """How the core draws outputs of one input (picklable; the auditor's encoding)."""
+
+    def __call__(self, x: Any, rows: int, rng: np.random.Generator) -> Any:
+        """``rows`` outputs of the mechanism on ``x``, drawn with ``rng``, checked."""
+        ...
+
+    def describe(self, x: Any) -> str:
+        """What drawing on ``x`` runs, for messages (a slow or failing unit names it)."""
+        ...
+
+
+class Generators(Protocol):
+    """The rule that turns a work unit's key into its generator."""
+
+    def generator(self, key: tuple[int, ...]) -> np.random.Generator:
+        """The generator of the unit with ``key``."""
+        ...
+
+
+@dataclass(frozen=True)
+class UnitGenerators:
+    """``unit_rng(root_seed, key)``: PCG64 spawned from the audit's root seed (the default)."""
+
+    root_seed: int
+
+    def generator(self, key: tuple[int, ...]) -> np.random.Generator:
+        """The generator of the unit with ``key`` under :attr:`root_seed`."""
+        return unit_rng(self.root_seed, key)
+
+
+@dataclass(frozen=True)
+class SeedListGenerators:
+    """``np.random.default_rng(list(key))``: the key already holds the audit's seed."""
+
+    def generator(self, key: tuple[int, ...]) -> np.random.Generator:
+        """The generator seeded by the whole key."""
+        return np.random.default_rng(list(key))
+
+
+@dataclass(frozen=True)
+class Stream:
+    """One input whose fresh outputs are drawn, and the key of its stream."""
+
+    x: Any
+    key: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class FinalPlan:
+    """How the final samples are drawn: the draw, the streams, the sizes, the generator rule.
+
+    ``samples``: outputs per stream.  ``unit_samples``: outputs per work unit, unit ``c`` of
+    a stream drawing from ``key + (c,)``; ``None`` draws each stream in one unit from its
+    own key.  ``block_samples``: outputs per call of the draw inside a unit (``None``: the
+    whole unit in one call).  ``in_process``: draw in this process, unstored, whatever the
+    execution says (a sampler that cannot be pickled, as a user's text function).
+    """
+
+    draw: OutputDraw
+    streams: tuple[Stream, ...]
+    samples: int
+    generators: Generators
+    unit_samples: int | None = None
+    block_samples: int | None = None
+    in_process: bool = False
+    desc: str = "final"
+
+    def __post_init__(self) -> None:
+        for name in ("samples", "unit_samples", "block_samples"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or int(value) < 1):
+                raise InvalidArgumentError(name, value, "an integer >= 1")
+        if not self.streams:
+            raise InvalidArgumentError("streams", self.streams, "at least one input stream")
+
+    def unit_sizes(self) -> list[int]:
+        """The sizes of one stream's units (a function of the sizes only)."""
+        if self.unit_samples is None:
+            return [self.samples]
+        full, rest = divmod(self.samples, self.unit_samples)
+        return [self.unit_samples] * full + ([rest] if rest else [])
+
+
+@dataclass(frozen=True)
+class EventUnit:
+    """Draw ``n`` outputs of ``x`` in blocks and count each of ``events`` on them."""
+
+    draw: OutputDraw
+    x: Any
+    events: tuple[Any, ...]
+    n: int
+    key: tuple[int, ...]
+    generators: Generators
+    block: int | None = None
+
+    def describe(self) -> str:
+        """What this unit samples (:class:`~dpaudit.engine.timeout.DescribedUnit`)."""
+        return self.draw.describe(self.x)
+
+
+def run_event_unit(unit: EventUnit) -> np.ndarray:
+    """Work-unit function (module level, picklable): the hits of each event, as int64."""
+    opened = getattr(unit.draw, "opened", None)
+    with opened() if callable(opened) else nullcontext():
+        return _count_events(unit)
+
+
+def _count_events(unit: EventUnit) -> np.ndarray:
+    rng = unit.generators.generator(unit.key)
+    hits = np.zeros(len(unit.events), dtype=np.int64)
+    step = unit.block or unit.n
+    done = 0
+    while done < unit.n:
+        rows = min(step, unit.n - done)
+        block = unit.draw(unit.x, rows, rng)
+        for j, event in enumerate(unit.events):
+            mask = np.asarray(event(block))
+            if mask.shape != (rows,):
+                raise MechanismError(
+                    f"event {j} of {unit.describe()} gave {mask.shape} flags for {rows} outputs"
+                )
+            hits[j] += int(np.count_nonzero(mask))
+        done += rows
+    return hits
+
+
+def count_final(
+    plan: FinalPlan,
+    statements: Sequence[tuple[int, int, Any]],
+    execution: ExecutionConfig | None = None,
+) -> tuple[FinalCounts, ...]:
+    """The final counts of each ``(numerator stream, denominator stream, event)`` statement.
+
+    Only streams some statement names are drawn; on each, every distinct event (by
+    identity) of the statements that name it is counted once, on the same outputs.
+    """
+    n_streams = len(plan.streams)
+    events: list[list[Any]] = [[] for _ in range(n_streams)]
+    slot: dict[tuple[int, int], int] = {}
+    for a, b, event in statements:
+        for s in (a, b):
+            if not 0 <= s < n_streams:
+                raise InvalidArgumentError("stream", s, f"an index in [0, {n_streams})")
+            if (s, id(event)) not in slot:
+                slot[(s, id(event))] = len(events[s])
+                events[s].append(event)
+    units, owner = [], []
+    sizes = plan.unit_sizes()
+    for s, stream in enumerate(plan.streams):
+        if not events[s]:
+            continue
+        for c, size in enumerate(sizes):
+            key = stream.key if plan.unit_samples is None else (*stream.key, c)
+            units.append(
+                EventUnit(
+                    plan.draw, stream.x, tuple(events[s]), size, key, plan.generators,
+                    plan.block_samples,
+                )
+            )  # fmt: skip
+            owner.append(s)
+    if execution is None or plan.in_process:
+        execution = ExecutionConfig(workers=1) if plan.in_process else ExecutionConfig()
+    results = run_units(run_event_unit, units, execution, desc=plan.desc)
+    hits = [np.zeros(len(e), dtype=np.int64) for e in events]
+    for s, r in zip(owner, results, strict=True):
+        hits[s] += r
+    n = plan.samples
+    return tuple(
+        FinalCounts(int(hits[a][slot[(a, id(e))]]), n, int(hits[b][slot[(b, id(e))]]), n)
+        for a, b, e in statements
+    )

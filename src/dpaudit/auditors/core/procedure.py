@@ -1,0 +1,190 @@
+"""The audit procedure, owned by the core: the auditor proposes, the core certifies and answers.
+
+An auditor that proposes (:class:`ProposingAuditor`) does two things of its own:
+
+1. ``propose(mechanism, claim, config, execution) -> Proposals`` — choose, with any heuristic
+   on samples of its own, the statements to certify (:class:`~.proposal.Proposal`: pair,
+   direction, event, role) and say how fresh outputs are drawn (:class:`~.counting.FinalPlan`);
+2. ``read(proposals, certified) -> Reading`` — say, in its own terms, what the certified
+   statements mean for the claim: one :class:`~.answer.Judged` per question, the verdict's
+   phrases, the witness, its typed detail.
+
+Between the two, :func:`run_audit` does what is the same for every auditor: it draws the
+final counts through the one counting unit (:func:`~.counting.count_final`), certifies all
+``K`` statements jointly (:func:`~.certify.certify`: Clopper–Pearson at ``α/(2K)`` each,
+the claim's δ inside each bound), and after the auditor's reading assembles the result
+(:func:`~.answer.answer`: the one verdict rule, the confidence sentence, the trust fields
+passed in, the timing).  Nothing the auditor chose can see the final samples: they are drawn
+after ``propose`` has returned, from streams no selection stage uses.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from dpaudit.auditors.core.answer import Evidence, Judged, answer, joint_confidence
+from dpaudit.auditors.core.certify import Certificate, FinalCounts, certify, split_error
+from dpaudit.auditors.core.counting import FinalPlan, count_final
+from dpaudit.auditors.core.proposal import Proposal
+from dpaudit.auditors.core.trust import TrustReport
+from dpaudit.engine.config import ExecutionConfig
+from dpaudit.errors import InvalidArgumentError
+from dpaudit.results.audit import AuditorKind, AuditResult
+from dpaudit.results.findings import DeclarationFinding
+from dpaudit.witness import Witness
+
+__all__ = ["Certified", "Proposals", "ProposingAuditor", "Reading", "run_audit"]
+
+
+@dataclass(frozen=True)
+class Proposals:
+    """What an auditor hands the core before any final sample is drawn.
+
+    ``statements``: the proposals to certify together (``K = len(statements)``);
+    ``plan``: how their fresh outputs are drawn; ``pair_streams[i]``: the streams of pair
+    ``i``'s ``x`` and ``x'`` in ``plan.streams`` (a forward statement counts ``x`` as its
+    numerator).  ``chosen``: how the statements were chosen, the head of the confidence
+    sentence.  ``confidence``, ``delta``: the joint confidence and the δ inside each bound.
+    ``mechanism``: the mechanism's spec for the result; ``seed``, ``samples``: what the
+    result records; ``timing``: the seconds the proposing stages took; ``trust``: what the
+    auditor's trust call found; ``state``: the auditor's own selection results, handed
+    back to its ``read`` (never seen by the core).
+    """
+
+    statements: tuple[Proposal, ...]
+    plan: FinalPlan
+    pair_streams: tuple[tuple[int, int], ...]
+    chosen: str
+    confidence: float
+    mechanism: dict[str, Any]
+    seed: int
+    samples: dict[str, int]
+    delta: float = 0.0
+    timing: dict[str, float] = field(default_factory=dict)
+    trust: TrustReport | None = None
+    state: Any = None
+
+    def __post_init__(self) -> None:
+        if not self.statements:
+            raise InvalidArgumentError("statements", self.statements, "at least one proposal")
+        for p in self.statements:
+            if not 0 <= p.pair_index < len(self.pair_streams):
+                raise InvalidArgumentError(
+                    "pair_index", p.pair_index, f"an index in [0, {len(self.pair_streams)})"
+                )
+
+    def oriented(self) -> list[tuple[int, int, Any]]:
+        """Each statement as ``(numerator stream, denominator stream, event)``."""
+        out = []
+        for p in self.statements:
+            sx, sxp = self.pair_streams[p.pair_index]
+            out.append((sx, sxp, p.event) if p.forward else (sxp, sx, p.event))
+        return out
+
+
+@dataclass(frozen=True)
+class Certified:
+    """The proposals' final counts and their joint certificates (same order as proposed)."""
+
+    counts: tuple[FinalCounts, ...]
+    certificates: tuple[Certificate, ...]
+    confidence: float
+
+    @property
+    def error(self) -> float:
+        """The error of each one-sided bound, ``α/(2K)``."""
+        return split_error(1.0 - self.confidence, len(self.certificates))
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What an auditor reads off its certified statements (the core assembles the result).
+
+    ``judged``: one per question the claim asks of the statements (the one verdict rule);
+    ``evidence``: the verdict's phrases; ``bound``: the summary lower bound; ``witness``:
+    the statement that stands for the audit; ``detail``: the auditor's typed detail;
+    ``notes``, ``power``, ``findings``, ``level``: as :func:`~.answer.answer` takes them;
+    ``claim_text``: the claim as the result prints it (default: ``claim.describe()``).
+    """
+
+    judged: tuple[Judged, ...]
+    evidence: Evidence
+    bound: float
+    witness: Witness | None
+    detail: Any
+    notes: tuple[str, ...] = ()
+    power: dict[str, float] = field(default_factory=dict)
+    findings: Sequence[DeclarationFinding] = ()
+    claim_text: str | None = None
+    level: str | None = None
+
+
+@runtime_checkable
+class ProposingAuditor(Protocol):
+    """An auditor whose procedure the core owns: it proposes, then reads (module docstring)."""
+
+    kind: AuditorKind
+
+    def supports(self, mechanism: Any, claim: Any) -> bool:
+        """Whether this auditor can audit ``mechanism`` against ``claim`` (nothing sampled)."""
+        ...
+
+    def propose(self, mechanism: Any, claim: Any, config: Any, execution: Any) -> Proposals:
+        """The statements to certify, chosen on samples of the auditor's own."""
+        ...
+
+    def read(self, proposals: Proposals, certified: Certified) -> Reading:
+        """What the certified statements say about the claim, in the auditor's terms."""
+        ...
+
+
+def certify_proposals(proposals: Proposals, execution: ExecutionConfig | None = None) -> Certified:
+    """Draw the final counts of every proposal through the one counting unit; certify them."""
+    counts = count_final(proposals.plan, proposals.oriented(), execution)
+    certificates = certify(counts, proposals.confidence, proposals.delta)
+    return Certified(counts, certificates, proposals.confidence)
+
+
+def run_audit(
+    auditor: ProposingAuditor,
+    mechanism: Any,
+    claim: Any,
+    config: Any = None,
+    execution: ExecutionConfig | None = None,
+) -> AuditResult:
+    """The procedure: ``propose``, count and certify on fresh samples, ``read``, answer."""
+    start = time.perf_counter()
+    proposals = auditor.propose(mechanism, claim, config, execution)
+    proposed_at = time.perf_counter()
+    certified = certify_proposals(proposals, execution)
+    certified_at = time.perf_counter()
+    reading = auditor.read(proposals, certified)
+    timing = dict(proposals.timing)
+    timing["final"] = round(certified_at - proposed_at, 4)
+    timing["total"] = round(time.perf_counter() - start, 4)
+    return answer(
+        kind=auditor.kind,
+        mechanism=proposals.mechanism,
+        claim=claim,
+        claim_text=reading.claim_text,
+        judged=reading.judged,
+        evidence=reading.evidence,
+        bound=reading.bound,
+        confidence=proposals.confidence,
+        confidence_statement=joint_confidence(
+            proposals.confidence, len(proposals.statements), proposals.chosen
+        ),
+        witness=reading.witness,
+        seed=proposals.seed,
+        samples=proposals.samples,
+        timing=timing,
+        detail=reading.detail,
+        trust=proposals.trust,
+        notes=reading.notes,
+        power=reading.power,
+        findings=reading.findings,
+        level=reading.level,
+    )

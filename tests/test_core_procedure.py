@@ -1,0 +1,240 @@
+"""The core's audit procedure: one counting unit for final samples, propose → certify → read.
+
+Closed forms where they exist: a randomised response on one bit has likelihood ratio
+``e^ε`` on each output, so the certified bound of the set ``{1}`` exceeds the true ε with
+probability at most α (Clopper–Pearson, one-sided at α/2 on each side), which the coverage
+test checks over seeds with a binomial tolerance stated beside it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pytest
+
+from dpaudit.auditors.core.answer import Evidence, Judged
+from dpaudit.auditors.core.certify import FinalCounts, certify
+from dpaudit.auditors.core.counting import (
+    FinalPlan,
+    SeedListGenerators,
+    Stream,
+    UnitGenerators,
+    count_final,
+)
+from dpaudit.auditors.core.procedure import (
+    Certified,
+    Proposals,
+    ProposingAuditor,
+    Reading,
+    certify_proposals,
+    run_audit,
+)
+from dpaudit.auditors.core.proposal import Proposal
+from dpaudit.engine.config import ExecutionConfig
+from dpaudit.errors import InvalidArgumentError, MechanismError
+from dpaudit.random import unit_rng
+from dpaudit.results import AuditorKind
+from dpaudit.verdicts import Verdict
+
+
+@dataclass(frozen=True)
+class CoinDraw:
+    """Outputs 1 with probability ``p[x]`` (a randomised response on one bit)."""
+
+    p: tuple[float, ...]
+    refuse: int | None = None  # an input the draw raises on, to see which streams run
+
+    def __call__(self, x: int, rows: int, rng: np.random.Generator) -> np.ndarray:
+        if x == self.refuse:
+            raise MechanismError(f"drawn on input {x}")
+        return (rng.random(rows) < self.p[x]).astype(np.int64)
+
+    def describe(self, x: int) -> str:
+        return f"coin on {x}"
+
+
+@dataclass(frozen=True)
+class IsOne:
+    def __call__(self, block: np.ndarray) -> np.ndarray:
+        return block == 1
+
+
+@dataclass(frozen=True)
+class IsZero:
+    def __call__(self, block: np.ndarray) -> np.ndarray:
+        return block == 0
+
+
+@dataclass(frozen=True)
+class WrongShape:
+    def __call__(self, block: np.ndarray) -> np.ndarray:
+        return block[:-1] == 1
+
+
+def rr(epsilon: float) -> tuple[float, float]:
+    """Randomised response at ε: Pr[1 | x=0], Pr[1 | x=1]."""
+    keep = math.exp(epsilon) / (1 + math.exp(epsilon))
+    return (keep, 1 - keep)
+
+
+def plan(p: tuple[float, ...], n: int, **kw: Any) -> FinalPlan:
+    streams = tuple(Stream(x, (7, x)) for x in range(len(p)))
+    return FinalPlan(CoinDraw(p, kw.pop("refuse", None)), streams, n, UnitGenerators(11), **kw)
+
+
+def test_counts_are_the_draws_counted_whatever_the_units_and_workers() -> None:
+    one, zero = IsOne(), IsZero()
+    statements = [(0, 1, one), (1, 0, zero)]
+    base = count_final(plan(rr(1.0), 10_000), statements, ExecutionConfig(workers=1))
+    # One unit per stream from the stream's own key: the same draws, counted directly.
+    direct = [int((unit_rng(11, (7, x)).random(10_000) < rr(1.0)[x]).sum()) for x in (0, 1)]
+    assert base[0] == FinalCounts(direct[0], 10_000, direct[1], 10_000)
+    assert base[1] == FinalCounts(10_000 - direct[1], 10_000, 10_000 - direct[0], 10_000)
+    split = plan(rr(1.0), 10_000, unit_samples=3_000, block_samples=700)
+    assert count_final(split, statements, ExecutionConfig(workers=1)) == count_final(
+        split, statements, ExecutionConfig(workers=2)
+    )
+    assert [c.samples_x for c in count_final(split, statements)] == [10_000, 10_000]
+
+
+def test_blocks_inside_a_unit_do_not_change_the_draws() -> None:
+    statements = [(0, 1, IsOne())]
+    whole = count_final(plan(rr(2.0), 5_000, unit_samples=5_000), statements)
+    blocks = count_final(plan(rr(2.0), 5_000, unit_samples=5_000, block_samples=5_000), statements)
+    assert whole == blocks
+
+
+def test_only_the_streams_a_statement_names_are_drawn() -> None:
+    p = (*rr(1.0), 0.5)
+    counts = count_final(plan(p, 1_000, refuse=2), [(0, 1, IsOne())])
+    assert len(counts) == 1
+    with pytest.raises(MechanismError, match="drawn on input 2"):
+        count_final(plan(p, 1_000, refuse=2), [(0, 2, IsOne())])
+
+
+def test_an_event_of_the_wrong_shape_and_a_bad_stream_are_refused() -> None:
+    with pytest.raises(MechanismError, match="flags for 1000 outputs"):
+        count_final(plan(rr(1.0), 1_000), [(0, 1, WrongShape())])
+    with pytest.raises(InvalidArgumentError, match="stream"):
+        count_final(plan(rr(1.0), 1_000), [(0, 5, IsOne())])
+    with pytest.raises(InvalidArgumentError, match="samples"):
+        plan(rr(1.0), 0)
+
+
+def test_seed_list_generators_seed_from_the_whole_key() -> None:
+    p = FinalPlan(CoinDraw((0.3,)), (Stream(0, (4, 0, 2)),), 500, SeedListGenerators())
+    (c,) = count_final(p, [(0, 0, IsOne())])
+    expected = int((np.random.default_rng([4, 0, 2]).random(500) < 0.3).sum())
+    assert c.hits_x == c.hits_x_prime == expected
+
+
+@dataclass(frozen=True)
+class CoinAuditor:
+    """A toy proposer: the set {1} on the pair (0, 1), judged against ``claimed``."""
+
+    claimed: float
+    n: int
+    seed: int
+    log: list[str]
+
+    kind = AuditorKind.BLACKBOX
+
+    def supports(self, mechanism: Any, claim: Any) -> bool:
+        return True
+
+    def propose(self, mechanism: Any, claim: Any, config: Any, execution: Any) -> Proposals:
+        self.log.append("propose")
+        draw = LoggedDraw(mechanism, self.log)
+        streams = (Stream(0, (1, 0)), Stream(1, (1, 1)))
+        return Proposals(
+            statements=(Proposal(0, True, IsZero(), "best"), Proposal(0, False, IsZero(), "back")),
+            plan=FinalPlan(draw, streams, self.n, UnitGenerators(self.seed), in_process=True),
+            pair_streams=((0, 1),),
+            chosen="Chosen without samples.",
+            confidence=0.95,
+            mechanism={"name": "coin"},
+            seed=self.seed,
+            samples={"final": self.n},
+        )
+
+    def read(self, proposals: Proposals, certified: Certified) -> Reading:
+        self.log.append("read")
+        bound = max(c.lower_bound for c in certified.certificates)
+        return Reading(
+            judged=(Judged.of_bound(max(bound, 0.0), self.claimed),),
+            evidence=Evidence(refuted="refuted", held="held"),
+            bound=bound,
+            witness=None,
+            detail=None,
+        )
+
+
+@dataclass(frozen=True)
+class LoggedDraw:
+    p: tuple[float, ...]
+    log: list[str]
+
+    def __call__(self, x: int, rows: int, rng: np.random.Generator) -> np.ndarray:
+        self.log.append(f"draw {x}")
+        return (rng.random(rows) < self.p[x]).astype(np.int64)
+
+    def describe(self, x: int) -> str:
+        return f"logged coin on {x}"
+
+
+class Claimed:
+    def __init__(self, epsilon: float) -> None:
+        self.epsilon = epsilon
+
+    def describe(self) -> str:
+        return f"{self.epsilon}-DP"
+
+
+def test_the_core_draws_the_final_samples_only_after_the_proposal() -> None:
+    log: list[str] = []
+    auditor = CoinAuditor(1.0, 2_000, 3, log)
+    assert isinstance(auditor, ProposingAuditor)
+    result = run_audit(auditor, rr(1.0), Claimed(1.0))
+    assert log == ["propose", "draw 0", "draw 1", "read"]
+    assert result.confidence_statement.startswith("Chosen without samples. All 2 certified")
+    assert set(result.timing) == {"final", "total"}
+
+
+def test_certificates_are_the_joint_ones_of_the_counts() -> None:
+    log: list[str] = []
+    auditor = CoinAuditor(1.0, 4_000, 5, log)
+    proposals = auditor.propose(rr(2.0), None, None, None)
+    counts = count_final(proposals.plan, proposals.oriented())
+    got = certify_proposals(proposals)
+    assert got.counts == counts
+    assert got.certificates == certify(counts, 0.95)
+    # The backward statement reads the same set with the inputs swapped.
+    assert (counts[1].hits_x, counts[1].hits_x_prime) == (counts[0].hits_x_prime, counts[0].hits_x)
+
+
+def test_a_violation_is_certified_and_the_true_epsilon_is_covered() -> None:
+    """A claim of 1 on RR at ε = 3 is refuted at n = 4000 (the bound's sampling error at
+    p ≈ 0.05 is about 0.25 in ε); at the true ε = 1 the bound exceeds the claim in at most
+    α = 5 % of seeds.  60 seeds: more than 9 false alarms has probability < 0.01 under
+    Binomial(60, 0.05), and Clopper–Pearson makes the real rate far smaller."""
+    log: list[str] = []
+    flagged = run_audit(CoinAuditor(1.0, 4_000, 0, log), rr(3.0), Claimed(1.0))
+    assert flagged.verdict is Verdict.VIOLATION and flagged.epsilon_lower_bound > 1.0
+    alarms = sum(
+        run_audit(CoinAuditor(1.0, 4_000, seed, []), rr(1.0), Claimed(1.0)).violation
+        for seed in range(60)
+    )
+    assert alarms <= 9
+
+
+def test_proposals_are_checked() -> None:
+    base = CoinAuditor(1.0, 100, 0, []).propose(rr(1.0), None, None, None)
+    with pytest.raises(InvalidArgumentError, match="pair_index"):
+        Proposals(
+            (Proposal(3, True, IsOne(), "x"),), base.plan, base.pair_streams, "", 0.95, {}, 0, {}
+        )
+    with pytest.raises(InvalidArgumentError, match="statements"):
+        Proposals((), base.plan, base.pair_streams, "", 0.95, {}, 0, {})
