@@ -33,6 +33,7 @@ from dpaudit.auditors.core.procedure import (
     run_audit,
 )
 from dpaudit.auditors.core.proposal import Proposal
+from dpaudit.auditors.metric.result import MetricDetail
 from dpaudit.engine.config import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError, MechanismError
 from dpaudit.random import unit_rng
@@ -140,7 +141,7 @@ class CoinAuditor:
     seed: int
     log: list[str]
 
-    kind = AuditorKind.BLACKBOX
+    kind = AuditorKind.METRIC  # its detail type is registered: an empty MetricDetail
 
     def supports(self, mechanism: Any, claim: Any) -> bool:
         return True
@@ -168,7 +169,7 @@ class CoinAuditor:
             evidence=Evidence(refuted="refuted", held="held"),
             bound=bound,
             witness=None,
-            detail=None,
+            detail=MetricDetail((), len(certified.certificates)),
         )
 
 

@@ -9,9 +9,12 @@ each criterion keeps its best set over all of them, so the number of certified s
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
-from dpaudit.auditors.profile.counting import ProfileCountUnit, run_count_unit
+from dpaudit.auditors.core.counting import EventUnit, UnitGenerators, run_event_unit
+from dpaudit.auditors.profile.counting import ScoreAbove, ScoredDraw
 from dpaudit.auditors.profile.selection import select_sets
+from dpaudit.errors import MechanismError
 from dpaudit.mechanisms import make_mechanism
 
 EPS = np.linspace(0.0, 4.0, 9)
@@ -60,7 +63,11 @@ def test_a_wide_count_unit_counts_each_column_against_its_own_thresholds() -> No
 
     mech = make_mechanism("laplace", epsilon=1.0)
     t0, t1 = np.array([-1.0, 0.0, 0.5]), np.array([0.0, 2.0])
-    wide = run_count_unit(ProfileCountUnit(mech, (0.0,), TwoColumns(), (t0, t1), 5000, 3, (9,)))
+    sets = tuple(ScoreAbove(0, t, True) for t in t0) + tuple(ScoreAbove(1, t, True) for t in t1)
+    seeds = UnitGenerators(3)
+    wide = run_event_unit(
+        EventUnit(ScoredDraw(mech, TwoColumns(), 2), (0.0,), sets, 5000, (9,), seeds)
+    )
 
     def first(outputs):
         return np.asarray(outputs, dtype=np.float64).reshape(len(outputs), -1)[:, 0]
@@ -68,6 +75,10 @@ def test_a_wide_count_unit_counts_each_column_against_its_own_thresholds() -> No
     def second(outputs):
         return -first(outputs)
 
-    a = run_count_unit(ProfileCountUnit(mech, (0.0,), first, t0, 5000, 3, (9,)))
-    b = run_count_unit(ProfileCountUnit(mech, (0.0,), second, t1, 5000, 3, (9,)))
+    one = tuple(ScoreAbove(0, t, True) for t in t0)
+    a = run_event_unit(EventUnit(ScoredDraw(mech, first), (0.0,), one, 5000, (9,), seeds))
+    two = tuple(ScoreAbove(0, t, True) for t in t1)
+    b = run_event_unit(EventUnit(ScoredDraw(mech, second), (0.0,), two, 5000, (9,), seeds))
     assert wide.tolist() == [*a.tolist(), *b.tolist()]
+    with pytest.raises(MechanismError, match="column"):
+        run_event_unit(EventUnit(ScoredDraw(mech, first, 2), (0.0,), one, 10, (9,), seeds))

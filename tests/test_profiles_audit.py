@@ -13,9 +13,10 @@ from scipy import stats
 import dpaudit.auditors.core.certify as certify_module
 from dpaudit.analysis.privacy_conversions import gdp_profile, laplace_profile
 from dpaudit.auditors.blackbox.scores import LikelihoodRatioScore
+from dpaudit.auditors.core.counting import EventUnit, UnitGenerators, run_event_unit
 from dpaudit.auditors.core.statistics import clopper_pearson_interval
 from dpaudit.auditors.profile import ProfileAuditConfig, audit_profile
-from dpaudit.auditors.profile.counting import ProfileCountUnit, run_count_unit, split_samples
+from dpaudit.auditors.profile.counting import ScoreAbove, ScoredDraw, split_samples
 from dpaudit.claims import (
     ApproxDP,
     GaussianDP,
@@ -57,8 +58,10 @@ def test_counted_sets_follow_the_closed_form_tradeoff_curve(kind: str) -> None:
         dist = stats.laplace(scale=mech.scale)
     thr = np.linspace(-3, 2, 11)
     n = 200_000
-    g0 = run_count_unit(ProfileCountUnit(mech, (0.0,), minus_output, thr, n, 7, (1, 0, 0)))
-    g1 = run_count_unit(ProfileCountUnit(mech, (1.0,), minus_output, thr, n, 7, (1, 1, 0)))
+    above = tuple(ScoreAbove(0, t, True) for t in thr)
+    draw, seeds = ScoredDraw(mech, minus_output), UnitGenerators(7)
+    g0 = run_event_unit(EventUnit(draw, (0.0,), above, n, (1, 0, 0), seeds, 1 << 15))
+    g1 = run_event_unit(EventUnit(draw, (1.0,), above, n, (1, 1, 0), seeds, 1 << 15))
     truth0, truth1 = dist.cdf(-thr), dist.cdf(-thr - 1.0)  # Pr[y < −t] under x = 0, 1
     # Exact two-sided binomial intervals, Bonferroni over 22 counts at 1e-6 overall.
     for g, p in ((g0, truth0), (g1, truth1)):

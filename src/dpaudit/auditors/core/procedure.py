@@ -50,8 +50,10 @@ class Proposals:
     sentence.  ``confidence``, ``delta``: the joint confidence and the δ inside each bound.
     ``mechanism``: the mechanism's spec for the result; ``seed``, ``samples``: what the
     result records; ``timing``: the seconds the proposing stages took; ``trust``: what the
-    auditor's trust call found; ``state``: the auditor's own selection results, handed
-    back to its ``read`` (never seen by the core).
+    auditor's trust call found; ``execution``: how the auditor runs its work units, which
+    the final count uses too (None: the execution :func:`run_audit` was given); ``state``:
+    the auditor's own selection results, handed back to its ``read`` (never seen by the
+    core).
     """
 
     statements: tuple[Proposal, ...]
@@ -65,6 +67,7 @@ class Proposals:
     delta: float = 0.0
     timing: dict[str, float] = field(default_factory=dict)
     trust: TrustReport | None = None
+    execution: ExecutionConfig | None = None
     state: Any = None
 
     def __post_init__(self) -> None:
@@ -143,7 +146,7 @@ class ProposingAuditor(Protocol):
 
 def certify_proposals(proposals: Proposals, execution: ExecutionConfig | None = None) -> Certified:
     """Draw the final counts of every proposal through the one counting unit; certify them."""
-    counts = count_final(proposals.plan, proposals.oriented(), execution)
+    counts = count_final(proposals.plan, proposals.oriented(), proposals.execution or execution)
     certificates = certify(counts, proposals.confidence, proposals.delta)
     return Certified(counts, certificates, proposals.confidence)
 

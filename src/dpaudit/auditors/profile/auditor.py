@@ -37,11 +37,13 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.auditors.core.answer import Judged, answer, joint_confidence, judge
-from dpaudit.auditors.core.certify import FinalCounts, certify, split_error
+from dpaudit.auditors.core.answer import judge
+from dpaudit.auditors.core.certify import split_error
+from dpaudit.auditors.core.counting import FinalPlan, Stream, UnitGenerators
+from dpaudit.auditors.core.procedure import Certified, Proposals, Reading, run_audit
 from dpaudit.auditors.core.proposal import Proposal, record
 from dpaudit.auditors.core.streams import StageKey
-from dpaudit.auditors.core.trust import TrustReport, establish_trust
+from dpaudit.auditors.core.trust import establish_trust
 from dpaudit.auditors.profile.bounds import (
     ceiling,
     gdp_bound,
@@ -50,10 +52,12 @@ from dpaudit.auditors.profile.bounds import (
     renyi_points,
 )
 from dpaudit.auditors.profile.counting import (
-    ProfileCountUnit,
+    BLOCK_ROWS,
+    UNIT_ROWS,
     Score,
+    ScoreAbove,
+    ScoredDraw,
     ScoreUnit,
-    run_count_unit,
     run_score_unit,
     split_samples,
 )
@@ -125,50 +129,6 @@ def _sample_scores(mech: Mechanism, x: tuple, score: Score, cfg: ProfileAuditCon
     return np.concatenate(run_units(run_score_unit, units, cfg.execution, desc="selecting"))
 
 
-def _count(
-    mech: Mechanism, x: tuple, score: Score, thr: np.ndarray, cfg: ProfileAuditConfig, which: int
-):
-    units = [
-        ProfileCountUnit(mech, x, score, thr, n, cfg.seed, (StageKey.PROFILE_FINAL, which, i))
-        for i, n in enumerate(split_samples(cfg.final_samples))
-    ]
-    return np.sum(run_units(run_count_unit, units, cfg.execution, desc="counting"), axis=0)
-
-
-def _kept_thresholds(
-    proposals: tuple[ProposedSet, ...], dtype: np.dtype, columns: int
-) -> np.ndarray | tuple[np.ndarray, ...]:
-    """The thresholds the final stage counts: sorted, one array per column of a wide score."""
-    per = tuple(
-        np.unique(np.asarray([p.threshold for p in proposals if p.column == j], dtype=dtype))
-        for j in range(columns)
-    )
-    return per[0] if columns == 1 else per
-
-
-def _final_counts(
-    proposals: tuple[ProposedSet, ...],
-    thr: np.ndarray | tuple[np.ndarray, ...],
-    gx: np.ndarray,
-    gxp: np.ndarray,
-    n: int,
-) -> list[FinalCounts]:
-    per = thr if isinstance(thr, tuple) else (thr,)
-    starts = np.cumsum([0, *(len(t) for t in per)])
-    counts = []
-    for p in proposals:
-        column = per[p.column]
-        at = int(np.searchsorted(column, np.asarray(p.threshold, dtype=column.dtype)))
-        j = int(starts[p.column]) + at
-        hx, hxp = int(gx[j]), int(gxp[j])
-        if not p.above:
-            hx, hxp = n - hx, n - hxp
-        if not p.forward:
-            hx, hxp = hxp, hx
-        counts.append(FinalCounts(hx, n, hxp, n))
-    return counts
-
-
 def audit_profile(
     mechanism: Mechanism,
     x: Any,
@@ -185,42 +145,110 @@ def audit_profile(
 
     Returns an :class:`~dpaudit.results.audit.AuditResult` whose
     :class:`~dpaudit.auditors.profile.result.ProfileDetail` holds every
-    certified statement (see :func:`_result` for its summary bound and witness).
+    certified statement (see :func:`_read` for its summary bound and witness).  The core
+    runs the procedure (:func:`~dpaudit.auditors.core.procedure.run_audit`) on a
+    :class:`ProfileAuditor`.
     """
+    auditor = ProfileAuditor(x, x_prime, score, **(provenance or {}))
+    return run_audit(auditor, mechanism, claim, config)
+
+
+@dataclass(frozen=True)
+class _ProfileSelection:
+    """What the profile proposer keeps for its reading."""
+
+    config: ProfileAuditConfig
+    claim: Any
+    sets: tuple[ProposedSet, ...]
+    epsilons: np.ndarray
+    fields: dict[str, Any]
+    provenance: dict[str, str]
+
+
+def _propose(
+    mechanism: Mechanism,
+    pair: tuple[Any, Any],
+    score: Score,
+    claim: Any,
+    cfg: ProfileAuditConfig,
+    provenance: dict[str, str],
+) -> Proposals:
+    """Selection on ``PROFILE_SELECT`` streams; the kept threshold sets and the final plan."""
     start = time.perf_counter()
-    cfg = config or ProfileAuditConfig()
     _check_claim(claim)
     if not callable(score):
         raise InvalidTypeError("score", score, "a callable outputs -> one number per output")
-    a, b = mechanism.validate_pair(x, x_prime)
+    a, b = mechanism.validate_pair(*pair)
     # The one trust call: the sets come from samples and are certified on fresh ones,
     # so no declaration is relied on; only the randomness is probed.
     trust = establish_trust(mechanism, seed=cfg.seed, probe=a, declarations=())
     xs, xps = tuple(a.ravel().tolist()), tuple(b.ravel().tolist())
     eps = cfg.epsilon_grid()
-    n = cfg.final_samples
     # Selection ranks with the error of the most statements it may propose (a safe guess).
     planned = split_error(1.0 - cfg.confidence, len(eps) + 1 + len(cfg.orders))
     sel_x = _sample_scores(mechanism, xs, score, cfg, 0)
     sel_xp = _sample_scores(mechanism, xps, score, cfg, 1)
     columns = 1 if sel_x.ndim == 1 else sel_x.shape[1]
-    proposals = select_sets(
+    sets = select_sets(
         sel_x,
         sel_xp,
-        final_samples=n,
+        final_samples=cfg.final_samples,
         error=planned,
         epsilons=eps,
         orders=cfg.orders,
         candidates=cfg.candidates,
         column_names=tuple(getattr(score, "columns", ())),
     )
-    # Fresh samples (PROFILE_FINAL; selection drew PROFILE_SELECT) count every kept threshold.
-    thr = _kept_thresholds(proposals, sel_x.dtype, columns)
-    gx = _count(mechanism, xs, score, thr, cfg, 0)
-    gxp = _count(mechanism, xps, score, thr, cfg, 1)
-    counts = _final_counts(proposals, thr, gx, gxp, n)
-    fields = _judge(claim, proposals, counts, eps, cfg)
-    fields.update(claim=claim.to_dict(), x=xs, x_prime=xps, score=_describe_score(score))
+    # Fresh samples (PROFILE_FINAL; selection drew PROFILE_SELECT) count every kept set.
+    plan = FinalPlan(
+        draw=ScoredDraw(mechanism, score, None if columns == 1 else columns),
+        streams=(Stream(xs, (StageKey.PROFILE_FINAL, 0)), Stream(xps, (StageKey.PROFILE_FINAL, 1))),
+        samples=cfg.final_samples,
+        generators=UnitGenerators(cfg.seed),
+        unit_samples=UNIT_ROWS,
+        block_samples=BLOCK_ROWS,
+        desc="counting",
+    )
+    fields = dict(claim=claim.to_dict(), x=xs, x_prime=xps, score=_describe_score(score))
+    return Proposals(
+        statements=_statements(sets, sel_x.dtype),
+        plan=plan,
+        pair_streams=((0, 1),),
+        chosen="",
+        confidence=cfg.confidence,
+        mechanism=mechanism.spec(),
+        seed=cfg.seed,
+        samples={"selection": cfg.selection_samples, "final": cfg.final_samples},
+        delta=float(getattr(claim, "delta", 0.0)),  # each set's ε bound is at the claim's δ
+        timing={"selection": round(time.perf_counter() - start, 4)},
+        trust=trust,
+        execution=cfg.execution,
+        state=_ProfileSelection(cfg, claim, sets, eps, fields, provenance),
+    )
+
+
+def _statements(sets: tuple[ProposedSet, ...], dtype: np.dtype) -> tuple[Proposal, ...]:
+    """The kept sets as proposals on the one pair; thresholds in the score's own dtype."""
+    return tuple(
+        Proposal(0, p.forward, ScoreAbove(p.column, dtype.type(p.threshold), p.above), "profile")
+        for p in sets
+    )
+
+
+def _read(proposals: Proposals, certified: Certified) -> Reading:
+    """The verdict on the whole claim, and its summary in (ε, δ) terms.
+
+    The verdict judges the whole claim (:func:`judged_claim`, from every bound).  Its
+    summary is the largest certified ``ln(p1_lower − δ) − ln(p2_upper)`` over the
+    certified sets at the claim's δ (0 for claims without one): a lower bound on the
+    pair's ε at that δ, holding on the same event as every other bound (floored at 0; the
+    witness is its set, None when no set gives a positive bound).  ``claimed_epsilon`` is
+    NaN for a claim without an ε (GDP, RDP, zCDP).
+    """
+    sel: _ProfileSelection = proposals.state
+    cfg, claim = sel.config, sel.claim
+    fields = _judge(claim, sel.sets, certified, sel.epsilons, cfg)
+    fields.update(sel.fields)
     judged = judged_claim(
         claim,
         fields["profile"],
@@ -230,48 +258,18 @@ def audit_profile(
     )
     findings = findings_for(claim, fields, judge((judged,)))
     del fields["final_samples"], fields["confidence"]  # the result's own fields
-    detail = ProfileDetail(**fields, findings=findings, **(provenance or {}))
-    return _result(mechanism, claim, detail, cfg, judged, time.perf_counter() - start, trust)
-
-
-def _result(
-    mech: Mechanism,
-    claim: Any,
-    detail: ProfileDetail,
-    cfg: ProfileAuditConfig,
-    judged: Judged,
-    seconds: float,
-    trust: TrustReport,
-) -> AuditResult:
-    """The shared result of a profile audit: the verdict on the whole claim, and an ε summary.
-
-    The verdict judges the whole claim (``judged``, from ``detail``).  Its summary in (ε, δ)
-    terms is the largest certified ``ln(p1_lower − δ) − ln(p2_upper)`` over the
-    certified sets at the claim's δ (0 for claims without one): a lower bound
-    on the pair's ε at that δ, holding on the same event as every other bound
-    (floored at 0; the witness is its set, None when no set gives a positive
-    bound).  ``claimed_epsilon`` is NaN for a claim without an ε (GDP, RDP, zCDP).
-    """
+    detail = ProfileDetail(**fields, findings=findings, **sel.provenance)
     bounds = [s.epsilon_lower_bound for s in detail.certified]
     best = int(np.argmax(bounds)) if bounds else None
     witness = None
     if best is not None and bounds[best] > 0.0:
         witness = _witness(detail, detail.certified[best], bounds[best], cfg.confidence)
-    return answer(
-        kind=AuditorKind.PROFILE,
-        mechanism=mech.spec(),
-        claim=claim,
+    return Reading(
         judged=(judged,),
         evidence=evidence(claim.describe(), detail, cfg.final_samples),
         bound=bounds[best] if best is not None else 0.0,
-        confidence=cfg.confidence,
-        confidence_statement=joint_confidence(cfg.confidence, detail.statements),
         witness=witness,
-        seed=cfg.seed,
-        samples={"selection": cfg.selection_samples, "final": cfg.final_samples},
-        timing={"total": seconds},
         detail=detail,
-        trust=trust,
         level=f"{cfg.confidence:g}, jointly over {detail.statements} certified sets",
     )
 
@@ -299,15 +297,14 @@ def _witness(
 def _judge(
     claim: Any,
     proposals: tuple[ProposedSet, ...],
-    counts: list[FinalCounts],
+    certified: Certified,
     eps: np.ndarray,
     cfg: ProfileAuditConfig,
 ) -> dict[str, Any]:
-    """Certify the ``K`` statements jointly, then derive every bound from them."""
+    """Derive every bound from the ``K`` statements the core certified jointly."""
     n = cfg.final_samples
-    delta = float(getattr(claim, "delta", 0.0))  # each statement's ε bound is at the claim's δ
-    certs = certify(counts, cfg.confidence, delta)
-    error = split_error(1.0 - cfg.confidence, len(certs))
+    counts, certs = certified.counts, certified.certificates
+    error = certified.error
     lo = np.array([c.p1.bound for c in certs])
     hi = np.array([c.p2.bound for c in certs])
     p1 = np.array([c.hits_x / n for c in counts])
@@ -389,7 +386,18 @@ class ProfileAuditor:
         config: ProfileAuditConfig | None,
         execution: ExecutionConfig | None,
     ) -> AuditResult:
-        """:func:`audit_profile` of this pair (``execution`` replaces the config's, if given)."""
+        """Run the core's procedure (:func:`~dpaudit.auditors.core.procedure.run_audit`)."""
+        return run_audit(self, mechanism, claim, config, execution)
+
+    def propose(
+        self,
+        mechanism: Mechanism,
+        claim: Any,
+        config: ProfileAuditConfig | None,
+        execution: ExecutionConfig | None,
+    ) -> Proposals:
+        """The threshold sets worth certifying, chosen on selection scores (``execution``
+        replaces the config's, if given)."""
         cfg = config or ProfileAuditConfig()
         if execution is not None:
             cfg = dataclasses.replace(cfg, execution=execution)
@@ -398,7 +406,11 @@ class ProfileAuditor:
             "claim_source": self.claim_source,
             "claim_note": self.claim_note,
         }
-        return audit_profile(mechanism, self.x, self.x_prime, self.score, claim, cfg, where)
+        return _propose(mechanism, (self.x, self.x_prime), self.score, claim, cfg, where)
+
+    def read(self, proposals: Proposals, certified: Certified) -> Reading:
+        """The whole claim judged from every certified bound (:func:`_read`)."""
+        return _read(proposals, certified)
 
 
 __all__ = ["DEFAULT_ORDERS", "ProfileAuditConfig", "ProfileAuditor", "audit_profile"]

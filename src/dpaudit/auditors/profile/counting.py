@@ -1,33 +1,29 @@
-"""Work units of the profile audit: sample a chunk, score it, count it against thresholds.
+"""Drawing for the profile audit: scored outputs, and the threshold sets the core counts.
 
-A unit is a picklable value — (mechanism, input, score, thresholds, sample
-count, root seed, key) — and :func:`run_count_unit` returns, per threshold
-``t``, the number of outputs whose score is ``> t``; counts of several units
-merge by addition, so the result does not depend on how the samples were split
-or on the number of workers (each unit draws from ``unit_rng(root_seed, key)``).
+:class:`ScoredDraw` is the profile audit's draw for the core's one counting unit
+(:mod:`dpaudit.auditors.core.counting`): outputs of ``M(x)`` are drawn and scored in
+blocks of :data:`BLOCK_ROWS` and handed over as their scores; :class:`ScoreAbove` is a
+kept set ``{s > t}`` or ``{s ≤ t}`` as a predicate on those score blocks.  The core draws
+each unit from ``unit_rng(root_seed, key)``, so the counts do not depend on how the samples
+were split or on the number of workers, and memory is flat in the number of samples.
 
-Inside a unit outputs are drawn and scored in blocks of :data:`BLOCK_ROWS`, and
-each block is counted against *all* thresholds at once: sort the block's
-scores, then one :func:`numpy.searchsorted` gives ``#{s ≤ t}`` for every
-``t``.  Memory is flat in the number of samples (one block at a time), and the
-cost is ``O(B log B + T log B)`` per block instead of ``O(B·T)``.
-
-:func:`run_score_unit` returns the scores themselves, for the (smaller)
-selection stage.
+:func:`run_score_unit` returns the scores themselves, for the (smaller) selection stage
+and for the trade-off band.
 
 A score may also return several columns, one number per output for each (a training game's
-named statistics): then ``thresholds`` holds one sorted array per column, and the counts of
-all columns come back one after the other.
+named statistics): a set then names its column.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from dpaudit.auditors.core.guard import checked_sample
+from dpaudit.engine.timeout import mechanism_on_input
 from dpaudit.errors import DPAuditError, MechanismError
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.random import unit_rng
@@ -48,24 +44,6 @@ def split_samples(n: int) -> list[int]:
     return [UNIT_ROWS] * full + ([rest] if rest else [])
 
 
-@dataclass(frozen=True)
-class ProfileCountUnit:
-    """Draw ``n`` outputs of ``M(x)``; count how many score above each of ``thresholds``.
-
-    ``thresholds`` are sorted and of the score's own dtype (they were taken
-    from its values), so comparisons are exact; a tuple of such arrays, one per column, for a
-    score of several columns.
-    """
-
-    mechanism: Mechanism
-    x: tuple[float, ...]
-    score: Score
-    thresholds: np.ndarray | tuple[np.ndarray, ...]
-    n: int
-    root_seed: int
-    key: tuple[int, ...]
-
-
 def _scores(mech: Mechanism, score: Score, x: np.ndarray, rows: int, rng: np.random.Generator):
     """``rows`` outputs' scores: ``(rows,)`` for one score, ``(rows, k)`` for ``k`` columns."""
     out = checked_sample(mech, x, rows, rng)
@@ -79,43 +57,55 @@ def _scores(mech: Mechanism, score: Score, x: np.ndarray, rows: int, rng: np.ran
     return s
 
 
-def _greater(s: np.ndarray, thresholds: np.ndarray | tuple[np.ndarray, ...]) -> np.ndarray:
-    """``#{s > t}`` per threshold: one column, or each column against its own thresholds."""
-    if not isinstance(thresholds, tuple):
-        if s.ndim != 1:
-            raise MechanismError(f"score returned {s.shape[1]} columns where one was expected")
-        return len(s) - np.searchsorted(np.sort(s), thresholds, side="right")
-    cols = s.reshape(len(s), -1)
-    if cols.shape[1] != len(thresholds):
-        raise MechanismError(
-            f"score returned {cols.shape[1]} columns, not the {len(thresholds)} it had in selection"
-        )
-    return np.concatenate(
-        [
-            len(cols) - np.searchsorted(np.sort(cols[:, j]), t, side="right")
-            for j, t in enumerate(thresholds)
-        ]
-    )
+@dataclass(frozen=True)
+class ScoredDraw:
+    """The core's draw for the profile audit (:class:`~dpaudit.auditors.core.counting.OutputDraw`):
+    checked outputs of ``M(x)``, returned as their scores (``columns``: the number of
+    columns the score had in selection, None for one)."""
+
+    mechanism: Mechanism
+    score: Score
+    columns: int | None = None
+
+    def __call__(self, x: tuple[float, ...], rows: int, rng: np.random.Generator) -> np.ndarray:
+        """The scores of ``rows`` fresh outputs of ``M(x)``."""
+        mech = self.mechanism
+        try:
+            s = _scores(mech, self.score, np.asarray(x, dtype=np.float64).reshape(mech.input_shape),
+                        rows, rng)  # fmt: skip
+        except MechanismError:
+            raise
+        except DPAuditError as exc:  # one picklable type across processes
+            raise MechanismError(f"mechanism {mech.name!r}: {exc}") from None
+        got = None if s.ndim == 1 else s.shape[1]
+        if got != self.columns:
+            raise MechanismError(
+                f"score returned {got or 1} column(s), not the {self.columns or 1} it had in "
+                "selection"
+            )
+        return s
+
+    def describe(self, x: tuple[float, ...]) -> str:
+        """What drawing on ``x`` runs, for messages."""
+        return mechanism_on_input(self.mechanism, x)
 
 
-def run_count_unit(unit: ProfileCountUnit) -> np.ndarray:
-    """``#{score > t}`` for each threshold ``t`` over this unit's ``n`` outputs (int64)."""
-    mech = unit.mechanism
-    rng = unit_rng(unit.root_seed, unit.key)
-    x = np.asarray(unit.x, dtype=np.float64).reshape(mech.input_shape)
-    total = sum(len(t) for t in unit.thresholds) if isinstance(unit.thresholds, tuple) else None
-    greater = np.zeros(total if total is not None else len(unit.thresholds), dtype=np.int64)
-    done = 0
-    try:
-        while done < unit.n:
-            rows = min(BLOCK_ROWS, unit.n - done)
-            greater += _greater(_scores(mech, unit.score, x, rows, rng), unit.thresholds)
-            done += rows
-    except MechanismError:
-        raise
-    except DPAuditError as exc:  # one picklable type across processes
-        raise MechanismError(f"mechanism {mech.name!r}: {exc}") from None
-    return greater
+@dataclass(frozen=True)
+class ScoreAbove:
+    """The set ``{score[column] > threshold}`` (``above``) or its complement, on score blocks.
+
+    ``threshold`` is of the score's own dtype (taken from its values), so the comparison
+    is exact.
+    """
+
+    column: int
+    threshold: Any
+    above: bool
+
+    def __call__(self, scores: np.ndarray) -> np.ndarray:
+        """One flag per scored output."""
+        s = scores if scores.ndim == 1 else scores[:, self.column]
+        return s > self.threshold if self.above else s <= self.threshold
 
 
 @dataclass(frozen=True)
