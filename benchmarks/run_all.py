@@ -280,10 +280,10 @@ def _sanity_runs_for(seconds: float, n: int = 128) -> int:
 
 def _timed_sanity_unit(unit: Any) -> tuple[Any, float, float]:
     """A sanity-check unit with its wall and CPU seconds inside the worker."""
-    from dpaudit.auditors.sanity.check import run_sanity_unit
+    from dpaudit.auditors.core.counting import run_event_unit
 
     wall, cpu = time.perf_counter(), time.process_time()
-    counts = run_sanity_unit(unit)
+    counts = run_event_unit(unit)
     return counts, time.perf_counter() - wall, time.process_time() - cpu
 
 

@@ -508,7 +508,6 @@ def test_auditor_protocol_rule_catches_one(tmp_path: Path) -> None:
 #: (``core.procedure.run_audit``: one counting unit, certification, the result).
 OWN_FINAL_STAGE = {
     "BlackBoxAuditor": "threshold sets with randomised ties counted in the search's CountUnit",
-    "SanityAuditor": "a fixed attack on constant inputs, counted per run of the check",
     "RewriterAuditor": "final rewrites are scored exactly under the model in its own units",
     "OneRunAuditor": "canary scores come from trained models, one unit per training run",
 }

@@ -11,12 +11,12 @@ nothing below ``reproduce/`` imports it.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dpaudit.auditors.sanity.check import finish_sanity_check, plan_sanity_check, run_sanity_unit
-from dpaudit.engine.executor import ExecutionConfig, run_units
+from dpaudit.auditors.core.procedure import run_audits
+from dpaudit.auditors.sanity.check import SanityAuditor
+from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms import make_mechanism
 from dpaudit.results.audit import AuditResult
@@ -97,26 +97,15 @@ def audit_acl2022_grid(
     if not cells:
         raise InvalidArgumentError("grid", cells, "at least one mechanism, ε and n")
     level = 1.0 - (1.0 - confidence) / len(cells) if familywise else confidence
-    plans = [
-        plan_sanity_check(
-            make_mechanism(m, epsilon=e, dim=n),
-            runs,
-            seed=seed,
-            confidence=level,
-            tie_rule=tie_rule,  # no trust report: own mechanisms sample by their transform
-        )
-        for m, e, n in cells
-    ]
-    units = [u for p in plans for u in p.units]
-    start = time.perf_counter()
-    results = run_units(run_sanity_unit, units, execution, desc="ACL 2022 grid")
-    seconds = time.perf_counter() - start
+    # No trust call: dpaudit's own mechanisms sample by their declared transform.
+    auditor = SanityAuditor(runs, tie_rule, trusted=True)
+    jobs = []
+    for m, e, n in cells:
+        mech = make_mechanism(m, epsilon=e, dim=n)
+        jobs.append((auditor, mech, mech.claim, {"seed": seed, "confidence": level}))
+    results = run_audits(jobs, execution, desc="ACL 2022 grid")
     rows = []
-    offset = 0
-    for (m, e, n), plan in zip(cells, plans, strict=True):
-        part = results[offset : offset + len(plan.units)]
-        offset += len(plan.units)
-        r = finish_sanity_check(plan, part, seconds)
+    for (m, e, n), r in zip(cells, results, strict=True):
         (f00, f01), (f10, f11) = r.detail.counts
         rows.append((
             AclGridRow(

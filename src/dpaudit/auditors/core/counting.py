@@ -40,12 +40,15 @@ from dpaudit.random import unit_rng
 __all__ = [
     "EventUnit",
     "FinalPlan",
+    "FinalUnits",
     "Generators",
     "OutputDraw",
     "SeedListGenerators",
     "Stream",
     "UnitGenerators",
     "count_final",
+    "final_execution",
+    "final_units",
     "run_event_unit",
 ]
 
@@ -177,12 +180,34 @@ def _count_events(unit: EventUnit) -> np.ndarray:
     return hits
 
 
-def count_final(
-    plan: FinalPlan,
-    statements: Sequence[tuple[int, int, Any]],
-    execution: ExecutionConfig | None = None,
-) -> tuple[FinalCounts, ...]:
-    """The final counts of each ``(numerator stream, denominator stream, event)`` statement.
+@dataclass(frozen=True)
+class FinalUnits:
+    """The work units of one final count, and how their hits make each statement's counts.
+
+    ``owner[i]``: the stream of unit ``i``; ``slots``: per statement, the position of its
+    event among each of its two streams' events.
+    """
+
+    plan: FinalPlan
+    units: tuple[EventUnit, ...]
+    owner: tuple[int, ...]
+    slots: tuple[tuple[int, int, int, int], ...]
+
+    def merge(self, results: Sequence[np.ndarray]) -> tuple[FinalCounts, ...]:
+        """The statements' counts from the units' hits (in unit order; integer sums)."""
+        if len(results) != len(self.units):
+            raise InvalidArgumentError("results", len(results), f"{len(self.units)} unit results")
+        hits: dict[int, np.ndarray] = {}
+        for s, r in zip(self.owner, results, strict=True):
+            hits[s] = hits[s] + r if s in hits else np.array(r, dtype=np.int64)
+        n = self.plan.samples
+        return tuple(
+            FinalCounts(int(hits[a][i]), n, int(hits[b][j]), n) for a, i, b, j in self.slots
+        )
+
+
+def final_units(plan: FinalPlan, statements: Sequence[tuple[int, int, Any]]) -> FinalUnits:
+    """The units that count each ``(numerator stream, denominator stream, event)`` statement.
 
     Only streams some statement names are drawn; on each, every distinct event (by
     identity) of the statements that name it is counted once, on the same outputs.
@@ -211,14 +236,26 @@ def count_final(
                 )
             )  # fmt: skip
             owner.append(s)
-    if execution is None or plan.in_process:
-        execution = ExecutionConfig(workers=1) if plan.in_process else ExecutionConfig()
-    results = run_units(run_event_unit, units, execution, desc=plan.desc)
-    hits = [np.zeros(len(e), dtype=np.int64) for e in events]
-    for s, r in zip(owner, results, strict=True):
-        hits[s] += r
-    n = plan.samples
-    return tuple(
-        FinalCounts(int(hits[a][slot[(a, id(e))]]), n, int(hits[b][slot[(b, id(e))]]), n)
-        for a, b, e in statements
+    slots = tuple((a, slot[(a, id(e))], b, slot[(b, id(e))]) for a, b, e in statements)
+    return FinalUnits(plan, tuple(units), tuple(owner), slots)
+
+
+def count_final(
+    plan: FinalPlan,
+    statements: Sequence[tuple[int, int, Any]],
+    execution: ExecutionConfig | None = None,
+) -> tuple[FinalCounts, ...]:
+    """The final counts of each ``(numerator stream, denominator stream, event)`` statement
+    (:func:`final_units`, run through the engine)."""
+    work = final_units(plan, statements)
+    results = run_units(
+        run_event_unit, work.units, final_execution(plan, execution), desc=plan.desc
     )
+    return work.merge(results)
+
+
+def final_execution(plan: FinalPlan, execution: ExecutionConfig | None) -> ExecutionConfig:
+    """How ``plan``'s units run: in this process when the plan says so, else ``execution``."""
+    if plan.in_process:
+        return ExecutionConfig(workers=1)
+    return execution or ExecutionConfig()

@@ -20,6 +20,7 @@ after ``propose`` has returned, from streams no selection stage uses.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -27,16 +28,27 @@ from typing import Any, Protocol, runtime_checkable
 
 from dpaudit.auditors.core.answer import Evidence, Judged, answer, joint_confidence
 from dpaudit.auditors.core.certify import Certificate, FinalCounts, certify, split_error
-from dpaudit.auditors.core.counting import FinalPlan, count_final
+from dpaudit.auditors.core.counting import FinalPlan, count_final, final_units, run_event_unit
 from dpaudit.auditors.core.proposal import Proposal
 from dpaudit.auditors.core.trust import TrustReport
 from dpaudit.engine.config import ExecutionConfig
+from dpaudit.engine.executor import run_units
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.results.audit import AuditorKind, AuditResult
 from dpaudit.results.findings import DeclarationFinding
 from dpaudit.witness import Witness
 
-__all__ = ["Certified", "Proposals", "ProposingAuditor", "Reading", "run_audit"]
+__all__ = [
+    "Certified",
+    "Proposals",
+    "ProposingAuditor",
+    "Reading",
+    "certify_counts",
+    "certify_proposals",
+    "conclude",
+    "run_audit",
+    "run_audits",
+]
 
 
 @dataclass(frozen=True)
@@ -110,7 +122,9 @@ class Reading:
     ``evidence``: the verdict's phrases; ``bound``: the summary lower bound; ``witness``:
     the statement that stands for the audit; ``detail``: the auditor's typed detail;
     ``notes``, ``power``, ``findings``, ``level``: as :func:`~.answer.answer` takes them;
-    ``claim_text``: the claim as the result prints it (default: ``claim.describe()``).
+    ``claim_text``: the claim as the result prints it (default: ``claim.describe()``);
+    ``final_work``: how much the final stage drew, by what it counts (``{"coordinates": N}``),
+    which the result's timing states per second of the final stage.
     """
 
     judged: tuple[Judged, ...]
@@ -123,6 +137,7 @@ class Reading:
     findings: Sequence[DeclarationFinding] = ()
     claim_text: str | None = None
     level: str | None = None
+    final_work: dict[str, float] = field(default_factory=dict)
 
 
 @runtime_checkable
@@ -147,8 +162,13 @@ class ProposingAuditor(Protocol):
 def certify_proposals(proposals: Proposals, execution: ExecutionConfig | None = None) -> Certified:
     """Draw the final counts of every proposal through the one counting unit; certify them."""
     counts = count_final(proposals.plan, proposals.oriented(), proposals.execution or execution)
+    return certify_counts(proposals, counts)
+
+
+def certify_counts(proposals: Proposals, counts: Sequence[FinalCounts]) -> Certified:
+    """The joint certificates of the proposals' final ``counts`` (at the claim's δ)."""
     certificates = certify(counts, proposals.confidence, proposals.delta)
-    return Certified(counts, certificates, proposals.confidence)
+    return Certified(tuple(counts), certificates, proposals.confidence)
 
 
 def run_audit(
@@ -163,11 +183,57 @@ def run_audit(
     proposals = auditor.propose(mechanism, claim, config, execution)
     proposed_at = time.perf_counter()
     certified = certify_proposals(proposals, execution)
-    certified_at = time.perf_counter()
+    final = time.perf_counter() - proposed_at
+    return conclude(auditor, claim, proposals, certified, final, start)
+
+
+def run_audits(
+    jobs: Sequence[tuple[ProposingAuditor, Any, Any, Any]],
+    execution: ExecutionConfig | None = None,
+    *,
+    desc: str = "final",
+) -> list[AuditResult]:
+    """Several audits ``(auditor, mechanism, claim, config)`` whose final counts run as one
+    batch of work units, so that workers stay busy across small and large audits.
+
+    Each audit is certified and answered on its own, exactly as :func:`run_audit` would
+    (its counts come from the same units); every result's ``final`` time is the batch's.
+    """
+    start = time.perf_counter()
+    proposals = [a.propose(m, c, cfg, execution) for a, m, c, cfg in jobs]
+    proposed_at = time.perf_counter()
+    works = [final_units(p.plan, p.oriented()) for p in proposals]
+    if any(p.plan.in_process for p in proposals):
+        raise InvalidArgumentError("jobs", desc, "audits whose final draws may leave the process")
+    units = [u for w in works for u in w.units]
+    results = run_units(run_event_unit, units, execution or ExecutionConfig(), desc=desc)
+    final = time.perf_counter() - proposed_at
+    out, offset = [], 0
+    for (auditor, _, claim, _), p, work in zip(jobs, proposals, works, strict=True):
+        part = results[offset : offset + len(work.units)]
+        offset += len(work.units)
+        certified = certify_counts(p, work.merge(part))
+        out.append(conclude(auditor, claim, p, certified, final, start))
+    return out
+
+
+def conclude(
+    auditor: ProposingAuditor,
+    claim: Any,
+    proposals: Proposals,
+    certified: Certified,
+    final_seconds: float,
+    started: float,
+) -> AuditResult:
+    """The auditor's reading of its certified statements, assembled into the one result
+    (``final_seconds``: the final count's time; ``started``: ``perf_counter()`` at the
+    audit's start)."""
     reading = auditor.read(proposals, certified)
     timing = dict(proposals.timing)
-    timing["final"] = round(certified_at - proposed_at, 4)
-    timing["total"] = round(time.perf_counter() - start, 4)
+    timing["final"] = round(final_seconds, 4)
+    timing["total"] = round(time.perf_counter() - started, 4)
+    for what, amount in reading.final_work.items():
+        timing[f"{what}_per_second"] = amount / final_seconds if final_seconds > 0 else math.inf
     return answer(
         kind=auditor.kind,
         mechanism=proposals.mechanism,

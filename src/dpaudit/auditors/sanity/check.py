@@ -56,40 +56,37 @@ the mechanism's output — no binomial short-cut.
 Other mechanisms go through the generic path: ``mech.sample`` in chunks, with
 every output checked (shape, dtype, NaN, inf) before the attack.
 
-Reproducibility: work units are (mechanism, input, chunk index, rows, seed);
-each draws from :func:`dpaudit.random.unit_rng` keyed by the mechanism spec,
-input and chunk, and counts merge by addition, so results are bit-identical for
-any number of workers or backend.
+Reproducibility: the runs are drawn by the core's one counting unit
+(:mod:`dpaudit.auditors.core.counting`, with :class:`~dpaudit.auditors.sanity.runs.SanityDraw`)
+in chunks; each chunk draws from :func:`dpaudit.random.unit_rng` keyed by the mechanism
+spec, input and chunk, and counts merge by addition, so results are bit-identical for any
+number of workers or backend.  The four statements are fixed before any run is drawn, and
+the core certifies them (:mod:`dpaudit.auditors.core.procedure`).
 """
 
 from __future__ import annotations
 
 import json
 import math
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from dpaudit.auditors.core.answer import (
-    Judged,
-    answer,
-    epsilon_evidence,
-    joint_confidence,
-    untestable_epsilon,
-)
-from dpaudit.auditors.core.certify import FinalCounts, best, certify, split_error
-from dpaudit.auditors.core.guard import checked_sample
+from dpaudit.auditors.core.answer import Judged, epsilon_evidence, untestable_epsilon
+from dpaudit.auditors.core.certify import Certificate, FinalCounts, best, certify
+from dpaudit.auditors.core.counting import EventUnit, FinalPlan, Stream, UnitGenerators, final_units
 from dpaudit.auditors.core.power import power_summary
+from dpaudit.auditors.core.procedure import Certified, Proposals, Reading, run_audit
+from dpaudit.auditors.core.proposal import Proposal
 from dpaudit.auditors.core.trust import TrustReport, establish_trust
 from dpaudit.auditors.sanity.decision_set import DecisionSet, attack_decision_set
-from dpaudit.engine.executor import ExecutionConfig, run_units
-from dpaudit.engine.timeout import mechanism_label
+from dpaudit.auditors.sanity.runs import GuessIs, SanityDraw
+from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.base import Mechanism
-from dpaudit.random import stable_hash, unit_rng
+from dpaudit.random import stable_hash
 from dpaudit.results.audit import AuditorKind, AuditResult, register_detail
 from dpaudit.results.findings import DeclarationFinding
 from dpaudit.serialization import to_jsonable
@@ -110,104 +107,11 @@ PATHS = ("auto", "fused", "generic")
 _BLOCK_COORDS = 1 << 20
 #: Output coordinates per work unit (≈ 0.1 s on the fused path).
 _UNIT_COORDS = 1 << 26
-_U64_MAX = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
 _SEED_TAG = stable_hash("dpaudit.sanity-check")
 
 
-# ----------------------------------------------------------------- the kernels
-def _count_dtype(n: int) -> type[np.unsignedinteger[Any]]:
-    if n < 256:
-        return np.uint8
-    return np.uint16 if n < 65536 else np.uint32
-
-
-def _vote_ones(counts: np.ndarray, n: int, tie_rule: str, rng: np.random.Generator) -> int:
-    """Rows whose majority vote is 1, given per-row counts of coordinates rounded to 1."""
-    half = n // 2
-    ones = int(np.count_nonzero(counts > half))
-    if n % 2 == 0 and tie_rule != "half-even":
-        ties = int(np.count_nonzero(counts == half))
-        ones += ties if tie_rule == "half-up" else int(rng.binomial(ties, 0.5))
-    return ones
-
-
-def _fused_ones(
-    decision: DecisionSet, n: int, rows: int, rng: np.random.Generator, tie_rule: str
-) -> int:
-    """Majority votes equal to 1 among ``rows`` runs, drawing ``n`` 32-bit uniforms per run."""
-    if decision.constant:
-        return rows if decision.first else 0  # counts are 0 or n: no tie, nothing to draw
-    interval = decision.cyclic_interval()
-    flips = np.asarray(decision.flips, dtype=np.uint32)
-    block_rows = max(2, (_BLOCK_COORDS // n) & ~1)
-    flags = np.empty(n * block_rows, dtype=bool)
-    dtype = _count_dtype(n)
-    ones = 0
-    for start in range(0, rows, block_rows):
-        r = min(block_rows, rows - start)
-        m = n * r
-        raw = rng.integers(0, _U64_MAX, size=(m + 1) // 2, dtype=np.uint64, endpoint=True)
-        # Layout (coordinate, run): summing over axis 0 adds contiguous rows (fast for any n).
-        k = raw.view(np.uint32)[:m].reshape(n, r)
-        hit = flags[:m].reshape(n, r)
-        if interval is not None:
-            lo, width = interval
-            np.subtract(k, np.uint32(lo), out=k)  # wraps modulo 2^32
-            np.less(k, np.uint32(width), out=hit)
-        else:
-            crossings = np.searchsorted(flips, k, side="right")
-            np.not_equal(crossings & 1, int(decision.first), out=hit)
-        counts = hit.sum(axis=0, dtype=dtype)
-        ones += _vote_ones(counts, n, tie_rule, rng)
-    return ones
-
-
-def _generic_ones(
-    mech: Mechanism, x: np.ndarray, rows: int, rng: np.random.Generator, tie_rule: str
-) -> int:
-    """Majority votes equal to 1 among ``rows`` runs of ``mech.sample``."""
-    m = int(np.prod(mech.output_shape, dtype=np.int64))
-    block_rows = max(1, _BLOCK_COORDS // m)
-    dtype = _count_dtype(m)
-    ones = 0
-    for start in range(0, rows, block_rows):
-        r = min(block_rows, rows - start)
-        out = checked_sample(mech, x, r, rng).reshape(r, m)
-        counts = (out >= 0.5).sum(axis=1, dtype=dtype)  # NaN >= 0.5 is False: rounds to 0
-        ones += _vote_ones(counts, m, tie_rule, rng)
-    return ones
-
-
-# ------------------------------------------------------------------ work units
-@dataclass(frozen=True)
-class SanityUnit:
-    """One chunk of runs of one mechanism on one input: the picklable work unit."""
-
-    mechanism: Mechanism
-    x_bit: int
-    chunk: int
-    rows: int
-    seed: int
-    spec_key: int
-    tie_rule: str
-    decision: DecisionSet | None  # None: generic path
-
-    def describe(self) -> str:
-        """What this unit samples, for messages (:class:`~dpaudit.engine.timeout.DescribedUnit`)."""
-        return f"mechanism {mechanism_label(self.mechanism)!r} on input all {self.x_bit}"
-
-
-def run_sanity_unit(unit: SanityUnit) -> np.ndarray:
-    """Counts ``[rows, votes for 1]`` of one unit (int64), mergeable by addition."""
-    rng = unit_rng(unit.seed, (_SEED_TAG, unit.spec_key, unit.x_bit, unit.chunk))
-    mech = unit.mechanism
-    if unit.decision is not None:
-        n = int(np.prod(mech.output_shape, dtype=np.int64))
-        ones = _fused_ones(unit.decision, n, unit.rows, rng, unit.tie_rule)
-    else:
-        x = np.full(mech.input_shape, float(unit.x_bit))
-        ones = _generic_ones(mech, x, unit.rows, rng, unit.tie_rule)
-    return np.array([unit.rows, ones], dtype=np.int64)
+#: The four statements, in certification order: (guess g, numerator input a, denominator b).
+STATEMENTS = tuple((g, a, b) for g in (0, 1) for a, b in ((0, 1), (1, 0)))
 
 
 # --------------------------------------------------------------------- results
@@ -276,17 +180,25 @@ def sanity_epsilon_lower_bound(
     """
     confidence = check_probability_open("confidence", confidence)
     f = np.asarray(counts, dtype=np.int64)
-    # The four statements (guess g, direction a over b), certified jointly by the core.
-    statements = [(g, a, b) for g in (0, 1) for a, b in ((0, 1), (1, 0))]  # SANITY_STATEMENTS
     certificates = certify(
-        [FinalCounts(int(f[a, g]), runs, int(f[b, g]), runs) for g, a, b in statements],
+        [FinalCounts(int(f[a, g]), runs, int(f[b, g]), runs) for g, a, b in STATEMENTS],
         confidence,
     )
+    return _best_statement(certificates, confidence, dim, seeds)
+
+
+def _best_statement(
+    certificates: Sequence[Certificate],
+    confidence: float,
+    dim: int,
+    seeds: tuple[int, int] | None,
+) -> tuple[float, Witness | None]:
+    """The largest of the four certified bounds (floored at 0) and its witness."""
     top = best(certificates)
     cert = certificates[top]
     if not cert.lower_bound > 0.0:
         return 0.0, None
-    g, a, b = statements[top]
+    g, a, b = STATEMENTS[top]
     k1, k2 = cert.p1.hits, cert.p2.hits
     witness = Witness(
         kind=WitnessKind.SANITY_CHECK,
@@ -308,7 +220,12 @@ def sanity_epsilon_lower_bound(
 # ------------------------------------------------------------------- planning
 @dataclass(frozen=True)
 class SanityPlan:
-    """Everything needed to run one sanity check: the units and what the result records."""
+    """Everything needed to run one sanity check: how its runs are drawn, what it records.
+
+    ``final``: the core's plan of the runs (:class:`~dpaudit.auditors.core.counting.FinalPlan`:
+    one stream per constant input, keyed by the mechanism's spec); :meth:`proposals` the
+    four statements on them.
+    """
 
     mechanism: Mechanism
     runs: int
@@ -317,10 +234,35 @@ class SanityPlan:
     tie_rule: str
     path: str
     decisions: tuple[DecisionSet, DecisionSet] | None
-    units: tuple[SanityUnit, ...]
+    final: FinalPlan
+    spec_key: int
     #: What the audit's trust call found (None: dpaudit's own mechanism, trusted), passed
     #: into the result's construction.
     trust: TrustReport | None = None
+
+    def proposals(self) -> Proposals:
+        """The four statements (guess × direction) on the runs of ``0^n`` and ``1^n``."""
+        guess = (GuessIs(0), GuessIs(1))
+        return Proposals(
+            statements=tuple(
+                Proposal(0, a == 0, guess[g], f"guess {g}, {a}^n over {b}^n")
+                for g, a, b in STATEMENTS
+            ),
+            plan=self.final,
+            pair_streams=((0, 1),),
+            chosen="The best of 4 candidates (guess × direction) is reported.",
+            confidence=self.confidence,
+            mechanism=self.mechanism.spec(),
+            seed=self.seed,
+            samples={"runs": self.runs},
+            trust=self.trust,
+            state=self,
+        )
+
+    @property
+    def units(self) -> tuple[EventUnit, ...]:
+        """The work units that draw the runs (two streams, split into chunks)."""
+        return final_units(self.final, self.proposals().oriented()).units
 
     @property
     def findings(self) -> tuple[DeclarationFinding, ...]:
@@ -405,23 +347,19 @@ def plan_sanity_check(
                 "path", path, f"'auto' or 'generic' ({mech.name}'s transform is too irregular)"
             )
     out_dim = int(np.prod(mech.output_shape, dtype=np.int64))
-    chunk_rows = max(4096, _UNIT_COORDS // out_dim)
     key = _spec_key(mech)
-    units = []
-    for x_bit in (0, 1):
-        for chunk, start in enumerate(range(0, runs, chunk_rows)):
-            units.append(
-                SanityUnit(
-                    mechanism=mech,
-                    x_bit=x_bit,
-                    chunk=chunk,
-                    rows=min(chunk_rows, runs - start),
-                    seed=seed,
-                    spec_key=key,
-                    tie_rule=tie_rule,
-                    decision=None if decisions is None else decisions[x_bit],
-                )
-            )
+    # Runs per block: the fused path draws two 32-bit uniforms per 64-bit word, so an even count.
+    fused = decisions is not None
+    block = max(2, (_BLOCK_COORDS // out_dim) & ~1) if fused else max(1, _BLOCK_COORDS // out_dim)
+    final = FinalPlan(
+        draw=SanityDraw(mech, tie_rule, decisions),
+        streams=(Stream(0, (_SEED_TAG, key, 0)), Stream(1, (_SEED_TAG, key, 1))),
+        samples=runs,
+        generators=UnitGenerators(seed),
+        unit_samples=max(4096, _UNIT_COORDS // out_dim),
+        block_samples=block,
+        desc=f"sanity-check {mech.name}",
+    )
     return SanityPlan(
         mechanism=mech,
         runs=runs,
@@ -430,22 +368,20 @@ def plan_sanity_check(
         tie_rule=tie_rule,
         path="fused" if decisions is not None else "generic",
         decisions=decisions,
-        units=tuple(units),
+        final=final,
+        spec_key=key,
         trust=trust,
     )
 
 
-def finish_sanity_check(
-    plan: SanityPlan, unit_counts: Sequence[np.ndarray], seconds: float
-) -> AuditResult:
-    """Merge the units' counts (by addition, in unit order) into the result."""
-    ones = [0, 0]
-    for unit, c in zip(plan.units, unit_counts, strict=True):
-        ones[unit.x_bit] += int(c[1])
+def _read(proposals: Proposals, certified: Certified) -> Reading:
+    """The 2×2 table, the paper's loss, the best certified bound and the power of the runs."""
+    plan: SanityPlan = proposals.state
+    zero, one = certified.counts[0], certified.counts[2]  # guess 0 and 1, 0^n over 1^n
+    counts = ((zero.hits_x, one.hits_x), (zero.hits_x_prime, one.hits_x_prime))
     n = plan.runs
-    counts = ((n - ones[0], ones[0]), (n - ones[1], ones[1]))
-    bound, witness = sanity_epsilon_lower_bound(
-        counts, n, plan.confidence, dim=plan.dim, seeds=(plan.seed, plan.units[0].spec_key)
+    bound, witness = _best_statement(
+        certified.certificates, plan.confidence, plan.dim, (plan.seed, plan.spec_key)
     )
     claim = plan.mechanism.claim
     drawn_inputs = 2 if plan.decisions is None else sum(not d.constant for d in plan.decisions)
@@ -465,13 +401,9 @@ def finish_sanity_check(
     )
     # The power rule every auditor shares: could these runs have certified a violation of
     # the claimed size on a guess set of mass ½ at the split's error?
-    error = split_error(1.0 - plan.confidence, SANITY_STATEMENTS)
-    power = power_summary(claim.epsilon, n, error, claim.delta)
+    power = power_summary(claim.epsilon, n, certified.error, claim.delta)
     testable = bound > claim.epsilon or math.isfinite(power["mass 0.5"])
-    return answer(
-        kind=AuditorKind.SANITY,
-        mechanism=plan.mechanism.spec(),
-        claim=claim,
+    return Reading(
         judged=(Judged.of_bound(bound, claim.epsilon, testable=testable),),
         evidence=epsilon_evidence(
             bound,
@@ -479,23 +411,11 @@ def finish_sanity_check(
             blind=untestable_epsilon(claim.epsilon, power["ceiling"], n, "runs"),
         ),
         bound=bound,
-        confidence=plan.confidence,
-        confidence_statement=joint_confidence(
-            plan.confidence,
-            SANITY_STATEMENTS,
-            "The best of 4 candidates (guess × direction) is reported.",
-        ),
         witness=witness,
-        seed=plan.seed,
-        samples={"runs": n},
-        timing={
-            "total": seconds,
-            "coordinates_per_second": coords / seconds if seconds > 0 else math.inf,
-        },
         detail=detail,
         power={} if bound > claim.epsilon else power,
-        trust=plan.trust,
         notes=(REPRESENTATION_NOTE,),
+        final_work={"coordinates": coords},
     )
 
 
@@ -531,8 +451,14 @@ def sanity_check(
     ``reproducible = False`` and a note; a contradicted transform is a finding,
     and the generic path runs.
     """
+    auditor = SanityAuditor(runs, tie_rule, path)
+    return run_audit(auditor, mech, mech.claim, {"seed": seed, "confidence": confidence}, execution)
+
+
+def _establish(mech: Mechanism, seed: int, path: str) -> TrustReport:
+    """The sanity check's one trust call (see :func:`sanity_check`)."""
     check_sanity_mechanism(mech)
-    trust = establish_trust(
+    return establish_trust(
         mech,
         seed=seed,
         probe=np.zeros(mech.input_shape),
@@ -540,12 +466,6 @@ def sanity_check(
         declarations=() if path == "generic" else ("noise_from_uniform",),
         transform_inputs=[np.zeros(mech.input_shape), np.ones(mech.input_shape)],
     )
-    plan = plan_sanity_check(
-        mech, runs, seed=seed, confidence=confidence, tie_rule=tie_rule, path=path, trust=trust
-    )
-    start = time.perf_counter()
-    results = run_units(run_sanity_unit, plan.units, execution, desc=f"sanity-check {mech.name}")
-    return finish_sanity_check(plan, results, time.perf_counter() - start)
 
 
 @dataclass(frozen=True)
@@ -555,11 +475,14 @@ class SanityAuditor:
     ``runs`` per input, ``tie_rule`` and ``path`` as in :func:`sanity_check`; ``config`` of
     :meth:`audit` is ``{"seed": …, "confidence": …}`` (either may be left out).  It supports a
     mechanism of real or binary vectors whose inputs include ``0^n`` and ``1^n``.
+    ``trusted``: skip the trust call and use the declared transform as it is — only for
+    dpaudit's own mechanisms, whose sampler *is* their transform (the ACL 2022 grid).
     """
 
     runs: int
     tie_rule: str = "half-even"
     path: str = "auto"
+    trusted: bool = False
 
     kind = AuditorKind.SANITY
 
@@ -580,14 +503,31 @@ class SanityAuditor:
         config: dict[str, Any] | None,
         execution: ExecutionConfig | None,
     ) -> AuditResult:
-        """:func:`sanity_check` of ``mechanism`` against its own claim."""
+        """Run the core's procedure (:func:`~dpaudit.auditors.core.procedure.run_audit`)."""
+        return run_audit(self, mechanism, claim, config, execution)
+
+    def propose(
+        self,
+        mechanism: Mechanism,
+        claim: object,
+        config: dict[str, Any] | None,
+        execution: ExecutionConfig | None,
+    ) -> Proposals:
+        """The trust call, the plan of the runs and the four fixed statements on them."""
         options = dict(config or {})
-        return sanity_check(
+        seed = options.get("seed", 0)
+        trust = None if self.trusted else _establish(mechanism, seed, self.path)
+        plan = plan_sanity_check(
             mechanism,
             self.runs,
-            seed=options.get("seed", 0),
+            seed=seed,
             confidence=options.get("confidence", 0.95),
             tie_rule=self.tie_rule,
             path=self.path,
-            execution=execution,
+            trust=trust,
         )
+        return plan.proposals()
+
+    def read(self, proposals: Proposals, certified: Certified) -> Reading:
+        """The table, the paper's loss and the best certified bound (:func:`_read`)."""
+        return _read(proposals, certified)
