@@ -507,9 +507,14 @@ def test_auditor_protocol_rule_catches_one(tmp_path: Path) -> None:
 #: class proposes (``propose`` + ``read``) and the core runs the procedure
 #: (``core.procedure.run_audit``: one counting unit, certification, the result).
 OWN_FINAL_STAGE = {
-    "BlackBoxAuditor": "threshold sets with randomised ties counted in the search's CountUnit",
-    "RewriterAuditor": "final rewrites are scored exactly under the model in its own units",
-    "OneRunAuditor": "canary scores come from trained models, one unit per training run",
+    "RewriterAuditor": (
+        "one final unit draws and scores both documents' rewrites of a pair in one pass of "
+        "the model (a stream per pair, not per input), its fidelity check beside them"
+    ),
+    "OneRunAuditor": (
+        "its bound is the one-run guessing game's over canaries (Steinke et al. 2023), not "
+        "event counts on two inputs"
+    ),
 }
 
 
@@ -589,7 +594,9 @@ AUDIT_FUNCTIONS = frozenset(
         "sanity_check",
         "audit_rewriter",
         "audit_text_mechanism",
-        "audit_dpsniper",
+        "propose_dpsniper",
+        "run_audit",
+        "run_audits",
     }
 )
 
@@ -659,7 +666,7 @@ def test_entry_rule_catches_a_direct_call(tmp_path: Path) -> None:
         "from dpaudit.auditors.profile import ProfileAuditConfig, auditor\n"
         "from dpaudit.auditors.blackbox.scores import LikelihoodRatioScore\n"
         "if TYPE_CHECKING:\n"
-        "    from dpaudit.auditors.blackbox.dpsniper import audit_dpsniper\n\n\n"
+        "    from dpaudit.auditors.blackbox.dpsniper import propose_dpsniper\n\n\n"
         "def run(m, c):\n"
         "    from dpaudit.auditors.blackbox.auditor import audit as blackbox_audit\n"
         "    auditor.audit_profile(m, c)\n"
@@ -673,7 +680,7 @@ def test_entry_rule_catches_a_direct_call(tmp_path: Path) -> None:
         "line 13: dpaudit.auditors.profile.auditor.audit_profile",
         "line 14: dpaudit.auditors.sanity.check.sanity_check",
         "line 15: dpaudit.auditors.metric.auditor.audit_metric",
-        "line 8: dpaudit.auditors.blackbox.dpsniper.audit_dpsniper",
+        "line 8: dpaudit.auditors.blackbox.dpsniper.propose_dpsniper",
     ]
 
 

@@ -18,6 +18,7 @@ from dpaudit import progress
 from dpaudit.auditors.blackbox.auditor import AuditConfig, audit, projected_bound
 from dpaudit.auditors.blackbox.config import SearchConfig
 from dpaudit.auditors.blackbox.counting import CountUnit, run_count_unit
+from dpaudit.auditors.blackbox.final import ThresholdSet, VectorDraw
 from dpaudit.auditors.blackbox.pairs import InputPair
 from dpaudit.auditors.blackbox.scores import (
     LikelihoodRatioScore,
@@ -27,6 +28,7 @@ from dpaudit.auditors.blackbox.scores import (
     dpsniper_threshold,
     weighted_sums_at_thresholds,
 )
+from dpaudit.auditors.core.counting import EventUnit, UnitGenerators, run_event_unit
 from dpaudit.auditors.core.statistics import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.claims import Definition, InputDomain, PrivacyClaim
 from dpaudit.engine.executor import ExecutionConfig
@@ -131,17 +133,21 @@ def test_projected_bound_prefers_larger_counts_at_equal_ratio() -> None:
 def test_randomised_ties_are_drawn_from_the_unit_rng() -> None:
     mech = make_mechanism("randomized-response", epsilon=1.0)
     score = LikelihoodRatioScore(mech, (0.0,), (1.0,))
-    thr = np.array([1.0], dtype=np.float32)  # score = ±ε: the outputs of one value tie
-    unit = CountUnit(mech, (0.0,), (score,), (thr,), 100_000, 7, (9, 0, 0), (0.3,))
-    a, b = run_count_unit(unit), run_count_unit(unit)
-    assert a.ties_kept is not None and b.ties_kept is not None
-    assert int(a.ties_kept[0][0]) == int(b.ties_kept[0][0])  # same seed, same coins
-    ties, kept = int(a.equal[0][0]), int(a.ties_kept[0][0])
+    draw = VectorDraw(mech)
+
+    def hits(q: float, seed: int) -> int:
+        # score = ±ε: the outputs of one value tie at the threshold 1.0
+        event = ThresholdSet(score, np.float32(1.0), True, q)
+        unit = EventUnit(draw, (0.0,), (event,), 100_000, (9, 0, 0), UnitGenerators(seed))
+        return int(run_event_unit(unit)[0])
+
+    above, at_or_above, kept = hits(0.0, 7), hits(1.0, 7), hits(0.3, 7) - hits(0.0, 7)
+    assert hits(0.3, 7) - above == kept  # same seed, same coins
+    ties = at_or_above - above
     assert ties > 50_000
     # Binomial(ties, 0.3): within 5 standard errors.
     assert abs(kept - 0.3 * ties) <= 5 * math.sqrt(ties * 0.21)
-    other = run_count_unit(CountUnit(mech, (0.0,), (score,), (thr,), 100_000, 8, (9, 0, 0), (0.3,)))
-    assert other.ties_kept is not None and int(other.ties_kept[0][0]) != kept
+    assert hits(0.3, 8) - hits(0.0, 8) != kept
 
 
 def test_sets_of_one_score_in_one_unit_count_the_same_outputs() -> None:

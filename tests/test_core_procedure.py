@@ -8,6 +8,7 @@ test checks over seeds with a binomial tolerance stated beside it.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +27,7 @@ from dpaudit.auditors.core.counting import (
 )
 from dpaudit.auditors.core.procedure import (
     Certified,
+    Looks,
     Proposals,
     ProposingAuditor,
     Reading,
@@ -33,6 +35,7 @@ from dpaudit.auditors.core.procedure import (
     run_audit,
 )
 from dpaudit.auditors.core.proposal import Proposal
+from dpaudit.auditors.core.sequential import LookPlan
 from dpaudit.auditors.metric.result import MetricDetail
 from dpaudit.engine.config import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError, MechanismError
@@ -73,6 +76,9 @@ class IsZero:
 class WrongShape:
     def __call__(self, block: np.ndarray) -> np.ndarray:
         return block[:-1] == 1
+
+
+ONE = ExecutionConfig(workers=1)
 
 
 def rr(epsilon: float) -> tuple[float, float]:
@@ -237,5 +243,75 @@ def test_proposals_are_checked() -> None:
         Proposals(
             (Proposal(3, True, IsOne(), "x"),), base.plan, base.pair_streams, "", 0.95, {}, 0, {}
         )
-    with pytest.raises(InvalidArgumentError, match="statements"):
-        Proposals((), base.plan, base.pair_streams, "", 0.95, {}, 0, {})
+    empty = Proposals((), base.plan, base.pair_streams, "", 0.95, {}, 0, {})
+    assert certify_proposals(empty) == Certified((), (), 0.95)  # nothing drawn, nothing paid
+
+
+@dataclass
+class CountingScore:
+    """A feature that counts its calls (per process: the unit runs in this one here)."""
+
+    calls: list[int]
+
+    def __call__(self, block: np.ndarray) -> np.ndarray:
+        self.calls.append(len(block))
+        return block.astype(np.float64)
+
+
+@dataclass(frozen=True)
+class Above:
+    feature: Any
+    threshold: float
+    tie_probability: float | None = None
+
+    def on(self, values: np.ndarray) -> np.ndarray:
+        return values > self.threshold
+
+    def ties(self, values: np.ndarray) -> np.ndarray:
+        return values == self.threshold
+
+    def __call__(self, block: np.ndarray) -> np.ndarray:
+        return self.on(self.feature(block))
+
+
+def test_a_feature_read_by_several_events_is_computed_once_per_block() -> None:
+    calls: list[int] = []
+    score = CountingScore(calls)
+    p = plan(rr(1.0), 4_000, unit_samples=4_000, block_samples=1_000)
+    counts = count_final(p, [(0, 1, Above(score, 0.5)), (1, 0, Above(score, -1.0))], ONE)
+    assert calls == [1_000] * 8  # 4 blocks per stream, 2 streams, one call per block
+    assert counts[1].hits_x == counts[1].samples_x == 4_000  # every output is above −1
+
+
+def test_ties_are_kept_with_their_probability_after_the_last_block() -> None:
+    """A set {y > 0} with ties at 0 kept with probability q: its hits are the ones plus
+    Binomial(#zeros, q), drawn from the unit's generator after its blocks."""
+    score = CountingScore([])
+    n, q = 20_000, 0.3
+    p = plan((0.5, 0.5), n)
+    (c,) = count_final(p, [(0, 1, Above(score, 0.0, q))], ONE)
+    rng = unit_rng(11, (7, 0))
+    ones = int((rng.random(n) < 0.5).sum())
+    assert c.hits_x == ones + int(rng.binomial(np.array([n - ones]), q)[0])
+    # q = 1 keeps every tie, q = 0 none: the set is then {y ≥ 0} or {y > 0}.
+    (all_,) = count_final(p, [(0, 1, Above(score, 0.0, 1.0))], ONE)
+    (none,) = count_final(p, [(0, 1, Above(score, 0.0, 0.0))], ONE)
+    assert (all_.hits_x, none.hits_x) == (n, ones)
+
+
+def test_a_sequential_final_stage_stops_at_the_first_look_that_refutes() -> None:
+    looks_plan = LookPlan.of(64_000, 0.05, 4)
+    base = CoinAuditor(0.5, 64_000, 1, []).propose(rr(3.0), None, None, None)
+    prefixes = tuple((30 + k,) for k in range(len(looks_plan.sizes)))
+    seq = dataclasses.replace(
+        base, looks=Looks(looks_plan, prefixes, 0.5), plan=dataclasses.replace(base.plan)
+    )
+    got = certify_proposals(seq)
+    assert got.look == 0 and got.final_samples == looks_plan.sizes[0]  # ε = 3 ≫ 0.5 at once
+    assert got.error == pytest.approx(looks_plan.errors[0] / (2 * 2))
+    # A claim it cannot refute runs every look, the counts pooled over them.
+    calm = dataclasses.replace(seq, looks=Looks(looks_plan, prefixes, 50.0))
+    last = certify_proposals(calm)
+    assert last.look == len(looks_plan.sizes) - 1 and last.final_samples == 64_000
+    with pytest.raises(InvalidArgumentError, match="prefixes"):
+        Looks(looks_plan, prefixes[:1], 1.0)

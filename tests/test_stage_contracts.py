@@ -21,6 +21,7 @@ from dpaudit.auditors.blackbox.sampler import Timer
 from dpaudit.auditors.blackbox.shortlist import Budget, Shortlist
 from dpaudit.auditors.blackbox.stages import search, stages_for
 from dpaudit.auditors.blackbox.training import Train
+from dpaudit.auditors.core.procedure import certify_proposals
 from dpaudit.auditors.core.streams import PAIR_SEARCH_ROUNDS, StageKey, pair_search_round
 from dpaudit.claims import Definition, InputDomain, PrivacyClaim
 from dpaudit.engine.executor import ExecutionConfig
@@ -112,14 +113,25 @@ def test_every_stage_only_keeps_or_drops_the_candidates_it_was_given(name: str) 
     assert _proposed(state) and _proposed(state) <= _candidates(state) | _proposed(state)
 
 
+def _certified(budget: Budget, timer: Timer) -> tuple[Any, Any]:
+    """The search's proposals, certified by the core, and the search's reading of them."""
+    proposals = search(budget, timer)
+    certified = certify_proposals(proposals, ONE)
+    return proposals, proposals.state.read(proposals, certified)
+
+
 def test_no_stage_before_certification_draws_from_the_final_stream() -> None:
     budget = _budget()
     draws = _spy(budget)
-    search(budget, Timer())
+    proposals = search(budget, Timer())
     final_keys = {int(StageKey.FINAL), int(StageKey.SNIPER_FINAL)}
-    certify = [d for d in draws if "(certify)" in d[0]]
-    assert certify and all(key == StageKey.FINAL for _, key, _ in certify)
-    assert all(key not in final_keys for label, key, _ in draws if "(certify)" not in label)
+    final_keys |= {int(StageKey.FINAL_LOOK) + k for k in range(1, 10)}
+    assert draws and all(key not in final_keys for _, key, _ in draws)
+    # The final outputs are the core's to draw, after the search, from the FINAL streams.
+    assert proposals.statements and proposals.looks is not None
+    assert proposals.looks.prefixes[0] == (StageKey.FINAL,)
+    keys = [s.key for s in proposals.plan.streams]
+    assert keys == [(j,) for j in range(len(keys))]
     # Each stage draws only from its own keys.
     own: dict[str, set[int]] = {
         "design": {int(StageKey.DESIGN), int(StageKey.DESIGN_CONFIRM)},
@@ -130,24 +142,24 @@ def test_no_stage_before_certification_draws_from_the_final_stream() -> None:
     }
     for label, key, _ in draws:
         stage = label.split("(")[1].split(")")[0]
-        assert key in own.get(stage, {int(StageKey.FINAL)} if stage == "certify" else set())
+        assert key in own.get(stage, set()), (stage, key)
 
 
 def test_each_stage_records_the_outputs_it_drew() -> None:
     budget = _budget()
     draws = _spy(budget)
     timer = Timer()
-    search(budget, timer)
+    proposals, _ = _certified(budget, timer)
     drawn: dict[str, int] = {}
     for label, _, n in draws:
         stage = label.split("(")[1].split(")")[0]
         drawn[stage] = drawn.get(stage, 0) + n
-    recorded = {("certify" if k == "final" else k): v for k, v in timer.drawn.items()}
-    assert recorded == {s.name: drawn.get(s.name, 0) for s in stages_for(SMALL.search)} | {
-        "certify": drawn["certify"]
+    final = SMALL.final_samples * len(proposals.plan.streams)  # the core's fixed-size look
+    assert timer.drawn == {s.name: drawn.get(s.name, 0) for s in stages_for(SMALL.search)} | {
+        "final": final
     }
-    assert sum(recorded.values()) == budget.sampler.tally.drawn
-    assert recorded["screen"] == 0 and recorded["ladder"] == 0  # they only choose
+    assert sum(timer.drawn.values()) == budget.sampler.tally.drawn
+    assert timer.drawn["screen"] == 0 and timer.drawn["ladder"] == 0  # they only choose
 
 
 def _signed_sum(x: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -171,5 +183,5 @@ def test_the_pair_search_returns_its_pairs_in_the_state_and_leaves_the_budget_al
     assert len(out.pairs) > len(given) and out.pairs[: len(given)] == given
     assert tuple(budget.pairs) == given  # no stage writes to the budget
     assert {c.pair_index for c in out.combos} <= set(range(len(out.pairs)))
-    r: Any = search(budget, Timer())
-    assert r.detail.pairs_tried == len(out.pairs) and tuple(budget.pairs) == given
+    _, reading = _certified(budget, Timer())
+    assert reading.detail.pairs_tried == len(out.pairs) and tuple(budget.pairs) == given

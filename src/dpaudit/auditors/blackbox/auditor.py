@@ -111,6 +111,7 @@ result is bit-identical for any number of workers.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from dpaudit.auditors.blackbox.config import (
     CLASSIFIERS,
@@ -123,13 +124,14 @@ from dpaudit.auditors.blackbox.config import (
     AuditConfig,
     SearchConfig,
 )
-from dpaudit.auditors.blackbox.dpsniper import audit_dpsniper
+from dpaudit.auditors.blackbox.dpsniper import propose_dpsniper
 from dpaudit.auditors.blackbox.pairs import InputPair, check_pair, generate_pairs
 from dpaudit.auditors.blackbox.sampler import Sampler, Timer
 from dpaudit.auditors.blackbox.selection import projected_bound
 from dpaudit.auditors.blackbox.shortlist import Budget
 from dpaudit.auditors.blackbox.stages import search
 from dpaudit.auditors.core.certify import split_error
+from dpaudit.auditors.core.procedure import Certified, Proposals, Reading, run_audit
 from dpaudit.auditors.core.trust import TrustReport, establish_trust
 from dpaudit.claims import Definition, PrivacyClaim
 from dpaudit.engine.executor import ExecutionConfig
@@ -171,8 +173,19 @@ def audit(
     to read each stage's CPU seconds and outputs drawn afterwards (the result's
     ``timing`` holds the wall seconds).
     """
+    return run_audit(BlackBoxAuditor(timer), mechanism, mechanism.claim, config, execution)
+
+
+def propose(
+    mechanism: Mechanism,
+    config: AuditConfig | None = None,
+    execution: ExecutionConfig | None = None,
+    timer: Timer | None = None,
+) -> Proposals:
+    """The search of either mode, up to the sets it proposes for certification."""
     config = config or AuditConfig()
     execution = execution or ExecutionConfig()
+    timer = timer or Timer()
     claim = mechanism.claim
     if claim.definition is Definition.METRIC:
         raise InvalidArgumentError(
@@ -184,13 +197,12 @@ def audit(
         mechanism, mode=config.mode, user_pairs=config.pairs, use_patterns=config.use_patterns
     )
     families = score_families(mechanism, config)
-    timer = timer or Timer()
     # The one trust call: a fixed seed raises; an unseedable source and declarations
     # the sampler contradicts are reported in the result.
     trust = establish_trust(mechanism, seed=config.seed)
     if config.mode == "dpsniper":
-        return audit_dpsniper(mechanism, config, execution, pairs, families, timer, trust)
-    return _audit_dpaudit(mechanism, config, execution, pairs, families, timer, trust)
+        return propose_dpsniper(mechanism, config, execution, pairs, families, timer, trust)
+    return search(search_budget(mechanism, config, execution, pairs, families, trust), timer)
 
 
 def score_families(mechanism: Mechanism, config: AuditConfig) -> tuple[str, ...]:
@@ -228,19 +240,6 @@ def score_families(mechanism: Mechanism, config: AuditConfig) -> tuple[str, ...]
 
 
 # ============================================================= dpaudit mode
-def _audit_dpaudit(
-    mech: Mechanism,
-    cfg: AuditConfig,
-    execution: ExecutionConfig,
-    pairs: list[InputPair],
-    families: tuple[str, ...],
-    timer: Timer,
-    trust: TrustReport,
-) -> AuditResult:
-    """The staged search of :mod:`~dpaudit.auditors.blackbox.stages` and its certification."""
-    return search(search_budget(mech, cfg, execution, pairs, families, trust), timer)
-
-
 def search_budget(
     mech: Mechanism,
     cfg: AuditConfig,
@@ -264,12 +263,16 @@ def search_budget(
     )
 
 
+@dataclass(frozen=True)
 class BlackBoxAuditor:
     """The black-box search as an :class:`~dpaudit.auditors.core.protocol.Auditor`.
 
     It supports any vector or typed-domain mechanism with a pure or (ε, δ) claim of its own
     (:class:`~dpaudit.claims.PrivacyClaim`); ``config`` is an :class:`AuditConfig`.
+    ``timer``: one to read each stage's CPU seconds and outputs drawn afterwards.
     """
+
+    timer: Timer | None = None
 
     kind = AuditorKind.BLACKBOX
 
@@ -289,9 +292,23 @@ class BlackBoxAuditor:
         config: AuditConfig | None,
         execution: ExecutionConfig | None,
     ) -> AuditResult:
-        """:func:`audit` of ``mechanism`` (whose own claim must be ``claim``)."""
+        """Run the core's procedure (:func:`~dpaudit.auditors.core.procedure.run_audit`)."""
+        return run_audit(self, mechanism, claim, config, execution)
+
+    def propose(
+        self,
+        mechanism: Mechanism,
+        claim: PrivacyClaim,
+        config: AuditConfig | None,
+        execution: ExecutionConfig | None,
+    ) -> Proposals:
+        """The search's sets (``mechanism``'s own claim must be ``claim``)."""
         if mechanism.claim != claim:
             raise InvalidArgumentError(
                 "claim", claim.describe(), f"the mechanism's own claim ({mechanism.claim_text})"
             )
-        return audit(mechanism, config, execution)
+        return propose(mechanism, config, execution, self.timer)
+
+    def read(self, proposals: Proposals, certified: Certified) -> Reading:
+        """The best certified set as the witness, with the search's record (its state)."""
+        return proposals.state.read(proposals, certified)

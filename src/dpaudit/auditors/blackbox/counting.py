@@ -46,22 +46,24 @@ def block_rows(mechanism: Mechanism) -> int:
     return max(256, BLOCK_ELEMENTS // size)
 
 
+def unit_rows(mechanism: Mechanism) -> int:
+    """Rows per work unit for this mechanism's output size."""
+    size = int(np.prod(mechanism.output_shape, dtype=np.int64)) or 1
+    return max(block_rows(mechanism), UNIT_ELEMENTS // size)
+
+
 def split_samples(n: int, mechanism: Mechanism) -> list[int]:
     """Split ``n`` samples into unit sizes (a function of ``n`` and the output size only)."""
-    size = int(np.prod(mechanism.output_shape, dtype=np.int64)) or 1
-    per_unit = max(block_rows(mechanism), UNIT_ELEMENTS // size)
+    per_unit = unit_rows(mechanism)
     full, rest = divmod(n, per_unit)
     return [per_unit] * full + ([rest] if rest else [])
 
 
 @dataclass(frozen=True)
 class CountUnit:
-    """Sample ``n`` outputs of ``M(x)`` and count them against each score's thresholds.
-
-    With ``tie_probabilities`` (one per score, for a single threshold each) the
-    unit also draws, from its own generator, how many of the outputs *at* the
-    threshold a randomised-tie set keeps.
-    """
+    """Sample ``n`` outputs of ``M(x)`` and count them against each score's thresholds
+    (the search's stages; the final sets are counted by the core,
+    :mod:`dpaudit.auditors.blackbox.final`)."""
 
     mechanism: Mechanism
     x: tuple[float, ...]
@@ -70,7 +72,6 @@ class CountUnit:
     n: int
     root_seed: int
     key: tuple[int, ...]
-    tie_probabilities: tuple[float, ...] | None = None
     importance_signs: tuple[int, ...] | None = None
 
     def describe(self) -> str:
@@ -80,10 +81,9 @@ class CountUnit:
 
 @dataclass(frozen=True)
 class UnitCounts:
-    """Per score: ``#{s > T_j}``, ``#{s = T_j}``, and optionally kept ties and weighted sums.
+    """Per score: ``#{s > T_j}``, ``#{s = T_j}``, and optionally weighted sums.
 
-    ``ties_kept`` (final stage): outputs at the threshold kept by the randomised
-    tie rule.  ``weighted`` (selection stage, likelihood-ratio scores): per score
+    ``weighted`` (selection stage, likelihood-ratio scores): per score
     the sums of the importance weights ``w = e^{−σ·s}`` over ``s > T_j``, over
     ``s = T_j``, and in total (see :func:`weighted_sums_at_thresholds`).
     """
@@ -91,7 +91,6 @@ class UnitCounts:
     n: int
     greater: tuple[np.ndarray, ...]
     equal: tuple[np.ndarray, ...]
-    ties_kept: tuple[np.ndarray, ...] | None = None
     weighted: tuple[tuple[np.ndarray, np.ndarray, float] | None, ...] | None = None
 
     @staticmethod
@@ -100,12 +99,6 @@ class UnitCounts:
         first = parts[0]
         greater = tuple(sum(p.greater[i] for p in parts) for i in range(len(first.greater)))
         equal = tuple(sum(p.equal[i] for p in parts) for i in range(len(first.equal)))
-        kept = None
-        if first.ties_kept is not None:
-            kept = tuple(
-                sum(p.ties_kept[i] for p in parts)  # type: ignore[index]
-                for i in range(len(first.ties_kept))
-            )
         weighted = None
         if first.weighted is not None:
             weighted = tuple(
@@ -118,7 +111,7 @@ class UnitCounts:
                 )
                 for i in range(len(first.weighted))
             )
-        return UnitCounts(sum(p.n for p in parts), greater, equal, kept, weighted)
+        return UnitCounts(sum(p.n for p in parts), greater, equal, weighted)
 
 
 def run_count_unit(unit: CountUnit) -> UnitCounts:
@@ -151,7 +144,7 @@ def _count(unit: CountUnit) -> UnitCounts:
             s = scored.get(id(score))
             if s is None:
                 s = scored[id(score)] = score(out)
-            if len(thr) == 1:  # final stage: one threshold, plain comparisons are cheaper
+            if len(thr) == 1:  # one threshold: plain comparisons are cheaper
                 greater[i][0] += int(np.count_nonzero(s > thr[0]))
                 equal[i][0] += int(np.count_nonzero(s == thr[0]))
             else:
@@ -164,20 +157,12 @@ def _count(unit: CountUnit) -> UnitCounts:
                 w_equal[i] += we
                 w_total[i] += wt
         done += rows
-    kept = None
-    if unit.tie_probabilities is not None:
-        # Randomised ties: each output at the threshold is kept independently with
-        # probability q; the number kept is Binomial(#ties, q), drawn from this unit's rng.
-        kept = tuple(
-            rng.binomial(e, q).astype(np.int64)
-            for e, q in zip(equal, unit.tie_probabilities, strict=True)
-        )
     weighted = None
     if unit.importance_signs is not None:
         weighted = tuple(
             (w_greater[i], w_equal[i], w_total[i]) if signs[i] else None for i in range(len(signs))
         )
-    return UnitCounts(unit.n, tuple(greater), tuple(equal), kept, weighted)
+    return UnitCounts(unit.n, tuple(greater), tuple(equal), weighted)
 
 
 @dataclass(frozen=True)

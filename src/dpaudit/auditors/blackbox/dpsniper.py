@@ -11,13 +11,15 @@ Because ``p2 ≈ c`` its estimate cannot exceed about ``ln(1/c)``.  Called by
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
 from dpaudit.auditors.blackbox.config import (
     AuditConfig,
 )
-from dpaudit.auditors.blackbox.outcome import build_result, build_witness, final_counts
+from dpaudit.auditors.blackbox.final import ThresholdSet, final_plan
+from dpaudit.auditors.blackbox.outcome import build_witness, result_reading
 from dpaudit.auditors.blackbox.pairs import InputPair
 from dpaudit.auditors.blackbox.sampler import Sampler, Timer
 from dpaudit.auditors.blackbox.scores import (
@@ -27,16 +29,16 @@ from dpaudit.auditors.blackbox.scores import (
     train_classifier,
 )
 from dpaudit.auditors.blackbox.selection import Candidate
-from dpaudit.auditors.core.answer import joint_confidence
-from dpaudit.auditors.core.certify import certify_one, split_error
+from dpaudit.auditors.core.counting import Stream
+from dpaudit.auditors.core.procedure import Certified, Proposals, Reading
+from dpaudit.auditors.core.proposal import Proposal
 from dpaudit.auditors.core.streams import StageKey
 from dpaudit.auditors.core.trust import TrustReport
 from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.mechanisms.base import Mechanism
-from dpaudit.results.audit import AuditResult
 
 
-def audit_dpsniper(
+def propose_dpsniper(
     mech: Mechanism,
     cfg: AuditConfig,
     execution: ExecutionConfig,
@@ -44,9 +46,9 @@ def audit_dpsniper(
     families: tuple[str, ...],
     timer: Timer,
     trust: TrustReport | None = None,
-) -> AuditResult:
-    """DP-Sniper's search and its final estimate of the best pair, as published (``trust``:
-    what the audit's trust call found, for the result)."""
+) -> Proposals:
+    """DP-Sniper's search, and its best pair's set proposed to the core for the final
+    estimate, as published (``trust``: what the audit's trust call found, for the result)."""
     family = families[0]
     n_train = cfg.train_samples or cfg.samples
     sampler = Sampler(mech, cfg.seed, execution, cfg.unit_timeout)
@@ -62,38 +64,59 @@ def audit_dpsniper(
     cand = _best_pair(sampler, pairs, scores, cfg)
     timer.mark("selection", sampler.tally.since(before))
     i, pair = cand.pair_index, pairs[cand.pair_index]
-    thr = np.array([cand.threshold], dtype=np.float32)
-    jobs = [(pair.x, (scores[i],), (thr,)), (pair.x_prime, (scores[i],), (thr,))]
-    q = cand.tie_probability
-    before = sampler.tally.drawn
-    final = sampler.counts(jobs, cfg.final_samples, StageKey.SNIPER_FINAL, "final", [(q,), (q,)])
-    timer.mark("final", sampler.tally.since(before))
-    # One statement: both one-sided bounds at error α/2 (the core's split for K = 1).
-    alpha_side = split_error(1.0 - cfg.confidence, 1)
-    cert = certify_one(final_counts(cand, final[0], final[1]), alpha_side, mech.claim.delta)
-    w = build_witness(
-        mech,
-        pair,
-        cand,
-        cert,
-        cfg.seed,
-        (StageKey.SNIPER_FINAL, 0),
-        (StageKey.SNIPER_FINAL, 1),
-        cfg.confidence,
+    streams = (
+        Stream(pair.x, (StageKey.SNIPER_FINAL, 0)),
+        Stream(pair.x_prime, (StageKey.SNIPER_FINAL, 1)),
     )
     c = cfg.target_mass
-    statement = joint_confidence(
-        cfg.confidence,
-        1,
-        f"DP-Sniper (Bichsel et al. 2021): the pair was chosen on separate samples; the "
-        f"target mass c = {c:g} caps the estimate near ln(1/c) = {math.log(1 / c):.3g}.",
-    )
     n = cfg.samples
-    samples = {"train": n_train, "threshold": n, "check": n, "final": cfg.final_samples}
-    return build_result(
-        mech, cfg, w, families, pairs, len(pairs), statement, timer, samples,
-        certified_proposals=1, trust=trust,
-    )  # fmt: skip
+    # One statement, M(x) over M(x'): both one-sided bounds at error α/2 (the core's K = 1).
+    return Proposals(
+        statements=(Proposal(i, True, ThresholdSet.of(cand), "best"),),
+        plan=final_plan(mech, cfg, streams, "final"),
+        pair_streams=tuple((0, 1) for _ in pairs),
+        chosen=(
+            f"DP-Sniper (Bichsel et al. 2021): the pair was chosen on separate samples; the "
+            f"target mass c = {c:g} caps the estimate near ln(1/c) = {math.log(1 / c):.3g}."
+        ),
+        confidence=cfg.confidence,
+        mechanism=mech.spec(),
+        seed=cfg.seed,
+        samples={"train": n_train, "threshold": n, "check": n, "final": cfg.final_samples},
+        delta=mech.claim.delta,
+        timing=dict(timer.marks),
+        trust=trust,
+        execution=execution,
+        state=SniperFinal(mech, cfg, tuple(pairs), families, cand, timer, sampler),
+    )
+
+
+@dataclass(frozen=True)
+class SniperFinal:
+    """What DP-Sniper's final estimate is read with: the pair, its set, the stage timer."""
+
+    mechanism: Mechanism
+    config: AuditConfig
+    pairs: tuple[InputPair, ...]
+    families: tuple[str, ...]
+    candidate: Candidate
+    timer: Timer
+    sampler: Sampler
+
+    def read(self, proposed: Proposals, certified: Certified) -> Reading:
+        """The one certified set as the witness."""
+        cfg, cand = self.config, self.candidate
+        drawn = 2 * cfg.final_samples
+        self.sampler.tally.drawn += drawn
+        self.timer.mark("final", drawn)
+        w = build_witness(
+            self.mechanism, self.pairs[cand.pair_index], cand, certified.certificates[0],
+            cfg.seed, (StageKey.SNIPER_FINAL, 0), (StageKey.SNIPER_FINAL, 1), cfg.confidence,
+        )  # fmt: skip
+        pairs = list(self.pairs)
+        return result_reading(
+            self.mechanism, cfg, w, self.families, pairs, len(pairs), certified_proposals=1
+        )
 
 
 def _best_pair(

@@ -13,45 +13,23 @@ from typing import Any
 import numpy as np
 
 from dpaudit.auditors.blackbox.config import AuditConfig
-from dpaudit.auditors.blackbox.counting import UnitCounts
 from dpaudit.auditors.blackbox.pairs import InputPair, only_listed_are_neighbours
 from dpaudit.auditors.blackbox.representation import RepresentationScore
 from dpaudit.auditors.blackbox.result import BlackBoxDetail
-from dpaudit.auditors.blackbox.sampler import Timer
 from dpaudit.auditors.blackbox.selection import Candidate, log_ratio
 from dpaudit.auditors.core.answer import (
     Judged,
-    answer,
     epsilon_evidence,
-    joint_confidence,
     untestable_epsilon,
 )
 from dpaudit.auditors.core.certify import Certificate, FinalCounts
 from dpaudit.auditors.core.power import describe_power, power_summary
+from dpaudit.auditors.core.procedure import Reading
 from dpaudit.auditors.core.proposal import Proposal, record
-from dpaudit.auditors.core.trust import TrustReport
 from dpaudit.errors import DPAuditError
 from dpaudit.mechanisms.base import Mechanism
-from dpaudit.results.audit import AuditorKind, AuditResult
 from dpaudit.results.statement import CertifiedStatement
 from dpaudit.witness import ThresholdAttack, Witness, WitnessKind, WitnessSeeds, format_value
-
-
-def final_counts(
-    c: Candidate, num_counts: UnitCounts, den_counts: UnitCounts, slot: int = 0
-) -> FinalCounts:
-    """The final hits of candidate ``c``'s set, oriented as its statement (numerator first).
-
-    ``slot``: which of the counts' scores is ``c``'s (final sets of one pair share
-    their samples).
-    """
-
-    def hits(u: UnitCounts) -> int:
-        kept = int(u.ties_kept[slot][0]) if u.ties_kept is not None else 0
-        g, e = int(u.greater[slot][0]), int(u.equal[slot][0])
-        return g + kept if c.tail == "upper" else u.n - g - e + kept
-
-    return FinalCounts(hits(num_counts), num_counts.n, hits(den_counts), den_counts.n)
 
 
 def typed_inputs(mech: Mechanism, x: tuple[float, ...], xp: tuple[float, ...]) -> dict[str, Any]:
@@ -225,30 +203,26 @@ def certified_sets(
     return tuple(out)
 
 
-def build_result(
+def result_reading(
     mech: Mechanism,
     cfg: AuditConfig,
     witness: Witness,
     families: tuple[str, ...],
     pairs: list[InputPair],
     n_compared: int,
-    statement: str,
-    timer: Timer,
-    samples: dict[str, int],
     certified_proposals: int,
     certified: tuple[CertifiedStatement, ...] = (),
     *,
-    trust: TrustReport | None,
     screened: int = 0,
     representation: str = "",
-) -> AuditResult:
-    """The result of an audit whose best certified set is ``witness`` (assembled by the core).
+) -> Reading:
+    """What an audit whose best certified set is ``witness`` says (the core assembles it).
 
     ``certified_proposals``: ``K``, the number of sets certified together on the final
-    samples; ``certified``: those sets (:func:`certified_sets`), where recorded;
-    ``trust``: what the audit's trust call found (its notes come first).  The witness's set
-    is the statement judged; without a violation, the power of the final sample size says
-    whether it could have shown one (:func:`~dpaudit.auditors.core.power.power_summary`).
+    samples; ``certified``: those sets (:func:`certified_sets`), where recorded.  The
+    witness's set is the statement judged; without a violation, the power of the final
+    sample size says whether it could have shown one
+    (:func:`~dpaudit.auditors.core.power.power_summary`).
     """
     claim = mech.claim
     lcb = witness.epsilon_lower_bound
@@ -270,65 +244,45 @@ def build_result(
         notes.append(describe_power(claim.epsilon, power))
         testable = math.isfinite(power["mass 0.5"])
         blind = untestable_epsilon(claim.epsilon, power["ceiling"], n_final)
-    return answer(
-        kind=AuditorKind.BLACKBOX,
-        mechanism=mech.spec(),
-        claim=claim,
-        claim_text=mech.claim_text,
+    return Reading(
         judged=(Judged.of_bound(max(0.0, lcb), claim.epsilon, testable=testable),),
         evidence=epsilon_evidence(max(0.0, lcb), claim.epsilon, claim.delta, blind),
         bound=lcb,
-        confidence=cfg.confidence,
-        confidence_statement=statement,
         witness=witness,
         detail=BlackBoxDetail(
             cfg.mode, families, len(pairs), n_compared, certified_proposals, certified
         ),
-        samples=samples,
-        seed=cfg.seed,
-        timing=timer.total(),
+        notes=tuple(notes),
         power=power,
-        trust=trust,
-        notes=notes,
+        claim_text=mech.claim_text,
     )
 
 
-def no_witness_result(
+def no_witness_reading(
     mech: Mechanism,
     cfg: AuditConfig,
     pairs: list[InputPair],
     families: tuple[str, ...],
     n_compared: int,
-    timer: Timer,
     *,
-    trust: TrustReport | None,
     screened: int = 0,
     representation: str = "",
-) -> AuditResult:
-    """The result when no candidate set had a finite projected bound: nothing certified
-    (``trust``: what the audit's trust call found)."""
+) -> Reading:
+    """What an audit says when no candidate set had a finite projected bound: nothing was
+    certified."""
     claim = mech.claim
-    return answer(
-        kind=AuditorKind.BLACKBOX,
-        mechanism=mech.spec(),
-        claim=claim,
-        claim_text=mech.claim_text,
+    return Reading(
         judged=(Judged.of_bound(0.0, claim.epsilon),),
         evidence=epsilon_evidence(0.0, claim.epsilon, claim.delta),
         bound=0.0,
-        confidence=cfg.confidence,
-        confidence_statement="no candidate set separated the outputs; nothing was re-estimated",
         witness=None,
         detail=BlackBoxDetail(cfg.mode, families, len(pairs), n_compared, 0),
-        samples={"selection": cfg.samples, "final": 0},
-        seed=cfg.seed,
-        timing=timer.total(),
-        trust=trust,
         notes=(
             "no candidate had a positive projected bound",
             inputs_note(mech, pairs, screened, None),
             *((representation,) if representation else ()),
         ),
+        claim_text=mech.claim_text,
     )
 
 
@@ -389,19 +343,17 @@ def inputs_note(
     )
 
 
-def search_statement(
-    confidence: float,
+def search_chosen(
     compared: tuple[int, int, int],
     playoff: bool,
     sets: tuple[int, int, int, int, int],
-    look_error: float | None = None,
 ) -> str:
-    """What the dpaudit-mode search's confidence covers, in words (``auditor``'s docstring).
+    """How the dpaudit-mode search chose the sets it certifies, in words (the head of the
+    confidence sentence; ``auditor``'s docstring).
 
     ``compared``: pairs, attack families and threshold/direction candidates compared
     before the final samples; ``sets``: ``K`` and how many of them are runners-up,
-    hedges, ladder rungs and rare-event sets (the rest are the best candidates);
-    ``look_error``: a sequential final stage's error share at the look it stopped at.
+    hedges, ladder rungs and rare-event sets (the rest are the best candidates).
     """
     k, runners, hedges, rungs, rare = sets
     pairs, families, candidates = compared
@@ -419,4 +371,4 @@ def search_statement(
             f" {rare} of the {k} set(s) are rare-event sets (clusters of repeated or "
             "nearly equal training outputs), counted in that K."
         )
-    return joint_confidence(confidence, k, chosen, look_error)
+    return chosen

@@ -174,20 +174,16 @@ class Sampler:
         n: int,
         stage: int,
         desc: str,
-        tie_probabilities: list[tuple[float, ...]] | None = None,
         importance_signs: list[tuple[int, ...]] | None = None,
     ) -> list[UnitCounts]:
         """Stream ``n`` samples per job (input, scores, thresholds); merged counts per job."""
         mech = self.mechanism
         units, owner = [], []
         for j, (x, scores, thresholds) in enumerate(jobs):
-            ties = None if tie_probabilities is None else tie_probabilities[j]
             signs = None if importance_signs is None else importance_signs[j]
             for c, size in enumerate(split_samples(n, mech)):
                 key = (stage, j, c)
-                units.append(
-                    CountUnit(mech, x, scores, thresholds, size, self.seed, key, ties, signs)
-                )
+                units.append(CountUnit(mech, x, scores, thresholds, size, self.seed, key, signs))
                 owner.append(j)
         self.tally.drawn += n * len(jobs)
         fn = with_timeout(run_count_unit, self.timeout)

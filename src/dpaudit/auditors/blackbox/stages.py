@@ -9,8 +9,8 @@ returns a smaller shortlist.  :func:`search` runs :func:`stages_for` in order â€
 (:mod:`~dpaudit.auditors.blackbox.rare_scan`), ``rank``, then the optional
 ``playoff`` and ``ladder`` (switched by
 :class:`~dpaudit.auditors.blackbox.config.SearchConfig`) â€” and
-:func:`certify_proposals` hands the sets the last stage left to
-:func:`dpaudit.auditors.core.certify.certify`, on fresh final samples.  What each
+:mod:`~dpaudit.auditors.blackbox.final` proposes the sets the last stage left to the
+core, which certifies them on fresh final samples.  What each
 stage does and why: :mod:`dpaudit.auditors.blackbox.auditor`'s docstring.  Every
 stage draws from its own key range (its stage code), so switching one off
 leaves the others' samples unchanged.  Imports nothing above ``auditors/``.
@@ -28,15 +28,7 @@ import numpy as np
 
 from dpaudit.auditors.blackbox.config import AuditConfig, SearchConfig, ladder_bar_for
 from dpaudit.auditors.blackbox.design import Design
-from dpaudit.auditors.blackbox.outcome import (
-    build_result,
-    build_witness,
-    certified_sets,
-    final_counts,
-    no_witness_result,
-    proposals,
-    search_statement,
-)
+from dpaudit.auditors.blackbox.final import nothing_to_certify, search_proposals
 from dpaudit.auditors.blackbox.rare import RARE_MIN_HITS, RareSetScore
 from dpaudit.auditors.blackbox.rare_scan import RareScan
 from dpaudit.auditors.blackbox.representation import representation_note
@@ -52,10 +44,8 @@ from dpaudit.auditors.blackbox.shortlist import (
     rank_sets,
 )
 from dpaudit.auditors.blackbox.training import Train
-from dpaudit.auditors.core.certify import FinalCounts, best
-from dpaudit.auditors.core.sequential import DEFAULT_LOOKS, LookPlan, certify_sequentially
-from dpaudit.auditors.core.streams import StageKey, final_look
-from dpaudit.results.audit import AuditResult
+from dpaudit.auditors.core.procedure import Proposals
+from dpaudit.auditors.core.streams import StageKey
 
 
 class Stage(Protocol):
@@ -402,11 +392,12 @@ def stages_for(search: SearchConfig) -> list[Stage]:
 
 
 # ================================================================== driver
-def search(budget: Budget, timer: Timer) -> AuditResult:
-    """Run the stages in order, then certify the sets the last one left.
+def search(budget: Budget, timer: Timer) -> Proposals:
+    """Run the stages in order; the sets the last one left are proposed to the core.
 
     Each stage's cost, the outputs it drew, is read from the sampler's tally around
-    its own run.
+    its own run.  The core then counts the proposals on fresh final samples and
+    certifies them together (:mod:`dpaudit.auditors.blackbox.final`).
     """
     state = Shortlist(
         pairs=tuple(budget.pairs), samples={"training": 0, "selection": 0, "playoff": 0}
@@ -419,100 +410,16 @@ def search(budget: Budget, timer: Timer) -> AuditResult:
         state = stage.run(state, budget)
         timer.mark(stage.name, tally.since(before))
     tally.label = f"stage {len(stages) + 1} of {len(stages) + 1} (certify): "
+    note = _representation_note(state, budget)
     if not state.ranked and not state.rare:
-        return no_witness_result(
-            budget.mechanism,
-            budget.config,
-            list(state.pairs),
-            state.families,
-            state.compared,
-            timer,
-            trust=budget.trust,
-            screened=state.screened,
-            representation=_representation_note(state, budget),
-        )
-    return certify_proposals(state, budget, timer)
-
-
-def certify_proposals(state: Shortlist, budget: Budget, timer: Timer) -> AuditResult:
-    """Count the proposed sets on fresh final samples and certify them together (core).
-
-    Sets on one pair share their samples, whatever their score and orientation
-    (one job per input, one slot per set); the Bonferroni split of
-    :func:`dpaudit.auditors.core.certify.certify` needs no independence between them.
-    """
-    mech, cfg, pairs = budget.mechanism, budget.config, list(state.pairs)
-    leaders, runners, hedges, rungs = state.proposals(cfg.best_candidates)
+        return nothing_to_certify(state, budget, timer, note)
+    leaders, runners, hedges, rungs = state.proposals(budget.config.best_candidates)
     proposed = leaders + runners + hedges + rungs
     rare = [e for e in state.rare if e.key not in {f.key for f in proposed}]
-    entries = proposed + rare
-    chosen = [e.candidate for e in entries]
-    groups: dict[int, list[int]] = {}
-    for n_c, c in enumerate(chosen):
-        groups.setdefault(c.pair_index, []).append(n_c)
-    jobs, ties = [], []
-    slot_of: dict[int, tuple[int, int]] = {}  # chosen index -> (group, slot)
-    for g, (i, members) in enumerate(groups.items()):
-        scores = tuple(chosen[m].score for m in members)
-        thrs = tuple(np.array([chosen[m].threshold], dtype=np.float32) for m in members)
-        q = tuple(chosen[m].tie_probability for m in members)
-        jobs += [(pairs[i].x, scores, thrs), (pairs[i].x_prime, scores, thrs)]
-        ties += [q, q]
-        slot_of.update({m: (g, s) for s, m in enumerate(members)})
-    keys: list[tuple[int, int]] = []  # (numerator job, denominator job) per chosen set
-    for n_c, c in enumerate(chosen):
-        g, _ = slot_of[n_c]
-        keys.append((2 * g, 2 * g + 1) if c.numerator_is_x else (2 * g + 1, 2 * g))
-
-    def draw(look: int, n: int) -> list[FinalCounts]:
-        final = budget.sampler.counts(jobs, n, final_look(look), "final", ties)
-        return [
-            final_counts(c, final[keys[m][0]], final[keys[m][1]], slot_of[m][1])
-            for m, c in enumerate(chosen)
-        ]
-
-    before = budget.sampler.tally.drawn
-    plan = LookPlan.of(
-        cfg.final_samples, 1.0 - cfg.confidence, 1 if not cfg.sequential else DEFAULT_LOOKS
-    )
-    claim = mech.claim
-    outcome = certify_sequentially(draw, plan, lambda bound: bound > claim.epsilon, budget.delta)
-    timer.mark("final", budget.sampler.tally.since(before))
-    counts, certs, n_final = list(outcome.counts), outcome.certificates, plan.sizes[outcome.look]
     roles = ["best"] * len(leaders) + ["runner-up"] * len(runners) + ["hedge"] * len(hedges)
     roles += ["rung"] * len(rungs) + ["rare"] * len(rare)
-    at = (cfg.final_samples, budget.alpha_side, budget.delta)  # as the ladder compares
-    faces = [float(state.tables[e.combo].face_projection([e.index], *at)[0]) for e in entries]
-    top = best(certs)
-    num, den = keys[top]
-    c = chosen[top]
-    witness = build_witness(
-        mech,
-        pairs[c.pair_index],
-        c,
-        certs[top],
-        cfg.seed,
-        (StageKey.FINAL, num),
-        (StageKey.FINAL, den),
-        cfg.confidence,
-    )
-    k = len(chosen)
-    statement = search_statement(
-        cfg.confidence,
-        (len(pairs), len(state.families), state.compared),
-        bool(state.samples.get("playoff")),
-        (k, len(runners), len(hedges), len(rungs), len(rare)),
-        plan.errors[outcome.look] if len(plan.sizes) > 1 else None,
-    )
-    if len(plan.sizes) > 1:
-        statement += " " + plan.describe(outcome.look)
-    samples = {**state.samples, "final": n_final}
-    record = certified_sets(pairs, proposals(roles, chosen), faces, counts, certs)
-    return build_result(
-        mech, cfg, witness, state.families, pairs, state.compared, statement, timer, samples, k,
-        record, trust=budget.trust, screened=state.screened,
-        representation=_representation_note(state, budget),
-    )  # fmt: skip
+    sets = (len(proposed) + len(rare), len(runners), len(hedges), len(rungs), len(rare))
+    return search_proposals(state, proposed + rare, roles, sets, budget, timer, note)
 
 
 def _representation_note(state: Shortlist, budget: Budget) -> str:

@@ -15,7 +15,13 @@ and ``b`` here, and nowhere else for an auditor that proposes through
 * the events — picklable predicates ``event(block) -> mask`` of one flag per output.
 
 A draw may also define ``opened()``, a context manager each unit runs inside (a word
-mechanism limits BLAS to one thread per unit there, once, not per block).
+mechanism limits BLAS to one thread per unit there, once, not per block).  An event may
+read a *feature* of the outputs (a trained score): it then has ``feature`` (a callable on
+the block) and ``on(values)``, and the unit computes each distinct feature once per block
+for every event that reads it.  An event may also keep the outputs on its boundary at
+random (a threshold set with randomised ties, DP-Sniper's rule): it then has
+``tie_probability`` ``q`` and ``ties(values)``, and the unit adds ``Binomial(#ties, q)``
+drawn from its own generator after its last block, event by event in order.
 
 Each :class:`EventUnit` draws its outputs in blocks (memory is flat in the sample size),
 evaluates every event that involves its input on each block, once, and returns the hits;
@@ -34,6 +40,7 @@ import numpy as np
 from dpaudit.auditors.core.certify import FinalCounts
 from dpaudit.engine.config import ExecutionConfig
 from dpaudit.engine.executor import run_units
+from dpaudit.engine.timeout import with_timeout
 from dpaudit.errors import InvalidArgumentError, MechanismError
 from dpaudit.random import unit_rng
 
@@ -110,6 +117,7 @@ class FinalPlan:
     own key.  ``block_samples``: outputs per call of the draw inside a unit (``None``: the
     whole unit in one call).  ``in_process``: draw in this process, unstored, whatever the
     execution says (a sampler that cannot be pickled, as a user's text function).
+    ``timeout``: seconds a unit may run before the audit stops, naming it (None: no limit).
     """
 
     draw: OutputDraw
@@ -120,6 +128,7 @@ class FinalPlan:
     block_samples: int | None = None
     in_process: bool = False
     desc: str = "final"
+    timeout: float | None = None
 
     def __post_init__(self) -> None:
         for name in ("samples", "unit_samples", "block_samples"):
@@ -164,19 +173,34 @@ def run_event_unit(unit: EventUnit) -> np.ndarray:
 def _count_events(unit: EventUnit) -> np.ndarray:
     rng = unit.generators.generator(unit.key)
     hits = np.zeros(len(unit.events), dtype=np.int64)
+    ties = np.zeros(len(unit.events), dtype=np.int64)
+    random_ties = [getattr(e, "tie_probability", None) is not None for e in unit.events]
     step = unit.block or unit.n
     done = 0
     while done < unit.n:
         rows = min(step, unit.n - done)
         block = unit.draw(unit.x, rows, rng)
+        features: dict[int, Any] = {}  # a feature several events read is computed once
         for j, event in enumerate(unit.events):
-            mask = np.asarray(event(block))
+            feature = getattr(event, "feature", None)
+            if feature is None:
+                values, mask = block, np.asarray(event(block))
+            else:
+                values = features.get(id(feature))
+                if values is None:
+                    values = features[id(feature)] = feature(block)
+                mask = np.asarray(event.on(values))
             if mask.shape != (rows,):
                 raise MechanismError(
                     f"event {j} of {unit.describe()} gave {mask.shape} flags for {rows} outputs"
                 )
             hits[j] += int(np.count_nonzero(mask))
+            if random_ties[j]:
+                ties[j] += int(np.count_nonzero(event.ties(values)))
         done += rows
+    for j, event in enumerate(unit.events):
+        if random_ties[j]:  # each output on the boundary kept with probability q
+            hits[j] += int(rng.binomial(ties[j : j + 1], event.tie_probability)[0])
     return hits
 
 
@@ -248,9 +272,8 @@ def count_final(
     """The final counts of each ``(numerator stream, denominator stream, event)`` statement
     (:func:`final_units`, run through the engine)."""
     work = final_units(plan, statements)
-    results = run_units(
-        run_event_unit, work.units, final_execution(plan, execution), desc=plan.desc
-    )
+    fn = with_timeout(run_event_unit, plan.timeout)
+    results = run_units(fn, work.units, final_execution(plan, execution), desc=plan.desc)
     return work.merge(results)
 
 

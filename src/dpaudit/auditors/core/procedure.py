@@ -20,6 +20,7 @@ after ``propose`` has returned, from streams no selection stage uses.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Sequence
@@ -28,8 +29,15 @@ from typing import Any, Protocol, runtime_checkable
 
 from dpaudit.auditors.core.answer import Evidence, Judged, answer, joint_confidence
 from dpaudit.auditors.core.certify import Certificate, FinalCounts, certify, split_error
-from dpaudit.auditors.core.counting import FinalPlan, count_final, final_units, run_event_unit
+from dpaudit.auditors.core.counting import (
+    FinalPlan,
+    Stream,
+    count_final,
+    final_units,
+    run_event_unit,
+)
 from dpaudit.auditors.core.proposal import Proposal
+from dpaudit.auditors.core.sequential import LookPlan, certify_sequentially
 from dpaudit.auditors.core.trust import TrustReport
 from dpaudit.engine.config import ExecutionConfig
 from dpaudit.engine.executor import run_units
@@ -40,6 +48,7 @@ from dpaudit.witness import Witness
 
 __all__ = [
     "Certified",
+    "Looks",
     "Proposals",
     "ProposingAuditor",
     "Reading",
@@ -49,6 +58,24 @@ __all__ = [
     "run_audit",
     "run_audits",
 ]
+
+
+@dataclass(frozen=True)
+class Looks:
+    """A sequential final stage (:mod:`~.sequential`): its looks, their keys, when to stop.
+
+    ``plan``: the cumulative sizes and error shares; ``prefixes[l]``: what look ``l``'s
+    unit keys start with (before the stream's key), so each look draws fresh outputs;
+    ``refutes_above``: the audit stops at the first look whose best bound exceeds it.
+    """
+
+    plan: LookPlan
+    prefixes: tuple[tuple[int, ...], ...]
+    refutes_above: float
+
+    def __post_init__(self) -> None:
+        if len(self.prefixes) != len(self.plan.sizes):
+            raise InvalidArgumentError("prefixes", self.prefixes, "one key prefix per look")
 
 
 @dataclass(frozen=True)
@@ -63,13 +90,15 @@ class Proposals:
     ``mechanism``: the mechanism's spec for the result; ``seed``, ``samples``: what the
     result records; ``timing``: the seconds the proposing stages took; ``trust``: what the
     auditor's trust call found; ``execution``: how the auditor runs its work units, which
-    the final count uses too (None: the execution :func:`run_audit` was given); ``state``:
-    the auditor's own selection results, handed back to its ``read`` (never seen by the
-    core).
+    the final count uses too (None: the execution :func:`run_audit` was given);
+    ``looks``: a sequential final stage (:class:`Looks`), None for one fixed-size look;
+    ``state``: the auditor's own selection results, handed back to its ``read`` (never seen
+    by the core).  No statements at all (nothing worth certifying) draws nothing: the
+    auditor's ``read`` then says why.
     """
 
     statements: tuple[Proposal, ...]
-    plan: FinalPlan
+    plan: FinalPlan | None
     pair_streams: tuple[tuple[int, int], ...]
     chosen: str
     confidence: float
@@ -80,11 +109,12 @@ class Proposals:
     timing: dict[str, float] = field(default_factory=dict)
     trust: TrustReport | None = None
     execution: ExecutionConfig | None = None
+    looks: Looks | None = None
     state: Any = None
 
     def __post_init__(self) -> None:
-        if not self.statements:
-            raise InvalidArgumentError("statements", self.statements, "at least one proposal")
+        if self.statements and self.plan is None:
+            raise InvalidArgumentError("plan", None, "a FinalPlan for the statements to count")
         for p in self.statements:
             if not 0 <= p.pair_index < len(self.pair_streams):
                 raise InvalidArgumentError(
@@ -107,11 +137,20 @@ class Certified:
     counts: tuple[FinalCounts, ...]
     certificates: tuple[Certificate, ...]
     confidence: float
+    #: The look a sequential final stage stopped at, and its plan (None: one look).
+    look: int = 0
+    looks: LookPlan | None = None
 
     @property
     def error(self) -> float:
-        """The error of each one-sided bound, ``α/(2K)``."""
-        return split_error(1.0 - self.confidence, len(self.certificates))
+        """The error of each one-sided bound: ``α/(2K)``, or ``α_l/(2K)`` at look ``l``."""
+        alpha = 1.0 - self.confidence if self.looks is None else self.looks.errors[self.look]
+        return split_error(alpha, max(1, len(self.certificates)))
+
+    @property
+    def final_samples(self) -> int | None:
+        """Outputs per input the certificates rest on (None: nothing was counted)."""
+        return self.counts[0].samples_x if self.counts else None
 
 
 @dataclass(frozen=True)
@@ -160,9 +199,32 @@ class ProposingAuditor(Protocol):
 
 
 def certify_proposals(proposals: Proposals, execution: ExecutionConfig | None = None) -> Certified:
-    """Draw the final counts of every proposal through the one counting unit; certify them."""
-    counts = count_final(proposals.plan, proposals.oriented(), proposals.execution or execution)
-    return certify_counts(proposals, counts)
+    """Draw the final counts of every proposal through the one counting unit; certify them
+    (look by look for a sequential final stage)."""
+    if not proposals.statements or proposals.plan is None:
+        return Certified((), (), proposals.confidence)
+    base = proposals.plan
+    execution = proposals.execution or execution
+    oriented = proposals.oriented()
+    looks = proposals.looks
+    if looks is None:
+        return certify_counts(proposals, count_final(base, oriented, execution))
+
+    def draw(look: int, more: int) -> tuple[FinalCounts, ...]:
+        prefix = looks.prefixes[look]
+        plan = dataclasses.replace(
+            base,
+            samples=more,
+            streams=tuple(Stream(s.x, (*prefix, *s.key)) for s in base.streams),
+        )
+        return count_final(plan, oriented, execution)
+
+    outcome = certify_sequentially(
+        draw, looks.plan, lambda bound: bound > looks.refutes_above, proposals.delta
+    )
+    return Certified(
+        outcome.counts, outcome.certificates, proposals.confidence, outcome.look, looks.plan
+    )
 
 
 def certify_counts(proposals: Proposals, counts: Sequence[FinalCounts]) -> Certified:
@@ -202,9 +264,11 @@ def run_audits(
     start = time.perf_counter()
     proposals = [a.propose(m, c, cfg, execution) for a, m, c, cfg in jobs]
     proposed_at = time.perf_counter()
-    works = [final_units(p.plan, p.oriented()) for p in proposals]
-    if any(p.plan.in_process for p in proposals):
-        raise InvalidArgumentError("jobs", desc, "audits whose final draws may leave the process")
+    if any(p.plan is None or p.plan.in_process or p.looks is not None for p in proposals):
+        raise InvalidArgumentError(
+            "jobs", desc, "fixed-size audits whose final draws may leave the process"
+        )
+    works = [final_units(p.plan, p.oriented()) for p in proposals if p.plan is not None]
     units = [u for w in works for u in w.units]
     results = run_units(run_event_unit, units, execution or ExecutionConfig(), desc=desc)
     final = time.perf_counter() - proposed_at
@@ -212,7 +276,8 @@ def run_audits(
     for (auditor, _, claim, _), p, work in zip(jobs, proposals, works, strict=True):
         part = results[offset : offset + len(work.units)]
         offset += len(work.units)
-        certified = certify_counts(p, work.merge(part))
+        merged = work.merge(part)
+        certified = certify_counts(p, merged) if merged else Certified((), (), p.confidence)
         out.append(conclude(auditor, claim, p, certified, final, start))
     return out
 
@@ -243,12 +308,10 @@ def conclude(
         evidence=reading.evidence,
         bound=reading.bound,
         confidence=proposals.confidence,
-        confidence_statement=joint_confidence(
-            proposals.confidence, len(proposals.statements), proposals.chosen
-        ),
+        confidence_statement=_confidence_statement(proposals, certified),
         witness=reading.witness,
         seed=proposals.seed,
-        samples=proposals.samples,
+        samples=_samples(proposals, certified),
         timing=timing,
         detail=reading.detail,
         trust=proposals.trust,
@@ -257,3 +320,28 @@ def conclude(
         findings=reading.findings,
         level=reading.level,
     )
+
+
+def _confidence_statement(proposals: Proposals, certified: Certified) -> str:
+    """The confidence sentence: how the statements were chosen, the split, the looks."""
+    if not proposals.statements:
+        return proposals.chosen or "nothing was proposed; nothing was re-estimated"
+    plan = certified.looks
+    sequential = plan is not None and len(plan.sizes) > 1
+    text = joint_confidence(
+        proposals.confidence,
+        len(proposals.statements),
+        proposals.chosen,
+        plan.errors[certified.look] if plan is not None and sequential else None,
+    )
+    if plan is not None and sequential:
+        text += " " + plan.describe(certified.look)
+    return text
+
+
+def _samples(proposals: Proposals, certified: Certified) -> dict[str, int]:
+    """What the result records as drawn: the final size is where the certificates rest."""
+    samples = dict(proposals.samples)
+    if certified.looks is not None and certified.final_samples is not None:
+        samples["final"] = certified.final_samples
+    return samples
