@@ -27,8 +27,19 @@ import sys
 from pathlib import Path
 from typing import Any
 
-#: Keys (or CSV columns) containing one of these words hold times, not results.
-IGNORED = ("updated", "timing", "time", "seconds", "wall", "elapsed", "duration", "version")
+#: Keys (or CSV columns) containing one of these words hold times or the machine's measured
+#: pace (``run-status.json``'s ``pace_probe``), not results.
+IGNORED = (
+    "updated",
+    "timing",
+    "time",
+    "seconds",
+    "wall",
+    "elapsed",
+    "duration",
+    "version",
+    "pace",
+)
 #: Modules moved since 2026-11-24; their names appear in "method" texts.
 RENAMES = {
     "dpaudit.audit.metric_audit": "dpaudit.auditors.metric.auditor",

@@ -1,8 +1,11 @@
 """The one public entry of the auditors: ``dpaudit.audit(mechanism, claim, ...)``.
 
 Each auditor implements :class:`~dpaudit.auditors.core.protocol.Auditor` (``kind``,
-``supports``, ``audit``); this module knows them all and picks, for a mechanism and its
-claim, the auditors that support the pair (``method="auto"``) or the one named:
+``supports``, ``audit``); for all but the white-box rewriter and the one-run training
+auditor ``audit`` is the core's procedure (``propose``, then the core counts, certifies
+and answers: :mod:`dpaudit.auditors.core.procedure`).  This module knows them all and
+picks, for a mechanism and its claim, the auditors that support the pair
+(``method="auto"``) or the one named:
 
 * a word mechanism (output kind ``"word"``, a metric-DP claim) — the metric auditor,
   pair by pair against ``ε·d(w, w')``;
