@@ -507,10 +507,6 @@ def test_auditor_protocol_rule_catches_one(tmp_path: Path) -> None:
 #: class proposes (``propose`` + ``read``) and the core runs the procedure
 #: (``core.procedure.run_audit``: one counting unit, certification, the result).
 OWN_FINAL_STAGE = {
-    "RewriterAuditor": (
-        "one final unit draws and scores both documents' rewrites of a pair in one pass of "
-        "the model (a stream per pair, not per input), its fidelity check beside them"
-    ),
     "OneRunAuditor": (
         "its bound is the one-run guessing game's over canaries (Steinke et al. 2023), not "
         "event counts on two inputs"

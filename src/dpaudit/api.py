@@ -1,8 +1,8 @@
 """The one public entry of the auditors: ``dpaudit.audit(mechanism, claim, ...)``.
 
 Each auditor implements :class:`~dpaudit.auditors.core.protocol.Auditor` (``kind``,
-``supports``, ``audit``); for all but the white-box rewriter and the one-run training
-auditor ``audit`` is the core's procedure (``propose``, then the core counts, certifies
+``supports``, ``audit``); for all but the one-run training auditor ``audit`` is the
+core's procedure (``propose``, then the core counts, certifies
 and answers: :mod:`dpaudit.auditors.core.procedure`).  This module knows them all and
 picks, for a mechanism and its claim, the auditors that support the pair
 (``method="auto"``) or the one named:

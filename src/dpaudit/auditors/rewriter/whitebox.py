@@ -11,7 +11,8 @@ For each input pair the auditor
 3. proposes, per direction, the likelihood-ratio set ``S = {y : L(y) > c}``
    (the Neyman–Pearson optimal test, its threshold chosen on these samples);
 4. hands the ``K = 2·pairs`` sets to the certification core, which counts them
-   on *fresh* rewrites from the real sampler.  The sets are fixed functions of
+   on *fresh* rewrites from the real sampler (:mod:`.final`: each document's own
+   stream, scored exactly under both documents).  The sets are fixed functions of
    the text, so the certified bounds hold for the code whatever its
    declaration says.
 
@@ -29,21 +30,24 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.auditors.core.certify import FinalCounts, certify, split_error, verdict_for
+from dpaudit.auditors.core.certify import split_error, verdict_for
+from dpaudit.auditors.core.counting import FinalPlan, SeedListGenerators, Stream
 from dpaudit.auditors.core.power import certifiable_ceiling
+from dpaudit.auditors.core.procedure import Certified, Proposals, Reading, run_audit
 from dpaudit.auditors.core.proposal import Proposal
 from dpaudit.auditors.core.statistics import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.auditors.core.streams import StageKey
 from dpaudit.auditors.rewriter.declared import DeclarationCheck, check_declaration
 from dpaudit.auditors.rewriter.exact import ExactLoss, summarise, token_losses
 from dpaudit.auditors.rewriter.fidelity import FidelityCheck, check_fidelity, randomised_pit
+from dpaudit.auditors.rewriter.final import LogRatioAbove, LogRatioDraw, drawer
 from dpaudit.auditors.rewriter.result import (
     PairFindings,
     RewriterDetail,
     Statement,
     TextSampler,
     best_covered,
-    rewriter_result,
+    rewriter_reading,
 )
 from dpaudit.engine.config import ExecutionConfig
 from dpaudit.engine.executor import run_units
@@ -114,7 +118,30 @@ def audit_rewriter(
     the tokens it generated (then the declared-decoding check may report a
     mismatch that is the tokeniser's, not the sampler's: prefer ids).
     """
-    config = config or RewriterAuditConfig()
+    auditor = RewriterAuditor(tuple(pairs), sampler)
+    return run_audit(auditor, rewriter, rewriter.claim, config, execution)
+
+
+@dataclass(frozen=True)
+class _WhiteBoxSelection:
+    """What the white-box proposer keeps for its reading."""
+
+    rewriter: Any
+    sampler: TextSampler | None
+    pairs: tuple[tuple[str, str, str], ...]
+    config: RewriterAuditConfig
+    findings: tuple[PairFindings, ...]
+
+
+def _propose_sets(
+    rewriter: Any,
+    pairs: tuple[tuple[str, str, str], ...],
+    config: RewriterAuditConfig,
+    sampler: TextSampler | None,
+    execution: ExecutionConfig | None,
+) -> Proposals:
+    """Exact losses and the declared-decoding check on training rewrites; one
+    likelihood-ratio set per pair and direction; the final plan."""
     if not pairs:
         raise InvalidArgumentError("pairs", pairs, "at least one (x, x', origin) pair")
     execution = _checked_execution(execution, rewriter)
@@ -140,27 +167,53 @@ def audit_rewriter(
         covered = rewriter.claim.covers(x, x_prime)
         findings.append(PairFindings(x, x_prime, origin, exact[0], exact[1], fidelity, covered))
         proposals.extend(_propose(scored, index, config))
-    statements = _certify(rewriter, sampler, pairs, proposals, config, execution)
+    # Each document of pair i draws its fresh rewrites from (seed, i, REWRITE_FINAL, side).
+    streams = []
+    for i, (x, x_prime, _) in enumerate(pairs):
+        for side in (0, 1):
+            key = (config.seed, i, StageKey.REWRITE_FINAL, side)
+            streams.append(Stream((x, x_prime, side), key))
+    return Proposals(
+        statements=tuple(proposals),
+        plan=FinalPlan(
+            LogRatioDraw(rewriter, sampler), tuple(streams), config.final_samples,
+            SeedListGenerators(), desc="score rewrites (final)",
+        ),
+        pair_streams=tuple((2 * i, 2 * i + 1) for i in range(len(pairs))),
+        chosen="",
+        confidence=config.confidence,
+        mechanism={"mechanism": rewriter.describe()},
+        seed=config.seed,
+        samples={"selection": config.samples, "final": config.final_samples},
+        delta=rewriter.claim.delta,
+        timing={"selection": round(time.perf_counter() - start, 4)},
+        execution=execution,
+        state=_WhiteBoxSelection(rewriter, sampler, pairs, config, tuple(findings)),
+    )  # fmt: skip
+
+
+def _read_sets(proposals: Proposals, certified: Certified) -> Reading:
+    """Each certified likelihood-ratio set against the claim's allowance for its pair, beside
+    the exact losses, the fidelity checks and the declaration's check."""
+    sel: _WhiteBoxSelection = proposals.state
+    rewriter, config, pairs = sel.rewriter, sel.config, sel.pairs
+    statements = _statements(rewriter, pairs, list(proposals.statements), certified, config)
     detail = RewriterDetail(
         mode="white-box",
         text_claim=rewriter.claim,
         statements=statements,
         best=best_covered(statements),
         ceiling=_ceiling(config, len(statements)),
-        pairs=tuple(findings),
+        pairs=sel.findings,
         decoding=rewriter.decoding if isinstance(rewriter.decoding, Decoding) else None,
         model_source=_model_source(rewriter),
-        code_under_audit=_code_under_audit(rewriter, sampler),
+        code_under_audit=_code_under_audit(rewriter, sel.sampler),
         fidelity_level=config.fidelity_level,
-        declaration=_declaration(rewriter, sampler, pairs, config),
-        recorded=bool(getattr(rewriter, "records_its_law", False)) and sampler is None,
+        declaration=_declaration(rewriter, sel.sampler, pairs, config),
+        recorded=bool(getattr(rewriter, "records_its_law", False)) and sel.sampler is None,
         output_unit=str(getattr(rewriter, "output_unit", "token")),
     )
-    samples = (config.samples, config.final_samples)
-    seconds = time.perf_counter() - start
-    return rewriter_result(
-        rewriter.describe(), detail, samples, config.confidence, config.seed, seconds
-    )
+    return rewriter_reading(detail, config.final_samples)
 
 
 def _declaration(
@@ -190,7 +243,7 @@ def pilot(
     scored under both documents, checked), from a stream of its own and then discarded; it
     times the audit for :func:`~dpaudit.auditors.rewriter.sizing.plan_rewriter_sizes`."""
     x, x_prime, _ = pairs[0]
-    draw = _drawer(rewriter, sampler)
+    draw = drawer(rewriter, sampler)
 
     def run(n: int) -> None:
         key = (config.seed, 0, StageKey.REWRITE_PILOT)
@@ -243,23 +296,6 @@ def _ceiling(config: RewriterAuditConfig, statements: int) -> float:
     return certifiable_ceiling(config.final_samples, split_error(1 - config.confidence, statements))
 
 
-def _drawer(rewriter: Any, sampler: TextSampler | None) -> Callable[..., list[np.ndarray]]:
-    if sampler is None:
-        return rewriter.sample_ids
-
-    def draw(document: str, n: int, rng: np.random.Generator) -> list[np.ndarray]:
-        outputs = list(sampler(document, n, rng))
-        if len(outputs) != n:
-            raise InvalidArgumentError("sampler", f"<{len(outputs)} outputs>", f"{n} outputs")
-        if all(isinstance(t, np.ndarray) for t in outputs):
-            return [np.asarray(t, dtype=np.int64) for t in outputs]  # token ids: scored as drawn
-        if not all(isinstance(t, str) for t in outputs):
-            raise InvalidArgumentError("sampler", "<mixed outputs>", "strings or token-id arrays")
-        return [rewriter.encode_output(t, document) for t in outputs]
-
-    return draw
-
-
 @dataclass(frozen=True)
 class _PairUnit:
     """One pair's draws and exact scores at one stage: a picklable work unit."""
@@ -278,7 +314,7 @@ class _PairUnit:
 
 
 def _score_unit(unit: _PairUnit) -> tuple[ScoredRewrites, FidelityCheck]:
-    draw = _drawer(unit.rewriter, unit.sampler)
+    draw = drawer(unit.rewriter, unit.sampler)
     return _score(
         unit.rewriter, draw, unit.x, unit.x_prime, unit.n, unit.key, unit.config.fidelity_level
     )
@@ -314,8 +350,8 @@ def _exact_both(
 
 
 def _propose(scored: ScoredRewrites, index: int, config: RewriterAuditConfig) -> list[Proposal]:
-    """One likelihood-ratio set per direction; its event is the threshold ``c`` of
-    ``{y : ln p(y|a) − ln p(y|b) > c}``."""
+    """One likelihood-ratio set per direction: ``{y : ln p(y|a) − ln p(y|b) > c}``, ``(a, b)``
+    the pair in the statement's order."""
     ly = np.array([float(np.sum(t)) for t in scored.loss_y])
     lz = np.array([float(np.sum(t)) for t in scored.loss_z])
     error = split_error(1 - config.confidence, 2)
@@ -330,56 +366,25 @@ def _propose(scored: ScoredRewrites, index: int, config: RewriterAuditConfig) ->
                 clopper_pearson_upper(hits_den, len(den), error)
             )
         c = float(candidates[int(np.argmax(score))]) if candidates.size else 0.0
-        out.append(Proposal(index, forward, c, "likelihood ratio"))
+        out.append(
+            Proposal(index, forward, LogRatioAbove(c, 1 if forward else -1), "likelihood ratio")
+        )
     return out
 
 
-def _certify(
+def _statements(
     rewriter: Any,
-    sampler: TextSampler | None,
     pairs: Sequence[tuple[str, str, str]],
     proposals: list[Proposal],
+    certified: Certified,
     config: RewriterAuditConfig,
-    execution: ExecutionConfig | None,
 ) -> tuple[Statement, ...]:
-    indices = sorted({p.pair_index for p in proposals})
-    units = [
-        _PairUnit(
-            rewriter,
-            sampler,
-            pairs[i][0],
-            pairs[i][1],
-            config.final_samples,
-            (config.seed, i, StageKey.REWRITE_FINAL),
-            config,
-        )
-        for i in indices
-    ]
-    finals = {}
-    for i, (scored, _) in zip(
-        indices,
-        run_units(_score_unit, units, execution, desc="score rewrites (final)"),
-        strict=True,
-    ):
-        finals[i] = (
-            np.array([float(np.sum(t)) for t in scored.loss_y]),
-            np.array([float(np.sum(t)) for t in scored.loss_z]),
-        )
-    counts = []
-    for p in proposals:
-        ly, lz = finals[p.pair_index]
-        num, den = (ly, lz) if p.forward else (-lz, -ly)
-        threshold = p.event
-        counts.append(
-            FinalCounts(
-                int(np.sum(num > threshold)), len(num), int(np.sum(den > threshold)), len(den)
-            )
-        )
-    certificates = certify(counts, config.confidence, rewriter.claim.delta)
+    """The certified sets as statements, each with the loss the claim allows its pair."""
+    certificates = certified.certificates
     out = []
     for p, cert in zip(proposals, certificates, strict=True):
         x, x_prime, origin = pairs[p.pair_index]
-        forward, threshold = p.forward, p.event
+        forward, threshold = p.forward, p.event.threshold
         # A pair the claim does not cover (other lengths under an equal-length claim) is
         # reported, never counted as a violation.
         units = max(_cap(rewriter, x), _cap(rewriter, x_prime))
@@ -441,7 +446,22 @@ class RewriterAuditor:
         config: RewriterAuditConfig | None,
         execution: ExecutionConfig | None,
     ) -> AuditResult:
-        """:func:`audit_rewriter` on this auditor's pairs."""
-        return audit_rewriter(
-            mechanism, self.pairs, config, sampler=self.sampler, execution=execution
+        """Run the core's procedure (:func:`~dpaudit.auditors.core.procedure.run_audit`)."""
+        return run_audit(self, mechanism, claim, config, execution)
+
+    def propose(
+        self,
+        mechanism: Any,
+        claim: object,
+        config: RewriterAuditConfig | None,
+        execution: ExecutionConfig | None,
+    ) -> Proposals:
+        """Exact losses, fidelity checks and one likelihood-ratio set per pair and direction,
+        on training rewrites (module docstring, 1–3)."""
+        return _propose_sets(
+            mechanism, self.pairs, config or RewriterAuditConfig(), self.sampler, execution
         )
+
+    def read(self, proposals: Proposals, certified: Certified) -> Reading:
+        """The certified sets beside the exact losses (module docstring, 4)."""
+        return _read_sets(proposals, certified)
