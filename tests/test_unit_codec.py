@@ -47,9 +47,8 @@ def _unit_counts() -> UnitCounts:
     rng = np.random.default_rng(0)
     greater = (rng.integers(0, 100, 5), rng.integers(0, 100, 1))
     equal = (rng.integers(0, 9, 5), np.zeros(1, dtype=np.int64))
-    kept = (rng.integers(0, 9, 5), np.array([3]))
     weighted = ((rng.random(5), rng.random(5), float(rng.random())), None)
-    return UnitCounts(1000, greater, equal, kept, weighted)
+    return UnitCounts(1000, greater, equal, weighted)
 
 
 def _attack_metrics() -> AttackMetrics:
@@ -69,7 +68,7 @@ def _attack_metrics() -> AttackMetrics:
 
 # Every kind of value dpaudit's work units return.
 RESULTS = {
-    "sanity-check counts": np.array([20_000, 1234], dtype=np.int64),
+    "final event hits (the core's counting unit)": np.array([20_000, 1234], dtype=np.int64),
     "sensitivity counts": np.array([400, 17, 0], dtype=np.int64),
     "black-box counts": _unit_counts(),
     "black-box counts, plain": UnitCounts(5, (np.arange(3),), (np.zeros(3, np.int64),)),
