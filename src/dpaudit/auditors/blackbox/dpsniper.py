@@ -74,7 +74,7 @@ def propose_dpsniper(
     return Proposals(
         statements=(Proposal(i, True, ThresholdSet.of(cand), "best"),),
         plan=final_plan(mech, cfg, streams, "final"),
-        pair_streams=tuple((0, 1) for _ in pairs),
+        pair_streams={i: (0, 1)},
         chosen=(
             f"DP-Sniper (Bichsel et al. 2021): the pair was chosen on separate samples; the "
             f"target mass c = {c:g} caps the estimate near ln(1/c) = {math.log(1 / c):.3g}."

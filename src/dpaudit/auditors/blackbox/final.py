@@ -20,7 +20,6 @@ one is recorded with its role and face projection.  Imports nothing above ``audi
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -38,6 +37,7 @@ from dpaudit.auditors.blackbox.pairs import InputPair
 from dpaudit.auditors.blackbox.sampler import Sampler, Timer
 from dpaudit.auditors.blackbox.scores import Score
 from dpaudit.auditors.blackbox.selection import Candidate
+from dpaudit.auditors.blackbox.shortlist import Budget, Entry, Shortlist
 from dpaudit.auditors.core.certify import best
 from dpaudit.auditors.core.counting import FinalPlan, Stream, UnitGenerators
 from dpaudit.auditors.core.guard import checked_sample
@@ -45,7 +45,6 @@ from dpaudit.auditors.core.procedure import Certified, Looks, Proposals, Reading
 from dpaudit.auditors.core.proposal import Proposal
 from dpaudit.auditors.core.sequential import DEFAULT_LOOKS, LookPlan
 from dpaudit.auditors.core.streams import StageKey, final_look
-from dpaudit.auditors.core.trust import TrustReport
 from dpaudit.engine.timeout import mechanism_on_input
 from dpaudit.errors import DPAuditError, MechanismError
 from dpaudit.mechanisms.base import Mechanism
@@ -179,11 +178,11 @@ class SearchFinal:
 
 
 def search_proposals(
-    state: Any,
-    entries: list[Any],
+    state: Shortlist,
+    entries: list[Entry],
     roles: list[str],
     sets: tuple[int, int, int, int, int],
-    budget: Any,
+    budget: Budget,
     timer: Timer,
     representation: str,
 ) -> Proposals:
@@ -202,10 +201,6 @@ def search_proposals(
     streams: list[Stream] = []
     for i, g in group.items():
         streams += [Stream(pairs[i].x, (2 * g,)), Stream(pairs[i].x_prime, (2 * g + 1,))]
-    # Pairs no set names are never drawn: they point at the first pair's streams.
-    pair_streams = [(0, 1)] * len(pairs)
-    for i, g in group.items():
-        pair_streams[i] = (2 * g, 2 * g + 1)
     at = (cfg.final_samples, budget.alpha_side, budget.delta)  # as the ladder compares
     faces = [float(state.tables[e.combo].face_projection([e.index], *at)[0]) for e in entries]
     plan = LookPlan.of(
@@ -221,7 +216,7 @@ def search_proposals(
             for c, role in zip(chosen, roles, strict=True)
         ),
         plan=final_plan(mech, cfg, tuple(streams), budget.sampler.tally.label + "final"),
-        pair_streams=tuple(pair_streams),
+        pair_streams={i: (2 * g, 2 * g + 1) for i, g in group.items()},
         chosen=chosen_text,
         confidence=cfg.confidence,
         mechanism=mech.spec(),
@@ -259,10 +254,11 @@ class NothingToCertify:
         )  # fmt: skip
 
 
-def nothing_to_certify(state: Any, budget: Any, timer: Timer, representation: str) -> Proposals:
+def nothing_to_certify(
+    state: Shortlist, budget: Budget, timer: Timer, representation: str
+) -> Proposals:
     """No statement to certify (no candidate had a finite projected bound)."""
     mech, cfg = budget.mechanism, budget.config
-    trust: TrustReport | None = budget.trust
     return Proposals(
         statements=(),
         plan=None,
@@ -273,7 +269,7 @@ def nothing_to_certify(state: Any, budget: Any, timer: Timer, representation: st
         seed=cfg.seed,
         samples={"selection": cfg.samples, "final": 0},
         timing=dict(timer.marks),
-        trust=trust,
+        trust=budget.trust,
         state=NothingToCertify(
             mech, cfg, tuple(state.pairs), state.families, state.compared, state.screened,
             representation,

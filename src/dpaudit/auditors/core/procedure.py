@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -85,9 +85,10 @@ class Proposals:
     ``statements``: the proposals to certify together (``K = len(statements)``);
     ``plan``: how their fresh outputs are drawn; ``pair_streams[i]``: the streams of pair
     ``i``'s ``x`` and ``x'`` in ``plan.streams`` (a forward statement counts ``x`` as its
-    numerator).  ``chosen``: how the statements were chosen, the head of the confidence
-    sentence.  ``confidence``, ``delta``: the joint confidence and the δ inside each bound.
-    ``mechanism``: the mechanism's spec for the result; ``seed``, ``samples``: what the
+    numerator), for every pair a statement names — a mapping, or a sequence read as pair
+    ``i`` ↦ its ``i``-th item.  ``chosen``: how the statements were chosen, the head of the
+    confidence sentence.  ``confidence``, ``delta``: the joint confidence and the δ inside
+    each bound.  ``mechanism``: the mechanism's spec for the result; ``seed``, ``samples``: what the
     result records; ``timing``: the seconds the proposing stages took; ``trust``: what the
     auditor's trust call found; ``execution``: how the auditor runs its work units, which
     the final count uses too (None: the execution :func:`run_audit` was given);
@@ -99,7 +100,7 @@ class Proposals:
 
     statements: tuple[Proposal, ...]
     plan: FinalPlan | None
-    pair_streams: tuple[tuple[int, int], ...]
+    pair_streams: Mapping[int, tuple[int, int]] | Sequence[tuple[int, int]]
     chosen: str
     confidence: float
     mechanism: dict[str, Any]
@@ -115,10 +116,13 @@ class Proposals:
     def __post_init__(self) -> None:
         if self.statements and self.plan is None:
             raise InvalidArgumentError("plan", None, "a FinalPlan for the statements to count")
+        streams = self.pair_streams
+        named = dict(streams) if isinstance(streams, Mapping) else dict(enumerate(streams))
+        object.__setattr__(self, "pair_streams", named)
         for p in self.statements:
-            if not 0 <= p.pair_index < len(self.pair_streams):
+            if p.pair_index not in named:
                 raise InvalidArgumentError(
-                    "pair_index", p.pair_index, f"an index in [0, {len(self.pair_streams)})"
+                    "pair_index", p.pair_index, f"a pair with streams ({sorted(named)})"
                 )
 
     def oriented(self) -> list[tuple[int, int, Any]]:
