@@ -33,6 +33,7 @@ from dpaudit.auditors.core.procedure import (
     Reading,
     certify_proposals,
     run_audit,
+    run_audits,
 )
 from dpaudit.auditors.core.proposal import Proposal
 from dpaudit.auditors.core.sequential import LookPlan
@@ -146,6 +147,7 @@ class CoinAuditor:
     n: int
     seed: int
     log: list[str]
+    in_process: bool = True
 
     kind = AuditorKind.METRIC  # its detail type is registered: an empty MetricDetail
 
@@ -158,7 +160,9 @@ class CoinAuditor:
         streams = (Stream(0, (1, 0)), Stream(1, (1, 1)))
         return Proposals(
             statements=(Proposal(0, True, IsZero(), "best"), Proposal(0, False, IsZero(), "back")),
-            plan=FinalPlan(draw, streams, self.n, UnitGenerators(self.seed), in_process=True),
+            plan=FinalPlan(
+                draw, streams, self.n, UnitGenerators(self.seed), in_process=self.in_process
+            ),
             pair_streams=((0, 1),),
             chosen="Chosen without samples.",
             confidence=0.95,
@@ -315,3 +319,18 @@ def test_a_sequential_final_stage_stops_at_the_first_look_that_refutes() -> None
     assert last.look == len(looks_plan.sizes) - 1 and last.final_samples == 64_000
     with pytest.raises(InvalidArgumentError, match="prefixes"):
         Looks(looks_plan, prefixes[:1], 1.0)
+
+
+def test_several_audits_share_one_batch_of_final_units_and_answer_as_alone() -> None:
+    jobs = [
+        (CoinAuditor(1.0, 3_000, seed, [], in_process=False), rr(eps), Claimed(1.0))
+        for seed, eps in ((0, 1.0), (1, 3.0))
+    ]
+    batch = run_audits([(a, m, c, None) for a, m, c in jobs], ONE)
+    alone = [run_audit(a, m, c) for a, m, c in jobs]
+    for together, single in zip(batch, alone, strict=True):
+        assert together.detail == single.detail and together.verdict is single.verdict
+        assert together.epsilon_lower_bound == single.epsilon_lower_bound
+    assert [r.violation for r in batch] == [False, True]
+    with pytest.raises(InvalidArgumentError, match="jobs"):  # a draw that must stay here
+        run_audits([(CoinAuditor(1.0, 100, 0, []), rr(1.0), Claimed(1.0), None)])

@@ -41,6 +41,7 @@ from dpaudit.auditors.core.sequential import LookPlan, certify_sequentially
 from dpaudit.auditors.core.trust import TrustReport
 from dpaudit.engine.config import ExecutionConfig
 from dpaudit.engine.executor import run_units
+from dpaudit.engine.timeout import with_timeout
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.results.audit import AuditorKind, AuditResult
 from dpaudit.results.findings import DeclarationFinding
@@ -268,20 +269,30 @@ def run_audits(
     start = time.perf_counter()
     proposals = [a.propose(m, c, cfg, execution) for a, m, c, cfg in jobs]
     proposed_at = time.perf_counter()
-    if any(p.plan is None or p.plan.in_process or p.looks is not None for p in proposals):
+    plans = [p.plan for p in proposals if p.statements and p.plan is not None]
+    if any(p.looks is not None for p in proposals) or any(plan.in_process for plan in plans):
         raise InvalidArgumentError(
             "jobs", desc, "fixed-size audits whose final draws may leave the process"
         )
-    works = [final_units(p.plan, p.oriented()) for p in proposals if p.plan is not None]
-    units = [u for w in works for u in w.units]
-    results = run_units(run_event_unit, units, execution or ExecutionConfig(), desc=desc)
+    timeouts = {plan.timeout for plan in plans}
+    if len(timeouts) > 1:
+        raise InvalidArgumentError("jobs", sorted(map(str, timeouts)), "one unit timeout for all")
+    works = [
+        final_units(p.plan, p.oriented()) if p.statements and p.plan is not None else None
+        for p in proposals
+    ]
+    units = [u for w in works if w is not None for u in w.units]
+    fn = with_timeout(run_event_unit, timeouts.pop() if timeouts else None)
+    results = run_units(fn, units, execution or ExecutionConfig(), desc=desc)
     final = time.perf_counter() - proposed_at
     out, offset = [], 0
     for (auditor, _, claim, _), p, work in zip(jobs, proposals, works, strict=True):
-        part = results[offset : offset + len(work.units)]
-        offset += len(work.units)
-        merged = work.merge(part)
-        certified = certify_counts(p, merged) if merged else Certified((), (), p.confidence)
+        if work is None:
+            certified = Certified((), (), p.confidence)
+        else:
+            part = results[offset : offset + len(work.units)]
+            offset += len(work.units)
+            certified = certify_counts(p, work.merge(part))
         out.append(conclude(auditor, claim, p, certified, final, start))
     return out
 
