@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 import pytest
+from _rewriter_results import rewriter_result
 
 import dpaudit
 from dpaudit.analysis.word_embedding import WordEmbedding
@@ -34,7 +35,6 @@ from dpaudit.auditors.rewriter.result import (
     PairFindings,
     RewriterDetail,
     Statement,
-    rewriter_result,
     summary,
 )
 from dpaudit.auditors.sanity.check import SanityDetail, sanity_check

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from _rewriter_results import rewriter_result
 
 from dpaudit.analysis.word_embedding import WordEmbedding
 from dpaudit.auditors.blackbox.auditor import AuditConfig, audit
@@ -33,7 +34,6 @@ from dpaudit.auditors.rewriter.result import (
     PairFindings,
     RewriterDetail,
     Statement,
-    rewriter_result,
 )
 from dpaudit.auditors.sanity.check import sanity_check
 from dpaudit.claims import Neighbours, TextClaim, Unit

@@ -5,7 +5,8 @@ the declared-decoding check) and black box (:mod:`.blackbox`: a text
 function read as a reviewer would) — return the shared
 :class:`~dpaudit.results.audit.AuditResult` (kind ``rewriter``); its
 bound and witness are those of the best certified :class:`Statement`.
-:func:`rewriter_result` builds it, :func:`summary` states it in a few lines.
+:func:`rewriter_reading` reads it for the core, which assembles the result; :func:`summary`
+states it in a few lines.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.auditors.core.answer import Evidence, Judged, answer, joint_confidence, judge
+from dpaudit.auditors.core.answer import Evidence, Judged, judge
 from dpaudit.auditors.core.certify import Certificate
 from dpaudit.auditors.core.power import samples_for_loss
 from dpaudit.auditors.core.procedure import Reading
@@ -269,41 +270,6 @@ def rewriter_reading(detail: RewriterDetail, final_samples: int) -> Reading:
         notes=never_seen_note(detail),
         findings=detail.declaration.findings if detail.declaration is not None else (),
         level=level,
-    )
-
-
-def rewriter_result(
-    name: str,
-    detail: RewriterDetail,
-    samples: tuple[int, int],
-    confidence: float,
-    seed: int,
-    seconds: float,
-) -> AuditResult:
-    """The shared result of a rewriter audit whose statements and findings are ``detail``.
-
-    ``samples``: (training, final) rewrites per input; the reading is
-    :func:`rewriter_reading`'s.
-    """
-    reading = rewriter_reading(detail, samples[1])
-    return answer(
-        kind=AuditorKind.REWRITER,
-        mechanism={"mechanism": name},
-        claim=detail.text_claim,
-        judged=reading.judged,
-        evidence=reading.evidence,
-        bound=reading.bound,
-        confidence=confidence,
-        confidence_statement=joint_confidence(confidence, len(detail.statements)),
-        witness=reading.witness,
-        seed=seed,
-        samples={"selection": samples[0], "final": samples[1]},
-        timing={"total": seconds},
-        detail=detail,
-        trust=None,
-        notes=reading.notes,
-        level=reading.level,
-        findings=reading.findings,
     )
 
 
