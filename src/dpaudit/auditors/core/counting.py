@@ -175,14 +175,14 @@ def _count_events(unit: EventUnit) -> np.ndarray:
     hits = np.zeros(len(unit.events), dtype=np.int64)
     ties = np.zeros(len(unit.events), dtype=np.int64)
     random_ties = [getattr(e, "tie_probability", None) is not None for e in unit.events]
+    reads = [getattr(e, "feature", None) for e in unit.events]  # looked up once, not per block
     step = unit.block or unit.n
     done = 0
     while done < unit.n:
         rows = min(step, unit.n - done)
         block = unit.draw(unit.x, rows, rng)
         features: dict[int, Any] = {}  # a feature several events read is computed once
-        for j, event in enumerate(unit.events):
-            feature = getattr(event, "feature", None)
+        for j, (event, feature) in enumerate(zip(unit.events, reads, strict=True)):
             if feature is None:
                 values, mask = block, np.asarray(event(block))
             else:
