@@ -502,18 +502,6 @@ def test_auditor_protocol_rule_catches_one(tmp_path: Path) -> None:
     assert _auditor_classes(tmp_path) == ["A"]
 
 
-#: Auditor classes whose final stage is still their own (they propose and certify through
-#: ``core.certify`` but draw their final counts in their own units); every other auditor
-#: class proposes (``propose`` + ``read``) and the core runs the procedure
-#: (``core.procedure.run_audit``: one counting unit, certification, the result).
-OWN_FINAL_STAGE = {
-    "OneRunAuditor": (
-        "its bound is the one-run guessing game's over canaries (Steinke et al. 2023), not "
-        "event counts on two inputs"
-    ),
-}
-
-
 def _proposing_classes(folder: Path) -> dict[str, set[str]]:
     """Auditor classes under ``folder`` (:func:`_auditor_classes`) and their methods."""
     found: dict[str, set[str]] = {}
@@ -544,23 +532,33 @@ def _audit_bodies_delegating(folder: Path) -> dict[str, bool]:
 
 
 def test_auditors_propose_and_the_core_runs_the_procedure() -> None:
-    """Every auditor class not listed in OWN_FINAL_STAGE has ``propose`` and ``read``, and
-    its ``audit`` is the core's procedure; a listed class that now proposes must leave the
-    list (it is a list of what is left to move, not an exemption)."""
+    """Every auditor class has ``propose`` and ``read``, and its ``audit`` is the core's
+    procedure (``core.procedure.run_audit``: the final draws, certification, the result)."""
     problems = []
     for folder in sorted(AUDITORS - set(NOT_CLAIM_AUDITORS)):
         classes = _proposing_classes(SRC / "auditors" / folder)
         delegating = _audit_bodies_delegating(SRC / "auditors" / folder)
         for name, methods in classes.items():
-            proposes = {"propose", "read"} <= methods and delegating.get(name, False)
-            if name in OWN_FINAL_STAGE and proposes:
-                problems.append(f"{name} proposes now: remove it from OWN_FINAL_STAGE")
-            if name not in OWN_FINAL_STAGE and not proposes:
+            if not ({"propose", "read"} <= methods and delegating.get(name, False)):
                 problems.append(f"{folder}/{name}: no propose/read, or audit is not run_audit")
     assert not problems, problems
-    assert set(OWN_FINAL_STAGE) <= {
-        n for f in AUDITORS for n in _proposing_classes(SRC / "auditors" / f)
-    }, "OWN_FINAL_STAGE names a class that is not an auditor"
+
+
+def _answer_calls(path: Path) -> list[int]:
+    """Lines of ``path`` that call the core's ``answer`` (by that name)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [
+        n.lineno
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and _dotted(n.func) in ("answer", "answer.answer")
+    ]
+
+
+def test_only_the_procedure_answers() -> None:
+    """One place turns a reading into a result: ``core.procedure.conclude``."""
+    calls = {str(p.relative_to(SRC)): lines for p in _source_files() if (lines := _answer_calls(p))}
+    assert set(calls) == {"auditors/core/procedure.py"}, calls
+    assert len(calls["auditors/core/procedure.py"]) == 1
 
 
 def test_procedure_rule_catches_one(tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ from dpaudit.auditors.core.counting import (
     UnitGenerators,
     count_final,
 )
+from dpaudit.auditors.core.game import GamePlan, certify_game, draw_game, guess_grid
 from dpaudit.auditors.core.procedure import (
     Certified,
     Looks,
@@ -334,3 +335,115 @@ def test_several_audits_share_one_batch_of_final_units_and_answer_as_alone() -> 
     assert [r.violation for r in batch] == [False, True]
     with pytest.raises(InvalidArgumentError, match="jobs"):  # a draw that must stay here
         run_audits([(CoinAuditor(1.0, 100, 0, []), rr(1.0), Claimed(1.0), None)])
+
+
+# ------------------------------------------------------------- the guessing-game certifier
+@dataclass(frozen=True)
+class RRGame:
+    """Each member's score is its inclusion bit through ε-randomised response, plus a tiny
+    tie-breaker: the one-run guesses of RR are its own, so the game is exactly ε-DP."""
+
+    epsilon: float
+    log: list[str] | None = None
+
+    def __call__(self, included: tuple[bool, ...], key: tuple[int, ...]):
+        if self.log is not None:
+            self.log.append("play")
+        rng = unit_rng(7, key)
+        bits = np.asarray(included)
+        keep = rng.random(bits.size) < math.exp(self.epsilon) / (1 + math.exp(self.epsilon))
+        return {"score": np.where(keep, bits, ~bits) + 1e-3 * rng.random(bits.size)}, 0.0
+
+
+@dataclass(frozen=True)
+class GameAuditor:
+    """A toy proposer of a guessing game, judged against ``claimed`` (pure DP)."""
+
+    claimed: float
+    game: RRGame
+    members: int = 1000
+    rounds: int = 1
+    seed: int = 0
+
+    kind = AuditorKind.METRIC
+
+    def supports(self, mechanism: Any, claim: Any) -> bool:
+        return True
+
+    def propose(self, mechanism: Any, claim: Any, config: Any, execution: Any) -> Proposals:
+        if self.game.log is not None:
+            self.game.log.append("propose")
+        plan = GamePlan(self.game, self.members, self.rounds, self.seed, (5,), 6)
+        return Proposals(
+            statements=(),
+            plan=None,
+            pair_streams={},
+            chosen="",
+            confidence=0.95,
+            mechanism={"name": "rr game"},
+            seed=self.seed,
+            samples={"members": self.members * self.rounds},
+            game=plan,
+        )
+
+    def read(self, proposals: Proposals, certified: Certified) -> Reading:
+        if self.game.log is not None:
+            self.game.log.append("read")
+        game = certified.game
+        assert game is not None
+        return Reading(
+            judged=(Judged.of_bound(game.bound, self.claimed, testable=game.ceiling > 1),),
+            evidence=Evidence(refuted="refuted", held="held", blind="blind"),
+            bound=game.bound,
+            witness=None,
+            detail=MetricDetail((), 0),
+            claim=Claimed(self.claimed),
+        )
+
+
+def test_the_core_draws_the_bits_and_plays_after_the_proposal() -> None:
+    log: list[str] = []
+    one = ExecutionConfig(workers=1)  # in this process, so the log sees the plays
+    result = run_audit(GameAuditor(1.0, RRGame(1.0, log), rounds=2), None, None, None, one)
+    assert log == ["propose", "play", "play", "read"]
+    assert result.claimed_epsilon == 1.0
+    assert result.confidence_statement.startswith("2 rounds with 2000 members, ")
+    plan = GamePlan(RRGame(1.0), 1000, 2, 0, (5,), 6)
+    played = draw_game(plan)
+    bits = unit_rng(0, (5,)).random((2, 1000)) < 0.5
+    assert np.array_equal(played.inside, bits.reshape(-1))
+
+
+def test_the_game_certifies_each_rule_at_its_bonferroni_share() -> None:
+    plan = GamePlan(RRGame(4.0), 1000, 1, 3, (5,), 6)
+    game = certify_game(plan, 0.95, 0.0)
+    grid = guess_grid(1000)
+    assert len(game.rules) == len(grid) + 1  # and the gap split
+    assert game.error == pytest.approx(0.05 / (len(grid) + 1))
+    # At ε = 4 the all-in rules are ~98 % correct: ε_lcb is far above 1, below 4 + noise.
+    assert 2.0 < game.bound < 4.5
+    assert game.bound == max(r.epsilon_lower_bound for r in game.rules)
+
+
+def test_randomised_response_at_its_own_epsilon_is_covered() -> None:
+    """The game is exactly ε-DP, so ε_lcb > ε happens in at most α = 5 % of seeds (the
+    Bonferroni split makes it far rarer).  40 seeds: 7 or more alarms has probability < 0.01
+    under Binomial(40, 0.05)."""
+    alarms = sum(
+        run_audit(GameAuditor(1.0, RRGame(1.0), seed=seed), None, None).violation
+        for seed in range(40)
+    )
+    assert alarms <= 6
+    flagged = run_audit(GameAuditor(1.0, RRGame(3.0)), None, None)
+    assert flagged.verdict is Verdict.VIOLATION
+
+
+def test_a_game_goes_alone_and_not_into_a_batch() -> None:
+    auditor = GameAuditor(1.0, RRGame(1.0))
+    proposals = auditor.propose(None, None, None, None)
+    with pytest.raises(InvalidArgumentError, match="game"):
+        dataclasses.replace(proposals, statements=(Proposal(0, True, IsZero(), "best"),))
+    with pytest.raises(InvalidArgumentError, match="jobs"):
+        run_audits([(auditor, None, None, None)])
+    with pytest.raises(InvalidArgumentError, match="game"):
+        GamePlan(RRGame(1.0), 1, 1, 0, (5,), 6)

@@ -28,7 +28,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats
 
 from dpaudit.errors import InvalidArgumentError
 
@@ -53,6 +52,8 @@ def p_value(m: int, r: int, v: int, epsilon: float, delta: float = 0.0) -> float
         raise InvalidArgumentError("delta", delta, "a probability in [0, 1]")
     if v == 0:
         return 1.0
+    from scipy import stats  # here, not at the top: the core's procedure imports this module
+
     q = 1.0 / (1.0 + math.exp(-epsilon))
     beta = float(stats.binom.sf(v - 1, r, q))
     if delta == 0.0:

@@ -16,6 +16,10 @@ the claim's δ inside each bound), and after the auditor's reading assembles the
 (:func:`~.answer.answer`: the one verdict rule, the confidence sentence, the trust fields
 passed in, the timing).  Nothing the auditor chose can see the final samples: they are drawn
 after ``propose`` has returned, from streams no selection stage uses.
+
+An auditor may propose a guessing game (:mod:`~.game`, the one-run training audit) instead
+of counted statements: the core then draws its inclusion bits, plays its rounds and
+certifies its guess rules, and the rest of the procedure is the same.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from dpaudit.auditors.core.counting import (
     final_units,
     run_event_unit,
 )
+from dpaudit.auditors.core.game import GameCertified, GamePlan, certify_game, game_statement
 from dpaudit.auditors.core.proposal import Proposal
 from dpaudit.auditors.core.sequential import LookPlan, certify_sequentially
 from dpaudit.auditors.core.trust import TrustReport
@@ -95,8 +100,9 @@ class Proposals:
     the final count uses too (None: the execution :func:`run_audit` was given);
     ``looks``: a sequential final stage (:class:`Looks`), None for one fixed-size look;
     ``state``: the auditor's own selection results, handed back to its ``read`` (never seen
-    by the core).  No statements at all (nothing worth certifying) draws nothing: the
-    auditor's ``read`` then says why.
+    by the core).  ``game``: a guessing game to play and certify (:mod:`~.game`) in place of
+    counted statements.  No statements and no game (nothing worth certifying) draws
+    nothing: the auditor's ``read`` then says why.
     """
 
     statements: tuple[Proposal, ...]
@@ -113,8 +119,11 @@ class Proposals:
     execution: ExecutionConfig | None = None
     looks: Looks | None = None
     state: Any = None
+    game: GamePlan | None = None
 
     def __post_init__(self) -> None:
+        if self.game is not None and (self.statements or self.looks is not None):
+            raise InvalidArgumentError("game", "a game", "a game alone, without statements")
         if self.statements and self.plan is None:
             raise InvalidArgumentError("plan", None, "a FinalPlan for the statements to count")
         streams = self.pair_streams
@@ -145,6 +154,8 @@ class Certified:
     #: The look a sequential final stage stopped at, and its plan (None: one look).
     look: int = 0
     looks: LookPlan | None = None
+    #: The certified guessing game, when the proposals were one (:mod:`~.game`).
+    game: GameCertified | None = None
 
     @property
     def error(self) -> float:
@@ -168,7 +179,9 @@ class Reading:
     ``notes``, ``power``, ``findings``, ``level``: as :func:`~.answer.answer` takes them;
     ``claim_text``: the claim as the result prints it (default: ``claim.describe()``);
     ``final_work``: how much the final stage drew, by what it counts (``{"coordinates": N}``),
-    which the result's timing states per second of the final stage.
+    which the result's timing states per second of the final stage; ``claim``: the claim as
+    audited when the auditor resolved it itself (a default read from the mechanism), else
+    None for the claim the audit was given.
     """
 
     judged: tuple[Judged, ...]
@@ -182,6 +195,7 @@ class Reading:
     claim_text: str | None = None
     level: str | None = None
     final_work: dict[str, float] = field(default_factory=dict)
+    claim: Any = None
 
 
 @runtime_checkable
@@ -205,7 +219,12 @@ class ProposingAuditor(Protocol):
 
 def certify_proposals(proposals: Proposals, execution: ExecutionConfig | None = None) -> Certified:
     """Draw the final counts of every proposal through the one counting unit; certify them
-    (look by look for a sequential final stage)."""
+    (look by look for a sequential final stage).  A game is played and certified instead."""
+    if proposals.game is not None:
+        game = certify_game(
+            proposals.game, proposals.confidence, proposals.delta, proposals.execution or execution
+        )
+        return Certified((), (), proposals.confidence, game=game)
     if not proposals.statements or proposals.plan is None:
         return Certified((), (), proposals.confidence)
     base = proposals.plan
@@ -270,7 +289,9 @@ def run_audits(
     proposals = [a.propose(m, c, cfg, execution) for a, m, c, cfg in jobs]
     proposed_at = time.perf_counter()
     plans = [p.plan for p in proposals if p.statements and p.plan is not None]
-    if any(p.looks is not None for p in proposals) or any(plan.in_process for plan in plans):
+    if any(p.looks is not None or p.game is not None for p in proposals) or any(
+        plan.in_process for plan in plans
+    ):
         raise InvalidArgumentError(
             "jobs", desc, "fixed-size audits whose final draws may leave the process"
         )
@@ -317,7 +338,7 @@ def conclude(
     return answer(
         kind=auditor.kind,
         mechanism=proposals.mechanism,
-        claim=claim,
+        claim=claim if reading.claim is None else reading.claim,
         claim_text=reading.claim_text,
         judged=reading.judged,
         evidence=reading.evidence,
@@ -339,6 +360,8 @@ def conclude(
 
 def _confidence_statement(proposals: Proposals, certified: Certified) -> str:
     """The confidence sentence: how the statements were chosen, the split, the looks."""
+    if proposals.game is not None and certified.game is not None:
+        return game_statement(proposals.game, certified.game, proposals.confidence)
     if not proposals.statements:
         return proposals.chosen or "nothing was proposed; nothing was re-estimated"
     plan = certified.looks

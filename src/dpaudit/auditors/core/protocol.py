@@ -15,8 +15,8 @@ Every auditor of dpaudit has the same three parts, in the spirit of DP-Auditoriu
 An auditor that proposes through the core
 (:class:`~dpaudit.auditors.core.procedure.ProposingAuditor`: ``propose`` and ``read``) has
 an ``audit`` that is the core's procedure,
-:func:`~dpaudit.auditors.core.procedure.run_audit`; ``tests/test_architecture.py`` lists
-the auditors whose final stage is still their own.
+:func:`~dpaudit.auditors.core.procedure.run_audit`; ``tests/test_architecture.py`` checks
+that every auditor of dpaudit is one.
 
 :func:`error_shares` splits one error budget among several certifiers run on the same claim
 (the black-box search and the profile certifier on an (ε, δ) claim): each certifies at its

@@ -1,25 +1,22 @@
 """The one-run training audit: m canaries, half of them in, one training, guesses certified.
 
-Steinke, Nasr & Jagielski, "Privacy Auditing with One (1) Training Run", NeurIPS 2023:
+Steinke, Nasr & Jagielski, "Privacy Auditing with One (1) Training Run", NeurIPS 2023.  The
+auditor *proposes* and *reads*; the core plays and certifies the game
+(:mod:`dpaudit.auditors.core.game`) and answers
+(:func:`~dpaudit.auditors.core.procedure.run_audit`):
 
 1. **Propose** — the auditor draws ``m`` canaries (:mod:`~dpaudit.auditors.training.canaries`)
-   and an inclusion bit for each, independently and uniformly, from its own seed; it trains
-   once on the base data plus the included canaries (``runs`` independent trainings are
-   pooled: each canary lives in one run, so the pooled game has ``m·runs`` canaries and the
-   same per-canary guarantee) and scores every canary on the released model.
-2. **Guess** — each rule of a fixed grid guesses *in* for its highest scores and *out* for its
-   lowest (or *in* only), abstaining on the rest; the grid is fixed before any score is seen.
-   One more rule per score guesses every canary, split at the widest gap of its scores
-   (:func:`gap_split`): a function of the scores only, never of the inclusion bits.
-3. **Certify** — under (ε, δ)-DP the correct guesses of every rule are bounded by
-   :func:`dpaudit.analysis.one_run.p_value` (their Thm. 5.2); each rule is tested at
-   ``α/G`` for the ``G`` rules of the grid (Bonferroni), so the best rule's ε ≥ ε_lcb holds at
-   confidence ``1 − α``.  Reporting the best rule at ``α`` unadjusted, as the paper's code
-   and several packages do, overstates the confidence ``G``-fold.
-4. **Curve claims** (μ-GDP, RDP, zCDP, a profile; ``bound="f-dp"``, the default for them) —
+   from its own seed, checks that the trainer follows its seed, and proposes the game: a
+   round trains on the base data plus the included canaries and scores every canary on the
+   released model (``runs`` rounds pooled), guessed with the fixed grid of
+   :func:`~dpaudit.auditors.core.game.guess_grid` and the gap split on every score.
+2. **Play and certify** (the core) — the core draws every inclusion bit, plays the rounds,
+   and tests each rule at ``α/G`` for the ``G`` rules (Bonferroni) with their Thm. 5.2.
+3. **Curve claims** (μ-GDP, RDP, zCDP, a profile; ``bound="f-dp"``, the default for them) —
    each rule is also tested against the claimed curve as a whole, by the f-DP refinement of
    Mahloujifar, Melis & Chaudhuri (2024, :mod:`dpaudit.analysis.one_run_fdp`), and for a
    μ-GDP claim it certifies μ ≥ μ_lcb.  Both tests of every rule then run at ``α/(2G)``.
+4. **Read** — the auditor says what the best rule means for the claim.
 
 What the bound assumes: the inclusion bits are independent and uniform (the auditor draws
 them); the training sees nothing of them but the dataset; the claim is about adding or
@@ -32,16 +29,24 @@ independence — a poor score costs power, never validity.  The verdict comes fr
 from __future__ import annotations
 
 import dataclasses
-import math
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.stats import rankdata
 
-from dpaudit.analysis import one_run, one_run_fdp
-from dpaudit.auditors.core.answer import Evidence, Judged, answer, epsilon_evidence
+from dpaudit.auditors.core.answer import Evidence, Judged, epsilon_evidence
+from dpaudit.auditors.core.game import (
+    GUESS_FRACTIONS,
+    CurveTest,
+    GamePlan,
+    auc,
+    certify_guesses,
+    draw_game,
+    gap_split,
+    guess_grid,
+)
+from dpaudit.auditors.core.procedure import Certified, Proposals, Reading, run_audit
 from dpaudit.auditors.core.trust import TrustReport, establish_training_trust
 from dpaudit.auditors.training.canaries import (
     CANARY_KINDS,
@@ -50,8 +55,8 @@ from dpaudit.auditors.training.canaries import (
     draw_canaries,
 )
 from dpaudit.auditors.training.claim_point import claimed_point
-from dpaudit.auditors.training.result import GuessRule, TrainingDetail
-from dpaudit.engine.executor import ExecutionConfig, run_units
+from dpaudit.auditors.training.result import TrainingDetail
+from dpaudit.engine.executor import ExecutionConfig
 from dpaudit.errors import InvalidArgumentError, InvalidTypeError, MechanismError
 from dpaudit.mechanisms.training.contract import TrainingMechanism, checked_scores
 from dpaudit.random import unit_rng
@@ -60,13 +65,12 @@ from dpaudit.validation import check_int, check_probability_open, check_seed
 
 #: Canaries per run when the config names none (canaries drawn from the data: at most half).
 DEFAULT_CANARIES = 1000
-#: Fractions of the canaries a rule guesses on (abstaining on the rest).
-GUESS_FRACTIONS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
 #: How the guesses are certified: "eps-delta" (Steinke et al.'s bound on ε at the claim's δ),
 #: "f-dp" (that, and the claimed curve tested whole), "auto" (f-dp for curve claims).
 BOUNDS = ("auto", "eps-delta", "f-dp")
 #: Stage keys of the audit's streams: canaries and inclusion bits, then each run.
 _CANARY_KEY, _INCLUDE_KEY, _RUN_KEY, _PROBE_KEY = 41, 42, 43, 44
+
 ASSUMPTIONS = (
     "inclusion bits independent and uniform, drawn by the auditor",
     "the trainer sees the bits only through its dataset",
@@ -135,80 +139,6 @@ def run_training(unit: TrainingRun) -> tuple[dict[str, np.ndarray], float]:
     return scores, time.perf_counter() - start
 
 
-def guess_grid(total: int) -> tuple[tuple[int, int], ...]:
-    """The ``(positive, negative)`` guess counts tried on ``total`` canaries, fixed in advance."""
-    rules: list[tuple[int, int]] = []
-    for f in GUESS_FRACTIONS:
-        r = max(1, round(f * total))
-        for rule in ((r, 0), ((r + 1) // 2, r // 2)):
-            if rule not in rules and rule[1] >= 0:
-                rules.append(rule)
-    return tuple(rules)
-
-
-def gap_split(scores: np.ndarray) -> tuple[int, int]:
-    """Guess every canary, split at the widest gap of the sorted scores (middle 90 % of ranks).
-
-    A function of the scores alone, never of the inclusion bits, so it is a guess rule the
-    bound allows without any cost beyond its one Bonferroni share: when a flaw separates in
-    from out, the gap falls between them whatever the share of canaries included.
-    """
-    values = np.sort(np.asarray(scores, dtype=np.float64))
-    m = values.size
-    lo, hi = max(1, m // 20), max(1, m - m // 20)
-    if hi <= lo:
-        return (m + 1) // 2, m // 2
-    below = lo + int(np.argmax(np.diff(values)[lo - 1 : hi - 1]))
-    return m - below, below
-
-
-@dataclass(frozen=True)
-class CurveTest:
-    """The f-DP test of a curve claim: its ``B⁻¹`` and whether it is μ-GDP (then μ_lcb too)."""
-
-    inverse_blowup: Any
-    gdp: bool
-
-    @classmethod
-    def of(cls, claim: Any) -> CurveTest:
-        """The test of ``claim``'s own curve (:func:`one_run_fdp.claim_inverse_blowup`)."""
-        return cls(one_run_fdp.claim_inverse_blowup(claim), one_run_fdp.is_gaussian_claim(claim))
-
-    def rule(self, m: int, g: int, v: int, err: float) -> tuple[bool, float | None]:
-        """Whether ``v`` correct of ``g`` refute the curve at ``err``, and μ_lcb if μ-GDP."""
-        refuted = bool(one_run_fdp.refutes(self.inverse_blowup, m, g, v, err)[0])
-        return refuted, (one_run_fdp.gdp_lower_bound(m, g, v, err) if self.gdp else None)
-
-
-def _rules(
-    scores: np.ndarray,
-    inside: np.ndarray,
-    grid: tuple,
-    err: float,
-    delta: float,
-    name: str,
-    curve: CurveTest | None = None,
-) -> list[GuessRule]:
-    """Every rule of ``grid`` and the gap split on one score, each certified at ``err``."""
-    order = np.argsort(-scores, kind="stable")
-    out = []
-    for pos, neg in (*grid, gap_split(scores)):
-        lowest = order[len(order) - neg :] if neg else order[:0]
-        correct = int(inside[order[:pos]].sum()) + int((~inside[lowest]).sum())
-        bound = one_run.epsilon_lower_bound(inside.size, pos + neg, correct, err, delta)
-        refuted, mu = curve.rule(inside.size, pos + neg, correct, err) if curve else (None, None)
-        out.append(GuessRule(pos, neg, correct, bound, name, refuted, mu))
-    return out
-
-
-def _auc(scores: np.ndarray, inside: np.ndarray) -> float:
-    n_in, n_out = int(inside.sum()), int((~inside).sum())
-    if n_in == 0 or n_out == 0:
-        return math.nan
-    ranks = rankdata(scores)
-    return float((ranks[inside].sum() - n_in * (n_in + 1) / 2) / (n_in * n_out))
-
-
 def probe_randomness(mech: TrainingMechanism, canaries: Canaries, seed: int) -> TrustReport:
     """Whether the trainer's randomness follows the seed it is given (two runs per chunk).
 
@@ -256,11 +186,59 @@ def default_canaries(kind: str, records: int) -> int:
     return DEFAULT_CANARIES
 
 
-def play(mechanism: TrainingMechanism, config: OneRunConfig) -> CanaryScores:
-    """Draw the canaries and bits, train ``config.runs`` times, score every canary."""
+@dataclass(frozen=True)
+class CanaryTraining:
+    """One round of the one-run game (:class:`~dpaudit.auditors.core.game.GameDraw`): train
+    on the base data plus the canaries ``included`` marks, score every canary."""
+
+    mechanism: TrainingMechanism
+    canaries: tuple[Any, ...]
+    seed: int
+
+    def __call__(
+        self, included: tuple[bool, ...], key: tuple[int, ...]
+    ) -> tuple[dict[str, np.ndarray], float]:
+        return run_training(TrainingRun(self.mechanism, self.canaries, included, self.seed, key))
+
+
+@dataclass(frozen=True)
+class OneRunState:
+    """What the proposing half hands its reading: the claim as audited and the canaries."""
+
+    claim: Any
+    source: str
+    epsilon: float
+    delta: float
+    method: str
+    canaries: Canaries
+    mechanism: TrainingMechanism
+    config: OneRunConfig
+
+
+def _bound_for(claim: Any, bound: str) -> str:
+    """The test a config's ``bound`` names for ``claim`` ("auto": f-dp for curve claims)."""
+    if bound == "auto":
+        return "eps-delta" if _is_point(claim) else "f-dp"
+    return bound
+
+
+@dataclass(frozen=True)
+class OneRunGame:
+    """The game a one-run audit proposes: its plan, canaries, trust probe and trainer (its
+    base without the canaries drawn from it)."""
+
+    plan: GamePlan
+    canaries: Canaries
+    trust: TrustReport
+    mechanism: TrainingMechanism
+
+
+def one_run_game(
+    mechanism: TrainingMechanism, cfg: OneRunConfig, curve: CurveTest | None = None
+) -> OneRunGame:
+    """Draw the canaries, check the trainer follows its seed, and plan the rounds."""
     if not isinstance(mechanism, TrainingMechanism):
         raise InvalidTypeError("mechanism", mechanism, "a TrainingMechanism")
-    cfg = config
     kind = cfg.canary_kind or default_kind(mechanism)
     if kind == "gradient" and mechanism.access != "white-box":
         raise InvalidArgumentError(
@@ -271,172 +249,116 @@ def play(mechanism: TrainingMechanism, config: OneRunConfig) -> CanaryScores:
     trust = probe_randomness(mechanism, canaries, cfg.seed)
     if len(canaries.base) != len(mechanism.base):
         mechanism = mechanism.with_base(canaries.base)
-    bits = unit_rng(cfg.seed, (_INCLUDE_KEY,)).random((cfg.runs, count)) < 0.5
-    units = [
-        TrainingRun(mechanism, canaries.records, tuple(bits[r].tolist()), cfg.seed, (_RUN_KEY, r))
-        for r in range(cfg.runs)
-    ]
-    outs = run_units(run_training, units, cfg.execution, desc="training runs")
-    names = tuple(outs[0][0])
-    if any(tuple(s) != names for s, _ in outs):
-        raise MechanismError(f"{mechanism.name}.scores named different scores in different runs")
-    pooled = {name: np.concatenate([s[name] for s, _ in outs]) for name in names}
-    return CanaryScores(
-        pooled, bits.reshape(-1), canaries, tuple(t for _, t in outs), trust, mechanism
+    plan = GamePlan(
+        draw=CanaryTraining(mechanism, canaries.records, cfg.seed),
+        members=count,
+        rounds=cfg.runs,
+        seed=cfg.seed,
+        bits_key=(_INCLUDE_KEY,),
+        round_key=_RUN_KEY,
+        curve=curve,
+        round_noun="training run",
+        member_noun="canaries",
     )
+    return OneRunGame(plan, canaries, trust, mechanism)
 
 
-def certify_guesses(
-    scores: dict[str, np.ndarray],
-    inside: np.ndarray,
-    confidence: float,
-    delta: float,
-    curve: CurveTest | None = None,
-) -> tuple[tuple[GuessRule, ...], float, float]:
-    """Every rule of the grid and the gap split on every score, at α/(rules·scores·tests): the
-    rules, the error of each test, and the ceiling (``curve``: each rule is also tested
-    against that curve, so two tests per rule)."""
-    total = int(inside.size)
-    grid = guess_grid(total)
-    tests = 2 if curve is not None else 1
-    err = (1.0 - confidence) / ((len(grid) + 1) * len(scores) * tests)
-    rules = tuple(
-        rule
-        for name, values in scores.items()
-        for rule in _rules(values, inside, grid, err, delta, name, curve)
-    )
-    ceiling = max(one_run.epsilon_ceiling(total, p + n, err, delta) for p, n in grid)
-    return rules, err, ceiling
-
-
-def _curve_power(curve: CurveTest, total: int, err: float) -> tuple[bool, float | None]:
-    """Whether all-correct guesses of some rule of the grid refute the curve; the μ ceiling."""
-    grid = guess_grid(total)
-    testable = any(curve.rule(total, p + n, p + n, err)[0] for p, n in grid)
-    if not curve.gdp:
-        return testable, None
-    return testable, max(one_run_fdp.gdp_ceiling(total, p + n, err) for p, n in grid)
-
-
-def _bound_for(claim: Any, bound: str) -> str:
-    """The test a config's ``bound`` names for ``claim`` ("auto": f-dp for curve claims)."""
-    if bound == "auto":
-        return "eps-delta" if _is_point(claim) else "f-dp"
-    return bound
-
-
-def audit_one_run(
-    mechanism: TrainingMechanism, claim: Any = None, config: OneRunConfig | None = None
-) -> AuditResult:
-    """Audit ``mechanism`` against ``claim`` (default: its accountant's) with one-run canaries."""
+def _propose(mechanism: TrainingMechanism, claim: Any, cfg: OneRunConfig) -> Proposals:
+    """The claim as audited, and the canary game to certify it with (module docstring, 1)."""
     start = time.perf_counter()
-    cfg = config or OneRunConfig()
     if not isinstance(mechanism, TrainingMechanism):
         raise InvalidTypeError("mechanism", mechanism, "a TrainingMechanism")
     source = "the trainer's accountant" if claim is None else "given"
     claim = mechanism.claim if claim is None else claim
     epsilon, delta = claimed_point(claim, cfg.delta)
     method = _bound_for(claim, cfg.bound)
-    curve = CurveTest.of(claim) if method == "f-dp" else None
-    game = play(mechanism, cfg)
-    inside = game.inside
-    rules, err, ceiling = certify_guesses(game.scores, inside, cfg.confidence, delta, curve)
-    best = max(range(len(rules)), key=lambda i: _strength(rules[i]))
-    testable, mu_ceiling = _curve_power(curve, inside.size, err) if curve else (None, None)
+    game = one_run_game(mechanism, cfg, CurveTest.of(claim) if method == "f-dp" else None)
+    canaries, mechanism, count = game.canaries, game.mechanism, game.plan.members
+    state = OneRunState(claim, source, epsilon, delta, method, canaries, mechanism, cfg)
+    return Proposals(
+        statements=(),
+        plan=None,
+        pair_streams={},
+        chosen="",
+        confidence=cfg.confidence,
+        mechanism=mechanism.spec(),
+        seed=cfg.seed,
+        samples={"canaries": count * cfg.runs, "runs": cfg.runs},
+        delta=delta,
+        timing={"canaries": round(time.perf_counter() - start, 4)},
+        trust=game.trust,
+        execution=cfg.execution,
+        state=state,
+        game=game.plan,
+    )
+
+
+def _read(proposals: Proposals, certified: Certified) -> Reading:
+    """The best rule's say on the claim: violation, inconclusive (out of reach) or none."""
+    state: OneRunState = proposals.state
+    game = certified.game
+    assert game is not None, "a one-run audit is always a game"
+    top = game.rules[game.best]
     detail = TrainingDetail(
         method="one-run",
-        access=game.mechanism.access,
-        canary_kind=game.canaries.kind,
-        canary_description=game.canaries.describe(),
-        canaries=len(game.canaries.records),
-        runs=cfg.runs,
-        included=int(inside.sum()),
-        delta=delta,
-        claim_source=source,
-        rules=rules,
-        best=best,
-        error_per_rule=err,
-        ceiling=ceiling,
-        auc=_auc(game.scores[rules[best].score], inside),
-        seconds_per_run=float(np.mean(game.seconds)),
+        access=state.mechanism.access,
+        canary_kind=state.canaries.kind,
+        canary_description=state.canaries.describe(),
+        canaries=len(state.canaries.records),
+        runs=state.config.runs,
+        included=int(game.played.inside.sum()),
+        delta=state.delta,
+        claim_source=state.source,
+        rules=game.rules,
+        best=game.best,
+        error_per_rule=game.error,
+        ceiling=game.ceiling,
+        auc=auc(game.played.scores[top.score], game.played.inside),
+        seconds_per_run=float(np.mean(game.played.seconds)),
         assumptions=ASSUMPTIONS,
-        bound=method,
-        curve_testable=testable,
-        mu_ceiling=mu_ceiling,
+        bound=state.method,
+        curve_testable=game.curve_testable,
+        mu_ceiling=game.mu_ceiling,
     )
-    seconds = time.perf_counter() - start
-    return _answer(game.mechanism, claim, epsilon, detail, cfg, game.trust, seconds)
-
-
-def _strength(rule: GuessRule) -> tuple[bool, float, float]:
-    """A rule's rank: refuting the claimed curve first, then μ_lcb, then ε_lcb."""
-    mu = rule.mu_lower_bound if rule.mu_lower_bound is not None else 0.0
-    return bool(rule.refutes_curve), mu, rule.epsilon_lower_bound
-
-
-def _answer(
-    mechanism: TrainingMechanism,
-    claim: Any,
-    epsilon: float,
-    detail: TrainingDetail,
-    cfg: OneRunConfig,
-    trust: TrustReport,
-    seconds: float,
-) -> AuditResult:
-    """The core's answer on the best rule: violation, inconclusive (out of reach) or none."""
-    top = detail.rules[detail.best]
-    total, k = detail.canaries * detail.runs, len(detail.rules)
-    bound = max(r.epsilon_lower_bound for r in detail.rules)
+    total = detail.canaries * detail.runs
     blind = (
         f"no bound above {detail.ceiling:.3g} can be certified with {total} canaries at this "
-        f"confidence (all guesses of a rule correct), so a violation of ε = {epsilon:g} could "
-        "not have been seen; more canaries or runs are needed"
+        f"confidence (all guesses of a rule correct), so a violation of ε = {state.epsilon:g} "
+        "could not have been seen; more canaries or runs are needed"
     )
-    evidence: Evidence = epsilon_evidence(bound, epsilon, detail.delta, blind)
-    judged = Judged.of_bound(bound, epsilon, testable=detail.ceiling > epsilon)
+    evidence: Evidence = epsilon_evidence(game.bound, state.epsilon, detail.delta, blind)
+    judged = Judged.of_bound(game.bound, state.epsilon, testable=detail.ceiling > state.epsilon)
     if detail.bound == "f-dp":
-        judged, evidence = _curve_judgement(claim, detail, judged, evidence)
-    alpha = 1.0 - cfg.confidence
-    tests = 2 if detail.bound == "f-dp" else 1
-    how = (
-        f"Each rule is tested at error α/{k} = {detail.error_per_rule:.4g} (α = {alpha:.4g}, "
-        "Bonferroni) with the bound of Steinke, Nasr & Jagielski (NeurIPS 2023, Thm. 5.2), so "
-        f"ε ≥ ε_lcb holds with probability ≥ {cfg.confidence:g}."
-        if tests == 1
-        else f"Each rule is tested twice, each time at error α/(2·{k}) = "
-        f"{detail.error_per_rule:.4g} (α = {alpha:.4g}, Bonferroni over rules and tests): on ε at "
-        "δ with the bound of Steinke, Nasr & Jagielski (NeurIPS 2023, Thm. 5.2), and against "
-        "the claimed curve as a whole with the f-DP bound of Mahloujifar, Melis & Chaudhuri "
-        f"(arXiv:2410.22235, 2024), so every statement holds with probability ≥ "
-        f"{cfg.confidence:g}."
-    )
-    statement = (
-        f"{cfg.runs} training run{'s' if cfg.runs > 1 else ''} with {total} canaries, "
-        f"{detail.included} included at random; the best of {k} guess rules that never see "
-        f"the bits ({k // max(1, len({r.score for r in detail.rules}))} per score, on "
-        f"{len({r.score for r in detail.rules})} score(s)) guessed on {top.score!r} "
-        f"{top.guesses} times ({top.positive} in, {top.negative} out), "
-        f"{top.correct} correct. {how}"
-    )
-    return answer(
-        kind=AuditorKind.TRAINING,
-        mechanism=mechanism.spec(),
-        claim=claim,
+        judged, evidence = _curve_judgement(state.claim, detail, judged, evidence)
+    claim = state.claim
+    return Reading(
         judged=(judged,),
         evidence=evidence,
-        bound=bound,
-        confidence=cfg.confidence,
-        confidence_statement=statement,
+        bound=game.bound,
         witness=None,
-        seed=cfg.seed,
-        samples={"canaries": total, "runs": cfg.runs},
-        power={"ceiling": detail.ceiling},
-        timing={"total": seconds},
         detail=detail,
-        trust=trust,
+        power={"ceiling": detail.ceiling},
         claim_text=None if _is_point(claim) else f"{claim.describe()} at δ = {detail.delta:g}",
-        level=f"{cfg.confidence:g}",
+        level=f"{proposals.confidence:g}",
+        claim=claim,
     )
+
+
+def play(mechanism: TrainingMechanism, config: OneRunConfig) -> CanaryScores:
+    """Draw the canaries and bits, train ``config.runs`` times, score every canary: the game
+    an audit plays, without its certification (a peer's estimator can read the scores)."""
+    game = one_run_game(mechanism, config)
+    played = draw_game(game.plan, config.execution)
+    return CanaryScores(
+        played.scores, played.inside, game.canaries, played.seconds, game.trust, game.mechanism
+    )
+
+
+def audit_one_run(
+    mechanism: TrainingMechanism, claim: Any = None, config: OneRunConfig | None = None
+) -> AuditResult:
+    """Audit ``mechanism`` against ``claim`` (default: its accountant's) with one-run canaries."""
+    return OneRunAuditor().audit(mechanism, claim, config, None)
 
 
 def _curve_judgement(
@@ -468,7 +390,8 @@ def _curve_judgement(
 
 @dataclass(frozen=True)
 class OneRunAuditor:
-    """The one-run audit as an :class:`~dpaudit.auditors.core.protocol.Auditor`."""
+    """The one-run audit as a :class:`~dpaudit.auditors.core.procedure.ProposingAuditor`:
+    it proposes the canary game and reads the certified rules; the core plays and certifies."""
 
     kind = AuditorKind.TRAINING
 
@@ -478,6 +401,23 @@ class OneRunAuditor:
             claim is None or _is_point(claim) or callable(getattr(claim, "profile", None))
         )
 
+    def propose(
+        self,
+        mechanism: TrainingMechanism,
+        claim: Any,
+        config: OneRunConfig | None,
+        execution: ExecutionConfig | None,
+    ) -> Proposals:
+        """The canary game (``execution`` replaces the config's, if given)."""
+        cfg = config or OneRunConfig()
+        if execution is not None:
+            cfg = dataclasses.replace(cfg, execution=execution)
+        return _propose(mechanism, claim, cfg)
+
+    def read(self, proposals: Proposals, certified: Certified) -> Reading:
+        """The best rule's say on the claim (module docstring, 4)."""
+        return _read(proposals, certified)
+
     def audit(
         self,
         mechanism: TrainingMechanism,
@@ -485,25 +425,26 @@ class OneRunAuditor:
         config: OneRunConfig | None,
         execution: ExecutionConfig | None,
     ) -> AuditResult:
-        """:func:`audit_one_run` (``execution`` replaces the config's, if given)."""
-        cfg = config or OneRunConfig()
-        if execution is not None:
-            cfg = dataclasses.replace(cfg, execution=execution)
-        return audit_one_run(mechanism, claim, cfg)
+        """Run the core's procedure (:func:`~dpaudit.auditors.core.procedure.run_audit`)."""
+        return run_audit(self, mechanism, claim, config, execution)
 
 
 __all__ = [
     "ASSUMPTIONS",
     "BOUNDS",
+    "GUESS_FRACTIONS",
     "CanaryScores",
+    "CanaryTraining",
     "CurveTest",
     "OneRunAuditor",
     "OneRunConfig",
+    "OneRunGame",
     "TrainingRun",
     "audit_one_run",
     "certify_guesses",
     "gap_split",
     "guess_grid",
+    "one_run_game",
     "play",
     "probe_randomness",
 ]
