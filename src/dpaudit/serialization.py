@@ -131,4 +131,6 @@ def _fits(tp: Any, data: Any) -> bool:
         return isinstance(data, int | float) or data in ("inf", "-inf", "nan")
     if origin in (int, bool):
         return isinstance(data, origin)
+    if isinstance(origin, type) and issubclass(origin, enum.Enum):
+        return any(data == m.value for m in origin)
     return True

@@ -12,12 +12,19 @@ what only one auditor has (the black-box search's counts, the sanity check's
 registered here by its :class:`AuditorKind` so that :meth:`AuditResult.from_dict`
 can rebuild it.  This module imports no auditor: a kind's result module is loaded by
 name when a stored result of that kind is read (:data:`DETAIL_MODULES`).
+
+A user's own auditor has a kind of its own: any name of lower-case letters, digits and
+hyphens that no built-in kind has, registered with its detail type by
+``@register_detail("my-kind")``.  Its results carry the kind as a string, and their JSON
+names the module that registered it (``detail_module``), which :meth:`AuditResult.from_dict`
+imports to read them back, as :data:`DETAIL_MODULES` does for the built-in kinds.
 """
 
 from __future__ import annotations
 
 import importlib
 import json
+import re
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any, TypeVar
@@ -28,7 +35,7 @@ from dpaudit.serialization import dataclass_fields, dumps, from_jsonable, to_jso
 from dpaudit.verdicts import Verdict
 from dpaudit.witness import Witness
 
-__all__ = ["AuditResult", "AuditorKind", "detail_type", "register_detail"]
+__all__ = ["AuditResult", "AuditorKind", "auditor_kind", "detail_type", "register_detail"]
 
 
 class AuditorKind(StrEnum):
@@ -42,8 +49,9 @@ class AuditorKind(StrEnum):
     TRAINING = "training"
 
 
-#: Detail type of each auditor kind, filled by the auditors' result modules on import.
-_DETAIL_TYPES: dict[AuditorKind, type] = {}
+#: Detail type of each auditor kind (built-in or a user's), filled by the result modules on
+#: import.
+_DETAIL_TYPES: dict[AuditorKind | str, type] = {}
 #: The module whose import registers each kind's detail (:func:`detail_type` loads it by
 #: name when a stored result of that kind is read, as the figure registry loads figures):
 #: a reader of results need not import every auditor, and the core names no auditor
@@ -56,30 +64,84 @@ DETAIL_MODULES: dict[AuditorKind, str] = {
     AuditorKind.REWRITER: "dpaudit.auditors.rewriter.result",
     AuditorKind.TRAINING: "dpaudit.auditors.training.result",
 }
+#: The module that registered each user kind (written into its results' JSON).
+_USER_MODULES: dict[str, str] = {}
+_KIND_NAME = re.compile(r"[a-z][a-z0-9-]{0,63}")
 D = TypeVar("D", bound=type)
 
 
-def register_detail(kind: AuditorKind) -> Any:
-    """Class decorator: ``cls`` is the typed ``detail`` of results of ``kind``."""
+def _allowed_kinds() -> str:
+    users = sorted(_USER_MODULES)
+    return (
+        ", ".join([k.value for k in AuditorKind] + users)
+        + ", or a kind registered with register_detail"
+    )
+
+
+def auditor_kind(kind: AuditorKind | str) -> AuditorKind | str:
+    """``kind`` as a result carries it: a built-in :class:`AuditorKind`, or a registered
+    user kind (a string); anything else is refused, naming the kinds there are."""
+    try:
+        return AuditorKind(kind)
+    except ValueError:
+        if isinstance(kind, str) and kind in _USER_MODULES:
+            return kind
+        raise InvalidArgumentError("kind", kind, _allowed_kinds()) from None
+
+
+def register_detail(kind: AuditorKind | str) -> Any:
+    """Class decorator: ``cls`` is the typed ``detail`` of results of ``kind``.
+
+    ``kind``: a built-in :class:`AuditorKind`, or a new name (lower-case letters, digits and
+    hyphens, at most 64) for a user's own auditor; a user kind may be registered again by
+    the same module or the same class (a re-import, a module run as a script and imported),
+    never by another class of another module.
+    """
+    try:
+        key: AuditorKind | str = AuditorKind(kind)
+    except ValueError:
+        if not isinstance(kind, str) or not _KIND_NAME.fullmatch(kind):
+            raise InvalidArgumentError(
+                "kind", kind, "a built-in AuditorKind or a name of a-z, 0-9 and '-' (at most 64)"
+            ) from None
+        key = kind
 
     def register(cls: D) -> D:
-        _DETAIL_TYPES[AuditorKind(kind)] = cls
+        if isinstance(key, str) and not isinstance(key, AuditorKind):
+            owner, before = _USER_MODULES.get(key), _DETAIL_TYPES.get(key)
+            # The same class again (a module run as a script and imported, a reload) takes
+            # over; another class of another module may not.
+            if owner not in (None, cls.__module__) and getattr(
+                before, "__qualname__", None
+            ) != getattr(cls, "__qualname__", None):
+                raise InvalidArgumentError(
+                    "kind", key, f"a kind not yet registered (it is, by {owner})"
+                )
+            _USER_MODULES[key] = cls.__module__
+        _DETAIL_TYPES[key] = cls
         return cls
 
     return register
 
 
-def detail_type(kind: AuditorKind | str) -> type:
-    """The detail dataclass registered for ``kind``, its module (:data:`DETAIL_MODULES`)
-    loaded on first use."""
+def detail_type(kind: AuditorKind | str, module: str | None = None) -> type:
+    """The detail dataclass registered for ``kind``, its module (:data:`DETAIL_MODULES`, or
+    ``module`` for a user kind read from JSON) loaded on first use."""
     try:
-        kind = AuditorKind(kind)
+        key: AuditorKind | str = AuditorKind(kind)
     except ValueError:
-        allowed = ", ".join(k.value for k in AuditorKind)
-        raise InvalidArgumentError("kind", kind, f"one of {allowed}") from None
-    if kind not in _DETAIL_TYPES:
-        importlib.import_module(DETAIL_MODULES[kind])
-    return _DETAIL_TYPES[kind]
+        key = kind
+        if isinstance(kind, str) and kind not in _USER_MODULES and module is not None:
+            try:
+                importlib.import_module(module)
+            except ImportError as exc:
+                raise InvalidArgumentError(
+                    "detail_module", module, f"an importable module registering {kind!r}"
+                ) from exc
+        key = auditor_kind(kind)
+    if key not in _DETAIL_TYPES:
+        importlib.import_module(DETAIL_MODULES[AuditorKind(key)])
+    return _DETAIL_TYPES[key]
 
 
 @dataclass(frozen=True)
@@ -100,7 +162,8 @@ class AuditResult:
     (:func:`dpaudit.auditors.core.power.power_summary`).
     """
 
-    kind: AuditorKind
+    #: A built-in :class:`AuditorKind`, or a user kind's registered name.
+    kind: AuditorKind | str
     #: The audited mechanism's description (its ``spec()``: name and parameters, as JSON).
     mechanism: dict[str, Any]
     claim: str
@@ -126,7 +189,7 @@ class AuditResult:
     def __post_init__(self) -> None:
         # The description is kept in its JSON form (lists, "inf"), so that it reads back equal.
         object.__setattr__(self, "mechanism", to_jsonable(self.mechanism))
-        object.__setattr__(self, "kind", AuditorKind(self.kind))
+        object.__setattr__(self, "kind", auditor_kind(self.kind))
         object.__setattr__(self, "verdict", Verdict(self.verdict))
         expected = _DETAIL_TYPES.get(self.kind)
         if expected is not None and not isinstance(self.detail, expected):
@@ -147,6 +210,8 @@ class AuditResult:
         added (derived from ``verdict``).
         """
         out = {f.name: to_jsonable(getattr(self, f.name)) for f in fields(self)}
+        if not isinstance(self.kind, AuditorKind):
+            out["detail_module"] = _USER_MODULES[self.kind]
         # Derived, for readers of the JSON (from_dict ignores it: the verdict says it).
         return {**out, "violation": self.violation}
 
@@ -162,8 +227,9 @@ class AuditResult:
         """
         if not isinstance(data, dict) or "kind" not in data:
             raise InvalidArgumentError("data", type(data).__name__, "a dict with a 'kind' field")
-        detail_cls = detail_type(data["kind"])
-        base = dataclass_fields(cls, {k: v for k, v in data.items() if k != "detail"})
+        detail_cls = detail_type(data["kind"], data.get("detail_module"))
+        skip = ("detail", "detail_module")
+        base = dataclass_fields(cls, {k: v for k, v in data.items() if k not in skip})
         return cls(**base, detail=from_jsonable(detail_cls, data["detail"]))
 
     @classmethod
