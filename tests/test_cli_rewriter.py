@@ -129,11 +129,57 @@ def test_a_default_white_box_run_is_sized_to_its_budget_and_says_what_it_can_see
 
 
 @pytest.mark.parametrize(
-    "extra", [["--time-budget", "5", "--samples", "10"], ["--time-budget", "5", "--black-box"]]
+    "extra",
+    [["--time-budget", "5", "--samples", "10"], ["--time-budget", "5", "--final-samples", "10"]],
 )
-def test_a_time_budget_beside_sizes_or_black_box_exits_2(extra, capsys) -> None:
+def test_a_time_budget_beside_sizes_exits_2(extra, capsys) -> None:
     code = main(["audit-rewriter", "dp-prompt", "--epsilon", "1", "--model", "tiny", *extra])
     assert code == 2 and "--time-budget" in capsys.readouterr().err
+
+
+def test_a_black_box_plan_spends_the_budget_only_where_it_can_refute(monkeypatch) -> None:
+    """A fake clock: 0.01 s + 0.001 s per rewrite and document.  With 2 pairs and 100 s,
+    about 44 900 rewrites per document fit: a per-document claim of 1 gets a quarter of them
+    (at most 2 000) to choose sets and the rest (at most 50 000) to certify; a claim of
+    100 (a per-token ε over long outputs) is out of reach of any of them, so the audit runs
+    at the small sizes and says why."""
+    from dpaudit.auditors.rewriter import sizing
+
+    clock = [0.0]
+    monkeypatch.setattr(sizing.time, "perf_counter", lambda: clock[0])
+
+    def pilot(n: int) -> None:
+        clock[0] += 0.01 + 0.001 * n
+
+    pairs = [("a", "b", "one"), ("c", "d", "two")]
+    refutable = sizing.plan_text_sizes(pilot, pairs, 100.0, 0.95, 2, allowed=1.0)
+    assert refutable.certificate_decides and refutable.black_box
+    assert refutable.samples == sizing.MAX_TEXT_TRAINING
+    assert 40_000 <= refutable.final_samples <= sizing.MAX_TEXT_FINAL
+    assert refutable.estimated_seconds <= 100.0
+    # The pilot grew past its first sizes only while each took under 0.25 s.
+    assert refutable.pilot_seconds == pytest.approx(
+        sum(0.01 + 0.001 * n for n in (2, 6, 24, 96, 384)), rel=1e-9
+    )
+    out_of_reach = sizing.plan_text_sizes(pilot, pairs, 100.0, 0.95, 2, allowed=100.0)
+    assert not out_of_reach.certificate_decides
+    assert (out_of_reach.samples, out_of_reach.final_samples) == sizing.TEXT_SMALL_SIZES
+    assert "inconclusive at any size that fits" in out_of_reach.describe()
+
+
+def test_a_user_text_function_is_sized_to_its_budget_black_box(tmp_path, capsys, monkeypatch):
+    (tmp_path / "fixedrw.py").write_text(
+        "def rewrite(text, n, rng):\n    return ['a film' + text[-1] for _ in range(n)]\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    args = ["audit-rewriter", "fixedrw:rewrite", "--epsilon", "1", "--unit", "document",
+            "--pair", "the film!", "the film.", "--time-budget", "2"]  # fmt: skip
+    assert main(args) == 0
+    first, _, verdict, *_ = capsys.readouterr().out.splitlines()
+    assert first.startswith("audit-rewriter: sized to the 2 s budget (--samples ")
+    assert "above the 1 the claim allows" in first
+    assert verdict.startswith("verdict (confidence 0.95): violation")
 
 
 def test_the_plan_spends_the_budget_where_it_changes_the_verdict(monkeypatch) -> None:

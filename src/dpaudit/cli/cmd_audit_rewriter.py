@@ -23,7 +23,12 @@ from typing import Any
 from dpaudit.cli.common import add_json, add_seed, emit
 from dpaudit.cli.main import command_help
 from dpaudit.cli.parser import bounded_integer, integer, positive_seconds
-from dpaudit.cli.sizing import REWRITER_DEFAULT_SIZES, plan_rewriter, rewriter_sizes
+from dpaudit.cli.sizing import (
+    REWRITER_DEFAULT_SIZES,
+    plan_rewriter,
+    plan_text,
+    rewriter_sizes,
+)
 from dpaudit.engine.config import MAX_WORKERS
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.io import atomic_write_text
@@ -140,8 +145,8 @@ def _add_size_args(p: Any) -> None:
         "--samples",
         type=integer,
         default=None,
-        help="training rewrites per document (white box: sized to --time-budget when neither "
-        "size is given; else 100)",
+        help="training rewrites per document (sized to --time-budget when neither size is "
+        "given; else 100)",
     )
     p.add_argument(
         "--final-samples", type=integer, default=None, help="certifying rewrites (else 300)"
@@ -151,8 +156,9 @@ def _add_size_args(p: Any) -> None:
         type=positive_seconds,
         default=None,
         metavar="SECONDS",
-        help="white box: size the audit to about this many seconds from a timed pilot of it "
-        "(default 180, when --samples/--final-samples are not given; the sizes are printed)",
+        help="size the audit to about this many seconds from a timed pilot of it, white box "
+        "or black box (default 180, when --samples/--final-samples are not given; the sizes "
+        "are printed)",
     )
     p.add_argument("--confidence", type=float, default=0.95)
 
@@ -366,14 +372,15 @@ def _run_user_function(args: argparse.Namespace) -> int:
             "--model", args.model, "no --model for MODULE:CALLABLE (your function loads its own)"
         )
     _check_out(args)
-    # f(text, n, rng) is read as text only: black-box sizes
-    samples, final = rewriter_sizes(argparse.Namespace(**{**vars(args), "black_box": True}))
-    cfg = TextAuditConfig(samples, final, args.confidence, seed=args.seed)
+    # f(text, n, rng) is read as text only: black-box sizes, fitted to the budget by default
+    sizes = rewriter_sizes(args)
+    cfg = TextAuditConfig(*(sizes or REWRITER_DEFAULT_SIZES), args.confidence, seed=args.seed)
     claim = TextClaim(args.epsilon, unit=args.unit or "token", delta=delta)
     function = resolve_callable(args.mechanism)
-    auditor = TextAuditor(
-        tuple(_pairs(args)), args.max_new_tokens, _embedder(args.embedder), args.mechanism
-    )
+    pairs, embedder = tuple(_pairs(args)), _embedder(args.embedder)
+    if sizes is None:
+        cfg = plan_text(args, function, pairs, cfg, embedder, claim)
+    auditor = TextAuditor(pairs, args.max_new_tokens, embedder, args.mechanism)
     result = audit(function, claim, method=auditor, config=cfg)
     if args.out:
         atomic_write_text(args.out, dumps_result(result))
@@ -496,7 +503,10 @@ def run(args: argparse.Namespace) -> int:
         execution = _execution(args)
     rewriter = make_rewriter(args.mechanism, _load(args, kind), args.epsilon, **_params(args))
     with torch_threads(threads_for_now()):  # one thread when other work shares the cores
-        if sizes is None:
+        if sizes is None and args.black_box:
+            embedder = _embedder(args.embedder)
+            cfg = plan_text(args, rewriter.sample, pairs, cfg, embedder, rewriter.claim)
+        elif sizes is None:
             cfg = plan_rewriter(args, rewriter, pairs, cfg)
         result = _audit_builtin(args, rewriter, pairs, cfg, execution)
     if args.out:

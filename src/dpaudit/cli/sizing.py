@@ -129,19 +129,45 @@ REWRITER_DEFAULT_SIZES = (100, 300)
 
 def rewriter_sizes(args: argparse.Namespace) -> tuple[int, int] | None:
     """``--samples``/``--final-samples`` of a rewriter audit, or None to size it to the
-    budget (white box, neither given).  ``--time-budget`` beside explicit sizes, or with
-    ``--black-box``, is refused naming the flag."""
+    budget (neither given; white box or black box).  ``--time-budget`` beside explicit
+    sizes is refused naming the flag; one size given alone takes the other's default."""
     given = args.samples is not None or args.final_samples is not None
-    if args.time_budget is not None and (given or args.black_box):
-        why = "--samples/--final-samples instead" if args.black_box else "no sizes beside it"
-        raise InvalidArgumentError("--time-budget", args.time_budget, why)
-    if given or args.black_box:
+    if args.time_budget is not None and given:
+        raise InvalidArgumentError("--time-budget", args.time_budget, "no sizes beside it")
+    if given:
         samples, final = REWRITER_DEFAULT_SIZES
         return (
             samples if args.samples is None else args.samples,
             final if args.final_samples is None else args.final_samples,
         )
     return None
+
+
+def plan_text(
+    args: argparse.Namespace, sampler: Any, pairs: Any, config: Any, embedder: Any, claim: Any
+) -> Any:
+    """A black-box text audit's ``config`` at sizes fitted to ``--time-budget`` (default
+    :data:`REWRITER_TIME_BUDGET`) by timed pilots of its training stage; printed (not with
+    ``--json``)."""
+    import dataclasses
+
+    from dpaudit.auditors.rewriter.blackbox import text_pilot
+    from dpaudit.auditors.rewriter.sizing import plan_text_sizes
+
+    budget = REWRITER_TIME_BUDGET if args.time_budget is None else args.time_budget
+    units = args.max_new_tokens
+    allowed = min(claim.allowed_loss(x, x_prime, units=units) for x, x_prime, _ in pairs)
+    shown, progress.ENABLED = progress.ENABLED, False  # the pilots' own bars would mislead
+    try:
+        sizes = plan_text_sizes(
+            text_pilot(sampler, pairs, config, embedder), pairs, budget, config.confidence,
+            config.statements_per_pair, allowed,
+        )  # fmt: skip
+    finally:
+        progress.ENABLED = shown
+    if not getattr(args, "json", False):
+        print(f"audit-rewriter: {sizes.describe()}", flush=True)
+    return dataclasses.replace(config, samples=sizes.samples, final_samples=sizes.final_samples)
 
 
 def plan_rewriter(args: argparse.Namespace, rewriter: Any, pairs: Any, config: Any) -> Any:

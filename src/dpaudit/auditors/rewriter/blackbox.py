@@ -12,7 +12,7 @@ input) are reported in plain words beside the certified statements.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -212,6 +212,29 @@ def _propose_sets(
         timing={"selection": round(time.perf_counter() - start, 4)},
         state=_TextSelection(pairs, claim, max_units, config, tuple(checks)),
     )  # fmt: skip
+
+
+def text_pilot(
+    sampler: TextSampler,
+    pairs: Sequence[tuple[str, str, str]],
+    config: TextAuditConfig,
+    embedder: Any = None,
+) -> Callable[[int], None]:
+    """``run(n)``: the training stage's work on the first pair at ``n`` rewrites per document
+    (drawn, checked, read into candidate sets, the sets counted), from a stream of its own
+    and then discarded; it times the audit for
+    :func:`~dpaudit.auditors.rewriter.sizing.plan_text_sizes`."""
+    if not pairs:
+        raise InvalidArgumentError("pairs", pairs, "at least one (x, x', origin) pair")
+    x, x_prime, _ = pairs[0]
+
+    def run(n: int) -> None:
+        ys = _draw(sampler, x, n, (config.seed, 0, StageKey.REWRITE_PILOT, 0))
+        zs = _draw(sampler, x_prime, n, (config.seed, 0, StageKey.REWRITE_PILOT, 1))
+        events = candidate_events(x, x_prime, ys, zs, embedder)
+        _propose(events, ys, zs, config.statements_per_pair, 0.05)
+
+    return run
 
 
 def _read_sets(proposals: Proposals, certified: Certified) -> Reading:
