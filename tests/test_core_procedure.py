@@ -314,10 +314,14 @@ def test_a_sequential_final_stage_stops_at_the_first_look_that_refutes() -> None
     got = certify_proposals(seq)
     assert got.look == 0 and got.final_samples == looks_plan.sizes[0]  # ε = 3 ≫ 0.5 at once
     assert got.error == pytest.approx(looks_plan.errors[0] / (2 * 2))
-    # A claim it cannot refute runs every look, the counts pooled over them.
-    calm = dataclasses.replace(seq, looks=Looks(looks_plan, prefixes, 50.0))
+    # A claim no look could refute stops for futility after the first look.
+    hopeless = certify_proposals(dataclasses.replace(seq, looks=Looks(looks_plan, prefixes, 50.0)))
+    assert hopeless.futile and hopeless.look == 0
+    # A claim at the truth (ε = 3) is within reach but not refuted: every look, pooled.
+    calm = dataclasses.replace(seq, looks=Looks(looks_plan, prefixes, 3.0))
     last = certify_proposals(calm)
     assert last.look == len(looks_plan.sizes) - 1 and last.final_samples == 64_000
+    assert not last.futile
     with pytest.raises(InvalidArgumentError, match="prefixes"):
         Looks(looks_plan, prefixes[:1], 1.0)
 

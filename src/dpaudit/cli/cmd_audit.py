@@ -173,7 +173,8 @@ def _add_search_args(p: argparse.ArgumentParser) -> None:
         "--sequential",
         action="store_true",
         help="count the final sets in doubling looks and stop at the first that refutes the "
-        "claim (each look at its own share of the error; the last at half of it)",
+        "claim, or once none could at the last look (each look at its own share of the "
+        "error; the last at half of it)",
     )
     p.add_argument(
         "--values-only",

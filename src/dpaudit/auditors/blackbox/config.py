@@ -187,7 +187,8 @@ class AuditConfig:
     split, is the result's ``detail.certified_proposals``.  ``search`` holds the search's
     sizes, tuning constants and stage switches (dpaudit mode only).  ``sequential`` draws the
     final samples in doubling looks (:mod:`dpaudit.auditors.core.sequential`) and stops at
-    the first look that refutes the claim (dpaudit mode only).
+    the first look that refutes the claim, or for futility once no set could refute it at
+    the last look (dpaudit mode only).
     """
 
     samples: int = 1_000_000

@@ -72,7 +72,8 @@ class Looks:
 
     ``plan``: the cumulative sizes and error shares; ``prefixes[l]``: what look ``l``'s
     unit keys start with (before the stream's key), so each look draws fresh outputs;
-    ``refutes_above``: the audit stops at the first look whose best bound exceeds it.
+    ``refutes_above``: the audit stops at the first look whose best bound exceeds it, or
+    at the first from which no statement could exceed it at the last look (futility).
     """
 
     plan: LookPlan
@@ -156,6 +157,8 @@ class Certified:
     looks: LookPlan | None = None
     #: The certified guessing game, when the proposals were one (:mod:`~.game`).
     game: GameCertified | None = None
+    #: A sequential final stage stopped early for futility (:mod:`~.sequential`).
+    futile: bool = False
 
     @property
     def error(self) -> float:
@@ -243,11 +246,14 @@ def certify_proposals(proposals: Proposals, execution: ExecutionConfig | None = 
         )
         return count_final(plan, oriented, execution)
 
-    outcome = certify_sequentially(
-        draw, looks.plan, lambda bound: bound > looks.refutes_above, proposals.delta
-    )
+    outcome = certify_sequentially(draw, looks.plan, looks.refutes_above, proposals.delta)
     return Certified(
-        outcome.counts, outcome.certificates, proposals.confidence, outcome.look, looks.plan
+        outcome.counts,
+        outcome.certificates,
+        proposals.confidence,
+        outcome.look,
+        looks.plan,
+        futile=outcome.futile,
     )
 
 
@@ -373,7 +379,7 @@ def _confidence_statement(proposals: Proposals, certified: Certified) -> str:
         plan.errors[certified.look] if plan is not None and sequential else None,
     )
     if plan is not None and sequential:
-        text += " " + plan.describe(certified.look)
+        text += " " + plan.describe(certified.look, certified.futile)
     return text
 
 
