@@ -40,6 +40,45 @@ def test_corpus_scores_by_hand() -> None:
     assert scores["bigram"][1] < scores["bigram"][0]
 
 
+def test_novel_counts_only_the_canarys_bigrams_no_base_text_holds() -> None:
+    corpus = SyntheticCorpus(("a b c", "x y z"))
+    base = ["a b", "q"]
+    # "a b c y z": inner bigrams ab (in the base), bc, cy, yz; bc and yz are in the corpus.
+    scores = corpus_scores(corpus, ["a b c y z", "a b", "m n"], base)
+    assert scores["novel"][0] == pytest.approx(2 / 3)
+    assert scores["novel"][1] == 0.0  # nothing of its own: ab is the base's
+    assert scores["novel"][2] == 0.0  # its own bigram never released
+    assert set(scores) == {"echo", "bigram", "novel"}
+
+
+def test_echo_canaries_use_frequent_words_in_bigrams_no_one_else_holds() -> None:
+    from itertools import pairwise
+
+    from dpaudit.auditors.training.canaries import ECHO_TOKENS, ECHO_VOCABULARY, draw_canaries
+
+    gen = DPBigramText()
+    drawn = draw_canaries("echo", 200, gen.base, np.random.default_rng(3))
+    assert drawn.base == tuple(gen.base) and len(drawn.records) == 200
+    texts = [r.text.casefold().split() for r in gen.base]
+    counts: dict[str, int] = {}
+    for t in texts:
+        for w in t:
+            counts[w] = counts.get(w, 0) + 1
+    frequent = set(sorted(counts, key=lambda w: -counts[w])[:ECHO_VOCABULARY])
+    held = {g for t in texts for g in pairwise(t)}
+    used: set[tuple[str, str]] = set()
+    for canary in drawn.records:
+        words = canary.text.split()
+        assert len(words) == ECHO_TOKENS and set(words) <= frequent
+        grams = set(pairwise(words))
+        assert len(grams) == ECHO_TOKENS - 1 and not grams & held and not grams & used
+        used |= grams
+    again = draw_canaries("echo", 200, gen.base, np.random.default_rng(3))
+    assert again == drawn  # from the seed alone
+    with pytest.raises(InvalidArgumentError, match="fewer echo canaries"):
+        draw_canaries("echo", 10, ["a b", "b a"], np.random.default_rng(0))
+
+
 def test_one_text_moves_the_table_by_at_most_the_sensitivity_the_claim_assumes() -> None:
     gen = DPBigramText(max_bigrams=4)
     base = [r.text for r in gen.base[:50]]
@@ -122,7 +161,7 @@ def test_invisible_ink_releases_one_text_per_batch_reproducibly() -> None:
     trainer = CallableSyntheticText(synth, texts, synth.claim, label="invink")
     corpus = trainer.train(texts, np.random.default_rng(4))
     assert corpus.texts == tuple(first)
-    assert set(trainer.scores(corpus, ["the cat sat"])) == {"echo", "bigram"}
+    assert set(trainer.scores(corpus, ["the cat sat"])) == {"echo", "bigram", "novel"}
 
 
 def test_the_cli_reads_the_generators_curve_at_its_own_delta_or_the_given_one(

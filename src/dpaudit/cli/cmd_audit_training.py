@@ -40,7 +40,7 @@ TRAINERS = {
     "dp-transformers": ("dpaudit.mechanisms.training.dp_transformers_lm", "DPTransformersCausalLM"),
 }
 #: Canary kinds (``auditors.training.canaries.CANARY_KINDS``; a test keeps them equal).
-CANARY_KINDS = ("gradient", "mislabelled", "held-out", "random-tokens")
+CANARY_KINDS = ("gradient", "mislabelled", "held-out", "random-tokens", "echo")
 METHODS = ("one-run", "multi-run")
 #: One-run bounds (``auditors.training.one_run.BOUNDS``; a test keeps them equal).
 BOUNDS = ("auto", "eps-delta", "f-dp")

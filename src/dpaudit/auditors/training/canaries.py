@@ -11,6 +11,13 @@
   from the data distribution: the weakest, the typical member).
 * ``random-tokens`` — sequences of words drawn uniformly from the corpus' vocabulary with a
   random label (Carlini et al., USENIX Security 2019, "secret sharer" canaries).
+* ``echo`` — canaries designed to echo in released text: :data:`ECHO_TOKENS` words drawn
+  from the corpus' :data:`ECHO_VOCABULARY` most frequent, chained so that every bigram is
+  one no base text holds and no other canary uses.  A generator visits frequent words
+  often, so a bigram the canary added is released where it survives, and only the canary
+  can have put it there (the designed canaries of Meeus et al., "The Canary's Echo",
+  ICML 2025, in their simplest form for n-gram generators).  Scored on a corpus by
+  ``novel`` (:mod:`~dpaudit.mechanisms.training.synthetic`).
 
 Records are :class:`~dpaudit.mechanisms.training.contract.TextRecord` tuples ``(text,
 label)``, so a user's own trainer takes them as it takes its data.  Every draw comes from
@@ -19,6 +26,8 @@ the ``rng`` given (the auditor's seed).
 
 from __future__ import annotations
 
+import collections
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,10 +37,16 @@ import numpy as np
 from dpaudit.errors import InvalidArgumentError
 from dpaudit.mechanisms.training.contract import GradientCanary, TextRecord
 
-#: Canary designs, strongest first.
-CANARY_KINDS = ("gradient", "mislabelled", "held-out", "random-tokens")
+#: Canary designs, strongest first (``echo``: for generators of text, see above).
+CANARY_KINDS = ("gradient", "mislabelled", "held-out", "random-tokens", "echo")
 #: Words per random-token canary.
 RANDOM_TOKENS = 8
+#: Words per echo canary: 16 bigrams between them, what a DP n-gram release counts per text.
+ECHO_TOKENS = 17
+#: How many of the corpus' most frequent words echo canaries are made of.
+ECHO_VOCABULARY = 300
+#: Tries for each next word of an echo canary before the canary is started again.
+_ECHO_TRIES = 64
 
 
 @dataclass(frozen=True)
@@ -49,6 +64,7 @@ class Canaries:
             "mislabelled": "corpus sentences with their label flipped, removed from the data",
             "held-out": "corpus sentences with their own label, removed from the data",
             "random-tokens": f"{RANDOM_TOKENS} random corpus words with a random label",
+            "echo": f"{ECHO_TOKENS} frequent corpus words in bigrams no text or other canary holds",
         }[self.kind]
         return f"{len(self.records)} {self.kind} canaries: {what}"
 
@@ -77,6 +93,44 @@ def default_kind(mechanism: Any) -> str:
     return "gradient" if mechanism.access == "white-box" else "mislabelled"
 
 
+def _echo_canaries(
+    records: Sequence[TextRecord], count: int, rng: np.random.Generator
+) -> tuple[TextRecord, ...]:
+    """``count`` echo canaries (module docstring) for the corpus ``records``."""
+    texts = [r.text.casefold().split() for r in records]
+    frequent = collections.Counter(w for t in texts for w in t).most_common(ECHO_VOCABULARY)
+    words = [w for w, _ in frequent]
+    if len(words) < 2:
+        raise InvalidArgumentError("base", f"{len(words)} distinct words", "text records")
+    taken = {g for t in texts for g in itertools.pairwise(t)}
+    made: list[TextRecord] = []
+    attempts = 0
+    while len(made) < count:
+        attempts += 1
+        if attempts > 20 * count + 100:
+            raise InvalidArgumentError(
+                "canaries", count, f"fewer echo canaries: the {len(words)} most frequent words "
+                "have too few bigrams left that no text or other canary holds",
+            )  # fmt: skip
+        chain = [words[int(rng.integers(len(words)))]]
+        grams: set[tuple[str, str]] = set()
+        while len(chain) < ECHO_TOKENS:
+            picks = rng.integers(len(words), size=_ECHO_TRIES)
+            fresh = (words[j] for j in picks)
+            nxt = next(
+                (w for w in fresh if (chain[-1], w) not in taken and (chain[-1], w) not in grams),
+                None,
+            )
+            if nxt is None:
+                break
+            grams.add((chain[-1], nxt))
+            chain.append(nxt)
+        if len(chain) == ECHO_TOKENS:
+            taken |= grams
+            made.append(TextRecord(" ".join(chain), int(rng.integers(2))))
+    return tuple(made)
+
+
 def draw_canaries(kind: str, count: int, base: Sequence[Any], rng: np.random.Generator) -> Canaries:
     """``count`` canaries of ``kind`` (:data:`CANARY_KINDS`) for training data ``base``."""
     if kind not in CANARY_KINDS:
@@ -86,6 +140,8 @@ def draw_canaries(kind: str, count: int, base: Sequence[Any], rng: np.random.Gen
     if kind == "gradient":
         return Canaries(kind, tuple(GradientCanary(i) for i in range(count)), tuple(base))
     records = _text_records(base)
+    if kind == "echo":
+        return Canaries(kind, _echo_canaries(records, count, rng), tuple(base))
     if kind == "random-tokens":
         vocabulary = sorted({w for r in records for w in r.text.lower().split()})
         if not vocabulary:

@@ -14,7 +14,7 @@ Canary's Echo: Auditing Privacy Risks of LLM-Generated Synthetic Text", ICML 202
 function, :class:`~dpaudit.mechanisms.training.dp_bigram.DPBigramText` is the built-in DP
 generator and :class:`~dpaudit.adapters.invink.InvisibleInkSynthesizer` runs InvisibleInk.
 
-Scores (:func:`corpus_scores`), both high where the canary looks included, computed on
+Scores (:func:`corpus_scores`), all high where the canary looks included, computed on
 case-folded whitespace tokens with sentence boundaries ``<s>`` and ``</s>`` (a leak only in
 letter case needs a score of the user's own):
 
@@ -26,6 +26,11 @@ letter case needs a score of the user's own):
     The canary's mean log-probability per bigram under an add-one-smoothed bigram model
     fitted to the whole released corpus (their model-based membership score, with the
     smallest model that can be fitted on the corpus without training anything).
+``novel``
+    The fraction of the canary's bigrams that no base text holds (sentence boundaries
+    aside) which occur anywhere in the released corpus: the signal of a generator whose
+    corpus carries its private set's rare n-grams one by one, wherever they land, and the
+    score the ``echo`` canaries (:mod:`dpaudit.auditors.training.canaries`) are made for.
 
 An audit tries each, and pays for each (Bonferroni).  What a bound assumes is what the
 canary audits assume (:mod:`dpaudit.auditors.training.one_run`): independent inclusion or
@@ -47,7 +52,7 @@ from dpaudit.errors import InvalidTypeError, MechanismError
 from dpaudit.mechanisms.training.contract import TrainingMechanism
 
 #: The named scores of :func:`corpus_scores`, in column order.
-SYNTHETIC_SCORES = ("echo", "bigram")
+SYNTHETIC_SCORES = ("echo", "bigram", "novel")
 START, END = "<s>", "</s>"
 
 
@@ -88,8 +93,13 @@ class SyntheticCorpus:
     texts: tuple[str, ...]
 
 
-def corpus_scores(corpus: SyntheticCorpus, canaries: Sequence[Any]) -> dict[str, np.ndarray]:
-    """``echo`` and ``bigram`` (see the module docstring) of each canary on ``corpus``."""
+def corpus_scores(
+    corpus: SyntheticCorpus,
+    canaries: Sequence[Any],
+    base: Sequence[Any] = (),
+) -> dict[str, np.ndarray]:
+    """:data:`SYNTHETIC_SCORES` (see the module docstring) of each canary on ``corpus``;
+    ``base``: the private texts the canaries joined, whose bigrams ``novel`` leaves out."""
     pair_counts: collections.Counter[tuple[str, str]] = collections.Counter()
     postings: dict[tuple[str, str], list[int]] = collections.defaultdict(list)
     for index, text in enumerate(corpus.texts):
@@ -101,8 +111,10 @@ def corpus_scores(corpus: SyntheticCorpus, canaries: Sequence[Any]) -> dict[str,
     for (a, _), count in pair_counts.items():
         first_counts[a] += count
     vocabulary = len({w for gram in pair_counts for w in gram}) + 1
+    seen = {g for r in base for g in bigrams(text_of(r))}
     echo = np.zeros(len(canaries))
     model = np.zeros(len(canaries))
+    novel = np.zeros(len(canaries))
     for i, canary in enumerate(canaries):
         grams = bigrams(text_of(canary))
         distinct = set(grams)
@@ -115,7 +127,9 @@ def corpus_scores(corpus: SyntheticCorpus, canaries: Sequence[Any]) -> dict[str,
             for gram in grams
         ]
         model[i] = float(np.mean(logs))
-    return {"echo": echo, "bigram": model}
+        own = [g for g in distinct - seen if START not in g and END not in g]
+        novel[i] = sum(g in pair_counts for g in own) / len(own) if own else 0.0
+    return {"echo": echo, "bigram": model, "novel": novel}
 
 
 def checked_corpus(texts: Any, who: str) -> SyntheticCorpus:
@@ -155,10 +169,11 @@ class SyntheticTextTraining(TrainingMechanism):
         return self.name
 
     def scores(self, model: Any, records: Sequence[Any]) -> dict[str, np.ndarray]:
-        """:func:`corpus_scores` of ``records`` on the released corpus."""
+        """:func:`corpus_scores` of ``records`` on the released corpus (``novel`` against
+        the generator's base texts)."""
         if not isinstance(model, SyntheticCorpus):
             raise InvalidTypeError("model", model, "a SyntheticCorpus from train")
-        return corpus_scores(model, list(records))
+        return corpus_scores(model, list(records), self.base)
 
     def score(self, model: Any, records: Sequence[Any]) -> np.ndarray:
         """The ``echo`` score (the multi-run game's default)."""
