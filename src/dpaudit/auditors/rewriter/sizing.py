@@ -152,11 +152,28 @@ def plan_rewriter_sizes(
     else:
         samples = max(total - max(total // 4, MIN_REWRITES), MIN_REWRITES)
     samples, final = _round(samples), _round(total - samples)
+    timing = (float(budget_seconds), spent, fixed, slope, len(pairs))
+    return _sizes(samples, final, timing, error, allowed, decides, fits)
+
+
+def _sizes(
+    samples: int,
+    final: int,
+    timing: tuple[float, float, float, float, int],
+    error: float,
+    allowed: float,
+    decides: bool,
+    fits: bool,
+    **black_box: Any,
+) -> RewriterSizes:
+    """The chosen sizes with what they cost and can show; ``timing``: the budget, the
+    pilot's seconds, fixed cost and slope, and the pairs; ``black_box``: its own fields."""
+    budget, spent, fixed, slope, pairs = timing
     return RewriterSizes(
         samples=samples,
         final_samples=final,
-        budget_seconds=float(budget_seconds),
-        estimated_seconds=spent + len(pairs) * (2 * fixed + slope * (samples + final)),
+        budget_seconds=budget,
+        estimated_seconds=spent + pairs * (2 * fixed + slope * (samples + final)),
         pilot_seconds=spent,
         seconds_per_rewrite=slope,
         fixed_seconds=fixed,
@@ -164,6 +181,7 @@ def plan_rewriter_sizes(
         allowed=float(allowed),
         certificate_decides=decides,
         fits=fits,
+        **black_box,
     )
 
 
@@ -222,22 +240,11 @@ def plan_text_sizes(
             min(n, m) for n, m in zip(TEXT_SMALL_SIZES, (samples, final), strict=True)
         )
     samples, final = _round(samples), _round(final)
-    return RewriterSizes(
-        samples=samples,
-        final_samples=final,
-        budget_seconds=float(budget_seconds),
-        estimated_seconds=spent + len(pairs) * (2 * fixed + slope * (samples + final)),
-        pilot_seconds=spent,
-        seconds_per_rewrite=slope,
-        fixed_seconds=fixed,
-        ceiling=certifiable_ceiling(final, error),
-        allowed=float(allowed),
-        certificate_decides=decides,
-        fits=fits,
-        black_box=True,
-        capped=capped and decides,
-        budget_ceiling=reach,
-    )
+    timing = (float(budget_seconds), spent, fixed, slope, len(pairs))
+    return _sizes(
+        samples, final, timing, error, allowed, decides, fits,
+        black_box=True, capped=capped and decides, budget_ceiling=reach,
+    )  # fmt: skip
 
 
 def _round(n: int) -> int:
