@@ -126,11 +126,14 @@ def register_detail(kind: AuditorKind | str) -> Any:
 
 def detail_type(kind: AuditorKind | str, module: str | None = None) -> type:
     """The detail dataclass registered for ``kind``, its module (:data:`DETAIL_MODULES`, or
-    ``module`` for a user kind read from JSON) loaded on first use."""
+    ``module`` for a user kind read from JSON) loaded on first use.
+
+    Importing ``module`` runs it, as loading any plugin does: read results of user kinds
+    only from sources you trust.
+    """
     try:
         key: AuditorKind | str = AuditorKind(kind)
     except ValueError:
-        key = kind
         if isinstance(kind, str) and kind not in _USER_MODULES and module is not None:
             try:
                 importlib.import_module(module)

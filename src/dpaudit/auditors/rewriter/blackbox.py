@@ -232,7 +232,7 @@ def text_pilot(
         ys = _draw(sampler, x, n, (config.seed, 0, StageKey.REWRITE_PILOT, 0))
         zs = _draw(sampler, x_prime, n, (config.seed, 0, StageKey.REWRITE_PILOT, 1))
         events = candidate_events(x, x_prime, ys, zs, embedder)
-        _propose(events, ys, zs, config.statements_per_pair, 0.05)
+        _propose(events, ys, zs, config.statements_per_pair, 0.05)  # timed, not kept
 
     return run
 

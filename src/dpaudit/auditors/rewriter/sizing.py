@@ -226,7 +226,7 @@ def plan_text_sizes(
         raise InvalidArgumentError("--time-budget", budget_seconds, "a number of seconds > 0")
     spent, fixed, slope = _timed(pilot, TEXT_PILOT_SECONDS)
     per_pair = (budget_seconds * (1 - MARGIN) - spent) / len(pairs)
-    total = int((per_pair - 2 * fixed) / slope) if slope > 0 else MAX_TEXT_FINAL
+    total = int((per_pair - 2 * fixed) / slope)  # the secant's slope is always > 0
     fits = total >= 2 * MIN_REWRITES
     total = min(max(total, 2 * MIN_REWRITES), MAX_TEXT_TRAINING + MAX_TEXT_FINAL)
     error = split_error(1.0 - confidence, statements_per_pair * len(pairs))
