@@ -143,51 +143,48 @@ def rewriter_sizes(args: argparse.Namespace) -> tuple[int, int] | None:
     return None
 
 
+def _fitted(args: argparse.Namespace, config: Any, plan: Any) -> Any:
+    """``config`` at the sizes ``plan(budget)`` fits to ``--time-budget`` (default
+    :data:`REWRITER_TIME_BUDGET`), with the pilots' progress bars off; the choice is
+    printed (not with ``--json``)."""
+    import dataclasses
+
+    budget = REWRITER_TIME_BUDGET if args.time_budget is None else args.time_budget
+    shown, progress.ENABLED = progress.ENABLED, False  # the pilots' own bars would mislead
+    try:
+        sizes = plan(budget)
+    finally:
+        progress.ENABLED = shown
+    if not getattr(args, "json", False):
+        print(f"audit-rewriter: {sizes.describe()}", flush=True)
+    return dataclasses.replace(config, samples=sizes.samples, final_samples=sizes.final_samples)
+
+
 def plan_text(
     args: argparse.Namespace, sampler: Any, pairs: Any, config: Any, embedder: Any, claim: Any
 ) -> Any:
-    """A black-box text audit's ``config`` at sizes fitted to ``--time-budget`` (default
-    :data:`REWRITER_TIME_BUDGET`) by timed pilots of its training stage; printed (not with
-    ``--json``)."""
-    import dataclasses
-
+    """A black-box text audit's ``config`` fitted to ``--time-budget`` by timed pilots of its
+    training stage (:func:`_fitted`)."""
     from dpaudit.auditors.rewriter.blackbox import text_pilot
     from dpaudit.auditors.rewriter.sizing import plan_text_sizes
 
-    budget = REWRITER_TIME_BUDGET if args.time_budget is None else args.time_budget
     units = args.max_new_tokens
     allowed = min(claim.allowed_loss(x, x_prime, units=units) for x, x_prime, _ in pairs)
-    shown, progress.ENABLED = progress.ENABLED, False  # the pilots' own bars would mislead
-    try:
-        sizes = plan_text_sizes(
-            text_pilot(sampler, pairs, config, embedder), pairs, budget, config.confidence,
-            config.statements_per_pair, allowed,
-        )  # fmt: skip
-    finally:
-        progress.ENABLED = shown
-    if not getattr(args, "json", False):
-        print(f"audit-rewriter: {sizes.describe()}", flush=True)
-    return dataclasses.replace(config, samples=sizes.samples, final_samples=sizes.final_samples)
+    run = text_pilot(sampler, pairs, config, embedder)
+    return _fitted(args, config, lambda budget: plan_text_sizes(
+        run, pairs, budget, config.confidence, config.statements_per_pair, allowed
+    ))  # fmt: skip
 
 
 def plan_rewriter(args: argparse.Namespace, rewriter: Any, pairs: Any, config: Any) -> Any:
-    """``config`` at sizes fitted to ``--time-budget`` (default :data:`REWRITER_TIME_BUDGET`)
-    by timed pilots of the real audit; the choice is printed (not with ``--json``)."""
-    import dataclasses
-
+    """A white-box audit's ``config`` fitted to ``--time-budget`` by timed pilots of the real
+    audit (:func:`_fitted`)."""
     from dpaudit.auditors.rewriter.sizing import plan_rewriter_sizes
     from dpaudit.auditors.rewriter.whitebox import pilot
 
-    budget = REWRITER_TIME_BUDGET if args.time_budget is None else args.time_budget
     caps = [rewriter.length_cap(d) for x, x_prime, _ in pairs for d in (x, x_prime)]
     allowed = rewriter.claim.allowed_loss(units=max(caps))
-    shown, progress.ENABLED = progress.ENABLED, False  # the pilots' own bars would mislead
-    try:
-        sizes = plan_rewriter_sizes(
-            pilot(rewriter, pairs, config), pairs, budget, config.confidence, allowed
-        )
-    finally:
-        progress.ENABLED = shown
-    if not getattr(args, "json", False):
-        print(f"audit-rewriter: {sizes.describe()}", flush=True)
-    return dataclasses.replace(config, samples=sizes.samples, final_samples=sizes.final_samples)
+    run = pilot(rewriter, pairs, config)
+    return _fitted(args, config, lambda budget: plan_rewriter_sizes(
+        run, pairs, budget, config.confidence, allowed
+    ))  # fmt: skip
