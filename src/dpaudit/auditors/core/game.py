@@ -153,8 +153,9 @@ class GamePlan:
     round ``r`` plays on the stream ``(round_key, r)``; ``grid``: the ``(positive,
     negative)`` rules (None: :func:`guess_grid` of the pooled members); ``gap``: add the
     gap split on every score; ``curve``: test each rule against a claimed curve too;
-    ``round_noun``, ``member_noun``: how the confidence sentence names them;
-    ``execution``: how the rounds run (None: the audit's).
+    ``round_noun``, ``member_noun``: how the confidence sentence names them; ``source``:
+    what produces the scores, as errors name it; ``execution``: how the rounds run (None:
+    the audit's).
     """
 
     draw: GameDraw
@@ -168,6 +169,7 @@ class GamePlan:
     curve: CurveTest | None = None
     round_noun: str = "round"
     member_noun: str = "members"
+    source: str = "the game"
     execution: ExecutionConfig | None = None
 
     def __post_init__(self) -> None:
@@ -207,7 +209,9 @@ def draw_game(plan: GamePlan, execution: ExecutionConfig | None = None) -> GameS
     outs = run_units(run_game_round, units, runs, desc=f"{plan.round_noun}s")
     names = tuple(outs[0][0])
     if any(tuple(s) != names for s, _ in outs):
-        raise MechanismError("the game named different scores in different rounds")
+        raise MechanismError(
+            f"{plan.source} named different scores in different {plan.round_noun}s"
+        )
     pooled = {name: np.concatenate([s[name] for s, _ in outs]) for name in names}
     return GameScores(pooled, bits.reshape(-1), tuple(t for _, t in outs))
 

@@ -259,6 +259,7 @@ def one_run_game(
         curve=curve,
         round_noun="training run",
         member_noun="canaries",
+        source=f"{mechanism.name}.scores",
     )
     return OneRunGame(plan, canaries, trust, mechanism)
 
